@@ -1,0 +1,126 @@
+/* explain.c - the --explain report.
+ *
+ * For every op: its shape and binding, the starting nest, then each applied
+ * primitive (with where it came from) and the nest after it, and finally the
+ * packed storage: value shape and flattened strides, one index array per
+ * perforated loop, bytes.  Metric definitions are in ir/pir_metrics.c.
+ */
+#include "explain.h"
+
+#include <string.h>
+
+static const int dtype_bytes[PAT_NDTYPES] = {4, 2, 2};
+
+void explain_summary(StrBuf *out, const Pir *ir)
+{
+	char paper[1024];
+	PirMetrics m;
+	pir_metrics(ir, &m);
+	pir_print_paper(ir, paper, sizeof paper);
+	sb_printf(out, "%s: %s  (density %.2f%%)\n", ir->op, paper, 100.0 * m.density);
+}
+
+void explain_nest(StrBuf *out, const Pir *ir, const char *ind)
+{
+	PirMetrics m;
+	pir_metrics(ir, &m);
+	char paper[1024];
+	pir_print_paper(ir, paper, sizeof paper);
+	sb_printf(out, "%s%s\n", ind, paper);
+	sb_printf(out, "%s  %-10s %-22s %8s %8s %10s %10s %10s %9s %10s\n", ind, "loop", "axis[ext]*stride",
+	          "len", "keep", "val.stride", "W", "Q", "regions", "ln(div)");
+	for (int i = 0; i < ir->nloops; i++) {
+		const PirLoop *l = &ir->loops[i];
+		const PirLoopMetrics *lm = &m.loop[i];
+		char comps[128] = "";
+		size_t o = 0;
+		for (int c = 0; c < l->ncomp && o < sizeof comps; c++) {
+			int w = snprintf(comps + o, sizeof comps - o, "%s%s[%lld]*%lld", c ? "." : "",
+			                 pir_axis_names[l->comp[c].axis], (long long)l->comp[c].extent,
+			                 (long long)l->comp[c].stride);
+			if (w < 0)
+				break;
+			o += (size_t)w;
+		}
+		bool perf = pir_loop_is_perforated(l);
+		char keep[24] = "-", div[24] = "-";
+		if (perf) {
+			snprintf(keep, sizeof keep, "%lld", (long long)l->nnz);
+			snprintf(div, sizeof div, "%.2f", lm->log_diversity);
+		}
+		sb_printf(out, "%s  %-10s %-22s %8lld %8s %10lld %10lld %10lld %9lld %10s%s\n", ind, l->name,
+		          comps, (long long)l->len, keep, (long long)lm->value_stride, (long long)lm->W,
+		          (long long)lm->Q, (long long)lm->regions, div, l->condensed ? "  condensed" : "");
+	}
+	sb_printf(out, "%s  density %.4g%%, log mask diversity %.2f", ind, 100.0 * m.density,
+	          m.log_diversity);
+	for (int a = 0; a < PIR_NAXES; a++)
+		if (m.pad[a])
+			sb_printf(out, ", padding %s %lld -> %lld (+%lld)", pir_axis_names[a],
+			          (long long)ir->len[a], (long long)ir->ext[a], (long long)m.pad[a]);
+	sb_putc(out, '\n');
+}
+
+static void explain_storage(StrBuf *out, const OpResult *op)
+{
+	const Pir *ir = op->ir;
+	PirMetrics m;
+	pir_metrics(ir, &m);
+	sb_puts(out, "  storage (Fractal-ELL):\n    values [");
+	for (int i = 0; i < ir->nloops; i++)
+		sb_printf(out, "%s%lld", i ? ", " : "", (long long)m.loop[i].extent);
+	sb_puts(out, "], flattened strides [");
+	for (int i = 0; i < ir->nloops; i++)
+		sb_printf(out, "%s%lld", i ? ", " : "", (long long)m.loop[i].value_stride);
+	int64_t vbytes = m.values * dtype_bytes[op->dtype];
+	sb_printf(out, "]\n    %lld values (%s, %lld bytes) of %lld dense weights", (long long)m.values,
+	          pat_dtype_names[op->dtype], (long long)vbytes, (long long)(op->M * op->K));
+	if (m.pad[PIR_AXIS_M] || m.pad[PIR_AXIS_K])
+		sb_printf(out, " (%lld with padding)", (long long)m.dense_padded);
+	sb_putc(out, '\n');
+	for (int i = 0; i < ir->nloops; i++) {
+		const PirLoop *l = &ir->loops[i];
+		if (!pir_loop_is_perforated(l))
+			continue;
+		sb_printf(out, "    index %s [%lld, %lld] = %lld entries in 0..%lld\n", l->name,
+		          (long long)m.loop[i].regions, (long long)l->nnz, (long long)m.loop[i].index_len,
+		          (long long)l->len - 1);
+	}
+	sb_printf(out, "    density %.4g%% (sparsity %.4g%%), log mask diversity %.2f\n",
+	          100.0 * m.density, 100.0 * (1 - m.density), m.log_diversity);
+}
+
+void explain_op(StrBuf *out, const OpResult *op, const Diag *diag)
+{
+	sb_printf(out, "op %s: spmm M=%lld K=%lld N=%lld dtype=%s layout=%s\n", op->name,
+	          (long long)op->M, (long long)op->K, (long long)op->N, pat_dtype_names[op->dtype],
+	          pat_layout_names[op->layout]);
+	const WeightBinding *w = &op->weights;
+	switch (w->kind) {
+	case WEIGHTS_NONE: sb_puts(out, "  weights: not bound\n"); break;
+	case WEIGHTS_RANDOM: sb_printf(out, "  weights: random(seed = %lld)\n", (long long)w->seed); break;
+	case WEIGHTS_NPY: sb_printf(out, "  weights: npy(\"%s\")\n", w->path); break;
+	case WEIGHTS_SAFETENSORS:
+		sb_printf(out, "  weights: safetensors(\"%s\", \"%s\")\n", w->path, w->tensor);
+		break;
+	}
+	if (!op->ir)
+		return;
+	Pir start;
+	pir_init(&start, op->name, op->M, op->K);
+	sb_puts(out, "  start:\n");
+	explain_nest(out, &start, "    ");
+	for (int i = 0; i < op->ntrace; i++) {
+		const TraceStep *t = &op->trace[i];
+		char text[512];
+		pir_prim_format(&t->prim, text, sizeof text);
+		const char *file = t->loc.file > 0 && t->loc.file < diag->nfiles
+		                       ? diag->files[t->loc.file].path : "?";
+		sb_printf(out, "  step %d: %s    (%s:%d", i + 1, text, file, t->loc.line);
+		if (t->pattern)
+			sb_printf(out, ", pattern %s", t->pattern);
+		sb_puts(out, ")\n");
+		explain_nest(out, &t->ir, "    ");
+	}
+	explain_storage(out, op);
+}

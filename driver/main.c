@@ -1,0 +1,327 @@
+#define _POSIX_C_SOURCE 200809L
+/* main.c - the patc command line.
+ *
+ * Reads a .pat program (or a PatternIR text file, .pir), builds each op's
+ * PatternIR through the front end and the passes, applies the target's
+ * legality rules, and prints what was asked: a summary line per op, the
+ * full PatternIR text form (--emit=pir), or the --explain report.  Outputs
+ * go to stdout or, with -o, to a file written atomically.
+ */
+#include "../frontend/frontend.h"
+#include "../support/util.h"
+#include "explain.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct Target {
+	const char *name;
+	bool gpu;
+	const char *what;
+} Target;
+
+static const Target targets[] = {
+	{"x86-64", false, "x86-64, the host's widest vectors"},
+	{"x86-64-avx2", false, "x86-64 with AVX2 and FMA"},
+	{"x86-64-avx512", false, "x86-64 with AVX-512"},
+	{"sm_80", true, "NVIDIA Ampere (PTX, CUDA and tensor cores)"},
+	{"sm_90", true, "NVIDIA Hopper (PTX, CUDA and tensor cores)"},
+};
+
+typedef struct Options {
+	const char *input;
+	const char *output;
+	const char *target;
+	bool gpu;
+	bool explain;
+	bool emit_pir;
+	const char *dump_after; /* a primitive name or "all" */
+	const char *includes[64];
+	int ninclude;
+	int color; /* -1 auto, 0 never, 1 always */
+} Options;
+
+static void usage(FILE *f)
+{
+	fputs("usage: patc FILE.pat [options]\n"
+	      "       patc FILE.pir [options]     (read PatternIR text form)\n"
+	      "\n"
+	      "Compiles sparse weight patterns written as loop schedules (.pat) to PatternIR.\n"
+	      "\n"
+	      "options:\n"
+	      "  --emit=pir         print each op's PatternIR in the full text form\n"
+	      "                     (default: one line per op in the paper's notation)\n"
+	      "  --explain          show the loop nest after every primitive: strides,\n"
+	      "                     padding, pattern size W, selection region Q, density,\n"
+	      "                     mask diversity and the packed storage\n"
+	      "  --dump-after=PASS  print the nest after every PASS (split, reorder, join,\n"
+	      "                     perforate, condense, or all)\n"
+	      "  --target=NAME      x86-64 (default), x86-64-avx2, x86-64-avx512, sm_80, sm_90;\n"
+	      "                     GPU targets check the GPU legality rules\n"
+	      "  -o PATH            write the output to PATH (atomically) instead of stdout\n"
+	      "  -I DIR             search DIR for included files (after the file's own\n"
+	      "                     directory, before the standard library)\n"
+	      "  --color=WHEN       colour diagnostics: auto (default), always, never\n"
+	      "  -h, --help         show this help\n"
+	      "  -V, --version      show the versions of patc and LLVM\n"
+	      "\n"
+	      "exit codes: 0 ok, 1 errors in the input, 2 bad usage, 3 environment\n"
+	      "(unwritable output, missing tools), 4 internal compiler error\n"
+	      "\n"
+	      "The standard pattern library is searched in $PATC_STDLIB, else\n" PATC_STDLIB_DIR "\n",
+	      f);
+}
+
+static void version(void)
+{
+	unsigned maj, min, patch;
+	LLVMGetVersion(&maj, &min, &patch);
+	LLVMInitializeX86TargetInfo();
+	LLVMInitializeNVPTXTargetInfo();
+	bool x86 = LLVMGetTargetFromName("x86-64") != NULL;
+	bool nvptx = LLVMGetTargetFromName("nvptx64") != NULL;
+	printf("patc %s\n", PATC_VERSION);
+	printf("LLVM %u.%u.%u (targets:%s%s)\n", maj, min, patch, x86 ? " x86-64" : "",
+	       nvptx ? " nvptx64" : "");
+	/* LLVM 19's NVPTX backend emits PTX ISA up to 8.5 (sm_90a). */
+	if (nvptx)
+		printf("PTX ISA up to %s for sm_80, sm_90\n", maj >= 19 ? "8.5" : "older than 8.5");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "patc: error: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(run 'patc --help' for usage)\n");
+	return PATC_EXIT_USAGE;
+}
+
+static int parse_args(int argc, char **argv, Options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->target = "x86-64";
+	o->color = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(PATC_EXIT_OK);
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			version();
+			exit(PATC_EXIT_OK);
+		} else if (!strcmp(a, "--explain")) {
+			o->explain = true;
+		} else if (!strncmp(a, "--emit=", 7)) {
+			if (strcmp(a + 7, "pir") != 0)
+				return usage_error("unknown --emit kind '%s' (this build emits: pir)", a + 7);
+			o->emit_pir = true;
+		} else if (!strncmp(a, "--target=", 9)) {
+			const Target *t = NULL;
+			for (size_t j = 0; j < sizeof targets / sizeof *targets; j++)
+				if (!strcmp(targets[j].name, a + 9))
+					t = &targets[j];
+			if (!t)
+				return usage_error("unknown target '%s' (x86-64, x86-64-avx2, x86-64-avx512, "
+				                   "sm_80, sm_90)", a + 9);
+			o->target = t->name;
+			o->gpu = t->gpu;
+		} else if (!strncmp(a, "--dump-after=", 13)) {
+			const char *p = a + 13;
+			bool ok = !strcmp(p, "all");
+			for (int k = 0; k < PIR_NPRIMS; k++)
+				ok |= !strcmp(p, pir_prim_names[k]);
+			if (!ok)
+				return usage_error("unknown pass '%s' for --dump-after", p);
+			o->dump_after = p;
+		} else if (!strncmp(a, "--color=", 8)) {
+			const char *w = a + 8;
+			if (!strcmp(w, "auto"))
+				o->color = -1;
+			else if (!strcmp(w, "always"))
+				o->color = 1;
+			else if (!strcmp(w, "never"))
+				o->color = 0;
+			else
+				return usage_error("--color takes auto, always or never, not '%s'", w);
+		} else if (!strcmp(a, "-o") || !strcmp(a, "-I")) {
+			if (i + 1 == argc)
+				return usage_error("%s needs an argument", a);
+			if (a[1] == 'o') {
+				if (o->output)
+					return usage_error("%s", "-o given twice");
+				o->output = argv[++i];
+			} else {
+				if (o->ninclude == 64)
+					return usage_error("%s", "too many -I options");
+				o->includes[o->ninclude++] = argv[++i];
+			}
+		} else if (!strncmp(a, "-I", 2)) {
+			if (o->ninclude == 64)
+				return usage_error("%s", "too many -I options");
+			o->includes[o->ninclude++] = a + 2;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		} else {
+			if (o->input)
+				return usage_error("more than one input file ('%s')", a);
+			o->input = a;
+		}
+	}
+	if (!o->input)
+		return usage_error("%s", "no input file");
+	if (o->explain && o->emit_pir)
+		return usage_error("%s", "--explain and --emit=pir both write the output; choose one");
+	return PATC_EXIT_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Writes out to -o's file or stdout; 0 or PATC_EXIT_ENV. */
+static int emit(const Options *o, const StrBuf *out)
+{
+	const char *data = out->data ? out->data : "";
+	if (!o->output) {
+		fputs(data, stdout);
+		return fflush(stdout) == 0 ? PATC_EXIT_OK : PATC_EXIT_ENV;
+	}
+	if (!util_write_file_atomic(o->output, data, out->len)) {
+		fprintf(stderr, "patc: error: cannot write '%s': %s\n", o->output, strerror(errno));
+		return PATC_EXIT_ENV;
+	}
+	return PATC_EXIT_OK;
+}
+
+static void dump_after(const Options *o, const OpResult *op, StrBuf *out)
+{
+	for (int i = 0; i < op->ntrace; i++) {
+		const TraceStep *t = &op->trace[i];
+		const char *name = pir_prim_names[t->prim.kind];
+		if (strcmp(o->dump_after, "all") != 0 && strcmp(o->dump_after, name) != 0)
+			continue;
+		char text[512], paper[1024];
+		pir_prim_format(&t->prim, text, sizeof text);
+		pir_print_paper(&t->ir, paper, sizeof paper);
+		sb_printf(out, "# %s: after %s\n%s\n", op->name, text, paper);
+	}
+}
+
+static int run_pir_file(const Options *o)
+{
+	size_t len;
+	char *text = util_read_file(o->input, &len);
+	if (!text) {
+		fprintf(stderr, "patc: error: cannot read '%s': %s\n", o->input, strerror(errno));
+		return PATC_EXIT_INPUT;
+	}
+	if (strlen(text) != len) {
+		fprintf(stderr, "%s: error: the file contains a NUL byte\n", o->input);
+		free(text);
+		return PATC_EXIT_INPUT;
+	}
+	enum { MAX_BLOCKS = 256 };
+	Pir *irs = malloc(MAX_BLOCKS * sizeof *irs);
+	if (!irs)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	char err[512];
+	int n = pir_read_text(text, irs, MAX_BLOCKS, err, sizeof err);
+	free(text);
+	int rc = PATC_EXIT_OK;
+	if (n < 0) {
+		fprintf(stderr, "%s:%s\n", o->input, err);
+		free(irs);
+		return PATC_EXIT_INPUT;
+	}
+	StrBuf out;
+	sb_init(&out);
+	for (int i = 0; i < n; i++) {
+		if (o->gpu) {
+			PirViolation v[PIR_MAX_LOOPS];
+			int nv = pir_check_gpu(&irs[i], v, PIR_MAX_LOOPS);
+			for (int j = 0; j < nv && j < PIR_MAX_LOOPS; j++)
+				fprintf(stderr, "%s: error: pir '%s' cannot run on %s: %s\n", o->input, irs[i].op,
+				        o->target, v[j].text);
+			if (nv)
+				rc = PATC_EXIT_INPUT;
+		}
+		if (o->emit_pir) {
+			char *t = pir_print_text(&irs[i]);
+			sb_printf(&out, "%s%s", i ? "\n" : "", t);
+			free(t);
+		} else if (o->explain) {
+			explain_nest(&out, &irs[i], "  ");
+		} else {
+			explain_summary(&out, &irs[i]);
+		}
+	}
+	if (rc == PATC_EXIT_OK)
+		rc = emit(o, &out);
+	sb_free(&out);
+	free(irs);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	Options o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc != PATC_EXIT_OK)
+		return rc;
+	if (ends_with(o.input, ".pir"))
+		return run_pir_file(&o);
+
+	Arena arena;
+	arena_init(&arena);
+	Diag diag;
+	diag_init(&diag, &arena, stderr);
+	diag.color = o.color == 1 || (o.color == -1 && isatty(STDERR_FILENO) && getenv("TERM") &&
+	                              strcmp(getenv("TERM"), "dumb") != 0);
+	const char *stdlib = getenv("PATC_STDLIB");
+	FrontendOptions fo = {
+		.include_dirs = o.includes,
+		.ninclude = o.ninclude,
+		.stdlib_dir = stdlib && *stdlib ? stdlib : PATC_STDLIB_DIR,
+		.gpu = o.gpu,
+		.target = o.target,
+		.trace = o.explain || o.dump_after,
+	};
+	Program prog;
+	int errors = frontend_compile(&fo, &diag, &arena, o.input, NULL, &prog);
+	if (errors) {
+		fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
+		arena_free(&arena);
+		return PATC_EXIT_INPUT;
+	}
+	StrBuf out;
+	sb_init(&out);
+	for (int i = 0; i < prog.nops; i++) {
+		const OpResult *op = &prog.ops[i];
+		if (o.dump_after)
+			dump_after(&o, op, &out);
+		if (o.explain) {
+			sb_puts(&out, i ? "\n" : "");
+			explain_op(&out, op, &diag);
+		} else if (o.emit_pir) {
+			char *t = pir_print_text(op->ir);
+			sb_printf(&out, "%s%s", i ? "\n" : "", t);
+			free(t);
+		} else if (!o.dump_after) {
+			explain_summary(&out, op->ir);
+		}
+	}
+	if (prog.nops == 0)
+		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
+	rc = emit(&o, &out);
+	sb_free(&out);
+	arena_free(&arena);
+	return rc;
+}

@@ -1,0 +1,99 @@
+/* diag.c - GCC/clang-style diagnostics; see diag.h. */
+#include "diag.h"
+
+#include <string.h>
+
+static const char *const level_names[] = {"error", "warning", "note"};
+static const char *const level_colors[] = {"\033[1;31m", "\033[1;35m", "\033[1;36m"};
+
+void diag_init(Diag *d, Arena *arena, FILE *out)
+{
+	memset(d, 0, sizeof *d);
+	d->out = out;
+	d->arena = arena;
+	d->nfiles = 1;
+}
+
+int diag_add_file(Diag *d, const char *path, const char *text, size_t len)
+{
+	if (d->nfiles > DIAG_MAX_FILES)
+		return 0;
+	SrcFile *f = &d->files[d->nfiles];
+	f->path = arena_strdup(d->arena, path);
+	f->text = text;
+	f->len = len;
+	return d->nfiles++;
+}
+
+/* Shows the line of loc with a caret under its first column and tildes
+ * under the rest of the range (on that line). */
+static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
+{
+	const char *p = f->text, *end = f->text + f->len;
+	for (int line = 1; line < loc.line && p < end; p++)
+		if (*p == '\n')
+			line++;
+	const char *eol = p;
+	while (eol < end && *eol != '\n' && *eol != '\r')
+		eol++;
+	int w = fprintf(d->out, " %4d | ", loc.line) - 3;
+	fwrite(p, 1, (size_t)(eol - p), d->out);
+	fprintf(d->out, "\n%*s | ", w, "");
+	int last = loc.end_line == loc.line ? loc.end_col : (int)(eol - p);
+	if (last < loc.col)
+		last = loc.col;
+	for (int c = 1; c < loc.col; c++)
+		fputc(p + c - 1 < eol && p[c - 1] == '\t' ? '\t' : ' ', d->out);
+	if (d->color)
+		fputs("\033[1;32m", d->out);
+	fputc('^', d->out);
+	for (int c = loc.col + 1; c <= last; c++)
+		fputc('~', d->out);
+	if (d->color)
+		fputs("\033[0m", d->out);
+	fputc('\n', d->out);
+}
+
+void diag_vreport(Diag *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list ap)
+{
+	if (level == DIAG_ERROR && ++d->errors > DIAG_MAX_ERRORS) {
+		if (d->errors == DIAG_MAX_ERRORS + 1)
+			fprintf(d->out, "patc: fatal error: too many errors, stopping\n");
+		return;
+	}
+	if (level == DIAG_WARNING)
+		d->warnings++;
+	if (level == DIAG_NOTE && d->errors > DIAG_MAX_ERRORS)
+		return;
+	const SrcFile *f = loc.file > 0 && loc.file < d->nfiles ? &d->files[loc.file] : NULL;
+	if (d->color)
+		fputs("\033[1m", d->out);
+	if (f)
+		fprintf(d->out, "%s:%d:%d: ", f->path, loc.line, loc.col);
+	else
+		fputs("patc: ", d->out);
+	if (d->color)
+		fprintf(d->out, "%s%s:\033[0m ", level_colors[level], level_names[level]);
+	else
+		fprintf(d->out, "%s: ", level_names[level]);
+	vfprintf(d->out, fmt, ap);
+	fputc('\n', d->out);
+	if (f && loc.line > 0)
+		show_line(d, f, loc);
+}
+
+void diag_report(Diag *d, DiagLevel level, SrcLoc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vreport(d, level, loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_plain(Diag *d, DiagLevel level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vreport(d, level, (SrcLoc){0}, fmt, ap);
+	va_end(ap);
+}

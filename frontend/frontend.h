@@ -1,0 +1,88 @@
+/* frontend.h - from .pat source to checked operators with their PatternIR.
+ *
+ * The front end loads a file and its includes (source.c), parses each with
+ * the generated parser (grammar/), and runs the semantic pass (sema.c):
+ * names, arity and types are checked, pattern applications are expanded,
+ * and every primitive is handed to pir_apply (passes/).  Refusals become
+ * diagnostics at the statement that asked for the primitive.
+ */
+#ifndef PATC_FRONTEND_H
+#define PATC_FRONTEND_H
+
+#include "ast.h"
+#include "diag.h"
+#include "../ir/pir.h"
+
+typedef enum PatDtype { PAT_F32, PAT_F16, PAT_BF16, PAT_NDTYPES } PatDtype;
+typedef enum PatLayout { PAT_LAYOUT_KN, PAT_LAYOUT_NK, PAT_NLAYOUTS } PatLayout;
+extern const char *const pat_dtype_names[PAT_NDTYPES];   /* f32 f16 bf16 */
+extern const char *const pat_layout_names[PAT_NLAYOUTS]; /* kn nk */
+
+typedef enum WeightKind {
+	WEIGHTS_NONE,        /* not bound: the op is compiled without values */
+	WEIGHTS_SAFETENSORS, /* path + tensor */
+	WEIGHTS_NPY,         /* path */
+	WEIGHTS_RANDOM,      /* seed */
+} WeightKind;
+
+typedef struct WeightBinding {
+	WeightKind kind;
+	const char *path;     /* as written */
+	const char *resolved; /* relative to the .pat file */
+	const char *tensor;
+	int64_t seed;
+	SrcLoc loc;
+} WeightBinding;
+
+/* One applied primitive, recorded for --explain. */
+typedef struct TraceStep {
+	PirPrim prim;
+	const char *pattern; /* enclosing pattern, NULL directly in the op */
+	SrcLoc loc;
+	Pir ir; /* the IR after the primitive */
+	char warning[256];
+} TraceStep;
+
+typedef struct OpResult {
+	const char *name;
+	SrcLoc loc;
+	int64_t M, K, N;
+	PatDtype dtype;
+	PatLayout layout;
+	WeightBinding weights;
+	bool ok; /* every primitive applied and the target's rules hold */
+	Pir *ir;
+	int ntrace;
+	TraceStep *trace; /* when FrontendOptions.trace */
+} OpResult;
+
+typedef struct FrontendOptions {
+	const char *const *include_dirs; /* -I, searched after the file's dir */
+	int ninclude;
+	const char *stdlib_dir; /* searched last */
+	bool gpu;               /* apply the GPU legality rules */
+	const char *target;     /* its name, for messages */
+	bool trace;             /* record TraceSteps */
+	bool sandbox;           /* no file access: includes and weight files refused */
+} FrontendOptions;
+
+typedef struct Program {
+	int nops;
+	OpResult *ops;
+} Program;
+
+/* Compiles the file at path (or, when text is not NULL, that text under the
+ * name path).  Every diagnostic goes to diag.  Returns the number of errors;
+ * prog holds every op that parsed, ok or not.  All memory is in arena. */
+int frontend_compile(const FrontendOptions *opt, Diag *diag, Arena *arena, const char *path,
+                     const char *text, Program *prog);
+
+/* ---- internal: source.c -> sema.c ---- */
+int frontend_load(const FrontendOptions *opt, Diag *diag, Arena *arena, const char *path,
+                  const char *text, Item **items);
+int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, Program *prog);
+
+SrcLoc src_from_pir(PirLoc l);
+PirLoc src_to_pir(SrcLoc l);
+
+#endif

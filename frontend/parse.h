@@ -1,0 +1,23 @@
+/* parse.h - the parser's context, shared by the generated lexer and parser
+ * (grammar/) and the front end that drives them (source.c). */
+#ifndef PATC_PARSE_H
+#define PATC_PARSE_H
+
+#include "ast.h"
+#include "diag.h"
+
+typedef struct ParseCtx {
+	Diag *diag;
+	Arena *arena;
+	int file;       /* index in diag's file table */
+	int line, col;  /* the lexer's position: next character */
+	SrcLoc comment; /* where an open block comment started */
+	int errors;     /* lexical and syntax errors in this file */
+	Item *items;    /* result, in source order */
+} ParseCtx;
+
+/* Parses one registered source file into ctx->items.  Returns the number of
+ * lexical and syntax errors reported (0 on success). */
+int pat_parse_file(Diag *diag, Arena *arena, int file, Item **items);
+
+#endif

@@ -1,0 +1,796 @@
+/* sema.c - the semantic pass: from the syntax tree to checked ops.
+ *
+ * Collects the patterns and ops of every loaded file (duplicates are
+ * errors), then builds each op: its spmm arguments and weight binding are
+ * checked, and its body is run statement by statement: pattern applications
+ * bind their arguments (positional, named, defaults) and run the pattern's
+ * body; each primitive statement is evaluated to a PirPrim and handed to
+ * pir_apply.  A refused primitive is reported at its statement, naming the
+ * pattern, the op and the loop, and ends that op; other ops go on.  GPU
+ * targets then get the legality check (passes/legality.c).
+ */
+#define _DEFAULT_SOURCE
+#include "frontend.h"
+#include "../support/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const pat_dtype_names[PAT_NDTYPES] = {"f32", "f16", "bf16"};
+const char *const pat_layout_names[PAT_NLAYOUTS] = {"kn", "nk"};
+
+enum { MAX_APPLY_DEPTH = 32, MAX_OPS = 1024 };
+
+typedef enum ValueKind { V_INT, V_PERCENT, V_STRING, V_SYMBOL, V_WILDCARD } ValueKind;
+
+typedef struct Value {
+	ValueKind kind;
+	int64_t i;
+	double pct;
+	const char *str; /* V_STRING, V_SYMBOL */
+	SrcLoc loc;
+} Value;
+
+/* A pattern application in progress: its bound parameters. */
+typedef struct Frame {
+	const Item *pattern; /* NULL for an op body */
+	const char **names;
+	Value *values;
+	int n;
+	SrcLoc call; /* the apply statement */
+	const struct Frame *parent;
+} Frame;
+
+typedef struct Sema {
+	const FrontendOptions *opt;
+	Diag *diag;
+	Arena *arena;
+	int errors;
+	const Item **patterns;
+	int npatterns;
+	/* the op being built */
+	OpResult *op;
+	bool op_failed;
+	int ntrace, captrace;
+} Sema;
+
+static void error_at(Sema *S, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void error_at(Sema *S, SrcLoc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	S->errors++;
+	diag_vreport(S->diag, DIAG_ERROR, loc, fmt, ap);
+	va_end(ap);
+}
+
+/* "in pattern 'block' applied to op 'q'" notes, innermost first. */
+static void note_frames(Sema *S, const Frame *f)
+{
+	for (; f && f->pattern; f = f->parent)
+		diag_note(S->diag, f->call, "in pattern '%s' applied here",
+		          f->pattern->u.pattern.name->name);
+}
+
+static const char *where(Sema *S, const Frame *f)
+{
+	if (f && f->pattern)
+		return arena_printf(S->arena, "in pattern '%s' (op '%s')",
+		                    f->pattern->u.pattern.name->name, S->op->name);
+	return arena_printf(S->arena, "in op '%s'", S->op->name);
+}
+
+/* ---- names ---- */
+
+static int edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 31 || m > 31)
+		return 99;
+	int d[32][32];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = c < del ? (c < ins ? c : ins) : (del < ins ? del : ins);
+		}
+	return d[n][m];
+}
+
+static const Item *find_pattern(Sema *S, const char *name)
+{
+	for (int i = 0; i < S->npatterns; i++)
+		if (strcmp(S->patterns[i]->u.pattern.name->name, name) == 0)
+			return S->patterns[i];
+	return NULL;
+}
+
+static const char *suggest_pattern(Sema *S, const char *name)
+{
+	const char *best = NULL;
+	int bestd = 3;
+	for (int i = 0; i < S->npatterns; i++) {
+		const char *cand = S->patterns[i]->u.pattern.name->name;
+		int d = edit_distance(name, cand);
+		if (d < bestd)
+			bestd = d, best = cand;
+	}
+	return best;
+}
+
+/* ---- expressions ---- */
+
+static const char *value_kind_name(ValueKind k)
+{
+	switch (k) {
+	case V_INT: return "an integer";
+	case V_PERCENT: return "a percentage";
+	case V_STRING: return "a string";
+	case V_SYMBOL: return "a name";
+	case V_WILDCARD: return "'_'";
+	}
+	return "?";
+}
+
+static bool eval(Sema *S, const Frame *f, const Expr *e, Value *out)
+{
+	*out = (Value){.loc = e->loc};
+	switch (e->kind) {
+	case EXPR_INT:
+		out->kind = V_INT, out->i = e->u.i;
+		return true;
+	case EXPR_PERCENT:
+		out->kind = V_PERCENT, out->pct = e->u.pct;
+		return true;
+	case EXPR_STRING:
+		out->kind = V_STRING, out->str = e->u.str;
+		return true;
+	case EXPR_WILDCARD:
+		out->kind = V_WILDCARD;
+		return true;
+	case EXPR_NAME:
+		for (const Frame *g = f; g; g = NULL) /* parameters of this pattern only */
+			for (int i = 0; i < g->n; i++)
+				if (strcmp(g->names[i], e->u.str) == 0) {
+					*out = g->values[i];
+					out->loc = e->loc;
+					return true;
+				}
+		out->kind = V_SYMBOL, out->str = e->u.str;
+		return true;
+	case EXPR_NEG: {
+		Value v;
+		if (!eval(S, f, e->u.operand, &v))
+			return false;
+		if (v.kind != V_INT) {
+			error_at(S, e->loc, "cannot negate %s", value_kind_name(v.kind));
+			return false;
+		}
+		out->kind = V_INT, out->i = -v.i;
+		return true;
+	}
+	case EXPR_BINARY: {
+		Value l, r;
+		if (!eval(S, f, e->u.bin.l, &l) || !eval(S, f, e->u.bin.r, &r))
+			return false;
+		const Value *bad = l.kind != V_INT ? &l : r.kind != V_INT ? &r : NULL;
+		if (bad) {
+			if (bad->kind == V_SYMBOL)
+				error_at(S, bad->loc, "unknown name '%s' in arithmetic", bad->str);
+			else
+				error_at(S, bad->loc, "arithmetic needs integers, found %s",
+				         value_kind_name(bad->kind));
+			return false;
+		}
+		int64_t v = 0;
+		bool ok = true;
+		switch (e->u.bin.op) {
+		case '+': ok = !__builtin_add_overflow(l.i, r.i, &v); break;
+		case '-': ok = !__builtin_sub_overflow(l.i, r.i, &v); break;
+		case '*': ok = !__builtin_mul_overflow(l.i, r.i, &v); break;
+		case '/':
+			if (r.i == 0) {
+				error_at(S, e->loc, "division by zero");
+				return false;
+			}
+			if (l.i % r.i != 0) {
+				error_at(S, e->loc, "%lld / %lld is not an integer", (long long)l.i,
+				         (long long)r.i);
+				return false;
+			}
+			v = l.i / r.i;
+			break;
+		}
+		if (!ok || v > ((int64_t)1 << 40) || v < -((int64_t)1 << 40)) {
+			error_at(S, e->loc, "arithmetic overflow");
+			return false;
+		}
+		out->kind = V_INT, out->i = v;
+		return true;
+	}
+	}
+	return false;
+}
+
+/* Checks that v is an integer; `what` names it for the message. */
+static bool want_int(Sema *S, const Frame *f, const Value *v, const char *what)
+{
+	if (v->kind == V_INT)
+		return true;
+	if (v->kind == V_SYMBOL && f && f->pattern)
+		error_at(S, v->loc, "unknown name '%s': pattern '%s' has no such parameter", v->str,
+		         f->pattern->u.pattern.name->name);
+	else if (v->kind == V_SYMBOL)
+		error_at(S, v->loc, "unknown name '%s' where %s is expected", v->str, what);
+	else if (v->kind == V_WILDCARD)
+		error_at(S, v->loc, "'_' is only allowed as a split factor");
+	else
+		error_at(S, v->loc, "expected an integer for %s, found %s", what,
+		         value_kind_name(v->kind));
+	return false;
+}
+
+/* ---- argument binding, shared by spmm(), weight sources and patterns ---- */
+
+typedef struct Binder {
+	const char *what; /* "spmm", "pattern 'block'" */
+	int n;
+	const char *const *names;
+	Value *values;
+	bool *given;
+} Binder;
+
+static bool bind_args(Sema *S, const Frame *f, const Call *c, Binder *b)
+{
+	bool ok = true, named_seen = false;
+	int pos = 0;
+	for (const Arg *a = c->args; a; a = a->next) {
+		int slot = -1;
+		SrcLoc at = a->name ? a->name_loc : a->value->loc;
+		if (a->name) {
+			named_seen = true;
+			for (int i = 0; i < b->n; i++)
+				if (strcmp(b->names[i], a->name) == 0)
+					slot = i;
+			if (slot < 0) {
+				error_at(S, at, "%s has no parameter named '%s'", b->what, a->name);
+				ok = false;
+				continue;
+			}
+		} else {
+			if (named_seen) {
+				error_at(S, at, "positional argument after named arguments in a call of %s",
+				         b->what);
+				ok = false;
+				continue;
+			}
+			if (pos >= b->n) {
+				error_at(S, at, "too many arguments to %s (it takes %d)", b->what, b->n);
+				ok = false;
+				break;
+			}
+			slot = pos++;
+		}
+		if (b->given[slot]) {
+			error_at(S, at, "argument '%s' of %s given twice", b->names[slot], b->what);
+			ok = false;
+			continue;
+		}
+		if (!eval(S, f, a->value, &b->values[slot])) {
+			ok = false;
+			continue;
+		}
+		b->given[slot] = true;
+	}
+	return ok;
+}
+
+/* ---- primitives ---- */
+
+static bool ident_name(Sema *S, const Ident *id, char out[PIR_NAME_MAX])
+{
+	(void)S;
+	pir_name_copy(out, id->name);
+	return true;
+}
+
+static int ident_list(Sema *S, const Ident *ids, char out[][PIR_NAME_MAX], int max,
+                      const char *what, SrcLoc loc)
+{
+	int n = 0;
+	for (const Ident *id = ids; id; id = id->next) {
+		if (n == max) {
+			error_at(S, loc, "%s lists more than %d loops", what, max);
+			return -1;
+		}
+		ident_name(S, id, out[n++]);
+	}
+	return n;
+}
+
+/* Evaluates a primitive statement to a PirPrim; false after an error. */
+static bool build_prim(Sema *S, const Frame *f, const Stmt *st, PirPrim *p)
+{
+	memset(p, 0, sizeof *p);
+	p->loc = src_to_pir(st->loc);
+	switch (st->kind) {
+	case STMT_SPLIT: {
+		p->kind = PIR_PRIM_SPLIT;
+		ident_name(S, st->u.split.loop, p->u.split.loop);
+		int n = ident_list(S, st->u.split.names, p->u.split.names, PIR_MAX_SPLIT, "split", st->loc);
+		if (n < 0)
+			return false;
+		p->u.split.n = n;
+		int nf = 0;
+		bool ok = true;
+		for (const Expr *e = st->u.split.factors; e; e = e->next) {
+			Value v;
+			if (!eval(S, f, e, &v)) {
+				ok = false;
+				nf++;
+				continue;
+			}
+			if (nf < PIR_MAX_SPLIT) {
+				if (v.kind == V_WILDCARD)
+					p->u.split.factor[nf] = 0;
+				else if (!want_int(S, f, &v, "a split factor"))
+					ok = false;
+				else if (v.i < 1) {
+					error_at(S, v.loc, "split factor %lld is not positive", (long long)v.i);
+					ok = false;
+				} else
+					p->u.split.factor[nf] = v.i;
+			}
+			nf++;
+		}
+		if (!ok)
+			return false;
+		if (nf != n) {
+			error_at(S, st->loc, "split of '%s' names %d loop%s but gives %d factor%s",
+			         st->u.split.loop->name, n, n == 1 ? "" : "s", nf, nf == 1 ? "" : "s");
+			return false;
+		}
+		p->u.split.pad = st->u.split.pad;
+		p->u.split.pad_amount = -1;
+		if (st->u.split.pad_amount) {
+			Value v;
+			if (!eval(S, f, st->u.split.pad_amount, &v) || !want_int(S, f, &v, "a pad amount"))
+				return false;
+			if (v.i < 0) {
+				error_at(S, v.loc, "pad %lld is negative", (long long)v.i);
+				return false;
+			}
+			p->u.split.pad_amount = v.i;
+		}
+		return true;
+	}
+	case STMT_REORDER: {
+		p->kind = PIR_PRIM_REORDER;
+		int n = ident_list(S, st->u.loops, p->u.reorder.loops, PIR_MAX_LOOPS, "reorder", st->loc);
+		p->u.reorder.n = n;
+		return n >= 0;
+	}
+	case STMT_JOIN: {
+		p->kind = PIR_PRIM_JOIN;
+		int n = ident_list(S, st->u.join.loops, p->u.join.loops, PIR_MAX_COMPS, "join", st->loc);
+		if (n < 0)
+			return false;
+		p->u.join.n = n;
+		ident_name(S, st->u.join.name, p->u.join.name);
+		return true;
+	}
+	case STMT_PERFORATE: {
+		p->kind = PIR_PRIM_PERFORATE;
+		ident_name(S, st->u.perforate.loop, p->u.perforate.loop);
+		Value v;
+		if (!eval(S, f, st->u.perforate.keep, &v))
+			return false;
+		if (v.kind == V_PERCENT) {
+			p->u.perforate.is_percent = true;
+			p->u.perforate.percent = v.pct;
+			return true;
+		}
+		if (!want_int(S, f, &v, "a keep count"))
+			return false;
+		p->u.perforate.keep = v.i;
+		return true;
+	}
+	case STMT_CONDENSE:
+		p->kind = PIR_PRIM_CONDENSE;
+		if (strcmp(st->u.condense.operand->name, "x") != 0) {
+			error_at(S, st->u.condense.operand->loc,
+			         "condense gathers the dense operand 'x', not '%s'",
+			         st->u.condense.operand->name);
+			return false;
+		}
+		ident_name(S, st->u.condense.loop, p->u.condense.loop);
+		return true;
+	case STMT_APPLY:
+	case STMT_WEIGHTS:
+		break;
+	}
+	util_ice(__FILE__, __LINE__, "not a primitive statement");
+}
+
+static void record_trace(Sema *S, const Frame *f, const PirPrim *p, SrcLoc loc, const char *warn)
+{
+	OpResult *op = S->op;
+	if (!S->opt->trace)
+		return;
+	if (S->ntrace == S->captrace) {
+		int cap = S->captrace ? S->captrace * 2 : 16;
+		TraceStep *t = arena_alloc(S->arena, (size_t)cap * sizeof *t);
+		if (S->ntrace)
+			memcpy(t, op->trace, (size_t)S->ntrace * sizeof *t);
+		op->trace = t;
+		S->captrace = cap;
+	}
+	TraceStep *t = &op->trace[S->ntrace++];
+	t->prim = *p;
+	t->pattern = f && f->pattern ? f->pattern->u.pattern.name->name : NULL;
+	t->loc = loc;
+	t->ir = *op->ir;
+	snprintf(t->warning, sizeof t->warning, "%s", warn);
+	op->ntrace = S->ntrace;
+}
+
+/* ---- statements ---- */
+
+static void run_body(Sema *S, const Frame *f, const Stmt *body, int depth);
+
+static void run_apply(Sema *S, const Frame *f, const Stmt *st, int depth)
+{
+	const Call *c = &st->u.call;
+	const char *name = c->callee->name;
+	const Item *pat = find_pattern(S, name);
+	if (!pat) {
+		error_at(S, c->callee->loc, "unknown pattern '%s'", name);
+		const char *sug = suggest_pattern(S, name);
+		if (sug)
+			diag_note(S->diag, c->callee->loc, "did you mean '%s'?", sug);
+		S->op_failed = true;
+		return;
+	}
+	for (const Frame *g = f; g; g = g->parent)
+		if (g->pattern == pat) {
+			error_at(S, c->callee->loc, "pattern '%s' applies itself recursively", name);
+			note_frames(S, f);
+			S->op_failed = true;
+			return;
+		}
+	if (depth >= MAX_APPLY_DEPTH) {
+		error_at(S, st->loc, "patterns applied more than %d deep", MAX_APPLY_DEPTH);
+		S->op_failed = true;
+		return;
+	}
+	int n = 0;
+	for (const Param *p = pat->u.pattern.params; p; p = p->next)
+		n++;
+	Frame g = {.pattern = pat, .n = n, .call = st->loc, .parent = f};
+	g.names = arena_alloc(S->arena, (size_t)(n + 1) * sizeof *g.names);
+	g.values = arena_alloc(S->arena, (size_t)(n + 1) * sizeof *g.values);
+	bool *given = arena_alloc(S->arena, (size_t)(n + 1) * sizeof *given);
+	int i = 0;
+	for (const Param *p = pat->u.pattern.params; p; p = p->next)
+		g.names[i++] = p->name->name;
+	Binder b = {arena_printf(S->arena, "pattern '%s'", name), n, g.names, g.values, given};
+	bool ok = bind_args(S, f, c, &b);
+	/* Defaults may use the parameters before them. */
+	i = 0;
+	Frame partial = g;
+	for (const Param *p = pat->u.pattern.params; p; p = p->next, i++) {
+		if (given[i])
+			continue;
+		if (!p->def) {
+			error_at(S, c->loc, "missing argument '%s' of pattern '%s'", p->name->name, name);
+			diag_note(S->diag, p->name->loc, "'%s' is declared here", p->name->name);
+			ok = false;
+			continue;
+		}
+		partial.n = i;
+		if (!eval(S, &partial, p->def, &g.values[i])) {
+			ok = false;
+			continue;
+		}
+		given[i] = true;
+	}
+	if (!ok) {
+		S->op_failed = true;
+		return;
+	}
+	run_body(S, &g, pat->u.pattern.body, depth + 1);
+}
+
+static void run_weights(Sema *S, const Frame *f, const Stmt *st)
+{
+	OpResult *op = S->op;
+	const Call *c = &st->u.call;
+	if (f && f->pattern) {
+		error_at(S, st->loc, "weights can only be bound in an op, not in pattern '%s'",
+		         f->pattern->u.pattern.name->name);
+		return;
+	}
+	if (op->weights.kind != WEIGHTS_NONE) {
+		error_at(S, st->loc, "weights of op '%s' are bound twice", op->name);
+		diag_note(S->diag, op->weights.loc, "first bound here");
+		return;
+	}
+	static const char *const st_names[] = {"file", "tensor"};
+	static const char *const npy_names[] = {"file"};
+	static const char *const rnd_names[] = {"seed"};
+	const char *src = c->callee->name;
+	Value v[2];
+	bool given[2] = {false, false};
+	Binder b;
+	WeightKind kind;
+	if (strcmp(src, "safetensors") == 0)
+		kind = WEIGHTS_SAFETENSORS, b = (Binder){"safetensors", 2, st_names, v, given};
+	else if (strcmp(src, "npy") == 0)
+		kind = WEIGHTS_NPY, b = (Binder){"npy", 1, npy_names, v, given};
+	else if (strcmp(src, "random") == 0)
+		kind = WEIGHTS_RANDOM, b = (Binder){"random", 1, rnd_names, v, given};
+	else {
+		error_at(S, c->callee->loc,
+		         "unknown weight source '%s' (use safetensors, npy or random)", src);
+		return;
+	}
+	if (!bind_args(S, NULL, c, &b))
+		return;
+	WeightBinding w = {.kind = kind, .loc = st->loc};
+	if (kind == WEIGHTS_RANDOM) {
+		if (given[0]) {
+			if (!want_int(S, NULL, &v[0], "the seed"))
+				return;
+			if (v[0].i < 0) {
+				error_at(S, v[0].loc, "seed %lld is negative", (long long)v[0].i);
+				return;
+			}
+			w.seed = v[0].i;
+		}
+		op->weights = w;
+		return;
+	}
+	for (int i = 0; i < b.n; i++) {
+		if (!given[i]) {
+			error_at(S, c->loc, "missing argument '%s' of %s", b.names[i], b.what);
+			return;
+		}
+		if (v[i].kind != V_STRING) {
+			error_at(S, v[i].loc, "the %s of %s must be a string, found %s", b.names[i], b.what,
+			         value_kind_name(v[i].kind));
+			return;
+		}
+	}
+	const char *ext = kind == WEIGHTS_NPY ? ".npy" : ".safetensors";
+	size_t pl = strlen(v[0].str), el = strlen(ext);
+	if (pl <= el || strcmp(v[0].str + pl - el, ext) != 0) {
+		error_at(S, v[0].loc, "%s expects a '%s' file, not '%s'", b.what, ext, v[0].str);
+		return;
+	}
+	if (kind == WEIGHTS_SAFETENSORS && !v[1].str[0]) {
+		error_at(S, v[1].loc, "empty tensor name");
+		return;
+	}
+	w.path = v[0].str;
+	w.tensor = kind == WEIGHTS_SAFETENSORS ? v[1].str : NULL;
+	if (w.path[0] == '/' || !st->loc.file) {
+		w.resolved = w.path;
+	} else {
+		const char *pat = S->diag->files[st->loc.file].path, *slash = strrchr(pat, '/');
+		w.resolved = slash ? arena_printf(S->arena, "%.*s/%s", (int)(slash - pat), pat, w.path)
+		                   : w.path;
+	}
+	if (S->opt->sandbox) {
+		error_at(S, v[0].loc, "weight files cannot be read here");
+		return;
+	}
+	if (access(w.resolved, R_OK) != 0) {
+		error_at(S, v[0].loc, "weight file '%s' not found", w.path);
+		if (strcmp(w.resolved, w.path) != 0)
+			diag_note(S->diag, v[0].loc, "looked for %s", w.resolved);
+		return;
+	}
+	op->weights = w;
+}
+
+static void run_prim(Sema *S, const Frame *f, const Stmt *st)
+{
+	PirPrim p;
+	if (!build_prim(S, f, st, &p)) {
+		S->op_failed = true;
+		note_frames(S, f);
+		return;
+	}
+	PirReason why;
+	if (!pir_apply(S->op->ir, &p, &why)) {
+		error_at(S, st->loc, "%s: %s", where(S, f), why.error);
+		if (why.hint[0])
+			diag_note(S->diag, st->loc, "%s", why.hint);
+		note_frames(S, f);
+		S->op_failed = true;
+		return;
+	}
+	if (why.warning[0]) {
+		diag_warning(S->diag, st->loc, "%s: %s", where(S, f), why.warning);
+		note_frames(S, f);
+	}
+	record_trace(S, f, &p, st->loc, why.warning);
+}
+
+static void run_body(Sema *S, const Frame *f, const Stmt *body, int depth)
+{
+	for (const Stmt *st = body; st && !S->op_failed; st = st->next) {
+		switch (st->kind) {
+		case STMT_APPLY:
+			run_apply(S, f, st, depth);
+			break;
+		case STMT_WEIGHTS:
+			run_weights(S, f, st);
+			break;
+		default:
+			run_prim(S, f, st);
+			break;
+		}
+	}
+}
+
+/* ---- ops ---- */
+
+static bool symbol_of(Sema *S, const Value *v, const char *what, const char *const *names, int n,
+                      int *out)
+{
+	if (v->kind == V_SYMBOL)
+		for (int i = 0; i < n; i++)
+			if (strcmp(v->str, names[i]) == 0) {
+				*out = i;
+				return true;
+			}
+	char list[64] = "";
+	for (int i = 0; i < n; i++) {
+		strcat(list, i ? (i == n - 1 ? " or " : ", ") : "");
+		strcat(list, names[i]);
+	}
+	if (v->kind == V_SYMBOL)
+		error_at(S, v->loc, "unknown %s '%s' (expected %s)", what, v->str, list);
+	else
+		error_at(S, v->loc, "expected a %s (%s), found %s", what, list, value_kind_name(v->kind));
+	return false;
+}
+
+static bool op_header(Sema *S, const Item *it, OpResult *op)
+{
+	const Call *c = &it->u.op.kind;
+	if (strcmp(c->callee->name, "spmm") != 0) {
+		error_at(S, c->callee->loc, "unknown operator '%s' (patc compiles 'spmm'; a convolution "
+		                            "enters as spmm through im2col)", c->callee->name);
+		return false;
+	}
+	static const char *const names[] = {"M", "K", "N", "dtype", "layout"};
+	Value v[5];
+	bool given[5] = {false};
+	Binder b = {"spmm", 5, names, v, given};
+	if (!bind_args(S, NULL, c, &b))
+		return false;
+	int64_t *dims[3] = {&op->M, &op->K, &op->N};
+	bool ok = true;
+	for (int i = 0; i < 3; i++) {
+		if (!given[i]) {
+			error_at(S, c->loc, "op '%s' needs its size %s", op->name, names[i]);
+			ok = false;
+		} else if (!want_int(S, NULL, &v[i], names[i])) {
+			ok = false;
+		} else if (v[i].i < 1 || v[i].i > INT32_MAX) {
+			error_at(S, v[i].loc, "%s = %lld is out of range (1 to %d)", names[i],
+			         (long long)v[i].i, INT32_MAX);
+			ok = false;
+		} else {
+			*dims[i] = v[i].i;
+		}
+	}
+	int d = PAT_F32, l = PAT_LAYOUT_KN;
+	if (given[3] && !symbol_of(S, &v[3], "dtype", pat_dtype_names, PAT_NDTYPES, &d))
+		ok = false;
+	if (given[4] && !symbol_of(S, &v[4], "layout", pat_layout_names, PAT_NLAYOUTS, &l))
+		ok = false;
+	op->dtype = (PatDtype)d;
+	op->layout = (PatLayout)l;
+	return ok;
+}
+
+static void check_gpu(Sema *S, OpResult *op)
+{
+	PirViolation v[PIR_MAX_LOOPS];
+	int n = pir_check_gpu(op->ir, v, PIR_MAX_LOOPS);
+	for (int i = 0; i < n && i < PIR_MAX_LOOPS; i++) {
+		const PirLoop *l = &op->ir->loops[v[i].loop];
+		PirLoc at = v[i].kind == PIR_VIOL_JOIN_MK ? l->made : l->perforated;
+		SrcLoc loc = at.file ? src_from_pir(at) : op->loc;
+		error_at(S, loc, "op '%s' cannot run on %s: %s", op->name, S->opt->target, v[i].text);
+		if (v[i].kind == PIR_VIOL_SPATIAL_IN_REDUCTION)
+			diag_note(S->diag, loc,
+			          "reorder '%s' outside every k loop, or compile for an x86-64 target",
+			          l->name);
+		else
+			diag_note(S->diag, loc, "keep m and k loops apart, or compile for an x86-64 target");
+	}
+	if (n)
+		op->ok = false;
+}
+
+static void build_op(Sema *S, const Item *it, OpResult *op)
+{
+	memset(op, 0, sizeof *op);
+	op->name = it->u.op.name->name;
+	op->loc = it->u.op.name->loc;
+	S->op = op;
+	S->op_failed = false;
+	S->ntrace = S->captrace = 0;
+	if (!op_header(S, it, op))
+		return;
+	op->ir = arena_alloc(S->arena, sizeof *op->ir);
+	pir_init(op->ir, op->name, op->M, op->K);
+	Frame top = {0};
+	run_body(S, &top, it->u.op.body, 0);
+	op->ok = !S->op_failed;
+	if (op->ok && S->opt->gpu)
+		check_gpu(S, op);
+}
+
+int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, Program *prog)
+{
+	Sema S = {.opt = opt, .diag = diag, .arena = arena};
+	int np = 0, no = 0;
+	for (Item *it = items; it; it = it->next)
+		np += it->kind == ITEM_PATTERN, no += it->kind == ITEM_OP;
+	S.patterns = arena_alloc(arena, (size_t)(np + 1) * sizeof *S.patterns);
+	const Item **ops = arena_alloc(arena, (size_t)(no + 1) * sizeof *ops);
+	int nops = 0;
+	for (Item *it = items; it; it = it->next) {
+		if (it->kind == ITEM_PATTERN) {
+			const Ident *name = it->u.pattern.name;
+			const Item *prev = find_pattern(&S, name->name);
+			if (prev) {
+				error_at(&S, name->loc, "pattern '%s' is defined twice", name->name);
+				diag_note(diag, prev->u.pattern.name->loc, "first defined here");
+				continue;
+			}
+			bool ok = true;
+			for (const Param *p = it->u.pattern.params; p; p = p->next)
+				for (const Param *q = it->u.pattern.params; q != p; q = q->next)
+					if (strcmp(p->name->name, q->name->name) == 0) {
+						error_at(&S, p->name->loc, "pattern '%s' has two parameters named '%s'",
+						         name->name, p->name->name);
+						ok = false;
+					}
+			if (ok)
+				S.patterns[S.npatterns++] = it;
+		} else if (it->kind == ITEM_OP) {
+			const Ident *name = it->u.op.name;
+			bool dup = false;
+			for (int i = 0; i < nops && !dup; i++)
+				if (strcmp(ops[i]->u.op.name->name, name->name) == 0) {
+					error_at(&S, name->loc, "op '%s' is defined twice", name->name);
+					diag_note(diag, ops[i]->u.op.name->loc, "first defined here");
+					dup = true;
+				}
+			if (!dup && nops == MAX_OPS) {
+				error_at(&S, name->loc, "more than %d ops in one program", MAX_OPS);
+				dup = true;
+			}
+			if (!dup)
+				ops[nops++] = it;
+		}
+	}
+	prog->ops = arena_alloc(arena, (size_t)(nops + 1) * sizeof *prog->ops);
+	prog->nops = nops;
+	for (int i = 0; i < nops; i++)
+		build_op(&S, ops[i], &prog->ops[i]);
+	return S.errors;
+}

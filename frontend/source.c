@@ -1,0 +1,193 @@
+/* source.c - loading .pat files and their includes.
+ *
+ * Include resolution: an absolute path as is; otherwise the including
+ * file's directory, then each -I directory, then the stdlib directory.  A
+ * file is read once (include-once, by canonical path); a file that includes
+ * one of the files currently being loaded is an include cycle.
+ */
+#define _DEFAULT_SOURCE
+#include "frontend.h"
+#include "parse.h"
+#include "../support/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_INCLUDE_DEPTH = 64 };
+
+typedef struct Loader {
+	const FrontendOptions *opt;
+	Diag *diag;
+	Arena *arena;
+	int errors;
+	Item *items, **tail;
+	/* canonical paths: loaded[] all files, stack[] the ones being loaded */
+	const char *loaded[DIAG_MAX_FILES];
+	int nloaded;
+	const char *stack[MAX_INCLUDE_DEPTH];
+	int stack_file[MAX_INCLUDE_DEPTH];
+	int depth;
+} Loader;
+
+static const char *dir_of(Arena *a, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return ".";
+	if (slash == path)
+		return "/";
+	return arena_strndup(a, path, (size_t)(slash - path));
+}
+
+static const char *canonical(Arena *a, const char *path)
+{
+	char buf[PATH_MAX];
+	if (realpath(path, buf))
+		return arena_strdup(a, buf);
+	return arena_strdup(a, path);
+}
+
+static bool readable(const char *path) { return access(path, R_OK) == 0; }
+
+static int load(Loader *L, const char *path, const char *text, int parent, SrcLoc from);
+
+static void do_include(Loader *L, Item *it, int file)
+{
+	const char *want = it->u.include.path;
+	SrcLoc at = it->u.include.path_loc;
+	if (L->opt->sandbox) {
+		L->errors++;
+		diag_error(L->diag, at, "cannot include '%s': includes are disabled here", want);
+		return;
+	}
+	if (!want[0]) {
+		L->errors++;
+		diag_error(L->diag, at, "empty include path");
+		return;
+	}
+	const char *dirs[66];
+	int ndirs = 0;
+	if (want[0] != '/') {
+		dirs[ndirs++] = dir_of(L->arena, L->diag->files[file].path);
+		for (int i = 0; i < L->opt->ninclude && ndirs < 64; i++)
+			dirs[ndirs++] = L->opt->include_dirs[i];
+		if (L->opt->stdlib_dir)
+			dirs[ndirs++] = L->opt->stdlib_dir;
+	}
+	const char *found = NULL;
+	if (ndirs == 0)
+		found = readable(want) ? want : NULL;
+	for (int i = 0; i < ndirs && !found; i++) {
+		const char *cand = arena_printf(L->arena, "%s/%s", dirs[i], want);
+		if (readable(cand))
+			found = cand;
+	}
+	if (!found) {
+		L->errors++;
+		diag_error(L->diag, at, "cannot find include file '%s'", want);
+		for (int i = 0; i < ndirs; i++)
+			diag_note(L->diag, (SrcLoc){0}, "searched %s", dirs[i]);
+		return;
+	}
+	load(L, found, NULL, file, at);
+}
+
+static int load(Loader *L, const char *path, const char *text, int parent, SrcLoc from)
+{
+	const char *canon = text ? path : canonical(L->arena, path);
+	for (int i = 0; i < L->depth; i++) {
+		if (strcmp(L->stack[i], canon) != 0)
+			continue;
+		L->errors++;
+		diag_error(L->diag, from, "include cycle: '%s' is already being included",
+		           L->diag->files[L->stack_file[i]].path);
+		for (int j = L->depth - 1; j > i; j--)
+			diag_note(L->diag, L->diag->files[L->stack_file[j]].include_loc,
+			          "'%s' is included from here", L->diag->files[L->stack_file[j]].path);
+		return 0;
+	}
+	for (int i = 0; i < L->nloaded; i++)
+		if (strcmp(L->loaded[i], canon) == 0)
+			return 0; /* include-once */
+	if (L->depth == MAX_INCLUDE_DEPTH || L->nloaded == DIAG_MAX_FILES) {
+		L->errors++;
+		diag_error(L->diag, from, "includes nested too deeply or too many files (at most %d)",
+		           L->depth == MAX_INCLUDE_DEPTH ? MAX_INCLUDE_DEPTH : DIAG_MAX_FILES);
+		return 0;
+	}
+	size_t len;
+	char *owned = NULL;
+	if (text) {
+		len = strlen(text);
+	} else {
+		owned = util_read_file(path, &len);
+		if (!owned) {
+			L->errors++;
+			if (parent)
+				diag_error(L->diag, from, "cannot read '%s': %s", path, strerror(errno));
+			else
+				diag_plain(L->diag, DIAG_ERROR, "cannot read '%s': %s", path, strerror(errno));
+			return 0;
+		}
+		text = arena_strndup(L->arena, owned, len);
+		free(owned);
+	}
+	int file = diag_add_file(L->diag, path, text, len);
+	PATC_ASSERT(file > 0);
+	L->diag->files[file].included_from = parent;
+	L->diag->files[file].include_loc = from;
+	L->loaded[L->nloaded++] = canon;
+
+	Item *items = NULL;
+	int errs = pat_parse_file(L->diag, L->arena, file, &items);
+	L->errors += errs;
+	L->stack[L->depth] = canon;
+	L->stack_file[L->depth] = file;
+	L->depth++;
+	for (Item *it = items; it; it = it->next)
+		if (it->kind == ITEM_INCLUDE)
+			do_include(L, it, file);
+	L->depth--;
+	/* Definitions are collected after their includes' definitions. */
+	*L->tail = items;
+	while (*L->tail)
+		L->tail = &(*L->tail)->next;
+	return file;
+}
+
+int frontend_load(const FrontendOptions *opt, Diag *diag, Arena *arena, const char *path,
+                  const char *text, Item **items)
+{
+	Loader L = {.opt = opt, .diag = diag, .arena = arena};
+	L.tail = &L.items;
+	load(&L, path, text, 0, (SrcLoc){0});
+	*items = L.items;
+	return L.errors;
+}
+
+int frontend_compile(const FrontendOptions *opt, Diag *diag, Arena *arena, const char *path,
+                     const char *text, Program *prog)
+{
+	Item *items = NULL;
+	prog->nops = 0;
+	prog->ops = NULL;
+	int errors = frontend_load(opt, diag, arena, path, text, &items);
+	if (errors)
+		return errors; /* no semantic checks on text that did not parse */
+	return sema_run(opt, diag, arena, items, prog);
+}
+
+SrcLoc src_from_pir(PirLoc l)
+{
+	return (SrcLoc){(int)l.file, (int)l.line, (int)l.col, (int)l.line,
+	                (int)(l.col + (l.len ? l.len - 1 : 0))};
+}
+
+PirLoc src_to_pir(SrcLoc l)
+{
+	uint32_t len = l.end_line == l.line && l.end_col >= l.col ? (uint32_t)(l.end_col - l.col + 1) : 1;
+	return (PirLoc){(uint32_t)l.file, (uint32_t)l.line, (uint32_t)l.col, len};
+}

@@ -1,0 +1,290 @@
+/* pat.y - grammar of the .pat language (docs/language.md).
+ *
+ * Actions only build AST nodes (frontend/ast.h); every check is made later
+ * by the semantic pass.  Errors recover at statement (`;`) and item (`;`,
+ * `}`) boundaries so one run reports many of them.
+ */
+%define api.pure full
+%define api.prefix {pat}
+%define api.location.type {SrcLoc}
+%define parse.error custom
+%locations
+%expect 0
+%param {void *scanner}
+%parse-param {ParseCtx *ctx}
+
+%code requires {
+#include "../frontend/parse.h"
+}
+
+%code provides {
+#define YYSTYPE PATSTYPE
+#define YYLTYPE PATLTYPE
+int patlex(PATSTYPE *lval, PATLTYPE *lloc, void *scanner);
+}
+
+%code {
+#include <string.h>
+
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                        \
+	do {                                                               \
+		if (N) {                                                   \
+			(Cur) = YYRHSLOC(Rhs, 1);                          \
+			(Cur).end_line = YYRHSLOC(Rhs, N).end_line;        \
+			(Cur).end_col = YYRHSLOC(Rhs, N).end_col;          \
+		} else {                                                   \
+			(Cur) = YYRHSLOC(Rhs, 0);                          \
+			(Cur).line = (Cur).end_line;                       \
+			(Cur).col = (Cur).end_col + 1;                     \
+			(Cur).end_col = (Cur).col;                         \
+		}                                                          \
+	} while (0)
+
+static void paterror(const SrcLoc *loc, void *scanner, ParseCtx *ctx, const char *msg)
+{
+	(void)scanner;
+	ctx->errors++;
+	diag_error(ctx->diag, *loc, "%s", msg);
+}
+
+static void *node(ParseCtx *ctx, size_t size) { return arena_alloc(ctx->arena, size); }
+
+static Ident *mk_ident(ParseCtx *ctx, const char *name, SrcLoc loc)
+{
+	Ident *id = node(ctx, sizeof *id);
+	id->name = name;
+	id->loc = loc;
+	return id;
+}
+
+static Expr *mk_expr(ParseCtx *ctx, ExprKind kind, SrcLoc loc)
+{
+	Expr *e = node(ctx, sizeof *e);
+	e->kind = kind;
+	e->loc = loc;
+	return e;
+}
+
+static Stmt *mk_stmt(ParseCtx *ctx, StmtKind kind, SrcLoc loc)
+{
+	Stmt *s = node(ctx, sizeof *s);
+	s->kind = kind;
+	s->loc = loc;
+	return s;
+}
+
+static Item *mk_item(ParseCtx *ctx, ItemKind kind, SrcLoc loc)
+{
+	Item *it = node(ctx, sizeof *it);
+	it->kind = kind;
+	it->loc = loc;
+	return it;
+}
+
+/* List appends: lists are short, so walking to the tail is fine. */
+#define APPEND(T, head, x)                                                  \
+	do {                                                                \
+		T **pp_ = &(head);                                          \
+		while (*pp_)                                                \
+			pp_ = &(*pp_)->next;                                \
+		*pp_ = (x);                                                 \
+	} while (0)
+}
+
+%union {
+	int64_t i;
+	double pct;
+	const char *str;
+	Ident *ident;
+	Expr *expr;
+	Arg *arg;
+	Param *param;
+	Stmt *stmt;
+	Item *item;
+	Call call;
+	struct { bool pad; Expr *amount; SrcLoc loc; } pad;
+}
+
+%token <str> IDENT "identifier"
+%token <i> INT "integer"
+%token <pct> PERCENT "percentage"
+%token <str> STRING "string"
+%token WILDCARD "_"
+%token ARROW "->"
+%token INCLUDE "include" PATTERN "pattern" OP "op" APPLY "apply" WEIGHTS "weights"
+%token SPLIT "split" REORDER "reorder" JOIN "join" PERFORATE "perforate"
+%token CONDENSE "condense" KEEP "keep" PAD "pad" ON "on"
+
+%type <ident> ident idents
+%type <expr> expr exprs
+%type <arg> arg args args_opt
+%type <param> param params params_opt
+%type <stmt> stmt stmts
+%type <item> item
+%type <call> call
+%type <pad> pad_opt
+
+%left '+' '-'
+%left '*' '/'
+%precedence NEG
+
+%%
+
+program
+	: %empty
+	| program item { if ($2) APPEND(Item, ctx->items, $2); }
+	;
+
+item
+	/* include "stdlib/block.pat"; */
+	: INCLUDE STRING ';'
+		{ $$ = mk_item(ctx, ITEM_INCLUDE, @$); $$->u.include.path = $2; $$->u.include.path_loc = @2; }
+	/* pattern block(bm, bk, keep = 25%) { ... } */
+	| PATTERN ident '(' params_opt ')' '{' stmts '}'
+		{ $$ = mk_item(ctx, ITEM_PATTERN, @$); $$->u.pattern.name = $2; $$->u.pattern.params = $4; $$->u.pattern.body = $7; }
+	/* op q: spmm(M = 768, K = 768, N = 512) { ... }   or  op q: spmm(...); */
+	| OP ident ':' call '{' stmts '}'
+		{ $$ = mk_item(ctx, ITEM_OP, @$); $$->u.op.name = $2; $$->u.op.kind = $4; $$->u.op.body = $6; }
+	| OP ident ':' call ';'
+		{ $$ = mk_item(ctx, ITEM_OP, @$); $$->u.op.name = $2; $$->u.op.kind = $4; }
+	| error ';' { $$ = NULL; yyerrok; }
+	| error '}' { $$ = NULL; yyerrok; }
+	;
+
+params_opt
+	: %empty { $$ = NULL; }
+	| params
+	;
+
+params
+	: param
+	| params ',' param { $$ = $1; APPEND(Param, $$, $3); }
+	;
+
+/* name   or   name = default */
+param
+	: ident { $$ = node(ctx, sizeof *$$); $$->name = $1; }
+	| ident '=' expr { $$ = node(ctx, sizeof *$$); $$->name = $1; $$->def = $3; }
+	;
+
+stmts
+	: %empty { $$ = NULL; }
+	| stmts stmt { $$ = $1; if ($2) APPEND(Stmt, $$, $2); }
+	;
+
+stmt
+	/* split k -> k0, k1, k2 : _, 8, 4 pad; */
+	: SPLIT ident ARROW idents ':' exprs pad_opt ';'
+		{ $$ = mk_stmt(ctx, STMT_SPLIT, @$); $$->u.split.loop = $2; $$->u.split.names = $4;
+		  $$->u.split.factors = $6; $$->u.split.pad = $7.pad; $$->u.split.pad_amount = $7.amount;
+		  $$->u.split.pad_loc = $7.loc; }
+	/* reorder m0, k0, m1, k1; */
+	| REORDER idents ';' { $$ = mk_stmt(ctx, STMT_REORDER, @$); $$->u.loops = $2; }
+	/* join k1, k2 -> k12; */
+	| JOIN idents ARROW ident ';'
+		{ $$ = mk_stmt(ctx, STMT_JOIN, @$); $$->u.join.loops = $2; $$->u.join.name = $4; }
+	/* perforate k0 keep 6;   perforate k0 keep 25%; */
+	| PERFORATE ident KEEP expr ';'
+		{ $$ = mk_stmt(ctx, STMT_PERFORATE, @$); $$->u.perforate.loop = $2; $$->u.perforate.keep = $4; }
+	/* condense k0 on x; */
+	| CONDENSE ident ON ident ';'
+		{ $$ = mk_stmt(ctx, STMT_CONDENSE, @$); $$->u.condense.loop = $2; $$->u.condense.operand = $4; }
+	/* apply block(32, 32, keep = 25%); */
+	| APPLY call ';' { $$ = mk_stmt(ctx, STMT_APPLY, @$); $$->u.call = $2; }
+	/* weights = safetensors("w.safetensors", "layer.weight"); */
+	| WEIGHTS '=' call ';' { $$ = mk_stmt(ctx, STMT_WEIGHTS, @$); $$->u.call = $3; }
+	| error ';' { $$ = NULL; yyerrok; }
+	;
+
+pad_opt
+	: %empty { $$.pad = false; $$.amount = NULL; $$.loc = @$; }
+	| PAD { $$.pad = true; $$.amount = NULL; $$.loc = @1; }
+	| PAD expr { $$.pad = true; $$.amount = $2; $$.loc = @$; }
+	;
+
+/* name(arg, name = arg, ...) */
+call
+	: ident '(' args_opt ')' { $$.callee = $1; $$.args = $3; $$.loc = @$; }
+	;
+
+args_opt
+	: %empty { $$ = NULL; }
+	| args
+	;
+
+args
+	: arg
+	| args ',' arg { $$ = $1; APPEND(Arg, $$, $3); }
+	;
+
+arg
+	: expr { $$ = node(ctx, sizeof *$$); $$->value = $1; }
+	| IDENT '=' expr { $$ = node(ctx, sizeof *$$); $$->name = $1; $$->name_loc = @1; $$->value = $3; }
+	;
+
+idents
+	: ident
+	| idents ',' ident { $$ = $1; APPEND(Ident, $$, $3); }
+	;
+
+ident
+	: IDENT { $$ = mk_ident(ctx, $1, @1); }
+	;
+
+exprs
+	: expr
+	| exprs ',' expr { $$ = $1; APPEND(Expr, $$, $3); }
+	;
+
+expr
+	: INT { $$ = mk_expr(ctx, EXPR_INT, @$); $$->u.i = $1; }
+	| PERCENT { $$ = mk_expr(ctx, EXPR_PERCENT, @$); $$->u.pct = $1; }
+	| STRING { $$ = mk_expr(ctx, EXPR_STRING, @$); $$->u.str = $1; }
+	| IDENT { $$ = mk_expr(ctx, EXPR_NAME, @$); $$->u.str = $1; }
+	| WILDCARD { $$ = mk_expr(ctx, EXPR_WILDCARD, @$); }
+	| '(' expr ')' { $$ = $2; $$->loc = @$; }
+	| '-' expr %prec NEG { $$ = mk_expr(ctx, EXPR_NEG, @$); $$->u.operand = $2; }
+	| expr '+' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '+'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
+	| expr '-' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '-'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
+	| expr '*' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '*'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
+	| expr '/' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '/'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
+	;
+
+%%
+
+/* "syntax error: expected ';' before 'keep'" in the GCC manner, from the
+ * parser's lookahead and the tokens it could have shifted. */
+static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx *ctx)
+{
+	(void)scanner;
+	enum { MAX_EXPECTED = 6 };
+	yysymbol_kind_t expected[MAX_EXPECTED];
+	int n = yypcontext_expected_tokens(pc, expected, MAX_EXPECTED);
+	yysymbol_kind_t got = yypcontext_token(pc);
+	char buf[512];
+	size_t o = 0;
+	o += (size_t)snprintf(buf + o, sizeof buf - o, "syntax error");
+	if (n > 0) {
+		o += (size_t)snprintf(buf + o, sizeof buf - o, ": expected ");
+		for (int i = 0; i < n && o < sizeof buf; i++) {
+			const char *name = yysymbol_name(expected[i]);
+			const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+			if (name[0] == '"' || name[0] == '\'')
+				o += (size_t)snprintf(buf + o, sizeof buf - o, "%s'%.*s'", sep,
+				                      (int)strlen(name) - 2, name + 1);
+			else
+				o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", sep, name);
+		}
+	}
+	if (o < sizeof buf && got != YYSYMBOL_YYEMPTY) {
+		const char *name = yysymbol_name(got);
+		if (got == YYSYMBOL_YYEOF)
+			snprintf(buf + o, sizeof buf - o, " at end of file");
+		else if (name[0] == '"' || name[0] == '\'')
+			snprintf(buf + o, sizeof buf - o, " before '%.*s'", (int)strlen(name) - 2, name + 1);
+		else
+			snprintf(buf + o, sizeof buf - o, " before %s", name);
+	}
+	paterror(yypcontext_location(pc), scanner, ctx, buf);
+	return 0;
+}

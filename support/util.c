@@ -1,0 +1,160 @@
+/* util.c - internal errors, string buffers and file helpers; see util.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void util_ice(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fprintf(stderr, "patc: internal compiler error at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nplease report this with the input that caused it\n", stderr);
+	exit(PATC_EXIT_INTERNAL);
+}
+
+void sb_init(StrBuf *sb) { sb->data = NULL, sb->len = sb->cap = 0; }
+
+void sb_free(StrBuf *sb)
+{
+	free(sb->data);
+	sb_init(sb);
+}
+
+static void sb_reserve(StrBuf *sb, size_t extra)
+{
+	if (sb->len + extra + 1 <= sb->cap)
+		return;
+	size_t cap = sb->cap ? sb->cap : 64;
+	while (cap < sb->len + extra + 1)
+		cap *= 2;
+	char *p = realloc(sb->data, cap);
+	if (!p)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	sb->data = p;
+	sb->cap = cap;
+}
+
+void sb_putc(StrBuf *sb, char c)
+{
+	sb_reserve(sb, 1);
+	sb->data[sb->len++] = c;
+	sb->data[sb->len] = 0;
+}
+
+void sb_puts(StrBuf *sb, const char *s)
+{
+	size_t n = strlen(s);
+	sb_reserve(sb, n);
+	memcpy(sb->data + sb->len, s, n + 1);
+	sb->len += n;
+}
+
+void sb_printf(StrBuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		util_ice(__FILE__, __LINE__, "bad format string");
+	sb_reserve(sb, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+char *sb_take(StrBuf *sb)
+{
+	char *p = sb->data;
+	if (!p) {
+		p = malloc(1);
+		if (!p)
+			util_ice(__FILE__, __LINE__, "out of memory");
+		*p = 0;
+	}
+	sb_init(sb);
+	return p;
+}
+
+char *util_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	StrBuf sb;
+	sb_init(&sb);
+	char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+		sb_reserve(&sb, n);
+		memcpy(sb.data + sb.len, buf, n);
+		sb.len += n;
+		sb.data[sb.len] = 0;
+	}
+	int err = ferror(f) ? (errno ? errno : EIO) : 0;
+	fclose(f);
+	if (err) {
+		sb_free(&sb);
+		errno = err;
+		return NULL;
+	}
+	if (len)
+		*len = sb.len;
+	return sb_take(&sb);
+}
+
+bool util_write_file_atomic(const char *path, const char *data, size_t len)
+{
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 16);
+	if (!tmp)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	memcpy(tmp, path, n);
+	memcpy(tmp + n, ".tmp.XXXXXX", 12);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		free(tmp);
+		return false;
+	}
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		off += (size_t)w;
+	}
+	if (fchmod(fd, 0644) != 0 || fsync(fd) != 0)
+		goto fail;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0)
+		goto fail;
+	free(tmp);
+	return true;
+fail:;
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	errno = err;
+	return false;
+}

@@ -1,0 +1,61 @@
+/* util.h - small shared helpers: internal errors, growable strings, files.
+ *
+ * Two families of checks exist in patc: user errors, reported as diagnostics
+ * with exit code 1, and internal invariants.  A broken invariant is a patc bug:
+ * util_ice() prints "internal compiler error at FILE:LINE" and exits with code
+ * 4.  It is the only place library code leaves the process.
+ */
+#ifndef PATC_UTIL_H
+#define PATC_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes of the patc command line (documented in --help and README). */
+enum {
+	PATC_EXIT_OK = 0,
+	PATC_EXIT_INPUT = 1,    /* errors in the input (.pat, .pir, weights) */
+	PATC_EXIT_USAGE = 2,    /* bad command line */
+	PATC_EXIT_ENV = 3,      /* environment: unwritable output, no GPU... */
+	PATC_EXIT_INTERNAL = 4, /* internal compiler error */
+};
+
+_Noreturn void util_ice(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define PATC_ASSERT(c)                                                        \
+	do {                                                                  \
+		if (!(c))                                                     \
+			util_ice(__FILE__, __LINE__, "assertion '%s' failed", #c); \
+	} while (0)
+
+/* A growable, always NUL-terminated string buffer. */
+typedef struct StrBuf {
+	char *data;
+	size_t len, cap;
+} StrBuf;
+
+void sb_init(StrBuf *sb);
+void sb_free(StrBuf *sb);
+void sb_putc(StrBuf *sb, char c);
+void sb_puts(StrBuf *sb, const char *s);
+void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hands over the buffer (caller frees); sb is empty afterwards. */
+char *sb_take(StrBuf *sb);
+
+/* Reads a whole file; NULL with errno set on failure.  Caller frees. */
+char *util_read_file(const char *path, size_t *len);
+
+/* Writes data to path atomically: a temporary file in the same directory,
+ * fsync, then rename.  On failure nothing is left behind at path or beside
+ * it; returns false with errno set. */
+bool util_write_file_atomic(const char *path, const char *data, size_t len);
+
+/* Checked 64-bit multiply: false on overflow. */
+static inline bool util_mul_ok(int64_t a, int64_t b, int64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+#endif
