@@ -86,7 +86,7 @@ bool pir_verify(const Pir *ir, char *why, size_t n)
 			return fail(why, n, "loop '%s': condensed but not a perforated k loop", l->name);
 	}
 	for (int a = 0; a < PIR_NAXES; a++) {
-		if (!covered[a])
+		if (!covered[a] && ir->ext[a] != 1) /* a length-1 axis needs no loop */
 			return fail(why, n, "no loop covers axis %s", pir_axis_names[a]);
 		qsort(comps[a], (size_t)ncomps[a], sizeof(CompRef), cmp_stride);
 		int64_t expect = 1;

@@ -1,0 +1,54 @@
+# Makefile - the two commands of the README, and a few more.
+#
+#   make demo    install missing packages, build, compile examples/gemm.pat
+#   make test    install missing packages, build, run every test: the suite,
+#                the suite again under ASan+UBSan, and a bounded fuzz run
+#
+# The real build is CMake; this file only drives it.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 30
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build demo test test-main test-asan test-fuzz clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@echo '$$ patc examples/gemm.pat'
+	@$(BUILD)/patc examples/gemm.pat
+	@echo
+	@echo '$$ patc examples/gemm.pat --emit=pir'
+	@$(BUILD)/patc examples/gemm.pat --emit=pir
+
+test: test-main test-asan test-fuzz
+
+test-main: build
+	cd $(BUILD) && ctest -V --output-on-failure
+
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPATC_SANITIZE=ON $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest -V --output-on-failure
+
+test-fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+		-DCMAKE_BUILD_TYPE=Debug -DPATC_FUZZ=ON -DPATC_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	cd $(FUZZ_BUILD) && ctest -V --output-on-failure -L fuzz
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,2 @@
+// helper of include_cycle.pat: includes cycle_b.pat
+include "cycle_b.pat";

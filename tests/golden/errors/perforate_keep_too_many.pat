@@ -1,0 +1,5 @@
+// semantic: perforate keeping more iterations than the loop has
+op a: spmm(M = 64, K = 64, N = 8) {
+    split k -> k0, k1 : 16, 4;
+    perforate k1 keep 5;
+}

@@ -1,0 +1,111 @@
+/* testutil.h - helpers shared by the unit suites: building primitives from
+ * short strings and running a Check suite. */
+#ifndef PATC_TESTUTIL_H
+#define PATC_TESTUTIL_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/pir.h"
+#include "passes/passes.h"
+
+static inline PirPrim prim_split(const char *loop, int n, const char *const *names,
+                                 const int64_t *factors, bool pad, int64_t amount)
+{
+	PirPrim p;
+	memset(&p, 0, sizeof p);
+	p.kind = PIR_PRIM_SPLIT;
+	pir_name_copy(p.u.split.loop, loop);
+	p.u.split.n = n;
+	for (int i = 0; i < n; i++) {
+		pir_name_copy(p.u.split.names[i], names[i]);
+		p.u.split.factor[i] = factors[i];
+	}
+	p.u.split.pad = pad;
+	p.u.split.pad_amount = amount;
+	return p;
+}
+
+#define SPLIT(loop, NAMES, FACTORS, pad, amount)                                                  \
+	prim_split(loop, (int)(sizeof((const char *[])NAMES) / sizeof(char *)), (const char *[])NAMES, \
+	           (const int64_t[])FACTORS, pad, amount)
+
+static inline PirPrim prim_list(PirPrimKind kind, int n, const char *const *names, const char *to)
+{
+	PirPrim p;
+	memset(&p, 0, sizeof p);
+	p.kind = kind;
+	if (kind == PIR_PRIM_REORDER) {
+		p.u.reorder.n = n;
+		for (int i = 0; i < n; i++)
+			pir_name_copy(p.u.reorder.loops[i], names[i]);
+	} else {
+		p.u.join.n = n;
+		for (int i = 0; i < n; i++)
+			pir_name_copy(p.u.join.loops[i], names[i]);
+		pir_name_copy(p.u.join.name, to);
+	}
+	return p;
+}
+
+#define REORDER(NAMES)                                                                          \
+	prim_list(PIR_PRIM_REORDER, (int)(sizeof((const char *[])NAMES) / sizeof(char *)),        \
+	          (const char *[])NAMES, NULL)
+#define JOIN(NAMES, to)                                                                         \
+	prim_list(PIR_PRIM_JOIN, (int)(sizeof((const char *[])NAMES) / sizeof(char *)),           \
+	          (const char *[])NAMES, to)
+
+static inline PirPrim prim_perforate(const char *loop, int64_t keep)
+{
+	PirPrim p;
+	memset(&p, 0, sizeof p);
+	p.kind = PIR_PRIM_PERFORATE;
+	pir_name_copy(p.u.perforate.loop, loop);
+	p.u.perforate.keep = keep;
+	return p;
+}
+
+static inline PirPrim prim_perforate_pct(const char *loop, double pct)
+{
+	PirPrim p = prim_perforate(loop, 0);
+	p.u.perforate.is_percent = true;
+	p.u.perforate.percent = pct;
+	return p;
+}
+
+static inline PirPrim prim_condense(const char *loop)
+{
+	PirPrim p;
+	memset(&p, 0, sizeof p);
+	p.kind = PIR_PRIM_CONDENSE;
+	pir_name_copy(p.u.condense.loop, loop);
+	return p;
+}
+
+/* Applies p, failing the test with the pass's reason when it refuses. */
+#define APPLY_OK(ir, p)                                                                         \
+	do {                                                                                    \
+		PirReason why_;                                                                 \
+		PirPrim p_ = (p);                                                               \
+		ck_assert_msg(pir_apply((ir), &p_, &why_), "refused: %s", why_.error);          \
+	} while (0)
+
+static inline char *paper(const Pir *ir)
+{
+	static char buf[1024];
+	pir_print_paper(ir, buf, sizeof buf);
+	return buf;
+}
+
+static inline int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif
