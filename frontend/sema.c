@@ -43,6 +43,15 @@ typedef struct Frame {
 	const struct Frame *parent;
 } Frame;
 
+enum { MAX_FRAMES = 8, MAX_ORIGINS = 64 };
+
+typedef struct LoopOrigin {
+	char name[PIR_NAME_MAX];
+	int n;
+	const char *pattern[MAX_FRAMES];
+	SrcLoc call[MAX_FRAMES];
+} LoopOrigin;
+
 typedef struct Sema {
 	const FrontendOptions *opt;
 	Diag *diag;
@@ -54,6 +63,8 @@ typedef struct Sema {
 	OpResult *op;
 	bool op_failed;
 	int ntrace, captrace;
+	LoopOrigin origins[MAX_ORIGINS];
+	int norigins;
 } Sema;
 
 static void error_at(Sema *S, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -512,11 +523,8 @@ static void run_weights(Sema *S, const Frame *f, const Stmt *st)
 {
 	OpResult *op = S->op;
 	const Call *c = &st->u.call;
-	if (f && f->pattern) {
-		error_at(S, st->loc, "weights can only be bound in an op, not in pattern '%s'",
-		         f->pattern->u.pattern.name->name);
-		return;
-	}
+	if (f && f->pattern)
+		return; /* reported where the pattern is defined */
 	if (op->weights.kind != WEIGHTS_NONE) {
 		error_at(S, st->loc, "weights of op '%s' are bound twice", op->name);
 		diag_note(S->diag, op->weights.loc, "first bound here");
@@ -600,6 +608,56 @@ static void run_weights(Sema *S, const Frame *f, const Stmt *st)
 	op->weights = w;
 }
 
+static const Ident *find_ident(const Ident *list, const char *name)
+{
+	for (; list; list = list->next)
+		if (strcmp(list->name, name) == 0)
+			return list;
+	return NULL;
+}
+
+/* The identifier of statement st that spells `name`, for pointing at it. */
+static const Ident *stmt_ident(const Stmt *st, const char *name)
+{
+	const Ident *id = NULL;
+	switch (st->kind) {
+	case STMT_SPLIT:
+		if (!(id = find_ident(st->u.split.loop, name)))
+			id = find_ident(st->u.split.names, name);
+		break;
+	case STMT_REORDER: id = find_ident(st->u.loops, name); break;
+	case STMT_JOIN:
+		if (!(id = find_ident(st->u.join.loops, name)))
+			id = find_ident(st->u.join.name, name);
+		break;
+	case STMT_PERFORATE: id = find_ident(st->u.perforate.loop, name); break;
+	case STMT_CONDENSE: id = find_ident(st->u.condense.loop, name); break;
+	default: break;
+	}
+	return id;
+}
+
+/* Remembers the pattern applications that led to the primitive which
+ * perforated or made loop `name`, for notes on later (GPU) errors. */
+static void record_origin(Sema *S, const Frame *f, const char *name)
+{
+	LoopOrigin *o = NULL;
+	for (int i = 0; i < S->norigins; i++)
+		if (strcmp(S->origins[i].name, name) == 0)
+			o = &S->origins[i];
+	if (!o) {
+		if (S->norigins == MAX_ORIGINS)
+			return;
+		o = &S->origins[S->norigins++];
+	}
+	memset(o, 0, sizeof *o);
+	pir_name_copy(o->name, name);
+	for (; f && f->pattern && o->n < MAX_FRAMES; f = f->parent) {
+		o->pattern[o->n] = f->pattern->u.pattern.name->name;
+		o->call[o->n++] = f->call;
+	}
+}
+
 static void run_prim(Sema *S, const Frame *f, const Stmt *st)
 {
 	PirPrim p;
@@ -610,9 +668,11 @@ static void run_prim(Sema *S, const Frame *f, const Stmt *st)
 	}
 	PirReason why;
 	if (!pir_apply(S->op->ir, &p, &why)) {
-		error_at(S, st->loc, "%s: %s", where(S, f), why.error);
+		const Ident *id = why.subject[0] ? stmt_ident(st, why.subject) : NULL;
+		SrcLoc at = id ? id->loc : st->loc;
+		error_at(S, at, "%s: %s", where(S, f), why.error);
 		if (why.hint[0])
-			diag_note(S->diag, st->loc, "%s", why.hint);
+			diag_note(S->diag, at, "%s", why.hint);
 		note_frames(S, f);
 		S->op_failed = true;
 		return;
@@ -622,6 +682,10 @@ static void run_prim(Sema *S, const Frame *f, const Stmt *st)
 		note_frames(S, f);
 	}
 	record_trace(S, f, &p, st->loc, why.warning);
+	if (p.kind == PIR_PRIM_PERFORATE)
+		record_origin(S, f, p.u.perforate.loop);
+	else if (p.kind == PIR_PRIM_JOIN)
+		record_origin(S, f, p.u.join.name);
 }
 
 static void run_body(Sema *S, const Frame *f, const Stmt *body, int depth)
@@ -719,6 +783,11 @@ static void check_gpu(Sema *S, OpResult *op)
 			          l->name);
 		else
 			diag_note(S->diag, loc, "keep m and k loops apart, or compile for an x86-64 target");
+		for (int j = 0; j < S->norigins; j++)
+			if (strcmp(S->origins[j].name, l->name) == 0)
+				for (int k = 0; k < S->origins[j].n; k++)
+					diag_note(S->diag, S->origins[j].call[k], "in pattern '%s' applied here",
+					          S->origins[j].pattern[k]);
 	}
 	if (n)
 		op->ok = false;
@@ -732,6 +801,7 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	S->op = op;
 	S->op_failed = false;
 	S->ntrace = S->captrace = 0;
+	S->norigins = 0;
 	if (!op_header(S, it, op))
 		return;
 	op->ir = arena_alloc(S->arena, sizeof *op->ir);
@@ -761,16 +831,20 @@ int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, 
 				diag_note(diag, prev->u.pattern.name->loc, "first defined here");
 				continue;
 			}
-			bool ok = true;
 			for (const Param *p = it->u.pattern.params; p; p = p->next)
 				for (const Param *q = it->u.pattern.params; q != p; q = q->next)
 					if (strcmp(p->name->name, q->name->name) == 0) {
 						error_at(&S, p->name->loc, "pattern '%s' has two parameters named '%s'",
 						         name->name, p->name->name);
-						ok = false;
+						diag_note(diag, q->name->loc, "first declared here");
+						break;
 					}
-			if (ok)
-				S.patterns[S.npatterns++] = it;
+			/* Weights belong to ops: say so where the pattern is written. */
+			for (const Stmt *st = it->u.pattern.body; st; st = st->next)
+				if (st->kind == STMT_WEIGHTS)
+					error_at(&S, st->loc, "weights can only be bound in an op, not in pattern '%s'",
+					         name->name);
+			S.patterns[S.npatterns++] = it;
 		} else if (it->kind == ITEM_OP) {
 			const Ident *name = it->u.op.name;
 			bool dup = false;

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { MAX_INCLUDE_DEPTH = 64 };
@@ -50,7 +51,11 @@ static const char *canonical(Arena *a, const char *path)
 	return arena_strdup(a, path);
 }
 
-static bool readable(const char *path) { return access(path, R_OK) == 0; }
+static bool readable(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
 
 static int load(Loader *L, const char *path, const char *text, int parent, SrcLoc from);
 

@@ -24,6 +24,7 @@ int patlex(PATSTYPE *lval, PATLTYPE *lloc, void *scanner);
 }
 
 %code {
+#include <stdbool.h>
 #include <string.h>
 
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                                        \
@@ -252,38 +253,82 @@ expr
 
 %%
 
+/* The name of a token as a user reads it: categories bare ("identifier"),
+ * keywords and punctuation quoted ('split', ';'). */
+static void token_name(yysymbol_kind_t k, char *buf, size_t len)
+{
+	const char *name = yysymbol_name(k);
+	switch (k) {
+	case YYSYMBOL_YYEOF:
+	case YYSYMBOL_IDENT:
+	case YYSYMBOL_INT:
+	case YYSYMBOL_PERCENT:
+	case YYSYMBOL_STRING:
+		snprintf(buf, len, "%s", name);
+		return;
+	default:
+		break;
+	}
+	size_t n = strlen(name);
+	if (n >= 2 && (name[0] == '\'' || name[0] == '"'))
+		snprintf(buf, len, "'%.*s'", (int)n - 2, name + 1);
+	else
+		snprintf(buf, len, "'%s'", name);
+}
+
 /* "syntax error: expected ';' before 'keep'" in the GCC manner, from the
- * parser's lookahead and the tokens it could have shifted. */
+ * parser's lookahead and the tokens it could have shifted.  Long lists are
+ * summarised: the tokens that start a statement or an expression are named
+ * as such. */
 static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx *ctx)
 {
 	(void)scanner;
-	enum { MAX_EXPECTED = 6 };
-	yysymbol_kind_t expected[MAX_EXPECTED];
-	int n = yypcontext_expected_tokens(pc, expected, MAX_EXPECTED);
-	yysymbol_kind_t got = yypcontext_token(pc);
-	char buf[512];
-	size_t o = 0;
-	o += (size_t)snprintf(buf + o, sizeof buf - o, "syntax error");
-	if (n > 0) {
-		o += (size_t)snprintf(buf + o, sizeof buf - o, ": expected ");
-		for (int i = 0; i < n && o < sizeof buf; i++) {
-			const char *name = yysymbol_name(expected[i]);
-			const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
-			if (name[0] == '"' || name[0] == '\'')
-				o += (size_t)snprintf(buf + o, sizeof buf - o, "%s'%.*s'", sep,
-				                      (int)strlen(name) - 2, name + 1);
-			else
-				o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", sep, name);
+	yysymbol_kind_t expected[YYNTOKENS];
+	int n = yypcontext_expected_tokens(pc, expected, YYNTOKENS);
+	bool stmt = false, expr = false;
+	for (int i = 0; i < n; i++)
+		stmt |= expected[i] == YYSYMBOL_SPLIT, expr |= expected[i] == YYSYMBOL_PERCENT;
+	char buf[512], name[64];
+	size_t o = (size_t)snprintf(buf, sizeof buf, "syntax error");
+	int shown = 0;
+	for (int i = 0; i < n && o < sizeof buf - 64; i++) {
+		yysymbol_kind_t k = expected[i];
+		const char *what = NULL;
+		if (stmt && k >= YYSYMBOL_APPLY && k <= YYSYMBOL_CONDENSE) {
+			if (k != YYSYMBOL_APPLY)
+				continue;
+			what = "a statement (split, reorder, join, perforate, condense, apply or weights)";
+		} else if (expr && (k == YYSYMBOL_IDENT || k == YYSYMBOL_INT || k == YYSYMBOL_PERCENT ||
+		                    k == YYSYMBOL_STRING || k == YYSYMBOL_WILDCARD ||
+		                    k == YYSYMBOL_23_ || k == YYSYMBOL_28_)) {
+			if (k != YYSYMBOL_PERCENT)
+				continue;
+			what = "an expression";
+		} else {
+			token_name(k, name, sizeof name);
+			what = name;
 		}
+		bool last = true;
+		for (int j = i + 1; j < n; j++) {
+			yysymbol_kind_t q = expected[j];
+			bool folded = (stmt && q >= YYSYMBOL_APPLY && q <= YYSYMBOL_CONDENSE && q != YYSYMBOL_APPLY) ||
+			              (expr && q != YYSYMBOL_PERCENT &&
+			               (q == YYSYMBOL_IDENT || q == YYSYMBOL_INT || q == YYSYMBOL_STRING ||
+			                q == YYSYMBOL_WILDCARD || q == YYSYMBOL_23_ || q == YYSYMBOL_28_));
+			if (!folded)
+				last = false;
+		}
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", shown == 0 ? ": expected " : last ? " or " : ", ", what);
+		shown++;
 	}
+	yysymbol_kind_t got = yypcontext_token(pc);
 	if (o < sizeof buf && got != YYSYMBOL_YYEMPTY) {
-		const char *name = yysymbol_name(got);
-		if (got == YYSYMBOL_YYEOF)
+		if (got == YYSYMBOL_YYEOF) {
 			snprintf(buf + o, sizeof buf - o, " at end of file");
-		else if (name[0] == '"' || name[0] == '\'')
-			snprintf(buf + o, sizeof buf - o, " before '%.*s'", (int)strlen(name) - 2, name + 1);
-		else
+		} else {
+			token_name(got, name, sizeof name);
 			snprintf(buf + o, sizeof buf - o, " before %s", name);
+		}
 	}
 	paterror(yypcontext_location(pc), scanner, ctx, buf);
 	return 0;

@@ -132,6 +132,7 @@ typedef struct PirPrim {
 /* What a pass says back.  On refusal `error` holds the reason (naming the
  * loop) and `hint` may suggest a fix; a pass may also warn on success. */
 typedef struct PirReason {
+	char subject[PIR_NAME_MAX]; /* the loop the reason is about, if one */
 	char error[512];
 	char hint[256];
 	char warning[256];

@@ -25,6 +25,7 @@ bool pass_join(Pir *ir, const PirPrim *p, PirReason *why)
 		for (int j = 0; j < i; j++)
 			if (strcmp(p->u.join.loops[j], name) == 0)
 				return pass_refuse(why, "join lists loop '%s' twice", name);
+		pir_name_copy(why->subject, name);
 		if (i == 0)
 			first = at;
 		else if (at != first + i) {
@@ -43,6 +44,7 @@ bool pass_join(Pir *ir, const PirPrim *p, PirReason *why)
 			return pass_refuse(why, "cannot join loop '%s': it is perforated", name);
 		}
 	}
+	why->subject[0] = 0;
 	if (!pass_fresh_name(ir, p->u.join.name, why))
 		return false;
 	PirLoop j;

@@ -76,6 +76,7 @@ int pass_loop(const Pir *ir, const char *name, PirReason *why)
 			break;
 		n += (size_t)w;
 	}
+	pir_name_copy(why->subject, name);
 	pass_refuse(why, "no loop named '%s'", name);
 	pass_hint(why, "the loops here are: %s", list);
 	return -1;
@@ -83,10 +84,12 @@ int pass_loop(const Pir *ir, const char *name, PirReason *why)
 
 bool pass_fresh_name(const Pir *ir, const char *name, PirReason *why)
 {
+	pir_name_copy(why->subject, name);
 	if (!pir_name_valid(name))
 		return pass_refuse(why, "'%s' is not a valid loop name (at most %d characters)", name,
 		                   PIR_NAME_MAX - 1);
 	if (pir_find(ir, name) >= 0)
 		return pass_refuse(why, "a loop named '%s' already exists", name);
+	why->subject[0] = 0;
 	return true;
 }

@@ -18,9 +18,11 @@ bool pass_reorder(Pir *ir, const PirPrim *p, PirReason *why)
 		if ((pos[i] = pass_loop(ir, p->u.reorder.loops[i], why)) < 0)
 			return false;
 		for (int j = 0; j < i; j++)
-			if (pos[j] == pos[i])
+			if (pos[j] == pos[i]) {
+				pir_name_copy(why->subject, p->u.reorder.loops[i]);
 				return pass_refuse(why, "reorder lists loop '%s' twice",
 				                   p->u.reorder.loops[i]);
+			}
 	}
 	/* The listed loops, in listed order, go to their positions sorted. */
 	int slots[PIR_MAX_LOOPS];
