@@ -1,2 +1,78 @@
-#!/bin/sh
-exit 0
+#!/usr/bin/env bash
+# cli.sh - the command line: exit codes, --help/--version, outputs written
+# atomically (and not at all on error), .pir input, --explain, --dump-after.
+#
+#   tests/cli.sh PATC
+set -u
+patc=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+export PATC_STDLIB=$root/stdlib
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+expect() { # description expected-exit command...
+	local what=$1 want=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ "$rc" -eq "$want" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $what: exit $rc, wanted $want"
+		sed 's/^/  /' "$tmp/err" | head -5
+	fi
+}
+
+has() { # description file pattern
+	if grep -q -- "$3" "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1: no '$3' in $2"; fi
+}
+
+expect "--help" 0 "$patc" --help
+has "--help names the exit codes" "$tmp/out" "exit codes: 0 ok, 1 errors in the input"
+expect "--version" 0 "$patc" --version
+has "--version shows LLVM" "$tmp/out" "^LLVM 19\."
+has "--version shows PTX" "$tmp/out" "PTX ISA"
+expect "no input" 2 "$patc"
+expect "unknown option" 2 "$patc" --frobnicate x.pat
+expect "unknown target" 2 "$patc" "$root/examples/gemm.pat" --target=sm_70
+expect "unknown emit" 2 "$patc" "$root/examples/gemm.pat" --emit=cubin
+expect "two inputs" 2 "$patc" a.pat b.pat
+expect "missing input file" 1 "$patc" "$tmp/nope.pat"
+has "missing input named" "$tmp/err" "cannot read '$tmp/nope.pat'"
+
+expect "example compiles" 0 "$patc" "$root/examples/gemm.pat"
+has "paper notation" "$tmp/out" "fig8: I0_4 I1_8^3 K0_32^28 K1_8^5 K2_4 I2_32"
+expect "example on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90
+expect "--explain" 0 "$patc" "$root/examples/gemm.pat" --explain
+has "--explain shows strides" "$tmp/out" "flattened strides \[53760, 17920, 640, 128, 32, 1\]"
+has "--explain shows padding" "$tmp/out" "padding m 1000 -> 1024 (+24)"
+has "--explain shows W and Q" "$tmp/out" "W          Q"
+expect "--dump-after" 0 "$patc" "$root/examples/gemm.pat" --dump-after=perforate
+has "--dump-after output" "$tmp/out" "# fig8: after perforate k1 keep 5"
+
+# -o writes atomically; a failed compile writes nothing
+expect "-o file" 0 "$patc" "$root/examples/gemm.pat" --emit=pir -o "$tmp/g.pir"
+has "-o content" "$tmp/g.pir" "^pir fig8 m=1000 k=1024 {"
+expect ".pir input round trip" 0 "$patc" "$tmp/g.pir" --emit=pir -o "$tmp/g2.pir"
+if cmp -s "$tmp/g.pir" "$tmp/g2.pir"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: print(parse(x)) != x for gemm.pir"; fi
+expect ".pir on sm_80 with a GPU-illegal block" 1 "$patc" "$root/tests/golden/pir/fig6.pir" --target=sm_80
+has ".pir GPU error" "$tmp/err" "cannot run on sm_80: perforated spatial loop 'i1'"
+printf 'pir a m=4 k=4 { loop m 4 = m[4]*2 }\n' > "$tmp/bad.pir"
+expect "bad .pir" 1 "$patc" "$tmp/bad.pir" -o "$tmp/never.pir"
+[ ! -e "$tmp/never.pir" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: output written for bad .pir"; }
+printf 'op a: spmm(M = 4, K = 4, N = 1) { perforate k keep 9; }\n' > "$tmp/bad.pat"
+echo "old" > "$tmp/keep.pir"
+expect "bad .pat" 1 "$patc" "$tmp/bad.pat" --emit=pir -o "$tmp/keep.pir"
+has "failed compile leaves old output alone" "$tmp/keep.pir" "^old$"
+mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
+if [ "$(id -u)" -ne 0 ]; then
+	expect "unwritable output" 3 "$patc" "$root/examples/gemm.pat" -o "$tmp/ro/out.pir"
+fi
+expect "output into a missing directory" 3 "$patc" "$root/examples/gemm.pat" -o "$tmp/no/such/dir/out.pir"
+has "unwritable output named" "$tmp/err" "cannot write '$tmp/no/such/dir/out.pir'"
+if ls "$tmp"/no* "$tmp"/ro/* >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL: temp files left behind"; else pass=$((pass + 1)); fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

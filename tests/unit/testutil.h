@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ir/pir.h"
+#include "support/arena.h"
 #include "passes/passes.h"
 
 static inline PirPrim prim_split(const char *loop, int n, const char *const *names,
