@@ -44,6 +44,8 @@ int patlex(PATSTYPE *lval, PATLTYPE *lloc, void *scanner);
 static void paterror(const SrcLoc *loc, void *scanner, ParseCtx *ctx, const char *msg)
 {
 	(void)scanner;
+	if (ctx->quiet)
+		return; /* ctx->errors already counts the lexical error */
 	ctx->errors++;
 	diag_error(ctx->diag, *loc, "%s", msg);
 }
@@ -331,5 +333,7 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 		}
 	}
 	paterror(yypcontext_location(pc), scanner, ctx, buf);
+	if (got == YYSYMBOL_YYEOF && ctx->nbraces > 0 && ctx->nbraces <= 64 && !ctx->quiet)
+		diag_note(ctx->diag, ctx->braces[ctx->nbraces - 1], "to match this '{'");
 	return 0;
 }
