@@ -234,13 +234,25 @@ static int run_pir_file(const Options *o)
 		util_ice(__FILE__, __LINE__, "out of memory");
 	char err[512];
 	int n = pir_read_text(text, irs, MAX_BLOCKS, err, sizeof err);
-	free(text);
 	int rc = PATC_EXIT_OK;
 	if (n < 0) {
-		fprintf(stderr, "%s:%s\n", o->input, err);
+		/* err is "LINE:COL: message": show it with the line and a caret. */
+		Arena arena;
+		arena_init(&arena);
+		Diag diag;
+		diag_init(&diag, &arena, stderr);
+		int file = diag_add_file(&diag, o->input, text, len);
+		int line = 0, col = 0, skip = 0;
+		if (sscanf(err, "%d:%d: %n", &line, &col, &skip) == 2 && skip > 0)
+			diag_error(&diag, ((SrcLoc){file, line, col, line, col}), "%s", err + skip);
+		else
+			diag_error(&diag, ((SrcLoc){file, 0, 0, 0, 0}), "%s", err);
+		arena_free(&arena);
+		free(text);
 		free(irs);
 		return PATC_EXIT_INPUT;
 	}
+	free(text);
 	StrBuf out;
 	sb_init(&out);
 	for (int i = 0; i < n; i++) {

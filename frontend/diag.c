@@ -68,8 +68,10 @@ void diag_vreport(Diag *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list
 	const SrcFile *f = loc.file > 0 && loc.file < d->nfiles ? &d->files[loc.file] : NULL;
 	if (d->color)
 		fputs("\033[1m", d->out);
-	if (f)
+	if (f && loc.line > 0)
 		fprintf(d->out, "%s:%d:%d: ", f->path, loc.line, loc.col);
+	else if (f)
+		fprintf(d->out, "%s: ", f->path);
 	else
 		fputs("patc: ", d->out);
 	if (d->color)

@@ -243,6 +243,7 @@ static bool rd_loop(Reader *r, Pir *ir)
 
 static bool rd_block(Reader *r, Pir *ir)
 {
+	int line = r->tline, col = r->tcol;
 	memset(ir, 0, sizeof *ir);
 	if (!rd_expect(r, "pir") || !rd_name(r, ir->op))
 		return false;
@@ -283,8 +284,10 @@ static bool rd_block(Reader *r, Pir *ir)
 		ir->ext[a] = ext;
 	}
 	char why[256];
-	if (!pir_verify(ir, why, sizeof why))
+	if (!pir_verify(ir, why, sizeof why)) {
+		r->tline = line, r->tcol = col; /* the block's `pir` */
 		return rd_fail(r, "invalid PatternIR '%s': %s", ir->op, why);
+	}
 	return true;
 }
 

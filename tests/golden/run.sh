@@ -4,6 +4,7 @@
 #   tests/golden/run.sh PATC [--update]
 #
 # errors/NAME.pat   patc's diagnostics and exit code must equal NAME.err
+# errors/NAME.pir   (the same for PatternIR text)
 #                   (stderr, then a last line "exit: N").  A first line
 #                   "// args: ..." gives extra command-line arguments.
 # pir/NAME.pat      `patc NAME.pat --emit=pir` must equal NAME.pir, and the
@@ -32,12 +33,12 @@ check() { # name expected-file actual-text
 }
 
 cd "$here/errors" || exit 1
-for f in *.pat; do
+for f in *.pat *.pir; do
 	args=$(sed -n '1s|^// args: ||p' "$f")
 	# shellcheck disable=SC2086
 	out=$("$patc" "$f" $args --color=never 2>&1 >/dev/null)
 	rc=$?
-	check "errors/$f" "${f%.pat}.err" "$out
+	check "errors/$f" "${f%.*}.err" "$out
 exit: $rc
 "
 done

@@ -1,0 +1,5 @@
+# A loop keeps more iterations than it has.
+pir a m=8 k=8 {
+  loop m 8 = m[8]*1
+  loop k 8 keep 9 = k[8]*1
+}
