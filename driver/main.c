@@ -15,6 +15,8 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +76,8 @@ static void usage(FILE *f)
 	      "exit codes: 0 ok, 1 errors in the input, 2 bad usage, 3 environment\n"
 	      "(unwritable output, missing tools), 4 internal compiler error\n"
 	      "\n"
-	      "The standard pattern library is searched in $PATC_STDLIB, else\n" PATC_STDLIB_DIR "\n",
+	      "The standard pattern library is searched in $PATC_STDLIB, else in\n" PATC_STDLIB_DIR "\n"
+	      "or, for an installed patc, in ../share/patc/stdlib beside the binary.\n",
 	      f);
 }
 
@@ -180,6 +183,35 @@ static int parse_args(int argc, char **argv, Options *o)
 	return PATC_EXIT_OK;
 }
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The standard library: $PATC_STDLIB, else the source tree's stdlib/ (a
+ * build run in place), else ../share/patc/stdlib beside the installed
+ * binary.  The result lives in buf or is static. */
+static const char *find_stdlib(char *buf, size_t len)
+{
+	const char *env = getenv("PATC_STDLIB");
+	if (env && *env)
+		return env;
+	if (is_dir(PATC_STDLIB_DIR))
+		return PATC_STDLIB_DIR;
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		char *slash = strrchr(buf, '/');
+		if (slash && (size_t)(slash - buf) + 24 < len) {
+			strcpy(slash, "/../share/patc/stdlib");
+			if (is_dir(buf))
+				return buf;
+		}
+	}
+	return PATC_STDLIB_DIR;
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -270,6 +302,8 @@ static int run_pir_file(const Options *o)
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
 			free(t);
 		} else if (o->explain) {
+			sb_printf(&out, "%spir %s: m=%lld k=%lld\n", i ? "\n" : "", irs[i].op,
+			          (long long)irs[i].len[PIR_AXIS_M], (long long)irs[i].len[PIR_AXIS_K]);
 			explain_nest(&out, &irs[i], "  ");
 		} else {
 			explain_summary(&out, &irs[i]);
@@ -297,11 +331,12 @@ int main(int argc, char **argv)
 	diag_init(&diag, &arena, stderr);
 	diag.color = o.color == 1 || (o.color == -1 && isatty(STDERR_FILENO) && getenv("TERM") &&
 	                              strcmp(getenv("TERM"), "dumb") != 0);
-	const char *stdlib = getenv("PATC_STDLIB");
+	char stdlib_buf[4096];
+	const char *stdlib = find_stdlib(stdlib_buf, sizeof stdlib_buf);
 	FrontendOptions fo = {
 		.include_dirs = o.includes,
 		.ninclude = o.ninclude,
-		.stdlib_dir = stdlib && *stdlib ? stdlib : PATC_STDLIB_DIR,
+		.stdlib_dir = stdlib,
 		.gpu = o.gpu,
 		.target = o.target,
 		.trace = o.explain || o.dump_after,

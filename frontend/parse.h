@@ -13,7 +13,8 @@ typedef struct ParseCtx {
 	int line, col;  /* the lexer's position: next character */
 	SrcLoc comment; /* where an open block comment started */
 	int errors;     /* lexical and syntax errors in this file */
-	bool quiet;     /* after an unterminated string: no more syntax errors */
+	bool quiet;     /* after an unterminated string, until the parser has
+	                 * recovered: its syntax errors are only echoes */
 	SrcLoc braces[64]; /* open '{' not yet closed, innermost last */
 	int nbraces;
 	Item *items;    /* result, in source order */

@@ -294,11 +294,9 @@ static bool bind_args(Sema *S, const Frame *f, const Call *c, Binder *b)
 			ok = false;
 			continue;
 		}
-		if (!eval(S, f, a->value, &b->values[slot])) {
+		b->given[slot] = true; /* even when bad: it was given, not missing */
+		if (!eval(S, f, a->value, &b->values[slot]))
 			ok = false;
-			continue;
-		}
-		b->given[slot] = true;
 	}
 	return ok;
 }
@@ -364,8 +362,9 @@ static bool build_prim(Sema *S, const Frame *f, const Stmt *st, PirPrim *p)
 		if (!ok)
 			return false;
 		if (nf != n) {
-			error_at(S, st->loc, "split of '%s' names %d loop%s but gives %d factor%s",
-			         st->u.split.loop->name, n, n == 1 ? "" : "s", nf, nf == 1 ? "" : "s");
+			error_at(S, st->loc, "%s: split of '%s' names %d loop%s but gives %d factor%s",
+			         where(S, f), st->u.split.loop->name, n, n == 1 ? "" : "s", nf,
+			         nf == 1 ? "" : "s");
 			return false;
 		}
 		p->u.split.pad = st->u.split.pad;

@@ -142,7 +142,7 @@ item
 	/* include "stdlib/block.pat"; */
 	: INCLUDE STRING ';'
 		{ $$ = mk_item(ctx, ITEM_INCLUDE, @$); $$->u.include.path = $2; $$->u.include.path_loc = @2; }
-	/* pattern block(bm, bk, keep = 25%) { ... } */
+	/* pattern block(bm, bk, density = 25%) { ... } */
 	| PATTERN ident '(' params_opt ')' '{' stmts '}'
 		{ $$ = mk_item(ctx, ITEM_PATTERN, @$); $$->u.pattern.name = $2; $$->u.pattern.params = $4; $$->u.pattern.body = $7; }
 	/* op q: spmm(M = 768, K = 768, N = 512) { ... }   or  op q: spmm(...); */
@@ -150,8 +150,10 @@ item
 		{ $$ = mk_item(ctx, ITEM_OP, @$); $$->u.op.name = $2; $$->u.op.kind = $4; $$->u.op.body = $6; }
 	| OP ident ':' call ';'
 		{ $$ = mk_item(ctx, ITEM_OP, @$); $$->u.op.name = $2; $$->u.op.kind = $4; }
-	| error ';' { $$ = NULL; yyerrok; }
-	| error '}' { $$ = NULL; yyerrok; }
+	/* A broken header: skip to the end of its body, if it has one, so
+	 * the body's statements do not each look like a broken item. */
+	| error ';' { $$ = NULL; if (ctx->nbraces > 0) YYERROR; ctx->quiet = false; yyerrok; }
+	| error '}' { $$ = NULL; ctx->quiet = false; yyerrok; }
 	;
 
 params_opt
@@ -196,7 +198,7 @@ stmt
 	| APPLY call ';' { $$ = mk_stmt(ctx, STMT_APPLY, @$); $$->u.call = $2; }
 	/* weights = safetensors("w.safetensors", "layer.weight"); */
 	| WEIGHTS '=' call ';' { $$ = mk_stmt(ctx, STMT_WEIGHTS, @$); $$->u.call = $3; }
-	| error ';' { $$ = NULL; yyerrok; }
+	| error ';' { $$ = NULL; ctx->quiet = false; yyerrok; }
 	;
 
 pad_opt

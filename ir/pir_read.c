@@ -4,8 +4,8 @@
  * A small hand-written scanner and recursive-descent parser, like QBE's
  * parse.c: the text form is an IR serialisation, not a user language, so it
  * does not go through the flex/bison front end.  Every block read is checked
- * with pir_verify, and the loops must agree with the relation records in
- * name only (provenance is informative).  Errors carry LINE:COL.
+ * with pir_verify.  The split/join records are provenance: they are read
+ * and kept, not checked against the loops.  Errors carry LINE:COL.
  */
 #include "pir.h"
 

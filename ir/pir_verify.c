@@ -45,7 +45,7 @@ bool pir_verify(const Pir *ir, char *why, size_t n)
 	if (ir->nrels < 0 || ir->nrels > PIR_MAX_RELS)
 		return fail(why, n, "%d relations", ir->nrels);
 	for (int a = 0; a < PIR_NAXES; a++)
-		if (ir->len[a] < 1 || ir->ext[a] < ir->len[a])
+		if (ir->len[a] < 1)
 			return fail(why, n, "axis %s: length %lld, padded extent %lld",
 			            pir_axis_names[a], (long long)ir->len[a], (long long)ir->ext[a]);
 
@@ -86,8 +86,11 @@ bool pir_verify(const Pir *ir, char *why, size_t n)
 			return fail(why, n, "loop '%s': condensed but not a perforated k loop", l->name);
 	}
 	for (int a = 0; a < PIR_NAXES; a++) {
-		if (!covered[a] && ir->ext[a] != 1) /* a length-1 axis needs no loop */
+		if (!covered[a] && ir->len[a] != 1) /* a length-1 axis needs no loop */
 			return fail(why, n, "no loop covers axis %s", pir_axis_names[a]);
+		if (ir->ext[a] < ir->len[a])
+			return fail(why, n, "axis %s: length %lld, padded extent %lld",
+			            pir_axis_names[a], (long long)ir->len[a], (long long)ir->ext[a]);
 		qsort(comps[a], (size_t)ncomps[a], sizeof(CompRef), cmp_stride);
 		int64_t expect = 1;
 		for (int c = 0; c < ncomps[a]; c++) {

@@ -69,6 +69,12 @@ bool pass_join(Pir *ir, const PirPrim *p, PirReason *why)
 			j.comp[j.ncomp++] = cc;
 		}
 	}
+	/* Unit components (length-1 loops) carry no digit: drop them. */
+	int keep = 0;
+	for (int c = 0; c < j.ncomp; c++)
+		if (j.comp[c].extent > 1 || (keep == 0 && c == j.ncomp - 1))
+			j.comp[keep++] = j.comp[c];
+	j.ncomp = keep;
 	j.nnz = j.len;
 	j.made = p->loc;
 	if (ir->nrels == PIR_MAX_RELS)

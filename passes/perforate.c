@@ -35,7 +35,7 @@ bool pass_perforate(Pir *ir, const PirPrim *p, PirReason *why)
 			                   pct, (long long)l->len, name);
 		}
 		if (fabs(exact - (double)keep) > 1e-9)
-			pass_warn(why, "keep %g%% of %lld iterations of '%s' rounds to %lld (%.4g%%)", pct,
+			pass_warn(why, "keep %g%% of %lld iterations of '%s' rounds to %lld (%.6g%%)", pct,
 			          (long long)l->len, name, (long long)keep,
 			          100.0 * (double)keep / (double)l->len);
 	} else {

@@ -44,8 +44,9 @@ static bool carve(const PirLoop *src, int *ci, int64_t *rem, int64_t f, PirLoop 
 			return false;
 		if (dst->ncomp == PIR_MAX_COMPS)
 			return false;
-		if (f == 1) { /* a length-1 loop: its digit is always 0 */
-			dst->comp[dst->ncomp++] = (PirComp){c->axis, 1, 1};
+		if (f == 1) { /* a length-1 loop: a digit just above what is left */
+			int64_t left = *ci < src->ncomp ? *rem : 1;
+			dst->comp[dst->ncomp++] = (PirComp){c->axis, 1, c->stride * left};
 			break;
 		}
 		if (f % *rem == 0) {

@@ -135,7 +135,7 @@ static const BadText bad_texts[] = {
 	{"pir", "expected a name"},
 	{"pir a m=4 {", "expected 'k=LENGTH'"},
 	{"pir a m=4 k=4 {", "unterminated pir block"},
-	{"pir a m=4 k=4 { loop m 4 = m[4]*1 }", "axis k: length 4, padded extent 1"},
+	{"pir a m=4 k=4 { loop m 4 = m[4]*1 }", "no loop covers axis k"},
 	{"pir a m=4 k=4 { loop m 4 = m[4]*1 loop k 4 = k[4]*2 }", "stride 2 where 1 is needed"},
 	{"pir a m=4 k=4 { loop m 4 keep 0 = m[4]*1 loop k 4 = k[4]*1 }", "keeps 0 of 4"},
 	{"pir a m=4 k=4 { loop m 4 = q[4]*1 }", "expected an axis"},
