@@ -13,7 +13,7 @@ static const int dtype_bytes[PAT_NDTYPES] = {4, 2, 2};
 
 void explain_summary(StrBuf *out, const Pir *ir)
 {
-	char paper[1024];
+	char paper[PIR_PAPER_MAX];
 	PirMetrics m;
 	pir_metrics(ir, &m);
 	pir_print_paper(ir, paper, sizeof paper);
@@ -24,7 +24,7 @@ void explain_nest(StrBuf *out, const Pir *ir, const char *ind)
 {
 	PirMetrics m;
 	pir_metrics(ir, &m);
-	char paper[1024];
+	char paper[PIR_PAPER_MAX];
 	pir_print_paper(ir, paper, sizeof paper);
 	sb_printf(out, "%s%s\n", ind, paper);
 	sb_printf(out, "%s  %-10s %-22s %8s %8s %10s %10s %10s %9s %10s\n", ind, "loop", "axis[ext]*stride",
@@ -72,9 +72,9 @@ static void explain_storage(StrBuf *out, const OpResult *op)
 	sb_puts(out, "], flattened strides [");
 	for (int i = 0; i < ir->nloops; i++)
 		sb_printf(out, "%s%lld", i ? ", " : "", (long long)m.loop[i].value_stride);
-	int64_t vbytes = m.values * dtype_bytes[op->dtype];
-	sb_printf(out, "]\n    %lld values (%s, %lld bytes) of %lld dense weights", (long long)m.values,
-	          pat_dtype_names[op->dtype], (long long)vbytes, (long long)(op->M * op->K));
+	double vbytes = (double)m.values * dtype_bytes[op->dtype]; /* can pass 2^63 */
+	sb_printf(out, "]\n    %lld values (%s, %.0f bytes) of %lld dense weights", (long long)m.values,
+	          pat_dtype_names[op->dtype], vbytes, (long long)(op->M * op->K));
 	if (m.pad[PIR_AXIS_M] || m.pad[PIR_AXIS_K])
 		sb_printf(out, " (%lld with padding)", (long long)m.dense_padded);
 	sb_putc(out, '\n');
@@ -112,7 +112,7 @@ void explain_op(StrBuf *out, const OpResult *op, const Diag *diag)
 	explain_nest(out, &start, "    ");
 	for (int i = 0; i < op->ntrace; i++) {
 		const TraceStep *t = &op->trace[i];
-		char text[512];
+		char text[PIR_PRIM_TEXT_MAX];
 		pir_prim_format(&t->prim, text, sizeof text);
 		const char *file = t->loc.file > 0 && t->loc.file < diag->nfiles
 		                       ? diag->files[t->loc.file].path : "?";

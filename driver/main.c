@@ -63,7 +63,7 @@ static void usage(FILE *f)
 	      "                     padding, pattern size W, selection region Q, density,\n"
 	      "                     mask diversity and the packed storage\n"
 	      "  --dump-after=PASS  print the nest after every PASS (split, reorder, join,\n"
-	      "                     perforate, condense, or all)\n"
+	      "                     perforate, condense, or all) to stderr\n"
 	      "  --target=NAME      x86-64 (default), x86-64-avx2, x86-64-avx512, sm_80, sm_90;\n"
 	      "                     GPU targets check the GPU legality rules\n"
 	      "  -o PATH            write the output to PATH (atomically) instead of stdout\n"
@@ -223,8 +223,11 @@ static int emit(const Options *o, const StrBuf *out)
 {
 	const char *data = out->data ? out->data : "";
 	if (!o->output) {
-		fputs(data, stdout);
-		return fflush(stdout) == 0 ? PATC_EXIT_OK : PATC_EXIT_ENV;
+		if (fputs(data, stdout) < 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "patc: error: cannot write to standard output: %s\n", strerror(errno));
+			return PATC_EXIT_ENV;
+		}
+		return PATC_EXIT_OK;
 	}
 	if (!util_write_file_atomic(o->output, data, out->len)) {
 		fprintf(stderr, "patc: error: cannot write '%s': %s\n", o->output, strerror(errno));
@@ -240,7 +243,7 @@ static void dump_after(const Options *o, const OpResult *op, StrBuf *out)
 		const char *name = pir_prim_names[t->prim.kind];
 		if (strcmp(o->dump_after, "all") != 0 && strcmp(o->dump_after, name) != 0)
 			continue;
-		char text[512], paper[1024];
+		char text[PIR_PRIM_TEXT_MAX], paper[PIR_PAPER_MAX];
 		pir_prim_format(&t->prim, text, sizeof text);
 		pir_print_paper(&t->ir, paper, sizeof paper);
 		sb_printf(out, "# %s: after %s\n%s\n", op->name, text, paper);
@@ -352,8 +355,13 @@ int main(int argc, char **argv)
 	sb_init(&out);
 	for (int i = 0; i < prog.nops; i++) {
 		const OpResult *op = &prog.ops[i];
-		if (o.dump_after)
-			dump_after(&o, op, &out);
+		if (o.dump_after) { /* to stderr, so it never mixes with the output */
+			StrBuf dump;
+			sb_init(&dump);
+			dump_after(&o, op, &dump);
+			fputs(dump.data ? dump.data : "", stderr);
+			sb_free(&dump);
+		}
 		if (o.explain) {
 			sb_puts(&out, i ? "\n" : "");
 			explain_op(&out, op, &diag);
@@ -361,7 +369,7 @@ int main(int argc, char **argv)
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
 			free(t);
-		} else if (!o.dump_after) {
+		} else {
 			explain_summary(&out, op->ir);
 		}
 	}

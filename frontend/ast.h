@@ -7,6 +7,8 @@
 #ifndef PATC_AST_H
 #define PATC_AST_H
 
+#include "../ir/pir.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,7 +21,7 @@ typedef struct SrcLoc {
 
 typedef enum ExprKind {
 	EXPR_INT,      /* u.i */
-	EXPR_PERCENT,  /* u.pct: `25%`, `6.25%` */
+	EXPR_PERCENT,  /* u.pct: `25%`, `6.25%`, exact */
 	EXPR_STRING,   /* u.str */
 	EXPR_NAME,     /* u.str: a parameter, or a symbol such as f16 or nk */
 	EXPR_WILDCARD, /* `_`: a split factor to infer */
@@ -30,10 +32,11 @@ typedef enum ExprKind {
 typedef struct Expr {
 	ExprKind kind;
 	SrcLoc loc;
+	int depth;         /* nesting depth of operators: 0 for a leaf */
 	struct Expr *next; /* in a list of factors */
 	union {
 		int64_t i;
-		double pct;
+		PirPercent pct;
 		const char *str;
 		struct {
 			char op;

@@ -17,6 +17,7 @@ typedef struct ParseCtx {
 	                 * recovered: its syntax errors are only echoes */
 	SrcLoc braces[64]; /* open '{' not yet closed, innermost last */
 	int nbraces;
+	bool eof_reported; /* a syntax error was reported at end of file */
 	Item *items;    /* result, in source order */
 } ParseCtx;
 

@@ -21,14 +21,19 @@
 const char *const pat_dtype_names[PAT_NDTYPES] = {"f32", "f16", "bf16"};
 const char *const pat_layout_names[PAT_NLAYOUTS] = {"kn", "nk"};
 
-enum { MAX_APPLY_DEPTH = 32, MAX_OPS = 1024 };
+enum {
+	MAX_APPLY_DEPTH = 32,
+	MAX_OPS = 1024,
+	MAX_EXPR_DEPTH = 256,
+	MAX_OP_PRIMS = 1024, /* primitives applied to one op, all patterns included */
+};
 
 typedef enum ValueKind { V_INT, V_PERCENT, V_STRING, V_SYMBOL, V_WILDCARD } ValueKind;
 
 typedef struct Value {
 	ValueKind kind;
 	int64_t i;
-	double pct;
+	PirPercent pct;
 	const char *str; /* V_STRING, V_SYMBOL */
 	SrcLoc loc;
 } Value;
@@ -65,6 +70,7 @@ typedef struct Sema {
 	int ntrace, captrace;
 	LoopOrigin origins[MAX_ORIGINS];
 	int norigins;
+	int nprims; /* primitives applied to the op so far */
 } Sema;
 
 static void error_at(Sema *S, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -153,6 +159,10 @@ static const char *value_kind_name(ValueKind k)
 static bool eval(Sema *S, const Frame *f, const Expr *e, Value *out)
 {
 	*out = (Value){.loc = e->loc};
+	if (e->depth > MAX_EXPR_DEPTH) { /* keeps the recursion below bounded */
+		error_at(S, e->loc, "expression nested more than %d operators deep", MAX_EXPR_DEPTH);
+		return false;
+	}
 	switch (e->kind) {
 	case EXPR_INT:
 		out->kind = V_INT, out->i = e->u.i;
@@ -659,6 +669,12 @@ static void record_origin(Sema *S, const Frame *f, const char *name)
 
 static void run_prim(Sema *S, const Frame *f, const Stmt *st)
 {
+	if (++S->nprims > MAX_OP_PRIMS) {
+		error_at(S, st->loc, "op '%s' applies more than %d primitives", S->op->name, MAX_OP_PRIMS);
+		note_frames(S, f);
+		S->op_failed = true;
+		return;
+	}
 	PirPrim p;
 	if (!build_prim(S, f, st, &p)) {
 		S->op_failed = true;
@@ -801,6 +817,7 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	S->op_failed = false;
 	S->ntrace = S->captrace = 0;
 	S->norigins = 0;
+	S->nprims = 0;
 	if (!op_header(S, it, op))
 		return;
 	op->ir = arena_alloc(S->arena, sizeof *op->ir);

@@ -68,7 +68,7 @@ static void do_include(Loader *L, Item *it, int file)
 		diag_error(L->diag, at, "cannot include '%s': includes are disabled here", want);
 		return;
 	}
-	if (!want[0]) {
+	if (!want || !want[0]) {
 		L->errors++;
 		diag_error(L->diag, at, "empty include path");
 		return;

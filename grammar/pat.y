@@ -96,7 +96,7 @@ static Item *mk_item(ParseCtx *ctx, ItemKind kind, SrcLoc loc)
 
 %union {
 	int64_t i;
-	double pct;
+	PirPercent pct;
 	const char *str;
 	Ident *ident;
 	Expr *expr;
@@ -144,16 +144,18 @@ item
 		{ $$ = mk_item(ctx, ITEM_INCLUDE, @$); $$->u.include.path = $2; $$->u.include.path_loc = @2; }
 	/* pattern block(bm, bk, density = 25%) { ... } */
 	| PATTERN ident '(' params_opt ')' '{' stmts '}'
-		{ $$ = mk_item(ctx, ITEM_PATTERN, @$); $$->u.pattern.name = $2; $$->u.pattern.params = $4; $$->u.pattern.body = $7; }
+		{ $$ = mk_item(ctx, ITEM_PATTERN, @$); $$->u.pattern.name = $2; $$->u.pattern.params = $4; $$->u.pattern.body = $7;
+		  ctx->nbraces = 0; /* between items: resynchronise after stray braces */ }
 	/* op q: spmm(M = 768, K = 768, N = 512) { ... }   or  op q: spmm(...); */
 	| OP ident ':' call '{' stmts '}'
-		{ $$ = mk_item(ctx, ITEM_OP, @$); $$->u.op.name = $2; $$->u.op.kind = $4; $$->u.op.body = $6; }
+		{ $$ = mk_item(ctx, ITEM_OP, @$); $$->u.op.name = $2; $$->u.op.kind = $4; $$->u.op.body = $6;
+		  ctx->nbraces = 0; }
 	| OP ident ':' call ';'
 		{ $$ = mk_item(ctx, ITEM_OP, @$); $$->u.op.name = $2; $$->u.op.kind = $4; }
 	/* A broken header: skip to the end of its body, if it has one, so
 	 * the body's statements do not each look like a broken item. */
 	| error ';' { $$ = NULL; if (ctx->nbraces > 0) YYERROR; ctx->quiet = false; yyerrok; }
-	| error '}' { $$ = NULL; ctx->quiet = false; yyerrok; }
+	| error '}' { $$ = NULL; ctx->nbraces = 0; ctx->quiet = false; yyerrok; }
 	;
 
 params_opt
@@ -248,11 +250,11 @@ expr
 	| IDENT { $$ = mk_expr(ctx, EXPR_NAME, @$); $$->u.str = $1; }
 	| WILDCARD { $$ = mk_expr(ctx, EXPR_WILDCARD, @$); }
 	| '(' expr ')' { $$ = $2; $$->loc = @$; }
-	| '-' expr %prec NEG { $$ = mk_expr(ctx, EXPR_NEG, @$); $$->u.operand = $2; }
-	| expr '+' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '+'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
-	| expr '-' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '-'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
-	| expr '*' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '*'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
-	| expr '/' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '/'; $$->u.bin.l = $1; $$->u.bin.r = $3; }
+	| '-' expr %prec NEG { $$ = mk_expr(ctx, EXPR_NEG, @$); $$->u.operand = $2; $$->depth = $2->depth + 1; }
+	| expr '+' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '+'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
+	| expr '-' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '-'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
+	| expr '*' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '*'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
+	| expr '/' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '/'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
 	;
 
 %%
@@ -280,6 +282,18 @@ static void token_name(yysymbol_kind_t k, char *buf, size_t len)
 		snprintf(buf, len, "'%s'", name);
 }
 
+/* The symbol of a one-character token such as '(' (bison names those
+ * symbols by number only). */
+static yysymbol_kind_t symbol_of_char(char c)
+{
+	for (int k = 0; k < YYNTOKENS; k++) {
+		const char *name = yysymbol_name((yysymbol_kind_t)k);
+		if (name[0] == '\'' && name[1] == c && name[2] == '\'' && !name[3])
+			return (yysymbol_kind_t)k;
+	}
+	return YYSYMBOL_YYEMPTY;
+}
+
 /* "syntax error: expected ';' before 'keep'" in the GCC manner, from the
  * parser's lookahead and the tokens it could have shifted.  Long lists are
  * summarised: the tokens that start a statement or an expression are named
@@ -289,6 +303,7 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 	(void)scanner;
 	yysymbol_kind_t expected[YYNTOKENS];
 	int n = yypcontext_expected_tokens(pc, expected, YYNTOKENS);
+	yysymbol_kind_t minus = symbol_of_char('-'), lparen = symbol_of_char('(');
 	bool stmt = false, expr = false;
 	for (int i = 0; i < n; i++)
 		stmt |= expected[i] == YYSYMBOL_SPLIT, expr |= expected[i] == YYSYMBOL_PERCENT;
@@ -304,7 +319,7 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 			what = "a statement (split, reorder, join, perforate, condense, apply or weights)";
 		} else if (expr && (k == YYSYMBOL_IDENT || k == YYSYMBOL_INT || k == YYSYMBOL_PERCENT ||
 		                    k == YYSYMBOL_STRING || k == YYSYMBOL_WILDCARD ||
-		                    k == YYSYMBOL_23_ || k == YYSYMBOL_28_)) {
+		                    k == minus || k == lparen)) {
 			if (k != YYSYMBOL_PERCENT)
 				continue;
 			what = "an expression";
@@ -318,7 +333,7 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 			bool folded = (stmt && q >= YYSYMBOL_APPLY && q <= YYSYMBOL_CONDENSE && q != YYSYMBOL_APPLY) ||
 			              (expr && q != YYSYMBOL_PERCENT &&
 			               (q == YYSYMBOL_IDENT || q == YYSYMBOL_INT || q == YYSYMBOL_STRING ||
-			                q == YYSYMBOL_WILDCARD || q == YYSYMBOL_23_ || q == YYSYMBOL_28_));
+			                q == YYSYMBOL_WILDCARD || q == minus || q == lparen));
 			if (!folded)
 				last = false;
 		}
@@ -328,6 +343,7 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 	yysymbol_kind_t got = yypcontext_token(pc);
 	if (o < sizeof buf && got != YYSYMBOL_YYEMPTY) {
 		if (got == YYSYMBOL_YYEOF) {
+			ctx->eof_reported = true;
 			snprintf(buf + o, sizeof buf - o, " at end of file");
 		} else {
 			token_name(got, name, sizeof name);

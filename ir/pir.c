@@ -58,6 +58,14 @@ bool pir_loop_has_axis(const PirLoop *l, PirAxis a)
 	return false;
 }
 
+bool pir_loop_spans_axis(const PirLoop *l, PirAxis a)
+{
+	for (int c = 0; c < l->ncomp; c++)
+		if (l->comp[c].axis == a && l->comp[c].extent > 1)
+			return true;
+	return false;
+}
+
 bool pir_loop_is_perforated(const PirLoop *l) { return l->nnz < l->len; }
 
 bool pir_name_valid(const char *name)

@@ -37,7 +37,14 @@ enum {
 	PIR_MAX_COMPS = 8,  /* components of one (joined) loop */
 	PIR_MAX_SPLIT = 8,  /* children of one split */
 	PIR_MAX_RELS = 48,  /* recorded split/join relations */
+	PIR_PERCENT_DECIMALS = 6,
+	PIR_PRIM_TEXT_MAX = 1024, /* pir_prim_format of any primitive fits */
+	PIR_PAPER_MAX = 2048,     /* pir_print_paper of any nest fits */
 };
+
+/* Axis lengths and padded extents are at most 2^31, so products of extents
+ * (values, Q, regions) fit in int64_t. */
+#define PIR_MAX_EXTENT ((int64_t)1 << 31)
 
 typedef enum PirAxis { PIR_AXIS_M, PIR_AXIS_K, PIR_NAXES } PirAxis;
 
@@ -47,6 +54,13 @@ typedef enum PirPrimKind {
 #undef X
 	PIR_NPRIMS
 } PirPrimKind;
+
+/* An exact decimal percentage: num / 10^decimals percent (`6.25%` is
+ * {625, 2}).  Kept exact so rounding a keep count is exact too. */
+typedef struct PirPercent {
+	int64_t num;
+	int decimals; /* 0..PIR_PERCENT_DECIMALS */
+} PirPercent;
 
 /* A source position carried through the IR for diagnostics only; the IR
  * never interprets it.  file = 0 means unknown. */
@@ -121,7 +135,7 @@ typedef struct PirPrim {
 			char loop[PIR_NAME_MAX];
 			bool is_percent;
 			int64_t keep;
-			double percent;
+			PirPercent percent;
 		} perforate;
 		struct { /* condense loop on x */
 			char loop[PIR_NAME_MAX];
@@ -149,6 +163,8 @@ void pir_init(Pir *ir, const char *op, int64_t m, int64_t k);
 int pir_find(const Pir *ir, const char *name); /* index or -1 */
 bool pir_equal(const Pir *a, const Pir *b);    /* structural */
 bool pir_loop_has_axis(const PirLoop *l, PirAxis a);
+/* Has a component of axis a longer than 1 (a length-1 digit iterates once). */
+bool pir_loop_spans_axis(const PirLoop *l, PirAxis a);
 bool pir_loop_is_perforated(const PirLoop *l);
 bool pir_name_valid(const char *name);
 
@@ -206,6 +222,8 @@ void pir_metrics(const Pir *ir, PirMetrics *out);
 /* ---- printers (pir_print.c) ---- */
 /* Paper notation: `M0_96 K0_24^12 K1_8 M1_32 K2_4^2`. */
 void pir_print_paper(const Pir *ir, char *buf, size_t len);
+/* "6.25" for {625, 2}. */
+void pir_percent_format(PirPercent p, char *buf, size_t len);
 /* A primitive in .pat syntax, e.g. "split m -> m0, m1 : _, 32 pad". */
 void pir_prim_format(const PirPrim *p, char *buf, size_t len);
 /* The full text form (docs/pir.md), one `pir` block, newline-terminated.

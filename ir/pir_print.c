@@ -86,6 +86,18 @@ char *pir_print_text(const Pir *ir)
 	return sb_take(&sb);
 }
 
+void pir_percent_format(PirPercent p, char *buf, size_t len)
+{
+	int64_t scale = 1;
+	for (int i = 0; i < p.decimals; i++)
+		scale *= 10;
+	if (p.decimals == 0)
+		snprintf(buf, len, "%lld", (long long)p.num);
+	else
+		snprintf(buf, len, "%lld.%0*lld", (long long)(p.num / scale), p.decimals,
+		         (long long)(p.num % scale));
+}
+
 void pir_prim_format(const PirPrim *p, char *buf, size_t len)
 {
 	StrBuf sb;
@@ -118,8 +130,11 @@ void pir_prim_format(const PirPrim *p, char *buf, size_t len)
 		sb_printf(&sb, " -> %s", p->u.join.name);
 		break;
 	case PIR_PRIM_PERFORATE:
-		if (p->u.perforate.is_percent)
-			sb_printf(&sb, " %s keep %g%%", p->u.perforate.loop, p->u.perforate.percent);
+		if (p->u.perforate.is_percent) {
+			char pct[64];
+			pir_percent_format(p->u.perforate.percent, pct, sizeof pct);
+			sb_printf(&sb, " %s keep %s%%", p->u.perforate.loop, pct);
+		}
 		else
 			sb_printf(&sb, " %s keep %lld", p->u.perforate.loop, (long long)p->u.perforate.keep);
 		break;

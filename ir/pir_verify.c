@@ -45,8 +45,8 @@ bool pir_verify(const Pir *ir, char *why, size_t n)
 	if (ir->nrels < 0 || ir->nrels > PIR_MAX_RELS)
 		return fail(why, n, "%d relations", ir->nrels);
 	for (int a = 0; a < PIR_NAXES; a++)
-		if (ir->len[a] < 1)
-			return fail(why, n, "axis %s: length %lld, padded extent %lld",
+		if (ir->len[a] < 1 || ir->len[a] > PIR_MAX_EXTENT || ir->ext[a] > PIR_MAX_EXTENT)
+			return fail(why, n, "axis %s: length %lld, padded extent %lld (1 to 2^31 allowed)",
 			            pir_axis_names[a], (long long)ir->len[a], (long long)ir->ext[a]);
 
 	CompRef comps[PIR_NAXES][PIR_MAX_LOOPS * PIR_MAX_COMPS];

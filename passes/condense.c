@@ -14,6 +14,7 @@ bool pass_condense(Pir *ir, const PirPrim *p, PirReason *why)
 	if (li < 0)
 		return false;
 	PirLoop *l = &ir->loops[li];
+	pir_name_copy(why->subject, name);
 	if (!pir_loop_has_axis(l, PIR_AXIS_K))
 		return pass_refuse(why, "cannot condense loop '%s': it iterates over m, and condense "
 		                        "gathers rows of x addressed by k", name);
@@ -25,5 +26,6 @@ bool pass_condense(Pir *ir, const PirPrim *p, PirReason *why)
 	if (l->condensed)
 		return pass_refuse(why, "loop '%s' is already condensed", name);
 	l->condensed = true;
+	why->subject[0] = 0;
 	return true;
 }

@@ -57,6 +57,8 @@ bool pass_join(Pir *ir, const PirPrim *p, PirReason *why)
 			return pass_refuse(why, "joined loop '%s' is too long", p->u.join.name);
 		for (int c = 0; c < l->ncomp; c++) {
 			PirComp cc = l->comp[c];
+			if (cc.extent == 1)
+				continue; /* a length-1 digit: no place in the index */
 			PirComp *last = j.ncomp ? &j.comp[j.ncomp - 1] : NULL;
 			if (last && last->axis == cc.axis && last->stride == cc.stride * cc.extent) {
 				last->extent *= cc.extent; /* contiguous: one digit */
@@ -69,12 +71,8 @@ bool pass_join(Pir *ir, const PirPrim *p, PirReason *why)
 			j.comp[j.ncomp++] = cc;
 		}
 	}
-	/* Unit components (length-1 loops) carry no digit: drop them. */
-	int keep = 0;
-	for (int c = 0; c < j.ncomp; c++)
-		if (j.comp[c].extent > 1 || (keep == 0 && c == j.ncomp - 1))
-			j.comp[keep++] = j.comp[c];
-	j.ncomp = keep;
+	if (j.ncomp == 0) /* all loops had length 1 */
+		j.comp[j.ncomp++] = (PirComp){ir->loops[first].comp[0].axis, 1, 1};
 	j.nnz = j.len;
 	j.made = p->loc;
 	if (ir->nrels == PIR_MAX_RELS)

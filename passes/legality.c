@@ -5,7 +5,8 @@
  *   - no perforated spatial (m) loop nested inside a reduction (k) loop:
  *     otherwise different reduction steps would write different output rows;
  *   - no loop that joins m and k.
- * The x86 backend has no such rule.
+ * Length-1 loops iterate once and do not count.  The x86 backend has no
+ * such rule.
  */
 #include "../ir/pir.h"
 
@@ -16,7 +17,7 @@ int pir_check_gpu(const Pir *ir, PirViolation *out, int max)
 	int n = 0;
 	for (int i = 0; i < ir->nloops; i++) {
 		const PirLoop *l = &ir->loops[i];
-		bool m = pir_loop_has_axis(l, PIR_AXIS_M), k = pir_loop_has_axis(l, PIR_AXIS_K);
+		bool m = pir_loop_spans_axis(l, PIR_AXIS_M), k = pir_loop_spans_axis(l, PIR_AXIS_K);
 		if (m && k) {
 			if (n < max) {
 				out[n] = (PirViolation){PIR_VIOL_JOIN_MK, i, -1, ""};
@@ -30,7 +31,7 @@ int pir_check_gpu(const Pir *ir, PirViolation *out, int max)
 		if (!m || !pir_loop_is_perforated(l))
 			continue;
 		for (int j = 0; j < i; j++) {
-			if (!pir_loop_has_axis(&ir->loops[j], PIR_AXIS_K))
+			if (!pir_loop_spans_axis(&ir->loops[j], PIR_AXIS_K))
 				continue;
 			if (n < max) {
 				out[n] = (PirViolation){PIR_VIOL_SPATIAL_IN_REDUCTION, i, j, ""};

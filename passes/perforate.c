@@ -8,7 +8,6 @@
  */
 #include "passes.h"
 
-#include <math.h>
 
 bool pass_perforate(Pir *ir, const PirPrim *p, PirReason *why)
 {
@@ -17,25 +16,35 @@ bool pass_perforate(Pir *ir, const PirPrim *p, PirReason *why)
 	if (li < 0)
 		return false;
 	PirLoop *l = &ir->loops[li];
-	if (pir_loop_is_perforated(l))
+	if (pir_loop_is_perforated(l)) {
+		pir_name_copy(why->subject, name);
 		return pass_refuse(why, "loop '%s' is already perforated (keeps %lld of %lld)", name,
 		                   (long long)l->nnz, (long long)l->len);
+	}
 	int64_t keep;
 	if (p->u.perforate.is_percent) {
-		double pct = p->u.perforate.percent;
-		if (!(pct > 0 && pct <= 100))
-			return pass_refuse(why, "cannot keep %g%% of loop '%s': a percentage must be above 0 "
+		PirPercent pc = p->u.perforate.percent;
+		char pct[64];
+		pir_percent_format(pc, pct, sizeof pct);
+		int64_t hundred = 100; /* 100% in units of 10^-decimals percent */
+		for (int i = 0; i < pc.decimals && i < PIR_PERCENT_DECIMALS; i++)
+			hundred *= 10;
+		if (pc.decimals < 0 || pc.decimals > PIR_PERCENT_DECIMALS || pc.num <= 0 ||
+		    pc.num > hundred)
+			return pass_refuse(why, "cannot keep %s%% of loop '%s': a percentage must be above 0 "
 			                        "and at most 100", pct, name);
-		double exact = (double)l->len * pct / 100.0;
-		keep = (int64_t)floor(exact + 0.5);
+		/* round(len * num / hundred), halves up, in integers: len <= 2^31
+		 * and num <= 10^8, so nothing overflows. */
+		int64_t scaled = l->len * pc.num;
+		keep = (2 * scaled + hundred) / (2 * hundred);
 		if (keep < 1) {
 			pass_hint(why, "keep at least 1 iteration (%.4g%% of %lld)", 100.0 / (double)l->len,
 			          (long long)l->len);
-			return pass_refuse(why, "keeping %g%% of the %lld iterations of loop '%s' keeps none",
+			return pass_refuse(why, "keeping %s%% of the %lld iterations of loop '%s' keeps none",
 			                   pct, (long long)l->len, name);
 		}
-		if (fabs(exact - (double)keep) > 1e-9)
-			pass_warn(why, "keep %g%% of %lld iterations of '%s' rounds to %lld (%.6g%%)", pct,
+		if (scaled % hundred != 0)
+			pass_warn(why, "keep %s%% of %lld iterations of '%s' rounds to %lld (%.6g%%)", pct,
 			          (long long)l->len, name, (long long)keep,
 			          100.0 * (double)keep / (double)l->len);
 	} else {

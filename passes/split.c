@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { SPLIT_MAX_EXTENT = (int64_t)1 << 31 };
-
 static const char *fmt_factors(const int64_t *f, int n, char *buf, size_t len)
 {
 	size_t o = 0;
@@ -73,6 +71,39 @@ static bool carve(const PirLoop *src, int *ci, int64_t *rem, int64_t f, PirLoop 
 	return true;
 }
 
+/* Padding extends an axis with zero weights, so only the loop that is most
+ * significant on its axis (and not joined) can be padded. */
+static bool paddable(const Pir *ir, const PirLoop *l)
+{
+	return l->ncomp == 1 && l->comp[0].stride * l->len == ir->ext[l->comp[0].axis];
+}
+
+/* Suggests padding loop l (of length len) to `to` iterations, or, where
+ * padding is impossible, factors that fit. */
+static void hint_pad(PirReason *why, const Pir *ir, const PirLoop *l, int64_t len, int64_t to,
+                     bool amount)
+{
+	if (!paddable(ir, l)) {
+		pass_hint(why, "'%s' cannot be padded (only the outermost loop of an axis can); choose "
+		               "factors whose product is %lld",
+		          l->name, (long long)len);
+		return;
+	}
+	PirAxis a = l->comp[0].axis;
+	int64_t s = l->comp[0].stride, from = ir->ext[a], grown = from + (to - len) * s;
+	char how[32] = "pad";
+	if (amount)
+		snprintf(how, sizeof how, "pad %lld", (long long)(to - len));
+	if (s == 1 && from == len)
+		pass_hint(why, "add '%s' to pad '%s' from %lld to %lld with zero %s", how, l->name,
+		          (long long)len, (long long)to, a == PIR_AXIS_M ? "rows" : "columns");
+	else
+		pass_hint(why, "add '%s' to pad '%s' from %lld to %lld iterations (axis %s %lld -> "
+		               "%lld, zero %s)", how, l->name, (long long)len, (long long)to,
+		          pir_axis_names[a], (long long)from, (long long)grown,
+		          a == PIR_AXIS_M ? "rows" : "columns");
+}
+
 bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 {
 	const char *name = p->u.split.loop;
@@ -112,7 +143,7 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 			if (wild >= 0)
 				return pass_refuse(why, "split of '%s' has more than one '_' factor", name);
 			wild = i;
-		} else if (!util_mul_ok(known, f[i], &known) || known > SPLIT_MAX_EXTENT) {
+		} else if (!util_mul_ok(known, f[i], &known) || known > PIR_MAX_EXTENT) {
 			return pass_refuse(why, "split factors of loop '%s' multiply to more than 2^31",
 			                   name);
 		}
@@ -129,9 +160,7 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 			int64_t target = len + (pad ? want : 0);
 			if (target % known != 0) {
 				if (!pad)
-					pass_hint(why, "add 'pad' to pad '%s' to %lld (%lld zero %s)", name,
-					          (long long)(up * known), (long long)(up * known - len),
-					          pir_loop_has_axis(&parent, PIR_AXIS_M) ? "rows" : "columns");
+					hint_pad(why, ir, &parent, len, up * known, false);
 				return pass_refuse(why,
 				                   "cannot split loop '%s' of length %lld%s as %s: %lld does not "
 				                   "divide %lld",
@@ -144,13 +173,12 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 	}
 	int64_t prod = 1;
 	for (int i = 0; i < n; i++)
-		if (!util_mul_ok(prod, f[i], &prod) || prod > SPLIT_MAX_EXTENT)
+		if (!util_mul_ok(prod, f[i], &prod) || prod > PIR_MAX_EXTENT)
 			return pass_refuse(why, "split factors of loop '%s' multiply to more than 2^31", name);
 	fmt_factors(f, n, fs, sizeof fs);
 	if (!pad && prod != len) {
 		if (prod > len)
-			pass_hint(why, "add 'pad %lld' to pad '%s' from %lld to %lld with zero weights",
-			          (long long)(prod - len), name, (long long)len, (long long)prod);
+			hint_pad(why, ir, &parent, len, prod, true);
 		else
 			pass_hint(why, "choose factors whose product is %lld, or use '_' for one of them",
 			          (long long)len);
@@ -169,10 +197,10 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 		                   fs, (long long)prod, (long long)len, name);
 	int64_t padding = prod - len;
 	if (padding > 0) {
+		PirAxis a = parent.comp[0].axis;
 		if (parent.ncomp != 1)
 			return pass_refuse(why, "cannot pad loop '%s': it joins several loops", name);
-		PirAxis a = parent.comp[0].axis;
-		if (parent.comp[0].stride * parent.len != ir->ext[a]) {
+		if (!paddable(ir, &parent)) {
 			pass_hint(why, "pad when splitting the outermost loop of axis %s",
 			          pir_axis_names[a]);
 			return pass_refuse(why,
@@ -181,7 +209,7 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 			                   name, pir_axis_names[a], name, pir_axis_names[a]);
 		}
 		int64_t ext;
-		if (!util_mul_ok(parent.comp[0].stride, prod, &ext) || ext > SPLIT_MAX_EXTENT)
+		if (!util_mul_ok(parent.comp[0].stride, prod, &ext) || ext > PIR_MAX_EXTENT)
 			return pass_refuse(why, "padding loop '%s' to %lld makes axis %s too long", name,
 			                   (long long)prod, pir_axis_names[a]);
 		if (padding >= prod / f[0])

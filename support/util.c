@@ -115,8 +115,42 @@ char *util_read_file(const char *path, size_t *len)
 	return sb_take(&sb);
 }
 
+/* Writes all of data to fd; false with errno set. */
+static bool write_all(int fd, const char *data, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		off += (size_t)w;
+	}
+	return true;
+}
+
 bool util_write_file_atomic(const char *path, const char *data, size_t len)
 {
+	/* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in
+	 * place: renaming a file over it would replace the device. */
+	struct stat target;
+	if (stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
+		if (S_ISDIR(target.st_mode)) {
+			errno = EISDIR;
+			return false;
+		}
+		int fd = open(path, O_WRONLY | O_TRUNC);
+		if (fd < 0)
+			return false;
+		bool ok = write_all(fd, data, len);
+		int err = errno;
+		if (close(fd) != 0 && ok)
+			return false;
+		errno = err;
+		return ok;
+	}
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 16);
 	if (!tmp)
@@ -128,17 +162,19 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len)
 		free(tmp);
 		return false;
 	}
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		off += (size_t)w;
+	if (!write_all(fd, data, len))
+		goto fail;
+	/* The mode of the file replaced, else what a new file would get. */
+	struct stat old;
+	mode_t mode;
+	if (stat(path, &old) == 0) {
+		mode = old.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
 	}
-	if (fchmod(fd, 0644) != 0 || fsync(fd) != 0)
+	if (fchmod(fd, mode) != 0 || fsync(fd) != 0)
 		goto fail;
 	if (close(fd) != 0) {
 		fd = -1;

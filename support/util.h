@@ -48,8 +48,9 @@ char *sb_take(StrBuf *sb);
 char *util_read_file(const char *path, size_t *len);
 
 /* Writes data to path atomically: a temporary file in the same directory,
- * fsync, then rename.  On failure nothing is left behind at path or beside
- * it; returns false with errno set. */
+ * fsync, then rename, keeping the mode of a file it replaces.  On failure
+ * nothing is left behind at path or beside it; returns false with errno set.
+ * A path that names a device or a pipe (/dev/null) is written in place. */
 bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
 /* Checked 64-bit multiply: false on overflow. */

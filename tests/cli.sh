@@ -49,8 +49,17 @@ expect "--explain" 0 "$patc" "$root/examples/gemm.pat" --explain
 has "--explain shows strides" "$tmp/out" "flattened strides \[53760, 17920, 640, 128, 32, 1\]"
 has "--explain shows padding" "$tmp/out" "padding m 1000 -> 1024 (+24)"
 has "--explain shows W and Q" "$tmp/out" "W          Q"
-expect "--dump-after" 0 "$patc" "$root/examples/gemm.pat" --dump-after=perforate
-has "--dump-after output" "$tmp/out" "# fig8: after perforate k1 keep 5"
+expect "--dump-after" 0 "$patc" "$root/examples/gemm.pat" --dump-after=perforate --emit=pir -o "$tmp/d.pir"
+has "--dump-after goes to stderr" "$tmp/err" "# fig8: after perforate k1 keep 5"
+expect "--dump-after leaves -o readable" 0 "$patc" "$tmp/d.pir"
+expect "full stdout" 3 "$patc" "$root/examples/gemm.pat" -o /dev/full
+if [ -w /dev/full ]; then
+	"$patc" "$root/examples/gemm.pat" >/dev/full 2>"$tmp/err"
+	if [ $? -eq 3 ] && grep -q "cannot write to standard output" "$tmp/err"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: stdout on /dev/full"; fi
+fi
+echo old > "$tmp/mode.pir" && chmod 600 "$tmp/mode.pir"
+expect "-o over an existing file" 0 "$patc" "$root/examples/gemm.pat" --emit=pir -o "$tmp/mode.pir"
+[ "$(stat -c %a "$tmp/mode.pir")" = 600 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: -o changed the mode of the file it replaced"; }
 
 # -o writes atomically; a failed compile writes nothing
 expect "-o file" 0 "$patc" "$root/examples/gemm.pat" --emit=pir -o "$tmp/g.pir"

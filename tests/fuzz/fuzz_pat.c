@@ -91,7 +91,7 @@ static void fuzz_prims(const uint8_t *d, size_t n)
 		case PIR_PRIM_PERFORATE:
 			pir_name_copy(p.u.perforate.loop, loop);
 			p.u.perforate.is_percent = b[2] & 1;
-			p.u.perforate.percent = b[3] * 0.5;
+			p.u.perforate.percent = (PirPercent){b[3] * 5, b[2] >> 6};
 			p.u.perforate.keep = b[3] % 40;
 			break;
 		default:

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 #include "frontend/frontend.h"
+#include "support/util.h"
 
 #include <dirent.h>
 
@@ -149,6 +150,36 @@ START_TEST(sandbox_refuses_files)
 }
 END_TEST
 
+/* Resource limits: a 60000-term sum and a pattern doubling its work at
+ * each of 20 levels are refused with a message, not a crash or a hang. */
+START_TEST(limits)
+{
+	StrBuf sb;
+	sb_init(&sb);
+	sb_puts(&sb, "op q: spmm(M = 1");
+	for (int i = 0; i < 60000; i++)
+		sb_puts(&sb, " + 1");
+	sb_puts(&sb, ", K = 4, N = 4);\n");
+	Run r;
+	compile(&r, sb.data, false);
+	ck_assert_int_eq(r.errors, 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "nested more than 256 operators deep"));
+	done(&r);
+	sb_free(&sb);
+
+	sb_init(&sb);
+	sb_puts(&sb, "pattern p0() { reorder m, k; }\n");
+	for (int i = 1; i <= 20; i++)
+		sb_printf(&sb, "pattern p%d() { apply p%d(); apply p%d(); }\n", i, i - 1, i - 1);
+	sb_puts(&sb, "op q: spmm(M = 64, K = 64, N = 4) { apply p20(); }\n");
+	compile(&r, sb.data, false);
+	ck_assert_int_eq(r.errors, 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "op 'q' applies more than 1024 primitives"));
+	done(&r);
+	sb_free(&sb);
+}
+END_TEST
+
 /* parse(print(ir)) is structurally equal to ir, for every op of every
  * PatternIR golden. */
 START_TEST(goldens_parse_print_equal)
@@ -202,6 +233,7 @@ static Suite *frontend_suite(void)
 	tcase_add_test(tc, syntax_errors_recover);
 	tcase_add_test(tc, gpu_rule_reported_at_perforate);
 	tcase_add_test(tc, sandbox_refuses_files);
+	tcase_add_test(tc, limits);
 	tcase_add_test(tc, goldens_parse_print_equal);
 	suite_add_tcase(s, tc);
 	return s;

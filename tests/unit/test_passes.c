@@ -109,14 +109,23 @@ START_TEST(perforate_percent_rounds_and_warns)
 {
 	Pir ir = base(30, 30);
 	PirReason why;
-	PirPrim p = prim_perforate_pct("k", 25);
+	PirPrim p = prim_perforate_pct("k", 25, 0);
 	ck_assert(pir_apply(&ir, &p, &why));
 	ck_assert_int_eq(ir.loops[1].nnz, 8); /* 7.5 rounds half up */
 	ck_assert_ptr_nonnull(strstr(why.warning, "rounds to 8"));
-	p = prim_perforate_pct("m", 50);
+	p = prim_perforate_pct("m", 50, 0);
 	ck_assert(pir_apply(&ir, &p, &why));
 	ck_assert_int_eq(ir.loops[0].nnz, 15);
 	ck_assert_str_eq(why.warning, "");
+	/* exact decimal rounding: 9.2% of 375 is 34.5, rounded up to 35 */
+	Pir r = base(8, 375);
+	p = prim_perforate_pct("k", 92, 1);
+	ck_assert(pir_apply(&r, &p, &why));
+	ck_assert_int_eq(r.loops[1].nnz, 35);
+	r = base(8, 1000); /* 64.35% of 1000 = 643.5 -> 644 */
+	p = prim_perforate_pct("k", 6435, 2);
+	ck_assert(pir_apply(&r, &p, &why));
+	ck_assert_int_eq(r.loops[1].nnz, 644);
 }
 END_TEST
 
@@ -171,8 +180,8 @@ static PirPrim r_join_perf(void) { return JOIN({"k0" COMMA "m1"}, "x"); }
 static PirPrim r_join_name(void) { return JOIN({"m" COMMA "k"}, "k"); }
 static PirPrim r_perf_zero(void) { return prim_perforate("m", 0); }
 static PirPrim r_perf_over(void) { return prim_perforate("m", 1001); }
-static PirPrim r_perf_pct_zero(void) { return prim_perforate_pct("m", 0.01); }
-static PirPrim r_perf_pct_over(void) { return prim_perforate_pct("m", 150); }
+static PirPrim r_perf_pct_zero(void) { return prim_perforate_pct("m", 1, 2); }
+static PirPrim r_perf_pct_over(void) { return prim_perforate_pct("m", 150, 0); }
 static PirPrim r_perf_twice(void) { return prim_perforate("k0", 3); }
 static PirPrim r_cond_dense(void) { return prim_condense("k"); }
 static PirPrim r_cond_m(void) { return prim_condense("m"); }
@@ -298,7 +307,8 @@ static PirPrim random_prim(const Pir *ir, int *fresh)
 		pir_name_copy(p.u.perforate.loop, loop);
 		if (rnd(2)) {
 			p.u.perforate.is_percent = true;
-			p.u.perforate.percent = 5.0 * (1 + rnd(24));
+			p.u.perforate.percent = rnd(2) ? (PirPercent){1 + (int64_t)rnd(110), 0}
+			                              : (PirPercent){1 + (int64_t)rnd(11000), 2};
 		} else {
 			p.u.perforate.keep = (int64_t)rnd(40);
 		}

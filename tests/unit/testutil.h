@@ -68,11 +68,12 @@ static inline PirPrim prim_perforate(const char *loop, int64_t keep)
 	return p;
 }
 
-static inline PirPrim prim_perforate_pct(const char *loop, double pct)
+/* keep num / 10^decimals percent */
+static inline PirPrim prim_perforate_pct(const char *loop, int64_t num, int decimals)
 {
 	PirPrim p = prim_perforate(loop, 0);
 	p.u.perforate.is_percent = true;
-	p.u.perforate.percent = pct;
+	p.u.perforate.percent = (PirPercent){num, decimals};
 	return p;
 }
 
