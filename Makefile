@@ -3,6 +3,7 @@
 #   make demo    install missing packages, build, compile examples/gemm.pat
 #   make test    install missing packages, build, run every test: the suite,
 #                the suite again under ASan+UBSan, and a bounded fuzz run
+#   make docs    regenerate README.md and docs/*.md from docs/src/
 #
 # The real build is CMake; this file only drives it.
 
@@ -13,7 +14,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-main test-asan test-fuzz clean
+.PHONY: all deps build demo docs test test-main test-asan test-fuzz clean
 
 all: build
 
@@ -32,6 +33,10 @@ demo: build
 	@echo
 	@echo '$$ patc examples/gemm.pat --emit=pir'
 	@$(BUILD)/patc examples/gemm.pat --emit=pir
+
+# README.md and docs/*.md from docs/src/, with every example run again.
+docs: build
+	python3 scripts/gen-docs.py $(BUILD)/patc
 
 test: test-main test-asan test-fuzz
 

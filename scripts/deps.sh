@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-	cmake make gcc g++ pkg-config
+	cmake make gcc g++ pkg-config python3
 	flex bison                       # the .pat front end
 	check libsubunit-dev             # unit tests (Check under CTest)
 	llvm-19-dev libzstd-dev zlib1g-dev   # code generation through the LLVM C API

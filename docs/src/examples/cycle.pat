@@ -1,0 +1,1 @@
+include "sub/x.pat";

@@ -1,0 +1,1 @@
+pattern rows(keep) { perforate k keep keep; }

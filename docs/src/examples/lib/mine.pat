@@ -1,0 +1,1 @@
+pattern mine(c) { perforate k keep c; }
