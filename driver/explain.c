@@ -11,13 +11,33 @@
 
 static const int dtype_bytes[PAT_NDTYPES] = {4, 2, 2};
 
-void explain_summary(StrBuf *out, const Pir *ir)
+void explain_summary(StrBuf *out, const Pir *ir, const PruneMetrics *pm)
 {
 	char paper[PIR_PAPER_MAX];
 	PirMetrics m;
 	pir_metrics(ir, &m);
 	pir_print_paper(ir, paper, sizeof paper);
-	sb_printf(out, "%s: %s  (density %.2f%%)\n", ir->op, paper, 100.0 * m.density);
+	sb_printf(out, "%s: %s  (density %.2f%%", ir->op, paper, 100.0 * m.density);
+	if (pm)
+		sb_printf(out, ", retained %.2f%%, unstructured bound %.2f%%", 100.0 * pm->retained,
+		          100.0 * pm->bound_retained);
+	sb_puts(out, ")\n");
+}
+
+void explain_metrics(StrBuf *out, const PruneMetrics *pm, const char *ind)
+{
+	sb_printf(out, "%skept %lld of %lld weights (density %.4g%%)\n", ind, (long long)pm->nkept,
+	          (long long)pm->nreal, 100.0 * pm->density);
+	sb_printf(out, "%sretained importance %.4f%%, magnitude loss rate %.4f%%\n", ind,
+	          100.0 * pm->retained, 100.0 * pm->loss);
+	sb_printf(out, "%sunstructured bound at that density: retained %.4f%%, loss %.4f%%\n", ind,
+	          100.0 * pm->bound_retained, 100.0 * pm->bound_loss);
+	sb_printf(out, "%sloss beyond the bound %.4f points (%.3fx the bound's loss)\n", ind,
+	          100.0 * pm->loss_over_bound, pm->loss_ratio);
+	sb_printf(out, "%slog mask diversity %.2f\n", ind, pm->log_diversity);
+	if (pm->has_output_error)
+		sb_printf(out, "%srelative output error ||WX - W_sX|| / ||WX|| = %.6f\n", ind,
+		          pm->output_error);
 }
 
 void explain_nest(StrBuf *out, const Pir *ir, const char *ind)
@@ -90,20 +110,37 @@ static void explain_storage(StrBuf *out, const OpResult *op)
 	          100.0 * m.density, 100.0 * (1 - m.density), m.log_diversity);
 }
 
-void explain_op(StrBuf *out, const OpResult *op, const Diag *diag)
+static void explain_binding(StrBuf *out, const char *what, const WeightBinding *w)
+{
+	switch (w->kind) {
+	case WEIGHTS_NONE: sb_printf(out, "  %s: not set\n", what); break;
+	case WEIGHTS_RANDOM:
+		sb_printf(out, "  %s: random(seed = %lld, kind = %s", what, (long long)w->seed,
+		          synth_kind_names[w->synth]);
+		if (w->synth == SYNTH_HEADS)
+			sb_printf(out, ", group = %lld", (long long)w->group);
+		sb_puts(out, ")\n");
+		break;
+	case WEIGHTS_NPY: sb_printf(out, "  %s: npy(\"%s\")\n", what, w->path); break;
+	case WEIGHTS_SAFETENSORS:
+		sb_printf(out, "  %s: safetensors(\"%s\", \"%s\")\n", what, w->path, w->tensor);
+		break;
+	}
+}
+
+void explain_op(StrBuf *out, const OpResult *op, const Diag *diag, const PruneOp *pruned)
 {
 	sb_printf(out, "op %s: spmm M=%lld K=%lld N=%lld dtype=%s layout=%s\n", op->name,
 	          (long long)op->M, (long long)op->K, (long long)op->N, pat_dtype_names[op->dtype],
 	          pat_layout_names[op->layout]);
-	const WeightBinding *w = &op->weights;
-	switch (w->kind) {
-	case WEIGHTS_NONE: sb_puts(out, "  weights: not bound\n"); break;
-	case WEIGHTS_RANDOM: sb_printf(out, "  weights: random(seed = %lld)\n", (long long)w->seed); break;
-	case WEIGHTS_NPY: sb_printf(out, "  weights: npy(\"%s\")\n", w->path); break;
-	case WEIGHTS_SAFETENSORS:
-		sb_printf(out, "  weights: safetensors(\"%s\", \"%s\")\n", w->path, w->tensor);
-		break;
-	}
+	explain_binding(out, "weights", &op->weights);
+	if (op->calibration.kind != WEIGHTS_NONE)
+		explain_binding(out, "calibration", &op->calibration);
+	if (op->importance == PAT_IMP_TENSOR)
+		explain_binding(out, "importance scores", &op->scores);
+	else
+		sb_printf(out, "  importance: %s\n", pat_importance_names[op->importance]);
+	sb_printf(out, "  rank: %s\n", pat_rank_names[op->rank]);
 	if (!op->ir)
 		return;
 	Pir start;
@@ -123,4 +160,8 @@ void explain_op(StrBuf *out, const OpResult *op, const Diag *diag)
 		explain_nest(out, &t->ir, "    ");
 	}
 	explain_storage(out, op);
+	if (pruned) {
+		sb_puts(out, "  pruned:\n");
+		explain_metrics(out, &pruned->metrics, "    ");
+	}
 }

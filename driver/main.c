@@ -9,6 +9,7 @@
  */
 #include "../frontend/frontend.h"
 #include "../support/util.h"
+#include "emit_weights.h"
 #include "explain.h"
 
 #include <llvm-c/Core.h>
@@ -43,6 +44,9 @@ typedef struct Options {
 	bool gpu;
 	bool explain;
 	bool emit_pir;
+	bool emit_weights;
+	bool mask;     /* --mask: add the dense mask to --emit=weights */
+	PatRank rank;  /* --rank: default ranking of perforations */
 	const char *dump_after; /* a primitive name or "all" */
 	const char *includes[64];
 	int ninclude;
@@ -58,7 +62,16 @@ static void usage(FILE *f)
 	      "\n"
 	      "options:\n"
 	      "  --emit=pir         print each op's PatternIR in the full text form\n"
-	      "                     (default: one line per op in the paper's notation)\n"
+	      "                     (default: one line per op in the paper's notation, with\n"
+	      "                     the pruning metrics of ops that have weights)\n"
+	      "  --emit=weights     prune every op's weights and write the packed Fractal-ELL\n"
+	      "                     tensors and metrics to the .safetensors file given by -o\n"
+	      "  --mask             with --emit=weights: also write each op's dense mask\n"
+	      "  --rank=total|lookahead\n"
+	      "                     how a perforation ranks its candidates, for ops that do\n"
+	      "                     not set 'rank': their sub-block's total importance, or\n"
+	      "                     what survives the perforations inside it (default: "
+	      PAT_RANK_DEFAULT_NAME ")\n"
 	      "  --explain          show the loop nest after every primitive: strides,\n"
 	      "                     padding, pattern size W, selection region Q, density,\n"
 	      "                     mask diversity and the packed storage\n"
@@ -110,6 +123,7 @@ static int parse_args(int argc, char **argv, Options *o)
 	memset(o, 0, sizeof *o);
 	o->target = "x86-64";
 	o->color = -1;
+	o->rank = PAT_RANK_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -121,9 +135,22 @@ static int parse_args(int argc, char **argv, Options *o)
 		} else if (!strcmp(a, "--explain")) {
 			o->explain = true;
 		} else if (!strncmp(a, "--emit=", 7)) {
-			if (strcmp(a + 7, "pir") != 0)
-				return usage_error("unknown --emit kind '%s' (this build emits: pir)", a + 7);
-			o->emit_pir = true;
+			if (!strcmp(a + 7, "pir"))
+				o->emit_pir = true;
+			else if (!strcmp(a + 7, "weights"))
+				o->emit_weights = true;
+			else
+				return usage_error("unknown --emit kind '%s' (this build emits: pir, weights)",
+				                   a + 7);
+		} else if (!strcmp(a, "--mask")) {
+			o->mask = true;
+		} else if (!strncmp(a, "--rank=", 7)) {
+			if (!strcmp(a + 7, "total"))
+				o->rank = PAT_RANK_TOTAL;
+			else if (!strcmp(a + 7, "lookahead"))
+				o->rank = PAT_RANK_LOOKAHEAD;
+			else
+				return usage_error("--rank takes total or lookahead, not '%s'", a + 7);
 		} else if (!strncmp(a, "--target=", 9)) {
 			const Target *t = NULL;
 			for (size_t j = 0; j < sizeof targets / sizeof *targets; j++)
@@ -178,8 +205,13 @@ static int parse_args(int argc, char **argv, Options *o)
 	}
 	if (!o->input)
 		return usage_error("%s", "no input file");
-	if (o->explain && o->emit_pir)
-		return usage_error("%s", "--explain and --emit=pir both write the output; choose one");
+	if (o->explain + o->emit_pir + o->emit_weights > 1)
+		return usage_error("%s", "--explain, --emit=pir and --emit=weights each write the output; "
+		                         "choose one");
+	if (o->emit_weights && !o->output)
+		return usage_error("%s", "--emit=weights writes a .safetensors file: give it with -o");
+	if (o->mask && !o->emit_weights)
+		return usage_error("%s", "--mask adds the mask to --emit=weights");
 	return PATC_EXIT_OK;
 }
 
@@ -309,7 +341,7 @@ static int run_pir_file(const Options *o)
 			          (long long)irs[i].len[PIR_AXIS_M], (long long)irs[i].len[PIR_AXIS_K]);
 			explain_nest(&out, &irs[i], "  ");
 		} else {
-			explain_summary(&out, &irs[i]);
+			explain_summary(&out, &irs[i], NULL);
 		}
 	}
 	if (rc == PATC_EXIT_OK)
@@ -343,18 +375,45 @@ int main(int argc, char **argv)
 		.gpu = o.gpu,
 		.target = o.target,
 		.trace = o.explain || o.dump_after,
+		.rank = o.rank,
 	};
 	Program prog;
+	rc = PATC_EXIT_OK;
 	int errors = frontend_compile(&fo, &diag, &arena, o.input, NULL, &prog);
 	if (errors) {
 		fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
 		arena_free(&arena);
 		return PATC_EXIT_INPUT;
 	}
-	StrBuf out;
-	sb_init(&out);
+	/* Prune every op that has weights (all of them for --emit=weights). */
+	PruneOp *pruned = calloc((size_t)prog.nops + 1, sizeof *pruned);
+	bool *have = calloc((size_t)prog.nops + 1, sizeof *have);
+	if (!pruned || !have)
+		util_ice(__FILE__, __LINE__, "out of memory");
 	for (int i = 0; i < prog.nops; i++) {
 		const OpResult *op = &prog.ops[i];
+		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights)
+			continue;
+		char err[PRUNE_ERR_MAX];
+		SrcLoc where;
+		if (!prune_op(op, &pruned[i], err, &where)) {
+			diag_error(&diag, where, "%s", err);
+			errors++;
+			continue;
+		}
+		have[i] = true;
+	}
+	rc = PATC_EXIT_OK;
+	StrBuf out;
+	sb_init(&out);
+	if (errors) {
+		fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
+		rc = PATC_EXIT_INPUT;
+		goto finish;
+	}
+	for (int i = 0; i < prog.nops; i++) {
+		const OpResult *op = &prog.ops[i];
+		const PruneOp *p = have[i] ? &pruned[i] : NULL;
 		if (o.dump_after) { /* to stderr, so it never mixes with the output */
 			StrBuf dump;
 			sb_init(&dump);
@@ -364,18 +423,31 @@ int main(int argc, char **argv)
 		}
 		if (o.explain) {
 			sb_puts(&out, i ? "\n" : "");
-			explain_op(&out, op, &diag);
+			explain_op(&out, op, &diag, p);
 		} else if (o.emit_pir) {
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
 			free(t);
-		} else {
-			explain_summary(&out, op->ir);
+		} else if (!o.emit_weights) {
+			explain_summary(&out, op->ir, p ? &p->metrics : NULL);
 		}
 	}
 	if (prog.nops == 0)
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
-	rc = emit(&o, &out);
+	if (o.emit_weights) {
+		char err[TENSOR_ERR_MAX];
+		if (!emit_weights(o.output, &prog, pruned, o.mask, PATC_VERSION, err)) {
+			fprintf(stderr, "patc: error: %s\n", err);
+			rc = PATC_EXIT_ENV;
+		}
+	} else {
+		rc = emit(&o, &out);
+	}
+finish:
+	for (int i = 0; i < prog.nops; i++)
+		prune_op_free(&pruned[i]);
+	free(pruned);
+	free(have);
 	sb_free(&out);
 	arena_free(&arena);
 	return rc;

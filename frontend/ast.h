@@ -73,7 +73,7 @@ typedef enum StmtKind {
 	STMT_PERFORATE, /* u.perforate */
 	STMT_CONDENSE,  /* u.condense */
 	STMT_APPLY,     /* u.call: apply PATTERN(args) */
-	STMT_WEIGHTS,   /* u.call: weights = SOURCE(args) */
+	STMT_SET,       /* u.set: NAME = SOURCE(args);  or  NAME = value; */
 } StmtKind;
 
 typedef struct Stmt {
@@ -100,6 +100,12 @@ typedef struct Stmt {
 			Ident *loop, *operand;
 		} condense;
 		Call call;
+		struct {
+			Ident *name;
+			bool is_call;
+			Call call;   /* when is_call */
+			Expr *value; /* otherwise */
+		} set;
 	} u;
 } Stmt;
 

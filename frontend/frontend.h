@@ -12,6 +12,7 @@
 #include "ast.h"
 #include "diag.h"
 #include "../ir/pir.h"
+#include "../weights/tensor.h"
 
 typedef enum PatDtype { PAT_F32, PAT_F16, PAT_BF16, PAT_NDTYPES } PatDtype;
 typedef enum PatLayout { PAT_LAYOUT_KN, PAT_LAYOUT_NK, PAT_NLAYOUTS } PatLayout;
@@ -25,14 +26,38 @@ typedef enum WeightKind {
 	WEIGHTS_RANDOM,      /* seed */
 } WeightKind;
 
+/* Where a tensor comes from: the op's weights, its calibration activations,
+ * or a user-supplied importance score tensor. */
 typedef struct WeightBinding {
 	WeightKind kind;
 	const char *path;     /* as written */
 	const char *resolved; /* relative to the .pat file */
 	const char *tensor;
-	int64_t seed;
-	SrcLoc loc;
+	int64_t seed;     /* random */
+	SynthKind synth;  /* random */
+	int64_t group;    /* random: block size of SYNTH_HEADS */
+	SrcLoc loc;       /* the setting statement */
 } WeightBinding;
+
+/* Importance scores (DESIGN.md §5), defined once: X(enum, name). */
+#define PAT_IMPORTANCES(X)                                                       	X(MAGNITUDE, "magnitude") /* |w| (default) */                            	X(L2, "l2")               /* w^2 */                                      	X(WANDA, "wanda")         /* |w| * ||X_k||_2, needs calibration */       	X(TENSOR, "tensor")       /* a user-supplied score tensor */
+
+typedef enum PatImportance {
+#define X(e, name) PAT_IMP_##e,
+	PAT_IMPORTANCES(X)
+#undef X
+	PAT_NIMPORTANCES
+} PatImportance;
+extern const char *const pat_importance_names[PAT_NIMPORTANCES];
+
+/* How a perforation ranks its candidate iterations: by the total importance
+ * of the sub-block each addresses (the paper), or by the importance that
+ * survives the perforations inside it (lookahead). */
+typedef enum PatRank { PAT_RANK_TOTAL, PAT_RANK_LOOKAHEAD, PAT_NRANKS } PatRank;
+/* The default, chosen by measurement (docs/accuracy.md). */
+#define PAT_RANK_DEFAULT PAT_RANK_LOOKAHEAD
+#define PAT_RANK_DEFAULT_NAME "lookahead"
+extern const char *const pat_rank_names[PAT_NRANKS];
 
 /* One applied primitive, recorded for --explain. */
 typedef struct TraceStep {
@@ -50,6 +75,11 @@ typedef struct OpResult {
 	PatDtype dtype;
 	PatLayout layout;
 	WeightBinding weights;
+	WeightBinding calibration; /* activations X: [N', K] for layout nk, [K, N'] for kn */
+	PatImportance importance;
+	WeightBinding scores;      /* when importance == PAT_IMP_TENSOR */
+	PatRank rank;
+	bool rank_set;             /* given in the op (else the command line's) */
 	bool ok; /* every primitive applied and the target's rules hold */
 	Pir *ir;
 	int ntrace;
@@ -64,6 +94,7 @@ typedef struct FrontendOptions {
 	const char *target;     /* its name, for messages */
 	bool trace;             /* record TraceSteps */
 	bool sandbox;           /* no file access: includes and weight files refused */
+	PatRank rank;           /* default ranking of perforations */
 } FrontendOptions;
 
 typedef struct Program {

@@ -20,6 +20,12 @@
 
 const char *const pat_dtype_names[PAT_NDTYPES] = {"f32", "f16", "bf16"};
 const char *const pat_layout_names[PAT_NLAYOUTS] = {"kn", "nk"};
+const char *const pat_importance_names[PAT_NIMPORTANCES] = {
+#define X(e, name) name,
+	PAT_IMPORTANCES(X)
+#undef X
+};
+const char *const pat_rank_names[PAT_NRANKS] = {"total", "lookahead"};
 
 enum {
 	MAX_APPLY_DEPTH = 32,
@@ -71,6 +77,7 @@ typedef struct Sema {
 	LoopOrigin origins[MAX_ORIGINS];
 	int norigins;
 	int nprims; /* primitives applied to the op so far */
+	SrcLoc set_loc[4]; /* where each setting was given (line 0: not yet) */
 } Sema;
 
 static void error_at(Sema *S, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -311,6 +318,9 @@ static bool bind_args(Sema *S, const Frame *f, const Call *c, Binder *b)
 	return ok;
 }
 
+static bool symbol_of(Sema *S, const Value *v, const char *what, const char *const *names, int n,
+                      int *out);
+
 /* ---- primitives ---- */
 
 static bool ident_name(Sema *S, const Ident *id, char out[PIR_NAME_MAX])
@@ -433,7 +443,7 @@ static bool build_prim(Sema *S, const Frame *f, const Stmt *st, PirPrim *p)
 		ident_name(S, st->u.condense.loop, p->u.condense.loop);
 		return true;
 	case STMT_APPLY:
-	case STMT_WEIGHTS:
+	case STMT_SET:
 		break;
 	}
 	util_ice(__FILE__, __LINE__, "not a primitive statement");
@@ -528,93 +538,170 @@ static void run_apply(Sema *S, const Frame *f, const Stmt *st, int depth)
 	run_body(S, &g, pat->u.pattern.body, depth + 1);
 }
 
-static void run_weights(Sema *S, const Frame *f, const Stmt *st)
+/* Binds a tensor source call: safetensors(file, tensor), npy(file) or, where
+ * allowed, random(seed, kind, group).  False after an error. */
+static bool bind_source(Sema *S, const Call *c, SrcLoc loc, bool allow_random, WeightBinding *out)
 {
-	OpResult *op = S->op;
-	const Call *c = &st->u.call;
-	if (f && f->pattern)
-		return; /* reported where the pattern is defined */
-	if (op->weights.kind != WEIGHTS_NONE) {
-		error_at(S, st->loc, "weights of op '%s' are bound twice", op->name);
-		diag_note(S->diag, op->weights.loc, "first bound here");
-		return;
-	}
 	static const char *const st_names[] = {"file", "tensor"};
 	static const char *const npy_names[] = {"file"};
-	static const char *const rnd_names[] = {"seed"};
+	static const char *const rnd_names[] = {"seed", "kind", "group"};
 	const char *src = c->callee->name;
-	Value v[2];
-	bool given[2] = {false, false};
+	Value v[3];
+	bool given[3] = {false, false, false};
 	Binder b;
 	WeightKind kind;
 	if (strcmp(src, "safetensors") == 0)
 		kind = WEIGHTS_SAFETENSORS, b = (Binder){"safetensors", 2, st_names, v, given};
 	else if (strcmp(src, "npy") == 0)
 		kind = WEIGHTS_NPY, b = (Binder){"npy", 1, npy_names, v, given};
-	else if (strcmp(src, "random") == 0)
-		kind = WEIGHTS_RANDOM, b = (Binder){"random", 1, rnd_names, v, given};
+	else if (strcmp(src, "random") == 0 && allow_random)
+		kind = WEIGHTS_RANDOM, b = (Binder){"random", 3, rnd_names, v, given};
 	else {
-		error_at(S, c->callee->loc,
-		         "unknown weight source '%s' (use safetensors, npy or random)", src);
-		return;
+		error_at(S, c->callee->loc, "unknown tensor source '%s' (use safetensors, npy%s)", src,
+		         allow_random ? " or random" : "");
+		return false;
 	}
 	if (!bind_args(S, NULL, c, &b))
-		return;
-	WeightBinding w = {.kind = kind, .loc = st->loc};
+		return false;
+	WeightBinding w = {.kind = kind, .loc = loc, .synth = SYNTH_PLAIN, .group = 64};
 	if (kind == WEIGHTS_RANDOM) {
 		if (given[0]) {
 			if (!want_int(S, NULL, &v[0], "the seed"))
-				return;
+				return false;
 			if (v[0].i < 0) {
 				error_at(S, v[0].loc, "seed %lld is negative", (long long)v[0].i);
-				return;
+				return false;
 			}
 			w.seed = v[0].i;
 		}
-		op->weights = w;
-		return;
+		if (given[1]) {
+			int k;
+			if (!symbol_of(S, &v[1], "kind of random weights", synth_kind_names, SYNTH_COUNT, &k))
+				return false;
+			w.synth = (SynthKind)k;
+		}
+		if (given[2]) {
+			if (!want_int(S, NULL, &v[2], "the group size"))
+				return false;
+			if (v[2].i < 1 || v[2].i > INT32_MAX) {
+				error_at(S, v[2].loc, "group %lld is out of range (1 to %d)", (long long)v[2].i,
+				         INT32_MAX);
+				return false;
+			}
+			w.group = v[2].i;
+		}
+		*out = w;
+		return true;
 	}
 	for (int i = 0; i < b.n; i++) {
 		if (!given[i]) {
 			error_at(S, c->loc, "missing argument '%s' of %s", b.names[i], b.what);
-			return;
+			return false;
 		}
 		if (v[i].kind != V_STRING) {
 			error_at(S, v[i].loc, "the %s of %s must be a string, found %s", b.names[i], b.what,
 			         value_kind_name(v[i].kind));
-			return;
+			return false;
 		}
 	}
 	const char *ext = kind == WEIGHTS_NPY ? ".npy" : ".safetensors";
 	size_t pl = strlen(v[0].str), el = strlen(ext);
 	if (pl <= el || strcmp(v[0].str + pl - el, ext) != 0) {
 		error_at(S, v[0].loc, "%s expects a '%s' file, not '%s'", b.what, ext, v[0].str);
-		return;
+		return false;
 	}
 	if (kind == WEIGHTS_SAFETENSORS && !v[1].str[0]) {
 		error_at(S, v[1].loc, "empty tensor name");
-		return;
+		return false;
 	}
 	w.path = v[0].str;
 	w.tensor = kind == WEIGHTS_SAFETENSORS ? v[1].str : NULL;
-	if (w.path[0] == '/' || !st->loc.file) {
+	if (w.path[0] == '/' || !loc.file) {
 		w.resolved = w.path;
 	} else {
-		const char *pat = S->diag->files[st->loc.file].path, *slash = strrchr(pat, '/');
+		const char *pat = S->diag->files[loc.file].path, *slash = strrchr(pat, '/');
 		w.resolved = slash ? arena_printf(S->arena, "%.*s/%s", (int)(slash - pat), pat, w.path)
 		                   : w.path;
 	}
 	if (S->opt->sandbox) {
-		error_at(S, v[0].loc, "weight files cannot be read here");
-		return;
+		error_at(S, v[0].loc, "tensor files cannot be read here");
+		return false;
 	}
 	if (access(w.resolved, R_OK) != 0) {
-		error_at(S, v[0].loc, "weight file '%s' not found", w.path);
+		error_at(S, v[0].loc, "file '%s' not found", w.path);
 		if (strcmp(w.resolved, w.path) != 0)
 			diag_note(S->diag, v[0].loc, "looked for %s", w.resolved);
+		return false;
+	}
+	*out = w;
+	return true;
+}
+
+/* The settings of an op body, defined once: name, what it takes. */
+static const char *const setting_names[] = {"weights", "calibration", "importance", "rank"};
+
+/* `NAME = SOURCE(...);` or `NAME = value;` in an op body. */
+static void run_set(Sema *S, const Frame *f, const Stmt *st)
+{
+	OpResult *op = S->op;
+	if (f && f->pattern)
+		return; /* reported where the pattern is defined */
+	const char *name = st->u.set.name->name;
+	int which = -1;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(name, setting_names[i]) == 0)
+			which = i;
+	if (which < 0) {
+		error_at(S, st->u.set.name->loc,
+		         "unknown setting '%s' (an op sets weights, calibration, importance or rank)", name);
 		return;
 	}
-	op->weights = w;
+	SrcLoc *prev = &S->set_loc[which];
+	if (prev->line) {
+		error_at(S, st->loc, "'%s' of op '%s' is set twice", name, op->name);
+		diag_note(S->diag, *prev, "first set here");
+		return;
+	}
+	*prev = st->loc;
+	const Call *c = st->u.set.is_call ? &st->u.set.call : NULL;
+	Value v = {0};
+	if (!c && !eval(S, NULL, st->u.set.value, &v))
+		return;
+	switch (which) {
+	case 0: /* weights */
+	case 1: /* calibration */
+		if (!c) {
+			error_at(S, st->u.set.value->loc, "%s takes a source: safetensors(file, tensor), "
+			                                  "npy(file) or random(seed)", name);
+			return;
+		}
+		bind_source(S, c, st->loc, true, which == 0 ? &op->weights : &op->calibration);
+		return;
+	case 2: { /* importance */
+		if (c) {
+			if (bind_source(S, c, st->loc, false, &op->scores))
+				op->importance = PAT_IMP_TENSOR;
+			return;
+		}
+		int k;
+		/* "tensor" is spelled as a source call, not as a name */
+		if (symbol_of(S, &v, "importance", pat_importance_names, PAT_IMP_TENSOR, &k))
+			op->importance = (PatImportance)k;
+		return;
+	}
+	default: { /* rank */
+		int k;
+		if (c) {
+			error_at(S, c->loc, "rank takes total or lookahead");
+			return;
+		}
+		if (symbol_of(S, &v, "rank", pat_rank_names, PAT_NRANKS, &k)) {
+			op->rank = (PatRank)k;
+			op->rank_set = true;
+		}
+		return;
+	}
+	}
 }
 
 static const Ident *find_ident(const Ident *list, const char *name)
@@ -710,8 +797,8 @@ static void run_body(Sema *S, const Frame *f, const Stmt *body, int depth)
 		case STMT_APPLY:
 			run_apply(S, f, st, depth);
 			break;
-		case STMT_WEIGHTS:
-			run_weights(S, f, st);
+		case STMT_SET:
+			run_set(S, f, st);
 			break;
 		default:
 			run_prim(S, f, st);
@@ -731,7 +818,7 @@ static bool symbol_of(Sema *S, const Value *v, const char *what, const char *con
 				*out = i;
 				return true;
 			}
-	char list[64] = "";
+	char list[160] = "";
 	for (int i = 0; i < n; i++) {
 		strcat(list, i ? (i == n - 1 ? " or " : ", ") : "");
 		strcat(list, names[i]);
@@ -818,6 +905,8 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	S->ntrace = S->captrace = 0;
 	S->norigins = 0;
 	S->nprims = 0;
+	memset(S->set_loc, 0, sizeof S->set_loc);
+	op->rank = S->opt->rank;
 	if (!op_header(S, it, op))
 		return;
 	op->ir = arena_alloc(S->arena, sizeof *op->ir);
@@ -825,6 +914,11 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	Frame top = {0};
 	run_body(S, &top, it->u.op.body, 0);
 	op->ok = !S->op_failed;
+	if (op->importance == PAT_IMP_WANDA && op->calibration.kind == WEIGHTS_NONE) {
+		error_at(S, S->set_loc[2], "importance wanda (|w| * ||X_k||) needs calibration "
+		                           "activations: set 'calibration = ...' in op '%s'", op->name);
+		op->ok = false;
+	}
 	if (op->ok && S->opt->gpu)
 		check_gpu(S, op);
 }
@@ -855,11 +949,11 @@ int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, 
 						diag_note(diag, q->name->loc, "first declared here");
 						break;
 					}
-			/* Weights belong to ops: say so where the pattern is written. */
+			/* Settings belong to ops: say so where the pattern is written. */
 			for (const Stmt *st = it->u.pattern.body; st; st = st->next)
-				if (st->kind == STMT_WEIGHTS)
-					error_at(&S, st->loc, "weights can only be bound in an op, not in pattern '%s'",
-					         name->name);
+				if (st->kind == STMT_SET)
+					error_at(&S, st->loc, "'%s' can only be set in an op, not in pattern '%s'",
+					         st->u.set.name->name, name->name);
 			S.patterns[S.npatterns++] = it;
 		} else if (it->kind == ITEM_OP) {
 			const Ident *name = it->u.op.name;

@@ -114,7 +114,7 @@ static Item *mk_item(ParseCtx *ctx, ItemKind kind, SrcLoc loc)
 %token <str> STRING "string"
 %token WILDCARD "_"
 %token ARROW "->"
-%token INCLUDE "include" PATTERN "pattern" OP "op" APPLY "apply" WEIGHTS "weights"
+%token INCLUDE "include" PATTERN "pattern" OP "op" APPLY "apply"
 %token SPLIT "split" REORDER "reorder" JOIN "join" PERFORATE "perforate"
 %token CONDENSE "condense" KEEP "keep" PAD "pad" ON "on"
 
@@ -198,8 +198,11 @@ stmt
 		{ $$ = mk_stmt(ctx, STMT_CONDENSE, @$); $$->u.condense.loop = $2; $$->u.condense.operand = $4; }
 	/* apply block(32, 32, keep = 25%); */
 	| APPLY call ';' { $$ = mk_stmt(ctx, STMT_APPLY, @$); $$->u.call = $2; }
-	/* weights = safetensors("w.safetensors", "layer.weight"); */
-	| WEIGHTS '=' call ';' { $$ = mk_stmt(ctx, STMT_WEIGHTS, @$); $$->u.call = $3; }
+	/* weights = safetensors("w.safetensors", "layer.weight");   rank = lookahead; */
+	| ident '=' call ';'
+		{ $$ = mk_stmt(ctx, STMT_SET, @$); $$->u.set.name = $1; $$->u.set.call = $3; $$->u.set.is_call = true; }
+	| ident '=' expr ';'
+		{ $$ = mk_stmt(ctx, STMT_SET, @$); $$->u.set.name = $1; $$->u.set.value = $3; }
 	| error ';' { $$ = NULL; ctx->quiet = false; yyerrok; }
 	;
 
@@ -313,10 +316,10 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 	for (int i = 0; i < n && o < sizeof buf - 64; i++) {
 		yysymbol_kind_t k = expected[i];
 		const char *what = NULL;
-		if (stmt && k >= YYSYMBOL_APPLY && k <= YYSYMBOL_CONDENSE) {
+		if (stmt && ((k >= YYSYMBOL_APPLY && k <= YYSYMBOL_CONDENSE) || k == YYSYMBOL_IDENT)) {
 			if (k != YYSYMBOL_APPLY)
 				continue;
-			what = "a statement (split, reorder, join, perforate, condense, apply or weights)";
+			what = "a statement (split, reorder, join, perforate, condense, apply or a setting)";
 		} else if (expr && (k == YYSYMBOL_IDENT || k == YYSYMBOL_INT || k == YYSYMBOL_PERCENT ||
 		                    k == YYSYMBOL_STRING || k == YYSYMBOL_WILDCARD ||
 		                    k == minus || k == lparen)) {
@@ -330,7 +333,8 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 		bool last = true;
 		for (int j = i + 1; j < n; j++) {
 			yysymbol_kind_t q = expected[j];
-			bool folded = (stmt && q >= YYSYMBOL_APPLY && q <= YYSYMBOL_CONDENSE && q != YYSYMBOL_APPLY) ||
+			bool folded = (stmt && ((q >= YYSYMBOL_APPLY && q <= YYSYMBOL_CONDENSE) || q == YYSYMBOL_IDENT) &&
+			               q != YYSYMBOL_APPLY) ||
 			              (expr && q != YYSYMBOL_PERCENT &&
 			               (q == YYSYMBOL_IDENT || q == YYSYMBOL_INT || q == YYSYMBOL_STRING ||
 			                q == YYSYMBOL_WILDCARD || q == minus || q == lparen));
@@ -341,6 +345,9 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 		shown++;
 	}
 	yysymbol_kind_t got = yypcontext_token(pc);
+	/* Only '=' fits after a name that starts a statement: the name was not
+	 * a primitive, and a setting was the only way to read it. */
+	bool setting = n == 1 && expected[0] == symbol_of_char('=');
 	if (o < sizeof buf && got != YYSYMBOL_YYEMPTY) {
 		if (got == YYSYMBOL_YYEOF) {
 			ctx->eof_reported = true;
@@ -350,6 +357,9 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx
 			snprintf(buf + o, sizeof buf - o, " before %s", name);
 		}
 	}
+	if (setting)
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+		         " (a statement is a primitive, 'apply', or a setting 'NAME = ...')");
 	paterror(yypcontext_location(pc), scanner, ctx, buf);
 	if (got == YYSYMBOL_YYEOF && ctx->nbraces > 0 && ctx->nbraces <= 64 && !ctx->quiet)
 		diag_note(ctx->diag, ctx->braces[ctx->nbraces - 1], "to match this '{'");

@@ -8,6 +8,8 @@ packages=(
 	cmake make gcc g++ pkg-config python3
 	flex bison                       # the .pat front end
 	check libsubunit-dev             # unit tests (Check under CTest)
+	libcjson-dev                     # safetensors headers
+	libopenblas-dev                  # output-error metric, dense baselines
 	llvm-19-dev libzstd-dev zlib1g-dev   # code generation through the LLVM C API
 	clang-19 libclang-rt-19-dev      # libFuzzer targets
 )

@@ -1,0 +1,179 @@
+/* load.c - one op through the prune stage: load its tensors, check their
+ * shapes against the op, score, decide the mask, measure it.
+ *
+ * Shapes follow PyTorch: the weight is [out, in] = [M, K]; calibration
+ * activations are [tokens, K] for layout nk and [K, tokens] for layout kn
+ * (stored as tokens x K here); a score tensor is [M, K] and non-negative.
+ */
+#include "prune.h"
+#include "../support/util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool fail(char err[PRUNE_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool fail(char err[PRUNE_ERR_MAX], const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, PRUNE_ERR_MAX, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static bool load(const WeightBinding *b, Tensor *t, char err[PRUNE_ERR_MAX])
+{
+	char e[TENSOR_ERR_MAX];
+	bool ok = b->kind == WEIGHTS_SAFETENSORS ? st_read_file(b->resolved, b->tensor, t, e)
+	                                         : npy_read_file(b->resolved, t, e);
+	if (!ok)
+		fail(err, "%s", e);
+	return ok;
+}
+
+static const char *shape_str(const Tensor *t, char *buf, size_t len)
+{
+	size_t o = (size_t)snprintf(buf, len, "[");
+	for (int d = 0; d < t->rank && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+	return buf;
+}
+
+static const char *what(const WeightBinding *b, const Tensor *t, char *buf, size_t len)
+{
+	if (b->kind == WEIGHTS_SAFETENSORS)
+		snprintf(buf, len, "%s: tensor '%s'", b->path, t->name);
+	else
+		snprintf(buf, len, "%s", b->path);
+	return buf;
+}
+
+/* Loads the [M, K] weight (or score) tensor of binding b into *out. */
+static bool load_matrix(const OpResult *op, const WeightBinding *b, const char *role, float **out,
+                        char err[PRUNE_ERR_MAX])
+{
+	Tensor t;
+	if (!load(b, &t, err))
+		return false;
+	char sh[96], who[400];
+	what(b, &t, who, sizeof who);
+	if (t.rank != 2) {
+		tensor_free(&t);
+		return fail(err, "%s has shape %s; %s must be 2-D [M, K] = [%lld, %lld]", who,
+		            shape_str(&t, sh, sizeof sh), role, (long long)op->M, (long long)op->K);
+	}
+	if (t.shape[0] != op->M || t.shape[1] != op->K) {
+		bool swapped = t.shape[0] == op->K && t.shape[1] == op->M;
+		fail(err, "%s has shape %s, but op '%s' needs %s [M, K] = [%lld, %lld]%s", who,
+		     shape_str(&t, sh, sizeof sh), op->name, role, (long long)op->M, (long long)op->K,
+		     swapped ? " (it looks transposed: patc takes PyTorch's [out, in])" : "");
+		tensor_free(&t);
+		return false;
+	}
+	*out = t.data;
+	return true;
+}
+
+bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
+{
+	memset(out, 0, sizeof *out);
+	const int64_t M = op->M, K = op->K;
+	out->M = M, out->K = K;
+	*where = op->weights.loc;
+	if (op->weights.kind == WEIGHTS_NONE) {
+		*where = op->loc;
+		return fail(err, "op '%s' has no weights: set 'weights = safetensors(...)', npy(...) or "
+		                 "random(...)", op->name);
+	}
+	if (op->weights.kind == WEIGHTS_RANDOM) {
+		out->w = malloc((size_t)(M * K) * sizeof(float));
+		if (!out->w)
+			return fail(err, "not enough memory for a %lld x %lld weight", (long long)M,
+			            (long long)K);
+		synth_weights(out->w, M, K, (uint64_t)op->weights.seed, op->weights.synth,
+		              op->weights.group);
+	} else if (!load_matrix(op, &op->weights, "the weight", &out->w, err)) {
+		return false;
+	}
+
+	const WeightBinding *cb = &op->calibration;
+	if (cb->kind == WEIGHTS_RANDOM) {
+		out->ncalib = op->N;
+		out->x = malloc((size_t)(op->N * K) * sizeof(float));
+		if (!out->x)
+			return fail(err, "not enough memory for %lld calibration tokens", (long long)op->N);
+		synth_weights(out->x, op->N, K, (uint64_t)cb->seed, cb->synth, cb->group);
+	} else if (cb->kind != WEIGHTS_NONE) {
+		*where = cb->loc;
+		Tensor t;
+		if (!load(cb, &t, err))
+			return false;
+		char sh[96], who[400];
+		what(cb, &t, who, sizeof who);
+		bool nk = op->layout == PAT_LAYOUT_NK;
+		if (t.rank != 2 || t.shape[nk ? 1 : 0] != K) {
+			fail(err, "%s has shape %s; calibration activations of op '%s' (layout %s) must be "
+			          "%s", who, shape_str(&t, sh, sizeof sh), op->name,
+			     pat_layout_names[op->layout], nk ? "[tokens, K]" : "[K, tokens]");
+			snprintf(err + strlen(err), PRUNE_ERR_MAX - strlen(err), " with K = %lld",
+			         (long long)K);
+			tensor_free(&t);
+			return false;
+		}
+		out->ncalib = t.shape[nk ? 0 : 1];
+		if (nk) {
+			out->x = t.data;
+		} else { /* [K, tokens] -> [tokens, K] */
+			out->x = malloc((size_t)t.count * sizeof(float));
+			if (!out->x) {
+				tensor_free(&t);
+				return fail(err, "not enough memory for the calibration activations");
+			}
+			for (int64_t k = 0; k < K; k++)
+				for (int64_t i = 0; i < out->ncalib; i++)
+					out->x[i * K + k] = t.data[k * out->ncalib + i];
+			tensor_free(&t);
+		}
+	}
+
+	float *scores = NULL;
+	if (op->importance == PAT_IMP_TENSOR) {
+		*where = op->scores.loc;
+		if (!load_matrix(op, &op->scores, "the score tensor", &scores, err))
+			return false;
+		for (int64_t i = 0; i < M * K; i++)
+			if (scores[i] < 0) {
+				fail(err, "%s: score %g at [%lld, %lld] is negative; importance scores must be "
+				          "non-negative (pass magnitudes of signed scores)",
+				     op->scores.path, (double)scores[i], (long long)(i / K), (long long)(i % K));
+				free(scores);
+				return false;
+			}
+	}
+	out->imp = malloc((size_t)(M * K) * sizeof(float));
+	if (!out->imp) {
+		free(scores);
+		return fail(err, "not enough memory for the importance scores");
+	}
+	prune_importance(op->importance, out->w, scores, out->x, out->ncalib, M, K, out->imp);
+	free(scores);
+	*where = op->loc;
+	if (!prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask, err))
+		return false;
+	prune_metrics(op->ir, &out->mask, out->imp, out->w, out->x, out->ncalib, M, K, &out->metrics);
+	return true;
+}
+
+void prune_op_free(PruneOp *p)
+{
+	free(p->w);
+	free(p->imp);
+	free(p->x);
+	prune_mask_free(&p->mask);
+	memset(p, 0, sizeof *p);
+}

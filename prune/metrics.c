@@ -1,0 +1,140 @@
+/* metrics.c - what a mask keeps (DESIGN.md §5).
+ *
+ * Retained importance R = kept / total over the real weights (padding has
+ * none); the unstructured bound R_u keeps the same number of weights, the
+ * largest ones, and so bounds R from above for any pattern.  The loss rates
+ * 1 - R and 1 - R_u, their difference and ratio are reported.  With
+ * calibration activations X (n tokens x K), the relative output error
+ * ||X (W - W_s)^T||_F / ||X W^T||_F is computed with OpenBLAS sgemm.
+ */
+#include "prune.h"
+#include "../support/util.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BUCKETS = 1 << 16 };
+
+static uint32_t key_of(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u & 0x7fffffffu; /* non-negative: -0 is 0; order of bits = order of values */
+}
+
+double prune_top_sum(const float *v, int64_t n, int64_t count)
+{
+	if (count <= 0)
+		return 0;
+	if (count >= n) {
+		double s = 0;
+		for (int64_t i = 0; i < n; i++)
+			s += v[i];
+		return s;
+	}
+	/* Radix selection in two passes of 16 bits: find the value of the
+	 * count-th largest element, add everything above it, and as many
+	 * copies of it as are still needed. */
+	int64_t *cnt = calloc(BUCKETS, sizeof *cnt);
+	double *sum = calloc(BUCKETS, sizeof *sum);
+	if (!cnt || !sum)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t b = key_of(v[i]) >> 16;
+		cnt[b]++;
+		sum[b] += v[i];
+	}
+	double total = 0;
+	int64_t need = count;
+	int hi = BUCKETS - 1;
+	for (; hi >= 0; hi--) {
+		if (cnt[hi] >= need)
+			break;
+		need -= cnt[hi];
+		total += sum[hi];
+	}
+	memset(cnt, 0, BUCKETS * sizeof *cnt);
+	memset(sum, 0, BUCKETS * sizeof *sum);
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t k = key_of(v[i]);
+		if ((int)(k >> 16) == hi) {
+			cnt[k & 0xffff]++;
+			sum[k & 0xffff] += v[i];
+		}
+	}
+	for (int lo = BUCKETS - 1; lo >= 0 && need > 0; lo--) {
+		if (cnt[lo] <= need) {
+			need -= cnt[lo];
+			total += sum[lo];
+		} else {
+			uint32_t bits = (uint32_t)hi << 16 | (uint32_t)lo;
+			float f;
+			memcpy(&f, &bits, 4);
+			total += (double)need * f; /* equal values: any need of them */
+			need = 0;
+		}
+	}
+	free(cnt);
+	free(sum);
+	return total;
+}
+
+static double frobenius(const float *a, int64_t n)
+{
+	double s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += (double)a[i] * a[i];
+	return sqrt(s);
+}
+
+void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const float *w,
+                   const float *x, int64_t n, int64_t M, int64_t K, PruneMetrics *out)
+{
+	memset(out, 0, sizeof *out);
+	const int64_t count = M * K;
+	uint8_t *mask = malloc((size_t)count);
+	if (!mask)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	prune_dense_mask(ir, m, M, K, mask);
+	for (int64_t i = 0; i < count; i++) {
+		out->total += imp[i];
+		if (mask[i]) {
+			out->kept += imp[i];
+			out->nkept++;
+		}
+	}
+	out->nreal = count;
+	out->density = (double)out->nkept / (double)count;
+	out->retained = out->total > 0 ? out->kept / out->total : 1.0;
+	out->loss = 1.0 - out->retained;
+	double bound = prune_top_sum(imp, count, out->nkept);
+	out->bound_retained = out->total > 0 ? bound / out->total : 1.0;
+	out->bound_loss = 1.0 - out->bound_retained;
+	out->loss_over_bound = out->loss - out->bound_loss;
+	out->loss_ratio = out->bound_loss > 0 ? out->loss / out->bound_loss : 1.0;
+	PirMetrics pm;
+	pir_metrics(ir, &pm);
+	out->log_diversity = pm.log_diversity;
+	if (x && n > 0) {
+		/* E = X D^T with D the pruned-away part, Y = X W^T. */
+		float *d = malloc((size_t)count * sizeof *d);
+		float *y = malloc((size_t)(n * M) * sizeof *y);
+		if (!d || !y)
+			util_ice(__FILE__, __LINE__, "out of memory");
+		for (int64_t i = 0; i < count; i++)
+			d[i] = mask[i] ? 0.0f : w[i];
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, x,
+		            (int)K, w, (int)K, 0.0f, y, (int)M);
+		double ny = frobenius(y, n * M);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, x,
+		            (int)K, d, (int)K, 0.0f, y, (int)M);
+		double ne = frobenius(y, n * M);
+		out->has_output_error = true;
+		out->output_error = ny > 0 ? ne / ny : 0.0;
+		free(d);
+		free(y);
+	}
+	free(mask);
+}

@@ -1,0 +1,461 @@
+/* test_prune.c - masks, packing and metrics.
+ *
+ * The greedy mask is checked against an independent brute force that
+ * follows the definition literally (enumerate every assignment of loop
+ * values, rank candidates by summing over every inner assignment) on
+ * hundreds of random small patterns, with both rankings; hand-checked masks
+ * cover 2:4, block, tile-wise, channel-wise and the hybrid; packing must
+ * round-trip exactly.
+ */
+#include "testutil.h"
+#include "prune/prune.h"
+
+#include <math.h>
+
+#define COMMA ,
+
+/* ---- brute force, straight from the definition ---- */
+
+typedef struct Brute {
+	const Pir *ir;
+	const float *imp;
+	int64_t M, K;
+	PatRank rank;
+} Brute;
+
+static double imp_at(const Brute *b, const int64_t *v)
+{
+	int64_t c[2] = {0, 0};
+	for (int i = 0; i < b->ir->nloops; i++) {
+		const PirLoop *l = &b->ir->loops[i];
+		int64_t rest = v[i];
+		for (int j = l->ncomp - 1; j >= 0; j--) {
+			c[l->comp[j].axis] += (rest % l->comp[j].extent) * l->comp[j].stride;
+			rest /= l->comp[j].extent;
+		}
+	}
+	return c[0] < b->M && c[1] < b->K ? b->imp[c[0] * b->K + c[1]] : 0.0;
+}
+
+static double surviving(const Brute *b, int64_t *v, int j);
+
+/* Score of candidate c of loop p under prefix v[0..p-1]. */
+static double score(const Brute *b, int64_t *v, int p, int64_t c)
+{
+	v[p] = c;
+	if (b->rank == PAT_RANK_LOOKAHEAD)
+		return surviving(b, v, p + 1);
+	/* total: every inner assignment */
+	if (p + 1 == b->ir->nloops)
+		return imp_at(b, v);
+	double s = 0;
+	for (int64_t x = 0; x < b->ir->loops[p + 1].len; x++) {
+		v[p + 1] = x;
+		Brute dense = *b;
+		dense.rank = PAT_RANK_TOTAL;
+		s += score(&dense, v, p + 1, x);
+	}
+	return s;
+}
+
+/* The chosen set of loop p under prefix v[0..p-1], as flags. */
+static void chosen(const Brute *b, int64_t *v, int p, bool *keep)
+{
+	const PirLoop *l = &b->ir->loops[p];
+	double sc[64];
+	int64_t save[PIR_MAX_LOOPS];
+	memcpy(save, v, sizeof save);
+	for (int64_t c = 0; c < l->len; c++) {
+		sc[c] = score(b, v, p, c);
+		memcpy(v, save, sizeof save);
+	}
+	for (int64_t c = 0; c < l->len; c++) {
+		int64_t better = 0;
+		for (int64_t d = 0; d < l->len; d++)
+			better += sc[d] > sc[c] || (sc[d] == sc[c] && d < c);
+		keep[c] = better < l->nnz;
+	}
+}
+
+static double surviving(const Brute *b, int64_t *v, int j)
+{
+	if (j == b->ir->nloops)
+		return imp_at(b, v);
+	const PirLoop *l = &b->ir->loops[j];
+	bool keep[64];
+	if (pir_loop_is_perforated(l))
+		chosen(b, v, j, keep);
+	double s = 0;
+	for (int64_t x = 0; x < l->len; x++) {
+		if (pir_loop_is_perforated(l) && !keep[x])
+			continue;
+		v[j] = x;
+		s += surviving(b, v, j + 1);
+	}
+	return s;
+}
+
+/* Dense mask by the definition: an element is kept when at every
+ * perforated loop its value is chosen under its own prefix. */
+static void brute_mask(const Brute *b, uint8_t *mask)
+{
+	const Pir *ir = b->ir;
+	int64_t v[PIR_MAX_LOOPS] = {0}, total = 1;
+	for (int i = 0; i < ir->nloops; i++)
+		total *= ir->loops[i].len;
+	memset(mask, 0, (size_t)(b->M * b->K));
+	for (int64_t t = 0; t < total; t++) {
+		int64_t rest = t;
+		for (int i = ir->nloops - 1; i >= 0; i--) {
+			v[i] = rest % ir->loops[i].len;
+			rest /= ir->loops[i].len;
+		}
+		int64_t c[2] = {0, 0};
+		for (int i = 0; i < ir->nloops; i++) {
+			const PirLoop *l = &ir->loops[i];
+			int64_t r = v[i];
+			for (int j = l->ncomp - 1; j >= 0; j--) {
+				c[l->comp[j].axis] += (r % l->comp[j].extent) * l->comp[j].stride;
+				r /= l->comp[j].extent;
+			}
+		}
+		if (c[0] >= b->M || c[1] >= b->K)
+			continue;
+		bool kept = true;
+		for (int p = 0; p < ir->nloops && kept; p++) {
+			if (!pir_loop_is_perforated(&ir->loops[p]))
+				continue;
+			int64_t w[PIR_MAX_LOOPS];
+			memcpy(w, v, sizeof w);
+			bool keep[64];
+			chosen(b, w, p, keep);
+			kept = keep[v[p]];
+		}
+		mask[c[0] * b->K + c[1]] = kept;
+	}
+}
+
+/* ---- random patterns ---- */
+
+static uint64_t rs;
+static uint32_t rnd(uint32_t n)
+{
+	rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(rs >> 33) % n;
+}
+
+/* A random legal pattern on a small shape with at least one perforation;
+ * lengths stay below 64 (the brute force's row buffers). */
+static void random_pattern(Pir *ir)
+{
+	for (;;) {
+		int64_t M = 1 + rnd(12), K = 1 + rnd(12);
+		pir_init(ir, "r", M, K);
+		int fresh = 0;
+		for (int step = 0; step < 8; step++) {
+			PirPrim p;
+			memset(&p, 0, sizeof p);
+			const PirLoop *l = &ir->loops[rnd((uint32_t)ir->nloops)];
+			switch (rnd(4)) {
+			case 0:
+				p.kind = PIR_PRIM_SPLIT;
+				pir_name_copy(p.u.split.loop, l->name);
+				p.u.split.n = 2;
+				snprintf(p.u.split.names[0], PIR_NAME_MAX, "s%d", fresh++);
+				snprintf(p.u.split.names[1], PIR_NAME_MAX, "s%d", fresh++);
+				p.u.split.factor[0] = 0;
+				p.u.split.factor[1] = 2 + rnd(3);
+				p.u.split.pad = true;
+				p.u.split.pad_amount = -1;
+				break;
+			case 1:
+				p.kind = PIR_PRIM_REORDER;
+				p.u.reorder.n = 2;
+				pir_name_copy(p.u.reorder.loops[0], l->name);
+				pir_name_copy(p.u.reorder.loops[1], ir->loops[rnd((uint32_t)ir->nloops)].name);
+				break;
+			case 2: {
+				int at = (int)rnd((uint32_t)ir->nloops);
+				if (at + 1 >= ir->nloops)
+					continue;
+				p.kind = PIR_PRIM_JOIN;
+				p.u.join.n = 2;
+				pir_name_copy(p.u.join.loops[0], ir->loops[at].name);
+				pir_name_copy(p.u.join.loops[1], ir->loops[at + 1].name);
+				snprintf(p.u.join.name, PIR_NAME_MAX, "j%d", fresh++);
+				break;
+			}
+			default:
+				if (l->len < 2)
+					continue;
+				p.kind = PIR_PRIM_PERFORATE;
+				pir_name_copy(p.u.perforate.loop, l->name);
+				p.u.perforate.keep = 1 + rnd((uint32_t)l->len - 1);
+				break;
+			}
+			PirReason why;
+			pir_apply(ir, &p, &why);
+		}
+		bool perf = false, small = true;
+		for (int i = 0; i < ir->nloops; i++) {
+			perf |= pir_loop_is_perforated(&ir->loops[i]);
+			small &= ir->loops[i].len < 64;
+		}
+		if (perf && small)
+			return;
+	}
+}
+
+static void random_importance(float *imp, int64_t n, bool ties)
+{
+	for (int64_t i = 0; i < n; i++)
+		imp[i] = ties ? (float)rnd(4) : (float)(rnd(1000000) + 1) / 1000.0f;
+}
+
+START_TEST(greedy_matches_brute_force)
+{
+	rs = 7 + (uint64_t)_i;
+	int checked = 0;
+	for (int round = 0; round < 200; round++) {
+		Pir ir;
+		random_pattern(&ir);
+		int64_t M = ir.len[0], K = ir.len[1];
+		float imp[144];
+		random_importance(imp, M * K, round % 3 == 0); /* a third with many ties */
+		PatRank rank = _i ? PAT_RANK_LOOKAHEAD : PAT_RANK_TOTAL;
+		PruneMask pm;
+		char err[PRUNE_ERR_MAX];
+		ck_assert_msg(prune_mask_build(&ir, imp, M, K, rank, &pm, err), "%s", err);
+		uint8_t got[144], want[144];
+		prune_dense_mask(&ir, &pm, M, K, got);
+		Brute b = {&ir, imp, M, K, rank};
+		brute_mask(&b, want);
+		char *text = pir_print_text(&ir);
+		ck_assert_msg(memcmp(got, want, (size_t)(M * K)) == 0,
+		              "mask differs from the brute force (%s):\n%s", pat_rank_names[rank], text);
+		/* packing round-trips exactly, and packs zeros for padding */
+		PirMetrics m;
+		pir_metrics(&ir, &m);
+		float w[144], back[144];
+		for (int64_t i = 0; i < M * K; i++)
+			w[i] = (float)(i + 1) * 0.5f - 7.25f;
+		float *values = malloc((size_t)m.values * sizeof *values);
+		prune_pack(&ir, &pm, w, M, K, values);
+		prune_unpack(&ir, &pm, values, M, K, back);
+		int64_t nonzero = 0;
+		for (int64_t i = 0; i < m.values; i++)
+			nonzero += values[i] != 0;
+		for (int64_t i = 0; i < M * K; i++) {
+			float expect = got[i] ? w[i] : 0.0f;
+			ck_assert_msg(memcmp(&back[i], &expect, sizeof expect) == 0, "unpack differs:\n%s",
+			              text);
+			nonzero -= got[i] && w[i] != 0;
+		}
+		ck_assert_msg(nonzero == 0, "packed values hold weights outside the mask:\n%s", text);
+		free(values);
+		free(text);
+		prune_mask_free(&pm);
+		checked++;
+	}
+	ck_assert_int_eq(checked, 200);
+}
+END_TEST
+
+/* ---- hand-checked masks ---- */
+
+static void mask_of(Pir *ir, const float *imp, PatRank rank, uint8_t *mask)
+{
+	PruneMask pm;
+	char err[PRUNE_ERR_MAX];
+	ck_assert_msg(prune_mask_build(ir, imp, ir->len[0], ir->len[1], rank, &pm, err), "%s", err);
+	prune_dense_mask(ir, &pm, ir->len[0], ir->len[1], mask);
+	prune_mask_free(&pm);
+}
+
+static void expect_mask(const uint8_t *got, const char *want, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		ck_assert_msg(got[i] == (want[i] == '1'), "position %lld: want %s", (long long)i, want);
+}
+
+START_TEST(hand_two_four)
+{
+	/* 2:4 on one row of 10 (padded to 12): ties go to the lower index */
+	Pir ir;
+	pir_init(&ir, "nm", 1, 10);
+	APPLY_OK(&ir, SPLIT("k", {"k0" COMMA "k1"}, {0 COMMA 4}, true, -1));
+	APPLY_OK(&ir, prim_perforate("k1", 2));
+	const float imp[10] = {1, 5, 3, 4, 9, 2, 2, 8, 1, 1};
+	uint8_t mask[10];
+	mask_of(&ir, imp, PAT_RANK_TOTAL, mask);
+	expect_mask(mask, "0101100111", 10); /* last group: 1, 1, pad, pad */
+}
+END_TEST
+
+START_TEST(hand_block)
+{
+	/* 2x2 blocks of a 4x4, one block kept per block row */
+	Pir ir;
+	pir_init(&ir, "b", 4, 4);
+	APPLY_OK(&ir, SPLIT("m", {"m0" COMMA "m1"}, {2 COMMA 2}, false, -1));
+	APPLY_OK(&ir, SPLIT("k", {"k0" COMMA "k1"}, {2 COMMA 2}, false, -1));
+	APPLY_OK(&ir, REORDER({"m0" COMMA "k0" COMMA "m1" COMMA "k1"}));
+	APPLY_OK(&ir, prim_perforate("k0", 1));
+	const float imp[16] = {1, 1, 5, 0,  1, 1, 0, 0,  /* rows 0-1: blocks 4 | 5 */
+	                       9, 0, 1, 1,  0, 0, 1, 1}; /* rows 2-3: 9 | 4 */
+	uint8_t mask[16];
+	mask_of(&ir, imp, PAT_RANK_TOTAL, mask);
+	expect_mask(mask, "0011" "0011" "1100" "1100", 16);
+}
+END_TEST
+
+START_TEST(hand_tile_and_channel)
+{
+	/* tile-wise vertical: tiles of 2 rows keep 1 column each */
+	Pir ir;
+	pir_init(&ir, "tv", 4, 3);
+	APPLY_OK(&ir, SPLIT("m", {"m0" COMMA "m1"}, {2 COMMA 2}, false, -1));
+	APPLY_OK(&ir, REORDER({"m0" COMMA "k" COMMA "m1"}));
+	APPLY_OK(&ir, prim_perforate("k", 1));
+	const float imp[12] = {1, 9, 1,  1, 0, 1,   /* tile 0 columns: 2, 9, 2 */
+	                       3, 1, 1,  0, 1, 4};  /* tile 1 columns: 3, 2, 5 */
+	uint8_t mask[12];
+	mask_of(&ir, imp, PAT_RANK_TOTAL, mask);
+	expect_mask(mask, "010" "010" "001" "001", 12);
+	/* channel-wise: keep the 2 strongest of 4 output rows */
+	pir_init(&ir, "ch", 4, 3);
+	APPLY_OK(&ir, prim_perforate("m", 2));
+	mask_of(&ir, imp, PAT_RANK_TOTAL, mask); /* row sums 11, 2, 5, 5: tie -> row 2 */
+	expect_mask(mask, "111" "000" "111" "000", 12);
+}
+END_TEST
+
+START_TEST(hand_hybrid_total_vs_lookahead)
+{
+	/* one row, two blocks of 4, one block kept, 2:4 inside.  Block A =
+	 * [10 0 0 0] (total 10, 10 survives 2:4), block B = [4 4 4 0] (total
+	 * 12, 8 survives): the paper's rule keeps B, lookahead keeps A. */
+	Pir ir;
+	pir_init(&ir, "h", 1, 8);
+	APPLY_OK(&ir, SPLIT("k", {"k0" COMMA "k1"}, {2 COMMA 4}, false, -1));
+	APPLY_OK(&ir, prim_perforate("k0", 1));
+	APPLY_OK(&ir, prim_perforate("k1", 2));
+	const float imp[8] = {10, 0, 0, 0, 4, 4, 4, 0};
+	uint8_t mask[8];
+	mask_of(&ir, imp, PAT_RANK_TOTAL, mask);
+	expect_mask(mask, "00001100", 8);
+	mask_of(&ir, imp, PAT_RANK_LOOKAHEAD, mask);
+	expect_mask(mask, "11000000", 8);
+}
+END_TEST
+
+/* Fig. 6 storage: I0_4 J0_4^2 I1_4^2 J1_4 on a 16x16 weight whose
+ * importance is w = 16 m + k + 1: the right halves win everywhere. */
+START_TEST(fig6_layout)
+{
+	Pir ir;
+	pir_init(&ir, "fig6", 16, 16);
+	APPLY_OK(&ir, SPLIT("m", {"i0" COMMA "i1"}, {4 COMMA 4}, false, -1));
+	APPLY_OK(&ir, SPLIT("k", {"j0" COMMA "j1"}, {4 COMMA 4}, false, -1));
+	APPLY_OK(&ir, REORDER({"i0" COMMA "j0" COMMA "i1" COMMA "j1"}));
+	APPLY_OK(&ir, prim_perforate("j0", 2));
+	APPLY_OK(&ir, prim_perforate("i1", 2));
+	float w[256];
+	for (int i = 0; i < 256; i++)
+		w[i] = (float)(i + 1);
+	PruneMask pm;
+	char err[PRUNE_ERR_MAX];
+	ck_assert(prune_mask_build(&ir, w, 16, 16, PAT_RANK_TOTAL, &pm, err));
+	ck_assert_int_eq(pm.rows[1], 4);  /* J0 index [4, 2] */
+	ck_assert_int_eq(pm.rows[2], 8);  /* I1 index [8, 2]: 16 entries */
+	for (int r = 0; r < 4; r++) {     /* every row tile keeps column tiles 2 and 3 */
+		ck_assert_int_eq(pm.index[1][r * 2], 2);
+		ck_assert_int_eq(pm.index[1][r * 2 + 1], 3);
+	}
+	for (int r = 0; r < 8; r++) {     /* and rows 2, 3 of each tile */
+		ck_assert_int_eq(pm.index[2][r * 2], 2);
+		ck_assert_int_eq(pm.index[2][r * 2 + 1], 3);
+	}
+	float values[64];
+	prune_pack(&ir, &pm, w, 16, 16, values);
+	/* values [4, 2, 2, 4]: first = i0 0, j0 -> 2, i1 -> 2, j1 0: m 2, k 8 */
+	ck_assert(values[0] == 16 * 2 + 8 + 1);
+	ck_assert(values[63] == 16 * 15 + 15 + 1);
+	prune_mask_free(&pm);
+}
+END_TEST
+
+START_TEST(top_sum_and_metrics)
+{
+	float v[1000];
+	for (int i = 0; i < 1000; i++)
+		v[i] = (float)((i * 7919) % 1000);
+	/* the 10 largest are 990..999 */
+	ck_assert(fabs(prune_top_sum(v, 1000, 10) - 9945.0) < 1e-9);
+	ck_assert(prune_top_sum(v, 1000, 0) == 0);
+	ck_assert(fabs(prune_top_sum(v, 1000, 1000) - 499500.0) < 1e-9);
+	float same[8] = {2, 2, 2, 2, 1, 1, 0, 0};
+	ck_assert(fabs(prune_top_sum(same, 8, 3) - 6.0) < 1e-12);
+	ck_assert(fabs(prune_top_sum(same, 8, 5) - 9.0) < 1e-12);
+
+	Pir ir;
+	pir_init(&ir, "u", 1, 8);
+	APPLY_OK(&ir, prim_perforate("k", 2));
+	const float w[8] = {-1, 2, -3, 4, 0, 0, 1, 0};
+	float imp[8];
+	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, 1, 8, imp);
+	PruneMask pm;
+	char err[PRUNE_ERR_MAX];
+	ck_assert(prune_mask_build(&ir, imp, 1, 8, PAT_RANK_TOTAL, &pm, err));
+	PruneMetrics m;
+	prune_metrics(&ir, &pm, imp, w, NULL, 0, 1, 8, &m);
+	ck_assert_int_eq(m.nkept, 2);
+	ck_assert(fabs(m.retained - 7.0 / 11.0) < 1e-12);
+	ck_assert(fabs(m.bound_retained - 7.0 / 11.0) < 1e-12); /* row-balanced on one row */
+	ck_assert(fabs(m.loss_over_bound) < 1e-12);
+	ck_assert(!m.has_output_error);
+	/* output error against a hand computation: X = I (8 tokens), so
+	 * ||X D^T|| / ||X W^T|| = ||pruned weights|| / ||w|| */
+	float x[64] = {0};
+	for (int i = 0; i < 8; i++)
+		x[i * 8 + i] = 1;
+	prune_metrics(&ir, &pm, imp, w, x, 8, 1, 8, &m);
+	ck_assert(m.has_output_error);
+	ck_assert(fabs(m.output_error - sqrt(1.0 + 4.0 + 1.0) / sqrt(31.0)) < 1e-6);
+	prune_mask_free(&pm);
+}
+END_TEST
+
+START_TEST(importance_kinds)
+{
+	const float w[4] = {-2, 1, 3, -1};     /* 2 x 2 */
+	const float x[6] = {1, 0, 1, 2, 1, 2}; /* 3 tokens x 2: column norms sqrt 3, sqrt 8 */
+	float imp[4];
+	prune_importance(PAT_IMP_L2, w, NULL, NULL, 0, 2, 2, imp);
+	ck_assert(imp[0] == 4 && imp[3] == 1);
+	prune_importance(PAT_IMP_WANDA, w, NULL, x, 3, 2, 2, imp);
+	ck_assert(fabs(imp[0] - 2 * sqrt(3.0)) < 1e-5 && fabs(imp[1] - sqrt(8.0)) < 1e-5);
+	const float s[4] = {0.5f, -0.0f, 2, 1};
+	prune_importance(PAT_IMP_TENSOR, w, s, NULL, 0, 2, 2, imp);
+	ck_assert(imp[0] == 0.5f && imp[2] == 2 && !signbit(imp[1]));
+}
+END_TEST
+
+static Suite *prune_suite(void)
+{
+	Suite *s = suite_create("prune");
+	TCase *tc = tcase_create("masks");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, greedy_matches_brute_force, 0, 2); /* total, lookahead */
+	tcase_add_test(tc, hand_two_four);
+	tcase_add_test(tc, hand_block);
+	tcase_add_test(tc, hand_tile_and_channel);
+	tcase_add_test(tc, hand_hybrid_total_vs_lookahead);
+	tcase_add_test(tc, fig6_layout);
+	tcase_add_test(tc, top_sum_and_metrics);
+	tcase_add_test(tc, importance_kinds);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void) { return run_suite(prune_suite()); }

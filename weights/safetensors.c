@@ -1,0 +1,416 @@
+/* safetensors.c - reading and writing .safetensors files.
+ *
+ * Format: an 8-byte little-endian header length N, N bytes of JSON (an object
+ * mapping tensor names to {dtype, shape, data_offsets} plus an optional
+ * "__metadata__" object of strings), then the data section; offsets are
+ * relative to its start.  The reader trusts nothing: every entry of the
+ * header is checked (not only the tensor asked for) before any data is read.
+ * JSON parsing is cJSON's.
+ */
+#include "tensor.h"
+#include "../support/util.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const tensor_dtype_names[DT_COUNT] = {
+#define X(e, name, bytes) name,
+	TENSOR_DTYPES(X)
+#undef X
+};
+
+const int tensor_dtype_bytes[DT_COUNT] = {
+#define X(e, name, bytes) bytes,
+	TENSOR_DTYPES(X)
+#undef X
+};
+
+enum { ST_MAX_HEADER = 100 << 20, ST_MAX_TENSORS = 1 << 16 };
+
+void tensor_free(Tensor *t)
+{
+	free(t->data);
+	t->data = NULL;
+}
+
+static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, TENSOR_ERR_MAX, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A JSON number that is an exact non-negative integer below 2^53. */
+static bool json_uint(const cJSON *j, int64_t *out)
+{
+	if (!cJSON_IsNumber(j))
+		return false;
+	double d = j->valuedouble;
+	if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d))
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
+typedef struct Entry {
+	const char *name;
+	TensorDtype dtype;
+	int rank;
+	int64_t shape[TENSOR_MAX_RANK];
+	int64_t begin, end;
+} Entry;
+
+static int cmp_begin(const void *a, const void *b)
+{
+	const Entry *x = *(const Entry *const *)a, *y = *(const Entry *const *)b;
+	return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const Entry *x = *(const Entry *const *)a, *y = *(const Entry *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+bool tensor_check_finite(const Tensor *t, const char *file, char err[TENSOR_ERR_MAX])
+{
+	for (int64_t i = 0; i < t->count; i++) {
+		if (isfinite(t->data[i]))
+			continue;
+		char at[128] = "";
+		size_t o = 0;
+		int64_t rest = i;
+		int64_t idx[TENSOR_MAX_RANK];
+		for (int d = t->rank - 1; d >= 0; d--) {
+			idx[d] = rest % t->shape[d];
+			rest /= t->shape[d];
+		}
+		for (int d = 0; d < t->rank && o < sizeof at; d++)
+			o += (size_t)snprintf(at + o, sizeof at - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+		return fail(err, "%s: tensor '%s' holds %s at [%s]", file, t->name,
+		            isnan(t->data[i]) ? "NaN" : "Inf", at);
+	}
+	return true;
+}
+
+/* Converts count little-endian values of dtype at src to f32. */
+static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *dst)
+{
+	for (int64_t i = 0; i < count; i++) {
+		const uint8_t *p = src + i * tensor_dtype_bytes[dt];
+		switch (dt) {
+		case DT_F32: {
+			uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			             (uint32_t)p[3] << 24;
+			memcpy(&dst[i], &u, 4);
+			break;
+		}
+		case DT_F64: {
+			uint64_t u = le64(p);
+			double d;
+			memcpy(&d, &u, 8);
+			dst[i] = (float)d;
+			break;
+		}
+		case DT_F16: dst[i] = fp16_to_f32((uint16_t)(p[0] | p[1] << 8)); break;
+		case DT_BF16: dst[i] = bf16_to_f32((uint16_t)(p[0] | p[1] << 8)); break;
+		default: return false;
+		}
+	}
+	return true;
+}
+
+bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *name, Tensor *out,
+                 char err[TENSOR_ERR_MAX])
+{
+	memset(out, 0, sizeof *out);
+	if (len < 8)
+		return fail(err, "%s: %zu bytes is too short for a safetensors file (8-byte header "
+		                 "length missing)", file, len);
+	uint64_t n = le64(buf);
+	if (n > len - 8)
+		return fail(err, "%s: header length %llu runs past the end of the file (%zu bytes)", file,
+		            (unsigned long long)n, len);
+	if (n > ST_MAX_HEADER)
+		return fail(err, "%s: header of %llu bytes is larger than the %d allowed", file,
+		            (unsigned long long)n, ST_MAX_HEADER);
+	if (n < 2)
+		return fail(err, "%s: header of %llu bytes cannot hold a JSON object", file,
+		            (unsigned long long)n);
+	const char *hdr = (const char *)buf + 8;
+	for (uint64_t i = 0; i < n; i++)
+		if (hdr[i] == 0)
+			return fail(err, "%s: header holds a NUL byte at offset %llu", file,
+			            (unsigned long long)(8 + i));
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)n, &end, false);
+	if (!root) {
+		const char *at = cJSON_GetErrorPtr();
+		long off = at && at >= hdr && at <= hdr + n ? (long)(at - hdr) + 8 : -1;
+		return fail(err, "%s: header is not valid JSON (error near byte %ld)", file, off);
+	}
+	for (const char *p = end; p < hdr + n; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+			cJSON_Delete(root);
+			return fail(err, "%s: header has data after its JSON object (byte %ld)", file,
+			            (long)(p - hdr) + 8);
+		}
+	bool ok = false;
+	Entry *entries = NULL, **order = NULL;
+	int ne = 0;
+	const uint64_t data_len = len - 8 - n;
+	const uint8_t *data = buf + 8 + n;
+	if (!cJSON_IsObject(root)) {
+		fail(err, "%s: header is not a JSON object", file);
+		goto done;
+	}
+	int members = cJSON_GetArraySize(root);
+	if (members > ST_MAX_TENSORS) {
+		fail(err, "%s: header lists %d tensors (at most %d)", file, members, ST_MAX_TENSORS);
+		goto done;
+	}
+	entries = calloc((size_t)members + 1, sizeof *entries);
+	order = calloc((size_t)members + 1, sizeof *order);
+	if (!entries || !order)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (const cJSON *j = root->child; j; j = j->next) {
+		const char *tn = j->string ? j->string : "";
+		if (strcmp(tn, "__metadata__") == 0) {
+			if (!cJSON_IsObject(j)) {
+				fail(err, "%s: __metadata__ is not an object", file);
+				goto done;
+			}
+			for (const cJSON *m = j->child; m; m = m->next)
+				if (!cJSON_IsString(m)) {
+					fail(err, "%s: __metadata__ value '%s' is not a string", file,
+					     m->string ? m->string : "");
+					goto done;
+				}
+			continue;
+		}
+		Entry *e = &entries[ne];
+		e->name = tn;
+		if (!cJSON_IsObject(j)) {
+			fail(err, "%s: tensor '%s': header entry is not an object", file, tn);
+			goto done;
+		}
+		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
+		const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shape");
+		const cJSON *of = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");
+		if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of)) {
+			fail(err, "%s: tensor '%s': header entry needs a string 'dtype', an array 'shape' "
+			          "and an array 'data_offsets'", file, tn);
+			goto done;
+		}
+		int d;
+		for (d = 0; d < DT_COUNT; d++)
+			if (strcmp(dt->valuestring, tensor_dtype_names[d]) == 0)
+				break;
+		if (d == DT_COUNT) {
+			fail(err, "%s: tensor '%s': unknown dtype '%.40s'", file, tn, dt->valuestring);
+			goto done;
+		}
+		e->dtype = (TensorDtype)d;
+		e->rank = cJSON_GetArraySize(sh);
+		if (e->rank > TENSOR_MAX_RANK) {
+			fail(err, "%s: tensor '%s': rank %d (at most %d)", file, tn, e->rank, TENSOR_MAX_RANK);
+			goto done;
+		}
+		int64_t bytes = tensor_dtype_bytes[d];
+		int r = 0;
+		for (const cJSON *s = sh->child; s; s = s->next, r++) {
+			if (!json_uint(s, &e->shape[r])) {
+				fail(err, "%s: tensor '%s': shape holds something other than a non-negative "
+				          "integer", file, tn);
+				goto done;
+			}
+			if (__builtin_mul_overflow(bytes, e->shape[r], &bytes)) {
+				fail(err, "%s: tensor '%s': shape is too large", file, tn);
+				goto done;
+			}
+		}
+		if (cJSON_GetArraySize(of) != 2 || !json_uint(of->child, &e->begin) ||
+		    !json_uint(of->child->next, &e->end)) {
+			fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers", file, tn);
+			goto done;
+		}
+		if (e->end < e->begin) {
+			fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", file, tn,
+			     (long long)e->begin, (long long)e->end);
+			goto done;
+		}
+		if ((uint64_t)e->end > data_len) {
+			fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] run past the data section (%llu "
+			          "bytes)", file, tn, (long long)e->begin, (long long)e->end,
+			     (unsigned long long)data_len);
+			goto done;
+		}
+		if (e->end - e->begin != bytes) {
+			fail(err, "%s: tensor '%s': %s shape needs %lld bytes but data_offsets hold %lld",
+			     file, tn, tensor_dtype_names[d], (long long)bytes,
+			     (long long)(e->end - e->begin));
+			goto done;
+		}
+		order[ne] = e;
+		ne++;
+	}
+	qsort(order, (size_t)ne, sizeof *order, cmp_name);
+	for (int i = 1; i < ne; i++)
+		if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
+			fail(err, "%s: tensor '%s' appears twice in the header", file, order[i]->name);
+			goto done;
+		}
+	qsort(order, (size_t)ne, sizeof *order, cmp_begin);
+	const Entry *reach = NULL; /* the entry ending furthest so far */
+	for (int i = 0; i < ne; i++) {
+		const Entry *e = order[i];
+		if (reach && e->end > e->begin && e->begin < reach->end) {
+			fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file,
+			     reach->name, (long long)reach->begin, (long long)reach->end, e->name,
+			     (long long)e->begin, (long long)e->end);
+			goto done;
+		}
+		if (!reach || e->end > reach->end)
+			reach = e;
+	}
+
+	const Entry *want = NULL;
+	for (int i = 0; i < ne; i++)
+		if (strcmp(entries[i].name, name) == 0)
+			want = &entries[i];
+	if (!want) {
+		/* The first few names, as many as fit. */
+		char list[200] = "";
+		size_t o = 0;
+		int shown = 0;
+		for (int i = 0; i < ne; i++) {
+			int w = snprintf(list + o, sizeof list - o, "%s'%.60s'", i ? ", " : "",
+			                 entries[i].name);
+			if (w < 0 || (size_t)w >= sizeof list - o - 8) {
+				list[o] = 0;
+				break;
+			}
+			o += (size_t)w;
+			shown++;
+		}
+		if (shown < ne)
+			snprintf(list + o, sizeof list - o, "%s...", shown ? ", " : "");
+		fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, name, ne,
+		     ne ? list : "none");
+		goto done;
+	}
+	if (want->dtype != DT_F32 && want->dtype != DT_F16 && want->dtype != DT_BF16 &&
+	    want->dtype != DT_F64) {
+		fail(err, "%s: tensor '%s' has dtype %s; patc reads F32, F16, BF16 or F64", file, name,
+		     tensor_dtype_names[want->dtype]);
+		goto done;
+	}
+	int64_t count = 1;
+	for (int d = 0; d < want->rank; d++)
+		count *= want->shape[d];
+	if (count == 0) {
+		fail(err, "%s: tensor '%s' is empty", file, name);
+		goto done;
+	}
+	snprintf(out->name, sizeof out->name, "%s", name);
+	out->stored = want->dtype;
+	out->rank = want->rank;
+	memcpy(out->shape, want->shape, sizeof out->shape);
+	out->count = count;
+	out->data = malloc((size_t)count * sizeof(float));
+	if (!out->data) {
+		fail(err, "%s: tensor '%s': not enough memory for %lld values", file, name,
+		     (long long)count);
+		goto done;
+	}
+	convert(data + want->begin, want->dtype, count, out->data);
+	ok = tensor_check_finite(out, file, err);
+	if (!ok)
+		tensor_free(out);
+done:
+	free(entries);
+	free(order);
+	cJSON_Delete(root);
+	return ok;
+}
+
+bool st_read_file(const char *path, const char *name, Tensor *out, char err[TENSOR_ERR_MAX])
+{
+	size_t len;
+	char *buf = util_read_file(path, &len);
+	if (!buf)
+		return fail(err, "%s: cannot read: %s", path, strerror(errno));
+	bool ok = st_read_mem((const uint8_t *)buf, len, path, name, out, err);
+	free(buf);
+	return ok;
+}
+
+bool st_write_file(const char *path, const StWrite *t, int n, const char *const *meta_keys,
+                   const char *const *meta_values, int nmeta, char err[TENSOR_ERR_MAX])
+{
+	cJSON *root = cJSON_CreateObject();
+	if (nmeta > 0) {
+		cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
+		for (int i = 0; i < nmeta; i++)
+			cJSON_AddStringToObject(meta, meta_keys[i], meta_values[i]);
+	}
+	int64_t offset = 0;
+	for (int i = 0; i < n; i++) {
+		int64_t bytes = tensor_dtype_bytes[t[i].dtype];
+		for (int d = 0; d < t[i].rank; d++)
+			bytes *= t[i].shape[d];
+		cJSON *e = cJSON_AddObjectToObject(root, t[i].name);
+		cJSON_AddStringToObject(e, "dtype", tensor_dtype_names[t[i].dtype]);
+		cJSON *sh = cJSON_AddArrayToObject(e, "shape");
+		for (int d = 0; d < t[i].rank; d++)
+			cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t[i].shape[d]));
+		cJSON *of = cJSON_AddArrayToObject(e, "data_offsets");
+		cJSON_AddItemToArray(of, cJSON_CreateNumber((double)offset));
+		cJSON_AddItemToArray(of, cJSON_CreateNumber((double)(offset + bytes)));
+		offset += bytes;
+	}
+	char *json = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!json)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	size_t hl = strlen(json), padded = (hl + 7) & ~(size_t)7;
+	size_t total = 8 + padded + (size_t)offset;
+	uint8_t *buf = malloc(total);
+	if (!buf)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (int i = 0; i < 8; i++)
+		buf[i] = (uint8_t)((uint64_t)padded >> (8 * i));
+	memcpy(buf + 8, json, hl);
+	memset(buf + 8 + hl, ' ', padded - hl);
+	free(json);
+	size_t at = 8 + padded;
+	for (int i = 0; i < n; i++) {
+		int64_t bytes = tensor_dtype_bytes[t[i].dtype];
+		for (int d = 0; d < t[i].rank; d++)
+			bytes *= t[i].shape[d];
+		memcpy(buf + at, t[i].data, (size_t)bytes); /* little-endian host */
+		at += (size_t)bytes;
+	}
+	bool ok = util_write_file_atomic(path, (const char *)buf, total);
+	if (!ok)
+		fail(err, "cannot write '%s': %s", path, strerror(errno));
+	free(buf);
+	return ok;
+}
