@@ -83,5 +83,40 @@ expect "output into a missing directory" 3 "$patc" "$root/examples/gemm.pat" -o 
 has "unwritable output named" "$tmp/err" "cannot write '$tmp/no/such/dir/out.pir'"
 if ls "$tmp"/no* "$tmp"/ro/* >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL: temp files left behind"; else pass=$((pass + 1)); fi
 
+# --emit=weights: packed tensors and metadata, read back by an independent reader
+cat > "$tmp/w.pat" <<'PAT'
+include "all.pat";
+op q: spmm(M = 100, K = 70, N = 8, dtype = f16) {
+    weights = random(seed = 3, kind = heads, group = 8);
+    apply hybrid(16, 32, 50%);
+}
+op c: spmm(M = 30, K = 40, N = 8) {
+    weights = random(seed = 4);
+    calibration = random(seed = 5);
+    importance = wanda;
+    rank = total;
+    apply channel(10);
+}
+PAT
+expect "--emit=weights" 0 "$patc" "$tmp/w.pat" --emit=weights --mask -o "$tmp/w.safetensors"
+if python3 "$root/tests/read_safetensors.py" "$tmp/w.safetensors" > "$tmp/read" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: independent reader refused the output"; cat "$tmp/read"; fi
+has "values in f16" "$tmp/read" "^tensor q.values F16 \[7, 2, 16, 8, 2\] 3584"
+has "block index" "$tmp/read" "^tensor q.index.k0 I32 \[7, 2\] 14"
+has "2:4 index" "$tmp/read" "^tensor q.index.k2 I32 \[1792, 2\] 3584"
+has "mask" "$tmp/read" "^tensor q.mask U8 \[100, 70\] 7000"
+has "channel index" "$tmp/read" "^tensor c.index.m I32 \[1, 10\]"
+has "PatternIR in metadata" "$tmp/read" "^meta q.pir pir q m=100 k=70 {"
+has "metrics in metadata" "$tmp/read" "^meta c.output_error "
+has "rank in metadata" "$tmp/read" "^meta c.rank total"
+has "version in metadata" "$tmp/read" "^meta patc.version "
+expect "--emit=weights needs -o" 2 "$patc" "$tmp/w.pat" --emit=weights
+printf 'op d: spmm(M = 4, K = 4, N = 1) { perforate k keep 2; }\n' > "$tmp/nw.pat"
+expect "--emit=weights without weights" 1 "$patc" "$tmp/nw.pat" --emit=weights -o "$tmp/nw.safetensors"
+has "no weights named" "$tmp/err" "op 'd' has no weights"
+[ ! -e "$tmp/nw.safetensors" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: output written for an op without weights"; }
+expect "--explain with weights" 0 "$patc" "$tmp/w.pat" --explain
+has "--explain shows the bound" "$tmp/out" "unstructured bound at that density"
+has "--explain shows the output error" "$tmp/out" "relative output error"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -9,6 +9,7 @@
  */
 #include "testutil.h"
 #include "prune/prune.h"
+#include "frontend/frontend.h"
 
 #include <math.h>
 
@@ -441,6 +442,67 @@ START_TEST(importance_kinds)
 }
 END_TEST
 
+/* Every stdlib pattern (the PatternIR goldens, with padding) on seeded
+ * weights: unpack(pack(W)) is exactly W on the mask and 0 elsewhere, and the
+ * mask keeps what the packed shape says. */
+START_TEST(stdlib_round_trip)
+{
+	const char *data = getenv("PATC_TEST_DATA");
+	ck_assert_ptr_nonnull(data);
+	static const char *const files[] = {"stdlib_block.pat", "stdlib_nm.pat", "stdlib_tile.pat",
+	                                    "stdlib_channel.pat", "stdlib_elementwise.pat",
+	                                    "stdlib_hybrid.pat", "fig6.pat", "fig8.pat", "language.pat"};
+	int checked = 0;
+	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/golden/pir/%s", data, files[f]);
+		Arena arena;
+		arena_init(&arena);
+		Diag diag;
+		FILE *sink = fopen("/dev/null", "w");
+		diag_init(&diag, &arena, sink);
+		FrontendOptions fo = {.stdlib_dir = getenv("PATC_STDLIB"), .target = "x86-64"};
+		Program prog;
+		ck_assert_int_eq(frontend_compile(&fo, &diag, &arena, path, NULL, &prog), 0);
+		for (int i = 0; i < prog.nops; i++) {
+			const OpResult *op = &prog.ops[i];
+			int64_t M = op->M, K = op->K, n = M * K;
+			float *w = malloc((size_t)n * sizeof *w), *imp = malloc((size_t)n * sizeof *imp);
+			float *back = malloc((size_t)n * sizeof *back);
+			uint8_t *mask = malloc((size_t)n);
+			synth_weights(w, M, K, (uint64_t)i + 1, SYNTH_HEADS, 16);
+			prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
+			PruneMask pm;
+			char err[PRUNE_ERR_MAX];
+			ck_assert(prune_mask_build(op->ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err));
+			PirMetrics m;
+			pir_metrics(op->ir, &m);
+			float *values = malloc((size_t)m.values * sizeof *values);
+			prune_pack(op->ir, &pm, w, M, K, values);
+			prune_unpack(op->ir, &pm, values, M, K, back);
+			prune_dense_mask(op->ir, &pm, M, K, mask);
+			int64_t kept = 0;
+			for (int64_t j = 0; j < n; j++) {
+				float expect = mask[j] ? w[j] : 0.0f;
+				ck_assert_msg(memcmp(&back[j], &expect, 4) == 0, "%s: op %s", files[f], op->name);
+				kept += mask[j];
+			}
+			/* every packed slot is a kept weight or padding */
+			ck_assert_int_le(kept, m.values);
+			if (m.pad[0] == 0 && m.pad[1] == 0)
+				ck_assert_int_eq(kept, m.values);
+			free(values);
+			prune_mask_free(&pm);
+			free(w), free(imp), free(back), free(mask);
+			checked++;
+		}
+		fclose(sink);
+		arena_free(&arena);
+	}
+	ck_assert_int_ge(checked, 15);
+}
+END_TEST
+
 static Suite *prune_suite(void)
 {
 	Suite *s = suite_create("prune");
@@ -454,6 +516,7 @@ static Suite *prune_suite(void)
 	tcase_add_test(tc, fig6_layout);
 	tcase_add_test(tc, top_sum_and_metrics);
 	tcase_add_test(tc, importance_kinds);
+	tcase_add_test(tc, stdlib_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,5 @@
+// weights file: a safetensors header entry without 'data_offsets'
+op a: spmm(M = 8, K = 8, N = 4) {
+    weights = safetensors("weights/st_no_offsets.safetensors", "w");
+    perforate k keep 4;
+}
