@@ -357,8 +357,12 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc != PATC_EXIT_OK)
 		return rc;
-	if (ends_with(o.input, ".pir"))
+	if (ends_with(o.input, ".pir")) {
+		if (o.emit_weights)
+			return usage_error("%s", "--emit=weights needs a .pat program (weights are bound to "
+			                         "its ops)");
 		return run_pir_file(&o);
+	}
 
 	Arena arena;
 	arena_init(&arena);

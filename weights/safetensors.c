@@ -137,8 +137,10 @@ static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *ds
 	return true;
 }
 
-bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *name, Tensor *out,
-                 char err[TENSOR_ERR_MAX])
+/* Validates the header; when list is not NULL, hands over the entries
+ * instead of reading a tensor. */
+static bool st_parse(const uint8_t *buf, size_t len, const char *file, const char *name,
+                     Tensor *out, StInfo **list, int *nlist, char err[TENSOR_ERR_MAX])
 {
 	memset(out, 0, sizeof *out);
 	if (len < 8)
@@ -291,29 +293,44 @@ bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *n
 			reach = e;
 	}
 
+	if (list) {
+		*list = calloc((size_t)ne + 1, sizeof **list);
+		if (!*list)
+			util_ice(__FILE__, __LINE__, "out of memory");
+		for (int i = 0; i < ne; i++) {
+			StInfo *si = &(*list)[i];
+			snprintf(si->name, sizeof si->name, "%s", entries[i].name);
+			si->dtype = entries[i].dtype;
+			si->rank = entries[i].rank;
+			memcpy(si->shape, entries[i].shape, sizeof si->shape);
+		}
+		*nlist = ne;
+		ok = true;
+		goto done;
+	}
 	const Entry *want = NULL;
 	for (int i = 0; i < ne; i++)
 		if (strcmp(entries[i].name, name) == 0)
 			want = &entries[i];
 	if (!want) {
 		/* The first few names, as many as fit. */
-		char list[200] = "";
+		char names[200] = "";
 		size_t o = 0;
 		int shown = 0;
 		for (int i = 0; i < ne; i++) {
-			int w = snprintf(list + o, sizeof list - o, "%s'%.60s'", i ? ", " : "",
+			int w = snprintf(names + o, sizeof names - o, "%s'%.60s'", i ? ", " : "",
 			                 entries[i].name);
-			if (w < 0 || (size_t)w >= sizeof list - o - 8) {
-				list[o] = 0;
+			if (w < 0 || (size_t)w >= sizeof names - o - 8) {
+				names[o] = 0;
 				break;
 			}
 			o += (size_t)w;
 			shown++;
 		}
 		if (shown < ne)
-			snprintf(list + o, sizeof list - o, "%s...", shown ? ", " : "");
+			snprintf(names + o, sizeof names - o, "%s...", shown ? ", " : "");
 		fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, name, ne,
-		     ne ? list : "none");
+		     ne ? names : "none");
 		goto done;
 	}
 	if (want->dtype != DT_F32 && want->dtype != DT_F16 && want->dtype != DT_BF16 &&
@@ -348,6 +365,24 @@ done:
 	free(entries);
 	free(order);
 	cJSON_Delete(root);
+	return ok;
+}
+
+bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *name, Tensor *out,
+                 char err[TENSOR_ERR_MAX])
+{
+	return st_parse(buf, len, file, name, out, NULL, NULL, err);
+}
+
+bool st_list_file(const char *path, StInfo **out, int *n, char err[TENSOR_ERR_MAX])
+{
+	size_t len;
+	char *buf = util_read_file(path, &len);
+	if (!buf)
+		return fail(err, "%s: cannot read: %s", path, strerror(errno));
+	Tensor unused;
+	bool ok = st_parse((const uint8_t *)buf, len, path, "", &unused, out, n, err);
+	free(buf);
 	return ok;
 }
 

@@ -56,6 +56,16 @@ bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *n
                  char err[TENSOR_ERR_MAX]);
 bool st_read_file(const char *path, const char *name, Tensor *out, char err[TENSOR_ERR_MAX]);
 
+/* The tensors a .safetensors file holds (validated as st_read_mem does):
+ * names and shapes, in header order.  Free with st_list_free. */
+typedef struct StInfo {
+	char name[TENSOR_NAME_MAX];
+	TensorDtype dtype;
+	int rank;
+	int64_t shape[TENSOR_MAX_RANK];
+} StInfo;
+bool st_list_file(const char *path, StInfo **out, int *n, char err[TENSOR_ERR_MAX]);
+
 /* One tensor to write: raw little-endian bytes of the given dtype. */
 typedef struct StWrite {
 	const char *name;

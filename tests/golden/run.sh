@@ -9,6 +9,8 @@
 #                   "// args: ..." gives extra command-line arguments.
 # pir/NAME.pat      `patc NAME.pat --emit=pir` must equal NAME.pir, and the
 #                   default output (paper notation) must equal NAME.txt.
+# Every errors/*.pat is also run with --emit=weights -o FILE: it must fail
+# and leave no FILE.
 # pir/*.pir         print(parse(x)) == x: `patc X.pir --emit=pir` gives X.pir
 #                   back byte for byte.
 # --update rewrites the expected files from what patc prints now.
@@ -18,6 +20,8 @@ update=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 export PATC_STDLIB=../../../stdlib
 pass=0 fail=0
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
 
 check() { # name expected-file actual-text
 	if [ "$update" = --update ]; then
@@ -41,6 +45,18 @@ for f in *.pat *.pir; do
 	check "errors/$f" "${f%.*}.err" "$out
 exit: $rc
 "
+	# A failed run writes no output file, whatever it was asked to write.
+	if [ "${f##*.}" = pat ] && [ "$update" != --update ]; then
+		# shellcheck disable=SC2086
+		"$patc" "$f" $args --emit=weights -o "$scratch/out.safetensors" >/dev/null 2>&1
+		if [ $? -eq 0 ] || [ -e "$scratch/out.safetensors" ]; then
+			fail=$((fail + 1))
+			echo "FAIL: errors/$f with --emit=weights succeeded or left an output file"
+			rm -f "$scratch/out.safetensors"
+		else
+			pass=$((pass + 1))
+		fi
+	fi
 done
 
 cd "$here/pir" || exit 1

@@ -1,0 +1,33 @@
+/* patterns.h - compiling a pattern for a given shape, for the benchmark
+ * and study tools in bench/. */
+#ifndef PATC_BENCH_PATTERNS_H
+#define PATC_BENCH_PATTERNS_H
+
+#include "frontend/frontend.h"
+
+/* Compiles `apply_text` (statements of an op body, e.g. "apply block(32,
+ * 32, 25%);") for an M x K weight, with the standard library included.
+ * Returns false (diagnostics on stderr) when it does not compile. */
+static inline bool bench_pattern(const char *stdlib, int64_t M, int64_t K, const char *body, Pir *out)
+{
+	Arena arena;
+	arena_init(&arena);
+	Diag diag;
+	FILE *sink = fopen("/dev/null", "w");
+	diag_init(&diag, &arena, sink ? sink : stderr);
+	char *text = arena_printf(&arena,
+	                          "include \"all.pat\";\nop w: spmm(M = %lld, K = %lld, N = 1) {\n%s\n}\n",
+	                          (long long)M, (long long)K, body);
+	FrontendOptions fo = {.stdlib_dir = stdlib, .target = "x86-64"};
+	Program prog;
+	bool ok = frontend_compile(&fo, &diag, &arena, "bench.pat", text, &prog) == 0 &&
+	          prog.nops == 1 && prog.ops[0].ok;
+	if (ok)
+		*out = *prog.ops[0].ir;
+	if (sink)
+		fclose(sink);
+	arena_free(&arena);
+	return ok;
+}
+
+#endif
