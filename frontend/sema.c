@@ -914,6 +914,13 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	Frame top = {0};
 	run_body(S, &top, it->u.op.body, 0);
 	op->ok = !S->op_failed;
+	if (op->weights.kind == WEIGHTS_NONE &&
+	    (op->calibration.kind != WEIGHTS_NONE || op->importance != PAT_IMP_MAGNITUDE)) {
+		SrcLoc at = op->calibration.kind != WEIGHTS_NONE ? S->set_loc[1] : S->set_loc[2];
+		error_at(S, at, "op '%s' sets %s but has no weights to prune: set 'weights = ...'",
+		         op->name, op->calibration.kind != WEIGHTS_NONE ? "calibration" : "importance");
+		op->ok = false;
+	}
 	if (op->importance == PAT_IMP_WANDA && op->calibration.kind == WEIGHTS_NONE) {
 		error_at(S, S->set_loc[2], "importance wanda (|w| * ||X_k||) needs calibration "
 		                           "activations: set 'calibration = ...' in op '%s'", op->name);

@@ -148,9 +148,14 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			return false;
 		for (int64_t i = 0; i < M * K; i++)
 			if (scores[i] < 0) {
+				char who[400];
+				if (op->scores.kind == WEIGHTS_SAFETENSORS)
+					snprintf(who, sizeof who, "%s: tensor '%s'", op->scores.path, op->scores.tensor);
+				else
+					snprintf(who, sizeof who, "%s", op->scores.path);
 				fail(err, "%s: score %g at [%lld, %lld] is negative; importance scores must be "
 				          "non-negative (pass magnitudes of signed scores)",
-				     op->scores.path, (double)scores[i], (long long)(i / K), (long long)(i % K));
+				     who, (double)scores[i], (long long)(i / K), (long long)(i % K));
 				free(scores);
 				return false;
 			}

@@ -24,6 +24,7 @@ static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, TENSOR_ERR_MAX, fmt, ap);
 	va_end(ap);
+	tensor_sanitize(err);
 	return false;
 }
 
@@ -82,9 +83,10 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
                   char err[TENSOR_ERR_MAX])
 {
 	memset(out, 0, sizeof *out);
-	snprintf(out->name, sizeof out->name, "the array");
-	if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
+	if (len < 6 || memcmp(buf, "\x93NUMPY", 6) != 0)
 		return fail(err, "%s: not a .npy file (no \\x93NUMPY magic)", file);
+	if (len < 10)
+		return fail(err, "%s: truncated in the header", file);
 	int major = buf[6];
 	size_t hl, start;
 	if (major == 1) {
@@ -110,6 +112,9 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 		char key[32];
 		if (!lit_string(&l, key, sizeof key) || !eat(&l, ':'))
 			return fail(err, "%s: malformed header (expected 'key': value)", file);
+		if ((!strcmp(key, "descr") && have_descr) || (!strcmp(key, "shape") && have_shape) ||
+		    (!strcmp(key, "fortran_order") && have_order))
+			return fail(err, "%s: header key '%s' appears twice", file, key);
 		if (strcmp(key, "descr") == 0) {
 			if (!lit_string(&l, descr, sizeof descr))
 				return fail(err, "%s: malformed 'descr' in the header", file);

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,7 +47,24 @@ static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, TENSOR_ERR_MAX, fmt, ap);
 	va_end(ap);
+	tensor_sanitize(err);
 	return false;
+}
+
+void tensor_sanitize(char *msg)
+{
+	for (unsigned char *p = (unsigned char *)msg; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?'; /* names from files may hold control characters */
+}
+
+/* A JSON value as text, for messages. */
+static const char *json_text(const cJSON *j, char *buf, size_t len)
+{
+	char *s = cJSON_PrintUnformatted(j);
+	snprintf(buf, len, "%.40s%s", s ? s : "?", s && strlen(s) > 40 ? "..." : "");
+	free(s);
+	return buf;
 }
 
 static uint64_t le64(const uint8_t *p)
@@ -104,6 +122,9 @@ bool tensor_check_finite(const Tensor *t, const char *file, char err[TENSOR_ERR_
 		}
 		for (int d = 0; d < t->rank && o < sizeof at; d++)
 			o += (size_t)snprintf(at + o, sizeof at - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+		if (!t->name[0]) /* an npy file holds one unnamed array */
+			return fail(err, "%s: the array holds %s at [%s]", file,
+			            isnan(t->data[i]) ? "NaN" : "Inf", at);
 		return fail(err, "%s: tensor '%s' holds %s at [%s]", file, t->name,
 		            isnan(t->data[i]) ? "NaN" : "Inf", at);
 	}
@@ -111,7 +132,7 @@ bool tensor_check_finite(const Tensor *t, const char *file, char err[TENSOR_ERR_
 }
 
 /* Converts count little-endian values of dtype at src to f32. */
-static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *dst)
+static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *dst, int64_t *bad)
 {
 	for (int64_t i = 0; i < count; i++) {
 		const uint8_t *p = src + i * tensor_dtype_bytes[dt];
@@ -126,6 +147,10 @@ static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *ds
 			uint64_t u = le64(p);
 			double d;
 			memcpy(&d, &u, 8);
+			if (isfinite(d) && fabs(d) > FLT_MAX) {
+				*bad = i;
+				return false;
+			}
 			dst[i] = (float)d;
 			break;
 		}
@@ -239,8 +264,9 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		int r = 0;
 		for (const cJSON *s = sh->child; s; s = s->next, r++) {
 			if (!json_uint(s, &e->shape[r])) {
-				fail(err, "%s: tensor '%s': shape holds something other than a non-negative "
-				          "integer", file, tn);
+				char v[64];
+				fail(err, "%s: tensor '%s': shape holds %s, not a non-negative integer below "
+				          "2^53", file, tn, json_text(s, v, sizeof v));
 				goto done;
 			}
 			if (__builtin_mul_overflow(bytes, e->shape[r], &bytes)) {
@@ -250,7 +276,8 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		}
 		if (cJSON_GetArraySize(of) != 2 || !json_uint(of->child, &e->begin) ||
 		    !json_uint(of->child->next, &e->end)) {
-			fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers", file, tn);
+			fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers below 2^53",
+			     file, tn);
 			goto done;
 		}
 		if (e->end < e->begin) {
@@ -291,6 +318,24 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		}
 		if (!reach || e->end > reach->end)
 			reach = e;
+	}
+	/* The tensors must cover the data section exactly, as the reference
+	 * implementation requires: a gap or a tail is a sign of a bad file. */
+	int64_t covered = 0;
+	for (int i = 0; i < ne; i++) {
+		const Entry *e = order[i];
+		if (e->begin > covered) {
+			fail(err, "%s: %lld bytes of the data section before tensor '%s' belong to no tensor",
+			     file, (long long)(e->begin - covered), e->name);
+			goto done;
+		}
+		if (e->end > covered)
+			covered = e->end;
+	}
+	if ((uint64_t)covered != data_len) {
+		fail(err, "%s: the last %llu bytes of the data section belong to no tensor", file,
+		     (unsigned long long)(data_len - (uint64_t)covered));
+		goto done;
 	}
 
 	if (list) {
@@ -357,7 +402,13 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		     (long long)count);
 		goto done;
 	}
-	convert(data + want->begin, want->dtype, count, out->data);
+	int64_t bad = -1;
+	if (!convert(data + want->begin, want->dtype, count, out->data, &bad)) {
+		fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
+		     name, (long long)bad);
+		tensor_free(out);
+		goto done;
+	}
 	ok = tensor_check_finite(out, file, err);
 	if (!ok)
 		tensor_free(out);

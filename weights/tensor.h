@@ -116,6 +116,10 @@ extern const char *const synth_kind_names[SYNTH_COUNT];
  * standard deviation 1/sqrt(K) times the kind's scale. */
 void synth_weights(float *w, int64_t M, int64_t K, uint64_t seed, SynthKind kind, int64_t group);
 
+/* Replaces control characters in a message (names read from files may hold
+ * them) so it prints on one line. */
+void tensor_sanitize(char *msg);
+
 /* Checks a tensor for NaN and Inf; on failure names the first bad element. */
 bool tensor_check_finite(const Tensor *t, const char *file, char err[TENSOR_ERR_MAX]);
 

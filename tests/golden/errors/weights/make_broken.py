@@ -143,6 +143,9 @@ def cases():
     c['st_size_mismatch.safetensors'] = st([('w', entry('F32', [M, K], 0, 128))], f16(W))
     c['st_duplicate_name.safetensors'] = st(
         [('w', good), ('w', entry('F32', [M, K], 256, 512))], W_BYTES + W_BYTES)
+    # data the tensors do not cover: a gap before a tensor, bytes after the last
+    c['st_data_gap.safetensors'] = st([('w', entry('F32', [M, K], 64, 320))], bytes(64) + W_BYTES)
+    c['st_data_tail.safetensors'] = st([('w', good)], W_BYTES + bytes(16))
     c['st_metadata_not_string.safetensors'] = st(
         [('__metadata__', {'format': 'pt', 'step': 100}), ('w', good)], W_BYTES)
     c['st_metadata_not_object.safetensors'] = st(
