@@ -4,6 +4,9 @@
 #   make test    install missing packages, build, run every test: the suite,
 #                the suite again under ASan+UBSan, and a bounded fuzz run
 #   make docs    regenerate README.md and docs/*.md from docs/src/
+#   make fetch-weights   a real pretrained model as data/use-lite.safetensors
+#   make accuracy        the accuracy study (bench/results/accuracy.md)
+#   make bench-prune     the pruning benchmark (bench/results/prune.csv)
 #
 # The real build is CMake; this file only drives it.
 
@@ -14,7 +17,8 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo docs test test-main test-asan test-fuzz clean
+.PHONY: all deps build demo docs test test-main test-asan test-fuzz clean \
+	fetch-weights accuracy bench-prune
 
 all: build
 
@@ -54,6 +58,29 @@ test-fuzz: deps
 		-DCMAKE_BUILD_TYPE=Debug -DPATC_FUZZ=ON -DPATC_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	cd $(FUZZ_BUILD) && ctest -V --output-on-failure -L fuzz
+
+fetch-weights:
+	scripts/fetch-weights.sh
+
+accuracy: build
+	@mkdir -p bench/results
+	@if [ -f data/use-lite.safetensors ]; then \
+		$(BUILD)/accuracy stdlib data/use-lite.safetensors > bench/results/accuracy.md; \
+	else \
+		echo "accuracy: data/use-lite.safetensors is absent (make fetch-weights); synthetic weights only"; \
+		$(BUILD)/accuracy stdlib > bench/results/accuracy.md; \
+	fi
+	@echo "wrote bench/results/accuracy.md"
+
+# OpenBLAS picks its kernels from the CPU model, and on some virtual machines
+# it does not recognise the model and falls back to old SSE kernels: give it
+# the newest kernel set this CPU's flags allow, so the baseline is fair.
+OPENBLAS_CORE := $(shell grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
+	(grep -qw avx2 /proc/cpuinfo && echo Haswell) || echo)
+
+bench-prune: build
+	@mkdir -p bench/results
+	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/prune_bench stdlib bench/results/prune.csv
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -57,6 +57,7 @@ typedef struct Matrix {
 	char name[TENSOR_NAME_MAX];
 	int64_t M, K;
 	float *imp;
+	PruneBound bound;
 } Matrix;
 
 static bool run(const char *stdlib, const Matrix *m, const char *body, PatRank rank, PruneMetrics *out)
@@ -70,7 +71,7 @@ static bool run(const char *stdlib, const Matrix *m, const char *body, PatRank r
 		fprintf(stderr, "%s\n", err);
 		return false;
 	}
-	prune_metrics(&ir, &pm, m->imp, m->imp, NULL, 0, m->M, m->K, out);
+	prune_metrics(&ir, &pm, m->imp, &m->bound, m->imp, NULL, 0, m->M, m->K, out);
 	prune_mask_free(&pm);
 	return true;
 }
@@ -176,6 +177,7 @@ int main(int argc, char **argv)
 			snprintf(m->label, sizeof m->label, "W%d", n + 1);
 			m->imp = malloc((size_t)t.count * sizeof(float));
 			prune_importance(PAT_IMP_MAGNITUDE, t.data, NULL, NULL, 0, m->M, m->K, m->imp);
+			prune_bound_init(&m->bound, m->imp, m->M * m->K);
 			tensor_free(&t);
 			printf("| %s | `%s` | [%lld, %lld] |\n", m->label, m->name, (long long)m->M,
 			       (long long)m->K);
@@ -187,7 +189,7 @@ int main(int argc, char **argv)
 		printf("\n### Ranking multi-level perforations: total vs lookahead\n\n");
 		rank_table(stdlib, mats, n);
 		for (int i = 0; i < n; i++)
-			free(mats[i].imp);
+			free(mats[i].imp), prune_bound_free(&mats[i].bound);
 	}
 	/* Synthetic weights: 768 x 768, each structured kind. */
 	printf("\n## Synthetic weights, 768 x 768, seed 1\n\n");
@@ -200,6 +202,7 @@ int main(int argc, char **argv)
 		m->imp = malloc(768 * 768 * sizeof *w);
 		synth_weights(w, 768, 768, 1, (SynthKind)k, 64);
 		prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, 768, 768, m->imp);
+		prune_bound_init(&m->bound, m->imp, 768 * 768);
 		free(w);
 	}
 	printf("### Magnitude loss rate at 75%% sparsity (%%)\n\n");
@@ -207,6 +210,6 @@ int main(int argc, char **argv)
 	printf("\n### Ranking multi-level perforations: total vs lookahead\n\n");
 	rank_table(stdlib, mats, n);
 	for (int i = 0; i < n; i++)
-		free(mats[i].imp);
+		free(mats[i].imp), prune_bound_free(&mats[i].bound);
 	return 0;
 }

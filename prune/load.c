@@ -170,7 +170,8 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 	*where = op->loc;
 	if (!prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask, err))
 		return false;
-	prune_metrics(op->ir, &out->mask, out->imp, out->w, out->x, out->ncalib, M, K, &out->metrics);
+	prune_metrics(op->ir, &out->mask, out->imp, NULL, out->w, out->x, out->ncalib, M, K,
+	              &out->metrics);
 	return true;
 }
 

@@ -19,6 +19,9 @@
 #include "prune.h"
 #include "../support/util.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,36 @@ static int cmp_i32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Small rows (N:M, sub-blocks) are the common case: every candidate is
+ * ranked by counting the ones that beat it (higher score, or equal score
+ * and lower index), without branches; the kept ones come out in index
+ * order.  The sum adds them in index order. */
+static inline double top_small(const double *row, int64_t len, int64_t k, int32_t *out)
+{
+	int64_t n = 0;
+	double s = 0;
+	for (int64_t c = 0; c < len; c++) {
+		int64_t beaten = 0;
+		for (int64_t d = 0; d < len; d++)
+			beaten += (row[d] > row[c]) | ((row[d] == row[c]) & (d < c));
+		if (beaten < k) {
+			out[n++] = (int32_t)c;
+			s += row[c];
+		}
+	}
+	return s;
+}
+
+#define TOP_SMALL(N)                                                                       \
+	static double top_small_##N(const double *row, int64_t k, int32_t *out)             \
+	{                                                                                  \
+		return top_small(row, N, k, out);                                           \
+	}
+TOP_SMALL(2)
+TOP_SMALL(4)
+TOP_SMALL(8)
+TOP_SMALL(16)
+
 /* Keeps the k best of row[0..len-1]: writes their indices ascending to
  * out and returns the sum of their scores (added in index order). */
 static double select_top(const double *row, int64_t len, int64_t k, int32_t *out, Cand *scratch)
@@ -52,9 +85,17 @@ static double select_top(const double *row, int64_t len, int64_t k, int32_t *out
 			out[v] = (int32_t)v, s += row[v];
 		return s;
 	}
+	if (len <= 16) {
+		switch (len) { /* constant lengths unroll into straight-line code */
+		case 2: return top_small_2(row, k, out);
+		case 4: return top_small_4(row, k, out);
+		case 8: return top_small_8(row, k, out);
+		case 16: return top_small_16(row, k, out);
+		default: return top_small(row, len, k, out);
+		}
+	}
 	if (len <= 32) {
-		/* insertion into a sorted top list: small rows (N:M) are the
-		 * common case and need no sort call */
+		/* insertion into a sorted top list */
 		int64_t n = 0;
 		for (int64_t v = 0; v < len; v++) {
 			Cand c = {row[v], (int32_t)v};
@@ -76,39 +117,174 @@ static double select_top(const double *row, int64_t len, int64_t k, int32_t *out
 	}
 	for (int64_t i = 0; i < k; i++)
 		out[i] = scratch[i].idx;
-	qsort(out, (size_t)k, sizeof *out, cmp_i32);
+	if (k > 32) {
+		qsort(out, (size_t)k, sizeof *out, cmp_i32);
+	} else { /* few: insertion sort beats a qsort call */
+		for (int64_t i = 1; i < k; i++)
+			for (int64_t j = i; j > 0 && out[j - 1] > out[j]; j--) {
+				int32_t t = out[j];
+				out[j] = out[j - 1];
+				out[j - 1] = t;
+			}
+	}
 	double s = 0;
 	for (int64_t i = 0; i < k; i++)
 		s += row[out[i]];
 	return s;
 }
 
-/* Offsets of real coordinates into the nest-order layout: the flat index
- * of (m, k) is off[m][m] + off[k][k]. */
-static bool nest_offsets(const Pir *ir, int64_t *off[PIR_NAXES])
+/* The innermost level, straight from the weights: the nest is walked in
+ * order (loops 0..n-2 give the row, the last loop its entries), each row
+ * gathered from the real weights (padding reads as 0) and reduced at once,
+ * so the nest-order copy of the whole weight is never built. */
+typedef struct Leaf {
+	const PruneCoords *co;
+	const float *imp;
+	int64_t M, K;
+	int last;             /* n - 1 */
+	const PirLoop *loop;  /* the innermost loop */
+	PatRank rank;
+	double *R;            /* per row: the value the level above ranks by */
+	int32_t *sel;         /* per row: kept iterations, when perforated */
+	int64_t row;
+	double *buf;
+	Cand *scratch;
+} Leaf;
+
+static double reduce_row(const double *row, const PirLoop *l, PatRank rank, int32_t *sel,
+                         Cand *scratch);
+
+#ifdef __SSE2__
+/* A row of four under a perforation (N:4, the commonest case) in SSE:
+ * candidate c is beaten by d when v[d] > v[c], or v[d] == v[c] and d < c;
+ * it is kept when fewer than k beat it.  Same result as select_top. */
+static double top4_sse(const float *v, int64_t k, int32_t *out, double *total)
 {
-	int64_t ns[PIR_MAX_LOOPS], inner = 1;
-	for (int i = ir->nloops - 1; i >= 0; i--) {
-		ns[i] = inner;
-		inner *= ir->loops[i].len;
-	}
-	for (int a = 0; a < PIR_NAXES; a++) {
-		off[a] = calloc((size_t)ir->len[a], sizeof(int64_t));
-		if (!off[a])
-			return false;
-	}
-	for (int i = 0; i < ir->nloops; i++) {
-		const PirLoop *l = &ir->loops[i];
-		int64_t pv = 1;
-		for (int c = l->ncomp - 1; c >= 0; c--) {
-			const PirComp *pc = &l->comp[c];
-			int64_t place = pv * ns[i];
-			for (int64_t x = 0; x < ir->len[pc->axis]; x++)
-				off[pc->axis][x] += ((x / pc->stride) % pc->extent) * place;
-			pv *= pc->extent;
+	__m128 x = _mm_loadu_ps(v);
+	__m128i beaten = _mm_setzero_si128();
+	/* rotation s puts v[(c + s) % 4] at lane c */
+	__m128 r1 = _mm_shuffle_ps(x, x, _MM_SHUFFLE(0, 3, 2, 1));
+	__m128 r2 = _mm_shuffle_ps(x, x, _MM_SHUFFLE(1, 0, 3, 2));
+	__m128 r3 = _mm_shuffle_ps(x, x, _MM_SHUFFLE(2, 1, 0, 3));
+	/* lanes c where (c + s) % 4 < c: a tie there goes to the other one */
+	const __m128i lo1 = _mm_set_epi32(-1, 0, 0, 0), lo2 = _mm_set_epi32(-1, -1, 0, 0),
+	              lo3 = _mm_set_epi32(-1, -1, -1, 0);
+	beaten = _mm_sub_epi32(beaten, _mm_castps_si128(_mm_cmpgt_ps(r1, x)));
+	beaten = _mm_sub_epi32(beaten, _mm_castps_si128(_mm_cmpgt_ps(r2, x)));
+	beaten = _mm_sub_epi32(beaten, _mm_castps_si128(_mm_cmpgt_ps(r3, x)));
+	beaten = _mm_sub_epi32(beaten, _mm_and_si128(_mm_castps_si128(_mm_cmpeq_ps(r1, x)), lo1));
+	beaten = _mm_sub_epi32(beaten, _mm_and_si128(_mm_castps_si128(_mm_cmpeq_ps(r2, x)), lo2));
+	beaten = _mm_sub_epi32(beaten, _mm_and_si128(_mm_castps_si128(_mm_cmpeq_ps(r3, x)), lo3));
+	int keep = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(beaten, _mm_set1_epi32((int)k))));
+	double s = 0;
+	int n = 0;
+	for (int c = 0; c < 4; c++)
+		if (keep >> c & 1) {
+			out[n++] = c;
+			s += v[c];
 		}
+	*total = ((double)v[0] + v[1]) + v[2] + v[3];
+	return s;
+}
+#endif
+
+/* Walks the rows of the innermost loop in nest order with an odometer over
+ * loops 0..n-2.  A row that lies inside the real weight (the common case)
+ * is gathered through precomputed offsets without bounds checks. */
+static void leaf_rows(Leaf *L)
+{
+	const PruneCoords *co = L->co;
+	const int last = L->last;
+	const PirLoop *l = L->loop;
+	const int64_t len = l->len, M = L->M, K = L->K;
+	const int64_t *cmL = co->cm[last], *ckL = co->ck[last];
+	int64_t maxm = 0, maxk = 0;
+	int64_t *off = malloc((size_t)len * sizeof *off);
+	float *fbuf = malloc((size_t)(len + 4) * sizeof *fbuf);
+	if (!off || !fbuf)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (int64_t v = 0; v < len; v++) {
+		off[v] = cmL[v] * K + ckL[v];
+		maxm = cmL[v] > maxm ? cmL[v] : maxm;
+		maxk = ckL[v] > maxk ? ckL[v] : maxk;
 	}
-	return true;
+	int64_t d[PIR_MAX_LOOPS] = {0};
+	int64_t m = 0, k = 0;
+	for (int i = 0; i < last; i++)
+		m += co->cm[i][0], k += co->ck[i][0];
+	const bool perf = L->sel != NULL;
+	for (;;) {
+		/* one row */
+		bool inside = m + maxm < M && k + maxk < K;
+		int32_t *sel = perf ? L->sel + L->row * l->nnz : NULL;
+		double value;
+#ifdef __SSE2__
+		if (len == 4 && perf && inside) {
+			const float *base = L->imp + m * K + k;
+			/* rows of the nest jump across rows of W: fetch ahead */
+			__builtin_prefetch(base + off[0] + 64);
+			for (int v = 0; v < 4; v++)
+				fbuf[v] = base[off[v]];
+			double total;
+			double kept = top4_sse(fbuf, l->nnz, sel, &total);
+			value = L->rank == PAT_RANK_LOOKAHEAD ? kept : total;
+			goto store;
+		}
+#endif
+		if (inside) {
+			const float *base = L->imp + m * K + k;
+			for (int64_t v = 0; v < len; v++)
+				L->buf[v] = base[off[v]];
+		} else {
+			for (int64_t v = 0; v < len; v++) {
+				int64_t mm = m + cmL[v], kk = k + ckL[v];
+				L->buf[v] = mm < M && kk < K ? L->imp[mm * K + kk] : 0.0;
+			}
+		}
+		value = reduce_row(L->buf, l, L->rank, sel, L->scratch);
+#ifdef __SSE2__
+	store:
+#endif
+		L->R[L->row++] = value;
+		/* advance the odometer */
+		int i = last - 1;
+		for (; i >= 0; i--) {
+			const int64_t *cm = co->cm[i], *ck = co->ck[i];
+			if (d[i] + 1 < co->len[i]) {
+				m += cm[d[i] + 1] - cm[d[i]], k += ck[d[i] + 1] - ck[d[i]];
+				d[i]++;
+				break;
+			}
+			m += cm[0] - cm[d[i]], k += ck[0] - ck[d[i]];
+			d[i] = 0;
+		}
+		if (i < 0)
+			break;
+	}
+	free(off);
+	free(fbuf);
+}
+
+/* The value of one row for the level above: the sum of the row, or, for a
+ * perforated loop under lookahead, the sum of what it keeps.  A perforated
+ * loop records its choice in sel. */
+static double reduce_row(const double *row, const PirLoop *l, PatRank rank, int32_t *sel,
+                         Cand *scratch)
+{
+	const int64_t len = l->len;
+	if (!sel) {
+		double s = 0;
+		for (int64_t v = 0; v < len; v++)
+			s += row[v];
+		return s;
+	}
+	double kept = select_top(row, len, l->nnz, sel, scratch);
+	if (rank == PAT_RANK_LOOKAHEAD)
+		return kept;
+	double s = 0;
+	for (int64_t v = 0; v < len; v++)
+		s += row[v];
+	return s;
 }
 
 void prune_mask_free(PruneMask *m)
@@ -143,8 +319,37 @@ static void walk(Walk *w, int i, int64_t o)
 	}
 }
 
+void prune_workspace_free(PruneWorkspace *ws)
+{
+	free(ws->r);
+	free(ws->sel);
+	memset(ws, 0, sizeof *ws);
+}
+
+/* Grows *buf to hold n items of size `item`. */
+static bool reserve(void **buf, size_t *cap, size_t n, size_t item)
+{
+	if (n <= *cap)
+		return true;
+	void *p = realloc(*buf, n * item);
+	if (!p)
+		return false;
+	*buf = p;
+	*cap = n;
+	return true;
+}
+
 bool prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
                       PruneMask *out, char err[PRUNE_ERR_MAX])
+{
+	PruneWorkspace ws = {0};
+	bool ok = prune_mask_build_ws(ir, imp, M, K, rank, &ws, out, err);
+	prune_workspace_free(&ws);
+	return ok;
+}
+
+bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
+                         PruneWorkspace *ws, PruneMask *out, char err[PRUNE_ERR_MAX])
 {
 	memset(out, 0, sizeof *out);
 	PATC_ASSERT(M == ir->len[PIR_AXIS_M] && K == ir->len[PIR_AXIS_K]);
@@ -153,77 +358,53 @@ bool prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, Pat
 	size[0] = 1;
 	for (int j = 0; j < n; j++)
 		size[j + 1] = size[j] * ir->loops[j].len;
-	const int64_t total = size[n];
 	bool ok = false;
-	int64_t *off[PIR_NAXES] = {NULL, NULL};
-	float *T = NULL;
 	double *R[PIR_MAX_LOOPS + 1] = {NULL};
 	int32_t *sel[PIR_MAX_LOOPS] = {NULL};
 	Cand *scratch = NULL;
 	double *rowbuf = NULL;
+	PruneCoords co;
+	prune_coords_init(&co, ir);
 
 	int64_t maxlen = 1;
 	for (int j = 0; j < n; j++)
 		maxlen = ir->loops[j].len > maxlen ? ir->loops[j].len : maxlen;
-	T = calloc((size_t)total, sizeof *T);
 	scratch = malloc((size_t)maxlen * sizeof *scratch);
 	rowbuf = malloc((size_t)maxlen * sizeof *rowbuf);
-	if (!T || !scratch || !rowbuf || !nest_offsets(ir, off)) {
-		snprintf(err, PRUNE_ERR_MAX, "not enough memory to prune a %lld x %lld weight",
-		         (long long)ir->ext[PIR_AXIS_M], (long long)ir->ext[PIR_AXIS_K]);
-		goto done;
+	/* Every level's values and choices live in the workspace. */
+	size_t nr = 0, nsel = 0;
+	for (int j = 0; j < n; j++) {
+		nr += (size_t)size[j];
+		if (pir_loop_is_perforated(&ir->loops[j]))
+			nsel += (size_t)(size[j] * ir->loops[j].nnz);
 	}
-	for (int64_t m = 0; m < M; m++) {
-		const float *row = imp + m * K;
-		float *base = T + off[PIR_AXIS_M][m];
-		const int64_t *ok_ = off[PIR_AXIS_K];
-		for (int64_t k = 0; k < K; k++)
-			base[ok_[k]] = row[k];
+	if (!reserve((void **)&ws->r, &ws->rcap, nr, sizeof(double)) ||
+	    !reserve((void **)&ws->sel, &ws->selcap, nsel ? nsel : 1, sizeof(int32_t)))
+		goto nomem;
+	nr = nsel = 0;
+	for (int j = 0; j < n; j++) {
+		R[j] = ws->r + nr;
+		nr += (size_t)size[j];
+		if (pir_loop_is_perforated(&ir->loops[j])) {
+			sel[j] = ws->sel + nsel;
+			nsel += (size_t)(size[j] * ir->loops[j].nnz);
+		}
 	}
+	if (!scratch || !rowbuf)
+		goto nomem;
 
-	/* Reduce from the innermost loop out, deciding perforated levels. */
-	for (int j = n - 1; j >= 0; j--) {
+	/* The innermost level from the weights, then every level above from
+	 * the one below it, deciding perforated levels on the way. */
+	Leaf leaf = {&co, imp, M, K, n - 1, &ir->loops[n - 1], rank, R[n - 1], sel[n - 1], 0,
+	             rowbuf, scratch};
+	leaf_rows(&leaf);
+	PATC_ASSERT(leaf.row == size[n - 1]);
+	for (int j = n - 2; j >= 0; j--) {
 		const PirLoop *l = &ir->loops[j];
-		const int64_t len = l->len, rows = size[j];
-		const bool perf = pir_loop_is_perforated(l);
-		R[j] = malloc((size_t)rows * sizeof(double));
-		if (perf)
-			sel[j] = malloc((size_t)(rows * l->nnz) * sizeof(int32_t));
-		if (!R[j] || (perf && !sel[j])) {
-			snprintf(err, PRUNE_ERR_MAX, "not enough memory to prune this pattern");
-			goto done;
-		}
-		for (int64_t o = 0; o < rows; o++) {
-			const double *row;
-			if (j == n - 1) {
-				const float *src = T + o * len;
-				for (int64_t v = 0; v < len; v++)
-					rowbuf[v] = src[v];
-				row = rowbuf;
-			} else {
-				row = R[j + 1] + o * len;
-			}
-			if (!perf) {
-				double s = 0;
-				for (int64_t v = 0; v < len; v++)
-					s += row[v];
-				R[j][o] = s;
-				continue;
-			}
-			double kept = select_top(row, len, l->nnz, sel[j] + o * l->nnz, scratch);
-			if (rank == PAT_RANK_LOOKAHEAD) {
-				R[j][o] = kept;
-			} else {
-				double s = 0;
-				for (int64_t v = 0; v < len; v++)
-					s += row[v];
-				R[j][o] = s;
-			}
-		}
-		if (j + 1 < n) { /* level j+1 is no longer needed */
-			free(R[j + 1]);
-			R[j + 1] = NULL;
-		}
+		for (int64_t o = 0; o < size[j]; o++)
+			R[j][o] = reduce_row(R[j + 1] + o * l->len, l, rank,
+			                     sel[j] ? sel[j] + o * l->nnz : NULL, scratch);
+
 	}
 
 	/* Read the kept iterations off in storage order. */
@@ -235,25 +416,21 @@ bool prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, Pat
 		out->rows[p] = pm.loop[p].regions;
 		out->index[p] = malloc((size_t)(pm.loop[p].index_len > 0 ? pm.loop[p].index_len : 1) *
 		                       sizeof(int32_t));
-		if (!out->index[p]) {
-			snprintf(err, PRUNE_ERR_MAX, "not enough memory for the index arrays");
-			goto done;
-		}
+		if (!out->index[p])
+			goto nomem;
 		Walk w = {ir, sel, p, out->index[p], 0};
 		walk(&w, 0, 0);
 		PATC_ASSERT(w.next == out->rows[p]);
 	}
 	ok = true;
+	goto done;
+nomem:
+	snprintf(err, PRUNE_ERR_MAX, "not enough memory to prune a %lld x %lld weight",
+	         (long long)ir->ext[PIR_AXIS_M], (long long)ir->ext[PIR_AXIS_K]);
 done:
 	if (!ok)
 		prune_mask_free(out);
-	for (int j = 0; j <= n; j++)
-		free(R[j]);
-	for (int j = 0; j < n; j++)
-		free(sel[j]);
-	free(off[0]);
-	free(off[1]);
-	free(T);
+	prune_coords_free(&co);
 	free(scratch);
 	free(rowbuf);
 	return ok;

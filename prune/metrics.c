@@ -34,32 +34,31 @@ double prune_top_sum(const float *v, int64_t n, int64_t count)
 			s += v[i];
 		return s;
 	}
-	/* Radix selection in two passes of 16 bits: find the value of the
-	 * count-th largest element, add everything above it, and as many
-	 * copies of it as are still needed. */
+	/* Radix selection in two passes of 16 bits: count the high halves to
+	 * find the bucket holding the count-th largest value; then add every
+	 * value above that bucket, histogram the bucket by its low half, and
+	 * take what is still needed from its top. */
 	int64_t *cnt = calloc(BUCKETS, sizeof *cnt);
 	double *sum = calloc(BUCKETS, sizeof *sum);
 	if (!cnt || !sum)
 		util_ice(__FILE__, __LINE__, "out of memory");
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t b = key_of(v[i]) >> 16;
-		cnt[b]++;
-		sum[b] += v[i];
-	}
-	double total = 0;
+	for (int64_t i = 0; i < n; i++)
+		cnt[key_of(v[i]) >> 16]++;
 	int64_t need = count;
 	int hi = BUCKETS - 1;
 	for (; hi >= 0; hi--) {
 		if (cnt[hi] >= need)
 			break;
 		need -= cnt[hi];
-		total += sum[hi];
 	}
 	memset(cnt, 0, BUCKETS * sizeof *cnt);
-	memset(sum, 0, BUCKETS * sizeof *sum);
+	double total = 0;
+	const uint32_t top = (uint32_t)hi << 16;
 	for (int64_t i = 0; i < n; i++) {
 		uint32_t k = key_of(v[i]);
-		if ((int)(k >> 16) == hi) {
+		if (k >= top + 0x10000u) {
+			total += v[i];
+		} else if (k >= top) {
 			cnt[k & 0xffff]++;
 			sum[k & 0xffff] += v[i];
 		}
@@ -69,7 +68,7 @@ double prune_top_sum(const float *v, int64_t n, int64_t count)
 			need -= cnt[lo];
 			total += sum[lo];
 		} else {
-			uint32_t bits = (uint32_t)hi << 16 | (uint32_t)lo;
+			uint32_t bits = top | (uint32_t)lo;
 			float f;
 			memcpy(&f, &bits, 4);
 			total += (double)need * f; /* equal values: any need of them */
@@ -81,6 +80,78 @@ double prune_top_sum(const float *v, int64_t n, int64_t count)
 	return total;
 }
 
+void prune_bound_init(PruneBound *b, const float *v, int64_t n)
+{
+	memset(b, 0, sizeof *b);
+	b->n = n;
+	b->start = calloc(BUCKETS + 1, sizeof *b->start);
+	b->sum = calloc(BUCKETS, sizeof *b->sum);
+	b->keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *b->keys);
+	int64_t *at = malloc(BUCKETS * sizeof *at);
+	if (!b->start || !b->sum || !b->keys || !at)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t k = key_of(v[i]) >> 16;
+		b->start[k + 1]++;
+		b->sum[k] += v[i];
+		b->total += v[i];
+	}
+	for (int i = 0; i < BUCKETS; i++)
+		b->start[i + 1] += b->start[i];
+	memcpy(at, b->start, BUCKETS * sizeof *at);
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t k = key_of(v[i]);
+		b->keys[at[k >> 16]++] = k;
+	}
+	free(at);
+}
+
+void prune_bound_free(PruneBound *b)
+{
+	free(b->start);
+	free(b->sum);
+	free(b->keys);
+	memset(b, 0, sizeof *b);
+}
+
+static int cmp_key_desc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x < y) - (x > y);
+}
+
+double prune_bound_top(const PruneBound *b, int64_t count)
+{
+	if (count <= 0)
+		return 0;
+	if (count >= b->n)
+		return b->total;
+	double total = 0;
+	int64_t need = count;
+	int hi = BUCKETS - 1;
+	for (; hi >= 0; hi--) {
+		int64_t c = b->start[hi + 1] - b->start[hi];
+		if (c >= need)
+			break;
+		need -= c;
+		total += b->sum[hi];
+	}
+	/* the boundary bucket: its largest `need` values */
+	int64_t c = b->start[hi + 1] - b->start[hi];
+	uint32_t *tmp = malloc((size_t)c * sizeof *tmp);
+	if (!tmp)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	memcpy(tmp, b->keys + b->start[hi], (size_t)c * sizeof *tmp);
+	qsort(tmp, (size_t)c, sizeof *tmp, cmp_key_desc);
+	for (int64_t i = 0; i < need; i++) {
+		float f;
+		memcpy(&f, &tmp[i], 4);
+		total += f;
+	}
+	free(tmp);
+	return total;
+}
+
 static double frobenius(const float *a, int64_t n)
 {
 	double s = 0;
@@ -89,28 +160,27 @@ static double frobenius(const float *a, int64_t n)
 	return sqrt(s);
 }
 
-void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const float *w,
-                   const float *x, int64_t n, int64_t M, int64_t K, PruneMetrics *out)
+void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const PruneBound *bound,
+                   const float *w, const float *x, int64_t n, int64_t M, int64_t K,
+                   PruneMetrics *out)
 {
 	memset(out, 0, sizeof *out);
 	const int64_t count = M * K;
-	uint8_t *mask = malloc((size_t)count);
-	if (!mask)
-		util_ice(__FILE__, __LINE__, "out of memory");
-	prune_dense_mask(ir, m, M, K, mask);
-	for (int64_t i = 0; i < count; i++) {
-		out->total += imp[i];
-		if (mask[i]) {
-			out->kept += imp[i];
-			out->nkept++;
-		}
+	PruneBound own;
+	if (!bound) {
+		prune_bound_init(&own, imp, count);
+		bound = &own;
 	}
+	out->total = bound->total;
+	prune_kept_sum(ir, m, imp, M, K, &out->kept, &out->nkept);
 	out->nreal = count;
 	out->density = (double)out->nkept / (double)count;
 	out->retained = out->total > 0 ? out->kept / out->total : 1.0;
 	out->loss = 1.0 - out->retained;
-	double bound = prune_top_sum(imp, count, out->nkept);
-	out->bound_retained = out->total > 0 ? bound / out->total : 1.0;
+	double top = prune_bound_top(bound, out->nkept);
+	if (bound == &own)
+		prune_bound_free(&own);
+	out->bound_retained = out->total > 0 ? top / out->total : 1.0;
 	out->bound_loss = 1.0 - out->bound_retained;
 	out->loss_over_bound = out->loss - out->bound_loss;
 	out->loss_ratio = out->bound_loss > 0 ? out->loss / out->bound_loss : 1.0;
@@ -118,6 +188,10 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const fl
 	pir_metrics(ir, &pm);
 	out->log_diversity = pm.log_diversity;
 	if (x && n > 0) {
+		uint8_t *mask = malloc((size_t)count);
+		if (!mask)
+			util_ice(__FILE__, __LINE__, "out of memory");
+		prune_dense_mask(ir, m, M, K, mask);
 		/* E = X D^T with D the pruned-away part, Y = X W^T. */
 		float *d = malloc((size_t)count * sizeof *d);
 		float *y = malloc((size_t)(n * M) * sizeof *y);
@@ -135,6 +209,6 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const fl
 		out->output_error = ny > 0 ? ne / ny : 0.0;
 		free(d);
 		free(y);
+		free(mask);
 	}
-	free(mask);
 }

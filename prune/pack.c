@@ -14,28 +14,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum WalkMode { WALK_PACK, WALK_UNPACK, WALK_MASK } WalkMode;
+typedef enum WalkMode { WALK_PACK, WALK_UNPACK, WALK_MASK, WALK_SUM } WalkMode;
 
 typedef struct Packer {
 	const Pir *ir;
 	const PruneMask *mask;
 	int64_t M, K;
-	int64_t *cm[PIR_MAX_LOOPS], *ck[PIR_MAX_LOOPS]; /* per loop, per iteration */
+	PruneCoords co;
 	WalkMode mode;
 	const float *src;
 	float *dst;
 	uint8_t *bits;
+	double sum; /* WALK_SUM: src over the kept real weights */
+	int64_t count;
 } Packer;
 
-static void packer_init(Packer *p, const Pir *ir, const PruneMask *m, int64_t M, int64_t K)
+void prune_coords_init(PruneCoords *co, const Pir *ir)
 {
-	memset(p, 0, sizeof *p);
-	p->ir = ir, p->mask = m, p->M = M, p->K = K;
+	memset(co, 0, sizeof *co);
+	co->n = ir->nloops;
 	for (int i = 0; i < ir->nloops; i++) {
 		const PirLoop *l = &ir->loops[i];
-		p->cm[i] = calloc((size_t)l->len, sizeof(int64_t));
-		p->ck[i] = calloc((size_t)l->len, sizeof(int64_t));
-		if (!p->cm[i] || !p->ck[i])
+		co->len[i] = l->len;
+		co->cm[i] = calloc((size_t)l->len, sizeof(int64_t));
+		co->ck[i] = calloc((size_t)l->len, sizeof(int64_t));
+		if (!co->cm[i] || !co->ck[i])
 			util_ice(__FILE__, __LINE__, "out of memory");
 		for (int64_t v = 0; v < l->len; v++) {
 			int64_t rest = v;
@@ -43,25 +46,34 @@ static void packer_init(Packer *p, const Pir *ir, const PruneMask *m, int64_t M,
 				const PirComp *pc = &l->comp[c];
 				int64_t digit = rest % pc->extent;
 				rest /= pc->extent;
-				(pc->axis == PIR_AXIS_M ? p->cm[i] : p->ck[i])[v] += digit * pc->stride;
+				(pc->axis == PIR_AXIS_M ? co->cm[i] : co->ck[i])[v] += digit * pc->stride;
 			}
 		}
 	}
 }
 
-static void packer_free(Packer *p)
+void prune_coords_free(PruneCoords *co)
 {
-	for (int i = 0; i < p->ir->nloops; i++) {
-		free(p->cm[i]);
-		free(p->ck[i]);
+	for (int i = 0; i < co->n; i++) {
+		free(co->cm[i]);
+		free(co->ck[i]);
 	}
 }
+
+static void packer_init(Packer *p, const Pir *ir, const PruneMask *m, int64_t M, int64_t K)
+{
+	memset(p, 0, sizeof *p);
+	p->ir = ir, p->mask = m, p->M = M, p->K = K;
+	prune_coords_init(&p->co, ir);
+}
+
+static void packer_free(Packer *p) { prune_coords_free(&p->co); }
 
 static void walk(Packer *p, int i, int64_t row, int64_t m, int64_t k)
 {
 	const PirLoop *l = &p->ir->loops[i];
 	const int32_t *idx = p->mask->index[i] ? p->mask->index[i] + row * l->nnz : NULL;
-	const int64_t *cm = p->cm[i], *ck = p->ck[i];
+	const int64_t *cm = p->co.cm[i], *ck = p->co.ck[i];
 	if (i + 1 < p->ir->nloops) {
 		for (int64_t d = 0; d < l->nnz; d++) {
 			int64_t v = idx ? idx[d] : d;
@@ -82,6 +94,12 @@ static void walk(Packer *p, int i, int64_t row, int64_t m, int64_t k)
 		case WALK_MASK:
 			if (real)
 				p->bits[mm * K + kk] = 1;
+			break;
+		case WALK_SUM:
+			if (real) {
+				p->sum += p->src[mm * K + kk];
+				p->count++;
+			}
 			break;
 		}
 	}
@@ -105,6 +123,18 @@ void prune_unpack(const Pir *ir, const PruneMask *m, const float *values, int64_
 	packer_init(&p, ir, m, M, K);
 	p.mode = WALK_UNPACK, p.src = values, p.dst = w;
 	walk(&p, 0, 0, 0, 0);
+	packer_free(&p);
+}
+
+void prune_kept_sum(const Pir *ir, const PruneMask *m, const float *v, int64_t M, int64_t K,
+                    double *sum, int64_t *count)
+{
+	Packer p;
+	packer_init(&p, ir, m, M, K);
+	p.mode = WALK_SUM, p.src = v;
+	walk(&p, 0, 0, 0, 0);
+	*sum = p.sum;
+	*count = p.count;
 	packer_free(&p);
 }
 

@@ -23,12 +23,37 @@ typedef struct PruneMask {
 	int64_t rows[PIR_MAX_LOOPS];
 } PruneMask;
 
+/* Scratch memory for prune_mask_build, kept between calls so that a search
+ * pruning many candidates of one weight does not pay fresh pages each time.
+ * Zero-initialise; free with prune_workspace_free. */
+typedef struct PruneWorkspace {
+	double *r;
+	int32_t *sel;
+	size_t rcap, selcap;
+} PruneWorkspace;
+void prune_workspace_free(PruneWorkspace *ws);
+
 /* Ties between candidate iterations of equal score go to the lower
  * iteration index; sums are accumulated in double, in a fixed order, so a
- * mask is the same on every run. */
+ * mask is the same on every run.  ws may be NULL. */
 bool prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
                       PruneMask *out, char err[PRUNE_ERR_MAX]);
+bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
+                         PruneWorkspace *ws, PruneMask *out, char err[PRUNE_ERR_MAX]);
 void prune_mask_free(PruneMask *m);
+
+/* ---- coordinates (pack.c) ---- */
+
+/* Per loop i and iteration v, the (m, k) offset v contributes:
+ * coordinates of a nest point are sums over the loops.  Free with
+ * prune_coords_free. */
+typedef struct PruneCoords {
+	int64_t *cm[PIR_MAX_LOOPS], *ck[PIR_MAX_LOOPS];
+	int64_t len[PIR_MAX_LOOPS];
+	int n;
+} PruneCoords;
+void prune_coords_init(PruneCoords *c, const Pir *ir);
+void prune_coords_free(PruneCoords *c);
 
 /* ---- the packed tensor (pack.c) ---- */
 
@@ -39,6 +64,9 @@ void prune_pack(const Pir *ir, const PruneMask *m, const float *w, int64_t M, in
 /* w: M x K, zero where the mask prunes. */
 void prune_unpack(const Pir *ir, const PruneMask *m, const float *values, int64_t M, int64_t K,
                   float *w);
+/* The sum of v (M x K) over the kept weights, and their number. */
+void prune_kept_sum(const Pir *ir, const PruneMask *m, const float *v, int64_t M, int64_t K,
+                    double *sum, int64_t *count);
 /* mask: M x K, 1 where a weight is kept. */
 void prune_dense_mask(const Pir *ir, const PruneMask *m, int64_t M, int64_t K, uint8_t *mask);
 
@@ -66,11 +94,32 @@ typedef struct PruneMetrics {
 	double output_error;    /* ||W X - W_s X|| / ||W X|| with calibration X */
 } PruneMetrics;
 
-void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const float *w,
-                   const float *x, int64_t n, int64_t M, int64_t K, PruneMetrics *out);
+/* What the metrics need of an importance tensor, whatever the pattern:
+ * its total, and its values grouped by the high 16 bits of their float
+ * representation (a counting sort), so that the sum of the `count` largest
+ * (the unstructured bound) costs one small sort of the boundary group.
+ * Built once per weight, shared by every candidate pattern. */
+typedef struct PruneBound {
+	int64_t n;
+	double total;
+	int64_t *start; /* BUCKETS + 1 offsets into keys */
+	double *sum;    /* per bucket */
+	uint32_t *keys; /* float bits, grouped by bucket */
+} PruneBound;
+
+void prune_bound_init(PruneBound *b, const float *v, int64_t n);
+void prune_bound_free(PruneBound *b);
+/* The sum of the `count` largest values. */
+double prune_bound_top(const PruneBound *b, int64_t count);
+
+/* bound may be NULL: one is built for the call. */
+void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const PruneBound *bound,
+                   const float *w, const float *x, int64_t n, int64_t M, int64_t K,
+                   PruneMetrics *out);
 
 /* The sum of the `count` largest values of v (non-negative, n of them):
- * the unstructured bound.  Linear time (radix selection on float bits). */
+ * the unstructured bound, without a PruneBound.  Linear time (radix
+ * selection on float bits). */
 double prune_top_sum(const float *v, int64_t n, int64_t count);
 
 /* ---- one op, end to end (load.c) ---- */
