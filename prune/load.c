@@ -8,21 +8,9 @@
 #include "prune.h"
 #include "../support/util.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool fail(char err[PRUNE_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool fail(char err[PRUNE_ERR_MAX], const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, PRUNE_ERR_MAX, fmt, ap);
-	va_end(ap);
-	return false;
-}
 
 static bool load(const WeightBinding *b, Tensor *t, char err[PRUNE_ERR_MAX])
 {
@@ -30,7 +18,7 @@ static bool load(const WeightBinding *b, Tensor *t, char err[PRUNE_ERR_MAX])
 	bool ok = b->kind == WEIGHTS_SAFETENSORS ? st_read_file(b->resolved, b->tensor, t, e)
 	                                         : npy_read_file(b->resolved, t, e);
 	if (!ok)
-		fail(err, "%s", e);
+		tensor_fail(err, "%s", e);
 	return ok;
 }
 
@@ -64,12 +52,12 @@ static bool load_matrix(const OpResult *op, const WeightBinding *b, const char *
 	what(b, &t, who, sizeof who);
 	if (t.rank != 2) {
 		tensor_free(&t);
-		return fail(err, "%s has shape %s; %s must be 2-D [M, K] = [%lld, %lld]", who,
+		return tensor_fail(err, "%s has shape %s; %s must be 2-D [M, K] = [%lld, %lld]", who,
 		            shape_str(&t, sh, sizeof sh), role, (long long)op->M, (long long)op->K);
 	}
 	if (t.shape[0] != op->M || t.shape[1] != op->K) {
 		bool swapped = t.shape[0] == op->K && t.shape[1] == op->M;
-		fail(err, "%s has shape %s, but op '%s' needs %s [M, K] = [%lld, %lld]%s", who,
+		tensor_fail(err, "%s has shape %s, but op '%s' needs %s [M, K] = [%lld, %lld]%s", who,
 		     shape_str(&t, sh, sizeof sh), op->name, role, (long long)op->M, (long long)op->K,
 		     swapped ? " (it looks transposed: patc takes PyTorch's [out, in])" : "");
 		tensor_free(&t);
@@ -87,13 +75,13 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 	*where = op->weights.loc;
 	if (op->weights.kind == WEIGHTS_NONE) {
 		*where = op->loc;
-		return fail(err, "op '%s' has no weights: set 'weights = safetensors(...)', npy(...) or "
+		return tensor_fail(err, "op '%s' has no weights: set 'weights = safetensors(...)', npy(...) or "
 		                 "random(...)", op->name);
 	}
 	if (op->weights.kind == WEIGHTS_RANDOM) {
 		out->w = malloc((size_t)(M * K) * sizeof(float));
 		if (!out->w)
-			return fail(err, "not enough memory for a %lld x %lld weight", (long long)M,
+			return tensor_fail(err, "not enough memory for a %lld x %lld weight", (long long)M,
 			            (long long)K);
 		synth_weights(out->w, M, K, (uint64_t)op->weights.seed, op->weights.synth,
 		              op->weights.group);
@@ -106,7 +94,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 		out->ncalib = op->N;
 		out->x = malloc((size_t)(op->N * K) * sizeof(float));
 		if (!out->x)
-			return fail(err, "not enough memory for %lld calibration tokens", (long long)op->N);
+			return tensor_fail(err, "not enough memory for %lld calibration tokens", (long long)op->N);
 		synth_weights(out->x, op->N, K, (uint64_t)cb->seed, cb->synth, cb->group);
 	} else if (cb->kind != WEIGHTS_NONE) {
 		*where = cb->loc;
@@ -117,7 +105,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 		what(cb, &t, who, sizeof who);
 		bool nk = op->layout == PAT_LAYOUT_NK;
 		if (t.rank != 2 || t.shape[nk ? 1 : 0] != K) {
-			fail(err, "%s has shape %s; calibration activations of op '%s' (layout %s) must be "
+			tensor_fail(err, "%s has shape %s; calibration activations of op '%s' (layout %s) must be "
 			          "%s", who, shape_str(&t, sh, sizeof sh), op->name,
 			     pat_layout_names[op->layout], nk ? "[tokens, K]" : "[K, tokens]");
 			snprintf(err + strlen(err), PRUNE_ERR_MAX - strlen(err), " with K = %lld",
@@ -132,7 +120,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			out->x = malloc((size_t)t.count * sizeof(float));
 			if (!out->x) {
 				tensor_free(&t);
-				return fail(err, "not enough memory for the calibration activations");
+				return tensor_fail(err, "not enough memory for the calibration activations");
 			}
 			for (int64_t k = 0; k < K; k++)
 				for (int64_t i = 0; i < out->ncalib; i++)
@@ -153,7 +141,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 					snprintf(who, sizeof who, "%s: tensor '%s'", op->scores.path, op->scores.tensor);
 				else
 					snprintf(who, sizeof who, "%s", op->scores.path);
-				fail(err, "%s: score %g at [%lld, %lld] is negative; importance scores must be "
+				tensor_fail(err, "%s: score %g at [%lld, %lld] is negative; importance scores must be "
 				          "non-negative (pass magnitudes of signed scores)",
 				     who, (double)scores[i], (long long)(i / K), (long long)(i % K));
 				free(scores);
@@ -163,7 +151,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 	out->imp = malloc((size_t)(M * K) * sizeof(float));
 	if (!out->imp) {
 		free(scores);
-		return fail(err, "not enough memory for the importance scores");
+		return tensor_fail(err, "not enough memory for the importance scores");
 	}
 	prune_importance(op->importance, out->w, scores, out->x, out->ncalib, M, K, out->imp);
 	free(scores);

@@ -12,7 +12,7 @@
 #include "../frontend/frontend.h"
 #include "../ir/pir.h"
 
-enum { PRUNE_ERR_MAX = 512 };
+enum { PRUNE_ERR_MAX = TENSOR_ERR_MAX };
 
 /* The decided perforations: for every perforated loop L (by nest index),
  * index[L] holds regions(L) rows of nnz(L) kept positions in 0..len(L)-1,

@@ -11,22 +11,9 @@
 #include "../support/util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, TENSOR_ERR_MAX, fmt, ap);
-	va_end(ap);
-	tensor_sanitize(err);
-	return false;
-}
 
 typedef struct Lit {
 	const char *p, *end;
@@ -84,9 +71,9 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 {
 	memset(out, 0, sizeof *out);
 	if (len < 6 || memcmp(buf, "\x93NUMPY", 6) != 0)
-		return fail(err, "%s: not a .npy file (no \\x93NUMPY magic)", file);
+		return tensor_fail(err, "%s: not a .npy file (no \\x93NUMPY magic)", file);
 	if (len < 10)
-		return fail(err, "%s: truncated in the header", file);
+		return tensor_fail(err, "%s: truncated in the header", file);
 	int major = buf[6];
 	size_t hl, start;
 	if (major == 1) {
@@ -94,40 +81,40 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 		start = 10;
 	} else if (major == 2 || major == 3) {
 		if (len < 12)
-			return fail(err, "%s: truncated in the header length", file);
+			return tensor_fail(err, "%s: truncated in the header length", file);
 		hl = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
 		start = 12;
 	} else {
-		return fail(err, "%s: .npy version %d.%d (patc reads 1.0 to 3.0)", file, major, buf[7]);
+		return tensor_fail(err, "%s: .npy version %d.%d (patc reads 1.0 to 3.0)", file, major, buf[7]);
 	}
 	if (hl > len - start)
-		return fail(err, "%s: header length %zu runs past the end of the file (%zu bytes)", file,
+		return tensor_fail(err, "%s: header length %zu runs past the end of the file (%zu bytes)", file,
 		            hl, len);
 	Lit l = {(const char *)buf + start, (const char *)buf + start + hl};
 	char descr[32] = "";
 	bool have_descr = false, have_order = false, have_shape = false, fortran = false;
 	if (!eat(&l, '{'))
-		return fail(err, "%s: header is not a dict literal", file);
+		return tensor_fail(err, "%s: header is not a dict literal", file);
 	while (!eat(&l, '}')) {
 		char key[32];
 		if (!lit_string(&l, key, sizeof key) || !eat(&l, ':'))
-			return fail(err, "%s: malformed header (expected 'key': value)", file);
+			return tensor_fail(err, "%s: malformed header (expected 'key': value)", file);
 		if ((!strcmp(key, "descr") && have_descr) || (!strcmp(key, "shape") && have_shape) ||
 		    (!strcmp(key, "fortran_order") && have_order))
-			return fail(err, "%s: header key '%s' appears twice", file, key);
+			return tensor_fail(err, "%s: header key '%s' appears twice", file, key);
 		if (strcmp(key, "descr") == 0) {
 			if (!lit_string(&l, descr, sizeof descr))
-				return fail(err, "%s: malformed 'descr' in the header", file);
+				return tensor_fail(err, "%s: malformed 'descr' in the header", file);
 			have_descr = true;
 		} else if (strcmp(key, "fortran_order") == 0) {
 			if (lit_word(&l, "True"))
 				fortran = true;
 			else if (!lit_word(&l, "False"))
-				return fail(err, "%s: 'fortran_order' is neither True nor False", file);
+				return tensor_fail(err, "%s: 'fortran_order' is neither True nor False", file);
 			have_order = true;
 		} else if (strcmp(key, "shape") == 0) {
 			if (!eat(&l, '('))
-				return fail(err, "%s: 'shape' is not a tuple", file);
+				return tensor_fail(err, "%s: 'shape' is not a tuple", file);
 			out->rank = 0;
 			while (!eat(&l, ')')) {
 				skip_ws(&l);
@@ -136,29 +123,29 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 				while (l.p < l.end && *l.p >= '0' && *l.p <= '9') {
 					if (__builtin_mul_overflow(v, 10, &v) ||
 					    __builtin_add_overflow(v, *l.p - '0', &v))
-						return fail(err, "%s: a dimension of 'shape' is too large", file);
+						return tensor_fail(err, "%s: a dimension of 'shape' is too large", file);
 					l.p++, digits++;
 				}
 				if (!digits)
-					return fail(err, "%s: malformed 'shape' tuple", file);
+					return tensor_fail(err, "%s: malformed 'shape' tuple", file);
 				if (out->rank == TENSOR_MAX_RANK)
-					return fail(err, "%s: rank above %d", file, TENSOR_MAX_RANK);
+					return tensor_fail(err, "%s: rank above %d", file, TENSOR_MAX_RANK);
 				out->shape[out->rank++] = v;
 				if (!eat(&l, ',') && !(skip_ws(&l), l.p < l.end && *l.p == ')'))
-					return fail(err, "%s: malformed 'shape' tuple", file);
+					return tensor_fail(err, "%s: malformed 'shape' tuple", file);
 			}
 			have_shape = true;
 		} else {
-			return fail(err, "%s: unknown header key '%s'", file, key);
+			return tensor_fail(err, "%s: unknown header key '%s'", file, key);
 		}
 		if (!eat(&l, ',')) {
 			if (!eat(&l, '}'))
-				return fail(err, "%s: malformed header (expected ',' or '}')", file);
+				return tensor_fail(err, "%s: malformed header (expected ',' or '}')", file);
 			break;
 		}
 	}
 	if (!have_descr || !have_order || !have_shape)
-		return fail(err, "%s: header lacks %s", file,
+		return tensor_fail(err, "%s: header lacks %s", file,
 		            !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'");
 	int item;
 	TensorDtype dt;
@@ -167,28 +154,28 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 	else if (strcmp(descr, "<f2") == 0)
 		item = 2, dt = DT_F16;
 	else if (strcmp(descr, ">f4") == 0 || strcmp(descr, ">f2") == 0)
-		return fail(err, "%s: big-endian data ('%s'); save it little-endian", file, descr);
+		return tensor_fail(err, "%s: big-endian data ('%s'); save it little-endian", file, descr);
 	else
-		return fail(err, "%s: dtype '%s' (patc reads little-endian float32 '<f4' and float16 "
+		return tensor_fail(err, "%s: dtype '%s' (patc reads little-endian float32 '<f4' and float16 "
 		                 "'<f2')", file, descr);
 	int64_t count = 1;
 	for (int d = 0; d < out->rank; d++)
 		if (__builtin_mul_overflow(count, out->shape[d], &count))
-			return fail(err, "%s: shape is too large", file);
+			return tensor_fail(err, "%s: shape is too large", file);
 	if (count == 0)
-		return fail(err, "%s: the array is empty", file);
+		return tensor_fail(err, "%s: the array is empty", file);
 	size_t data = start + hl;
 	if (count > (int64_t)((len - data) / (size_t)item))
-		return fail(err, "%s: truncated: the shape needs %lld bytes of data, the file has %zu",
+		return tensor_fail(err, "%s: truncated: the shape needs %lld bytes of data, the file has %zu",
 		            file, (long long)count * item, len - data);
 	if ((size_t)count * (size_t)item != len - data)
-		return fail(err, "%s: %zu bytes after the data the shape describes", file,
+		return tensor_fail(err, "%s: %zu bytes after the data the shape describes", file,
 		            len - data - (size_t)count * (size_t)item);
 	out->stored = dt;
 	out->count = count;
 	float *raw = malloc((size_t)count * sizeof(float));
 	if (!raw)
-		return fail(err, "%s: not enough memory for %lld values", file, (long long)count);
+		return tensor_fail(err, "%s: not enough memory for %lld values", file, (long long)count);
 	const uint8_t *p = buf + data;
 	for (int64_t i = 0; i < count; i++, p += item) {
 		if (item == 4) {
@@ -204,7 +191,7 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 		float *c = malloc((size_t)count * sizeof(float));
 		if (!c) {
 			free(raw);
-			return fail(err, "%s: not enough memory for %lld values", file, (long long)count);
+			return tensor_fail(err, "%s: not enough memory for %lld values", file, (long long)count);
 		}
 		int64_t idx[TENSOR_MAX_RANK] = {0};
 		for (int64_t i = 0; i < count; i++) {
@@ -233,7 +220,7 @@ bool npy_read_file(const char *path, Tensor *out, char err[TENSOR_ERR_MAX])
 	size_t len;
 	char *buf = util_read_file(path, &len);
 	if (!buf)
-		return fail(err, "%s: cannot read: %s", path, strerror(errno));
+		return tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
 	bool ok = npy_read_mem((const uint8_t *)buf, len, path, out, err);
 	free(buf);
 	return ok;

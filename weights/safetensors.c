@@ -39,9 +39,7 @@ void tensor_free(Tensor *t)
 	t->data = NULL;
 }
 
-static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
+bool tensor_fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -123,9 +121,9 @@ bool tensor_check_finite(const Tensor *t, const char *file, char err[TENSOR_ERR_
 		for (int d = 0; d < t->rank && o < sizeof at; d++)
 			o += (size_t)snprintf(at + o, sizeof at - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
 		if (!t->name[0]) /* an npy file holds one unnamed array */
-			return fail(err, "%s: the array holds %s at [%s]", file,
+			return tensor_fail(err, "%s: the array holds %s at [%s]", file,
 			            isnan(t->data[i]) ? "NaN" : "Inf", at);
-		return fail(err, "%s: tensor '%s' holds %s at [%s]", file, t->name,
+		return tensor_fail(err, "%s: tensor '%s' holds %s at [%s]", file, t->name,
 		            isnan(t->data[i]) ? "NaN" : "Inf", at);
 	}
 	return true;
@@ -169,34 +167,34 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 {
 	memset(out, 0, sizeof *out);
 	if (len < 8)
-		return fail(err, "%s: %zu bytes is too short for a safetensors file (8-byte header "
+		return tensor_fail(err, "%s: %zu bytes is too short for a safetensors file (8-byte header "
 		                 "length missing)", file, len);
 	uint64_t n = le64(buf);
 	if (n > len - 8)
-		return fail(err, "%s: header length %llu runs past the end of the file (%zu bytes)", file,
+		return tensor_fail(err, "%s: header length %llu runs past the end of the file (%zu bytes)", file,
 		            (unsigned long long)n, len);
 	if (n > ST_MAX_HEADER)
-		return fail(err, "%s: header of %llu bytes is larger than the %d allowed", file,
+		return tensor_fail(err, "%s: header of %llu bytes is larger than the %d allowed", file,
 		            (unsigned long long)n, ST_MAX_HEADER);
 	if (n < 2)
-		return fail(err, "%s: header of %llu bytes cannot hold a JSON object", file,
+		return tensor_fail(err, "%s: header of %llu bytes cannot hold a JSON object", file,
 		            (unsigned long long)n);
 	const char *hdr = (const char *)buf + 8;
 	for (uint64_t i = 0; i < n; i++)
 		if (hdr[i] == 0)
-			return fail(err, "%s: header holds a NUL byte at offset %llu", file,
+			return tensor_fail(err, "%s: header holds a NUL byte at offset %llu", file,
 			            (unsigned long long)(8 + i));
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)n, &end, false);
 	if (!root) {
 		const char *at = cJSON_GetErrorPtr();
 		long off = at && at >= hdr && at <= hdr + n ? (long)(at - hdr) + 8 : -1;
-		return fail(err, "%s: header is not valid JSON (error near byte %ld)", file, off);
+		return tensor_fail(err, "%s: header is not valid JSON (error near byte %ld)", file, off);
 	}
 	for (const char *p = end; p < hdr + n; p++)
 		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
 			cJSON_Delete(root);
-			return fail(err, "%s: header has data after its JSON object (byte %ld)", file,
+			return tensor_fail(err, "%s: header has data after its JSON object (byte %ld)", file,
 			            (long)(p - hdr) + 8);
 		}
 	bool ok = false;
@@ -205,12 +203,12 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	const uint64_t data_len = len - 8 - n;
 	const uint8_t *data = buf + 8 + n;
 	if (!cJSON_IsObject(root)) {
-		fail(err, "%s: header is not a JSON object", file);
+		tensor_fail(err, "%s: header is not a JSON object", file);
 		goto done;
 	}
 	int members = cJSON_GetArraySize(root);
 	if (members > ST_MAX_TENSORS) {
-		fail(err, "%s: header lists %d tensors (at most %d)", file, members, ST_MAX_TENSORS);
+		tensor_fail(err, "%s: header lists %d tensors (at most %d)", file, members, ST_MAX_TENSORS);
 		goto done;
 	}
 	entries = calloc((size_t)members + 1, sizeof *entries);
@@ -221,12 +219,12 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		const char *tn = j->string ? j->string : "";
 		if (strcmp(tn, "__metadata__") == 0) {
 			if (!cJSON_IsObject(j)) {
-				fail(err, "%s: __metadata__ is not an object", file);
+				tensor_fail(err, "%s: __metadata__ is not an object", file);
 				goto done;
 			}
 			for (const cJSON *m = j->child; m; m = m->next)
 				if (!cJSON_IsString(m)) {
-					fail(err, "%s: __metadata__ value '%s' is not a string", file,
+					tensor_fail(err, "%s: __metadata__ value '%s' is not a string", file,
 					     m->string ? m->string : "");
 					goto done;
 				}
@@ -235,14 +233,14 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		Entry *e = &entries[ne];
 		e->name = tn;
 		if (!cJSON_IsObject(j)) {
-			fail(err, "%s: tensor '%s': header entry is not an object", file, tn);
+			tensor_fail(err, "%s: tensor '%s': header entry is not an object", file, tn);
 			goto done;
 		}
 		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
 		const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shape");
 		const cJSON *of = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");
 		if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of)) {
-			fail(err, "%s: tensor '%s': header entry needs a string 'dtype', an array 'shape' "
+			tensor_fail(err, "%s: tensor '%s': header entry needs a string 'dtype', an array 'shape' "
 			          "and an array 'data_offsets'", file, tn);
 			goto done;
 		}
@@ -251,13 +249,13 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			if (strcmp(dt->valuestring, tensor_dtype_names[d]) == 0)
 				break;
 		if (d == DT_COUNT) {
-			fail(err, "%s: tensor '%s': unknown dtype '%.40s'", file, tn, dt->valuestring);
+			tensor_fail(err, "%s: tensor '%s': unknown dtype '%.40s'", file, tn, dt->valuestring);
 			goto done;
 		}
 		e->dtype = (TensorDtype)d;
 		e->rank = cJSON_GetArraySize(sh);
 		if (e->rank > TENSOR_MAX_RANK) {
-			fail(err, "%s: tensor '%s': rank %d (at most %d)", file, tn, e->rank, TENSOR_MAX_RANK);
+			tensor_fail(err, "%s: tensor '%s': rank %d (at most %d)", file, tn, e->rank, TENSOR_MAX_RANK);
 			goto done;
 		}
 		int64_t bytes = tensor_dtype_bytes[d];
@@ -265,34 +263,34 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		for (const cJSON *s = sh->child; s; s = s->next, r++) {
 			if (!json_uint(s, &e->shape[r])) {
 				char v[64];
-				fail(err, "%s: tensor '%s': shape holds %s, not a non-negative integer below "
+				tensor_fail(err, "%s: tensor '%s': shape holds %s, not a non-negative integer below "
 				          "2^53", file, tn, json_text(s, v, sizeof v));
 				goto done;
 			}
 			if (__builtin_mul_overflow(bytes, e->shape[r], &bytes)) {
-				fail(err, "%s: tensor '%s': shape is too large", file, tn);
+				tensor_fail(err, "%s: tensor '%s': shape is too large", file, tn);
 				goto done;
 			}
 		}
 		if (cJSON_GetArraySize(of) != 2 || !json_uint(of->child, &e->begin) ||
 		    !json_uint(of->child->next, &e->end)) {
-			fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers below 2^53",
+			tensor_fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers below 2^53",
 			     file, tn);
 			goto done;
 		}
 		if (e->end < e->begin) {
-			fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", file, tn,
+			tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", file, tn,
 			     (long long)e->begin, (long long)e->end);
 			goto done;
 		}
 		if ((uint64_t)e->end > data_len) {
-			fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] run past the data section (%llu "
+			tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] run past the data section (%llu "
 			          "bytes)", file, tn, (long long)e->begin, (long long)e->end,
 			     (unsigned long long)data_len);
 			goto done;
 		}
 		if (e->end - e->begin != bytes) {
-			fail(err, "%s: tensor '%s': %s shape needs %lld bytes but data_offsets hold %lld",
+			tensor_fail(err, "%s: tensor '%s': %s shape needs %lld bytes but data_offsets hold %lld",
 			     file, tn, tensor_dtype_names[d], (long long)bytes,
 			     (long long)(e->end - e->begin));
 			goto done;
@@ -303,7 +301,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	qsort(order, (size_t)ne, sizeof *order, cmp_name);
 	for (int i = 1; i < ne; i++)
 		if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
-			fail(err, "%s: tensor '%s' appears twice in the header", file, order[i]->name);
+			tensor_fail(err, "%s: tensor '%s' appears twice in the header", file, order[i]->name);
 			goto done;
 		}
 	qsort(order, (size_t)ne, sizeof *order, cmp_begin);
@@ -311,7 +309,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	for (int i = 0; i < ne; i++) {
 		const Entry *e = order[i];
 		if (reach && e->end > e->begin && e->begin < reach->end) {
-			fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file,
+			tensor_fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file,
 			     reach->name, (long long)reach->begin, (long long)reach->end, e->name,
 			     (long long)e->begin, (long long)e->end);
 			goto done;
@@ -325,7 +323,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	for (int i = 0; i < ne; i++) {
 		const Entry *e = order[i];
 		if (e->begin > covered) {
-			fail(err, "%s: %lld bytes of the data section before tensor '%s' belong to no tensor",
+			tensor_fail(err, "%s: %lld bytes of the data section before tensor '%s' belong to no tensor",
 			     file, (long long)(e->begin - covered), e->name);
 			goto done;
 		}
@@ -333,7 +331,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			covered = e->end;
 	}
 	if ((uint64_t)covered != data_len) {
-		fail(err, "%s: the last %llu bytes of the data section belong to no tensor", file,
+		tensor_fail(err, "%s: the last %llu bytes of the data section belong to no tensor", file,
 		     (unsigned long long)(data_len - (uint64_t)covered));
 		goto done;
 	}
@@ -374,13 +372,13 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		}
 		if (shown < ne)
 			snprintf(names + o, sizeof names - o, "%s...", shown ? ", " : "");
-		fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, name, ne,
+		tensor_fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, name, ne,
 		     ne ? names : "none");
 		goto done;
 	}
 	if (want->dtype != DT_F32 && want->dtype != DT_F16 && want->dtype != DT_BF16 &&
 	    want->dtype != DT_F64) {
-		fail(err, "%s: tensor '%s' has dtype %s; patc reads F32, F16, BF16 or F64", file, name,
+		tensor_fail(err, "%s: tensor '%s' has dtype %s; patc reads F32, F16, BF16 or F64", file, name,
 		     tensor_dtype_names[want->dtype]);
 		goto done;
 	}
@@ -388,7 +386,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	for (int d = 0; d < want->rank; d++)
 		count *= want->shape[d];
 	if (count == 0) {
-		fail(err, "%s: tensor '%s' is empty", file, name);
+		tensor_fail(err, "%s: tensor '%s' is empty", file, name);
 		goto done;
 	}
 	snprintf(out->name, sizeof out->name, "%s", name);
@@ -398,13 +396,13 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	out->count = count;
 	out->data = malloc((size_t)count * sizeof(float));
 	if (!out->data) {
-		fail(err, "%s: tensor '%s': not enough memory for %lld values", file, name,
+		tensor_fail(err, "%s: tensor '%s': not enough memory for %lld values", file, name,
 		     (long long)count);
 		goto done;
 	}
 	int64_t bad = -1;
 	if (!convert(data + want->begin, want->dtype, count, out->data, &bad)) {
-		fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
+		tensor_fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
 		     name, (long long)bad);
 		tensor_free(out);
 		goto done;
@@ -430,7 +428,7 @@ bool st_list_file(const char *path, StInfo **out, int *n, char err[TENSOR_ERR_MA
 	size_t len;
 	char *buf = util_read_file(path, &len);
 	if (!buf)
-		return fail(err, "%s: cannot read: %s", path, strerror(errno));
+		return tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
 	Tensor unused;
 	bool ok = st_parse((const uint8_t *)buf, len, path, "", &unused, out, n, err);
 	free(buf);
@@ -442,7 +440,7 @@ bool st_read_file(const char *path, const char *name, Tensor *out, char err[TENS
 	size_t len;
 	char *buf = util_read_file(path, &len);
 	if (!buf)
-		return fail(err, "%s: cannot read: %s", path, strerror(errno));
+		return tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
 	bool ok = st_read_mem((const uint8_t *)buf, len, path, name, out, err);
 	free(buf);
 	return ok;
@@ -496,7 +494,7 @@ bool st_write_file(const char *path, const StWrite *t, int n, const char *const 
 	}
 	bool ok = util_write_file_atomic(path, (const char *)buf, total);
 	if (!ok)
-		fail(err, "cannot write '%s': %s", path, strerror(errno));
+		tensor_fail(err, "cannot write '%s': %s", path, strerror(errno));
 	free(buf);
 	return ok;
 }

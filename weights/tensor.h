@@ -116,6 +116,10 @@ extern const char *const synth_kind_names[SYNTH_COUNT];
  * standard deviation 1/sqrt(K) times the kind's scale. */
 void synth_weights(float *w, int64_t M, int64_t K, uint64_t seed, SynthKind kind, int64_t group);
 
+/* Formats a message into err (sanitised as below); returns false, so a
+ * reader can `return tensor_fail(err, ...)`. */
+bool tensor_fail(char err[TENSOR_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Replaces control characters in a message (names read from files may hold
  * them) so it prints on one line. */
 void tensor_sanitize(char *msg);

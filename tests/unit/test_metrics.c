@@ -10,13 +10,7 @@
  * I1 indices 4*2*2 = 16. */
 START_TEST(fig6)
 {
-	Pir ir;
-	pir_init(&ir, "fig6", 16, 16);
-	APPLY_OK(&ir, SPLIT("m", {"i0" COMMA "i1"}, {4 COMMA 4}, false, -1));
-	APPLY_OK(&ir, SPLIT("k", {"j0" COMMA "j1"}, {4 COMMA 4}, false, -1));
-	APPLY_OK(&ir, REORDER({"i0" COMMA "j0" COMMA "i1" COMMA "j1"}));
-	APPLY_OK(&ir, prim_perforate("j0", 2));
-	APPLY_OK(&ir, prim_perforate("i1", 2));
+	Pir ir = fig6_ir();
 	ck_assert_str_eq(paper(&ir), "I0_4 J0_4^2 I1_4^2 J1_4");
 	PirMetrics m;
 	pir_metrics(&ir, &m);

@@ -354,13 +354,7 @@ END_TEST
  * importance is w = 16 m + k + 1: the right halves win everywhere. */
 START_TEST(fig6_layout)
 {
-	Pir ir;
-	pir_init(&ir, "fig6", 16, 16);
-	APPLY_OK(&ir, SPLIT("m", {"i0" COMMA "i1"}, {4 COMMA 4}, false, -1));
-	APPLY_OK(&ir, SPLIT("k", {"j0" COMMA "j1"}, {4 COMMA 4}, false, -1));
-	APPLY_OK(&ir, REORDER({"i0" COMMA "j0" COMMA "i1" COMMA "j1"}));
-	APPLY_OK(&ir, prim_perforate("j0", 2));
-	APPLY_OK(&ir, prim_perforate("i1", 2));
+	Pir ir = fig6_ir();
 	float w[256];
 	for (int i = 0; i < 256; i++)
 		w[i] = (float)(i + 1);

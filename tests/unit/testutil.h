@@ -94,6 +94,23 @@ static inline PirPrim prim_condense(const char *loop)
 		ck_assert_msg(pir_apply((ir), &p_, &why_), "refused: %s", why_.error);          \
 	} while (0)
 
+/* The paper's Fig. 6 on a 16 x 16 weight: I0_4 J0_4^2 I1_4^2 J1_4. */
+static inline Pir fig6_ir(void)
+{
+	Pir ir;
+	pir_init(&ir, "fig6", 16, 16);
+	PirPrim ps[] = {
+		prim_split("m", 2, (const char *[]){"i0", "i1"}, (const int64_t[]){4, 4}, false, -1),
+		prim_split("k", 2, (const char *[]){"j0", "j1"}, (const int64_t[]){4, 4}, false, -1),
+		prim_list(PIR_PRIM_REORDER, 4, (const char *[]){"i0", "j0", "i1", "j1"}, NULL),
+		prim_perforate("j0", 2),
+		prim_perforate("i1", 2),
+	};
+	for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+		APPLY_OK(&ir, ps[i]);
+	return ir;
+}
+
 static inline char *paper(const Pir *ir)
 {
 	static char buf[1024];
