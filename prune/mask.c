@@ -158,7 +158,7 @@ static double reduce_row(const double *row, const PirLoop *l, PatRank rank, int3
 /* A row of four under a perforation (N:4, the commonest case) in SSE:
  * candidate c is beaten by d when v[d] > v[c], or v[d] == v[c] and d < c;
  * it is kept when fewer than k beat it.  Same result as select_top. */
-static double top4_sse(const float *v, int64_t k, int32_t *out, double *total)
+static inline double top4_sse(const float *v, int64_t k, int32_t *out, double *total)
 {
 	__m128 x = _mm_loadu_ps(v);
 	__m128i beaten = _mm_setzero_si128();
@@ -176,17 +176,91 @@ static double top4_sse(const float *v, int64_t k, int32_t *out, double *total)
 	beaten = _mm_sub_epi32(beaten, _mm_and_si128(_mm_castps_si128(_mm_cmpeq_ps(r2, x)), lo2));
 	beaten = _mm_sub_epi32(beaten, _mm_and_si128(_mm_castps_si128(_mm_cmpeq_ps(r3, x)), lo3));
 	int keep = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(beaten, _mm_set1_epi32((int)k))));
+	/* ranks are a permutation, so exactly k bits are set: their indices,
+	 * ascending, come from a table */
+	static const int8_t idx[16][4] = {
+		{0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {2, 0, 0, 0}, {0, 2, 0, 0},
+		{1, 2, 0, 0}, {0, 1, 2, 0}, {3, 0, 0, 0}, {0, 3, 0, 0}, {1, 3, 0, 0}, {0, 1, 3, 0},
+		{2, 3, 0, 0}, {0, 2, 3, 0}, {1, 2, 3, 0}, {0, 1, 2, 3},
+	};
 	double s = 0;
-	int n = 0;
-	for (int c = 0; c < 4; c++)
-		if (keep >> c & 1) {
-			out[n++] = c;
-			s += v[c];
-		}
-	*total = ((double)v[0] + v[1]) + v[2] + v[3];
+	for (int64_t i = 0; i < k; i++) {
+		out[i] = idx[keep][i];
+		s += v[idx[keep][i]];
+	}
+	*total = (((double)v[0] + v[1]) + v[2]) + v[3];
 	return s;
 }
 #endif
+
+/* The row of the innermost level at values buf[0..len-1], stored at row o. */
+static inline void leaf_store(Leaf *L, int64_t o, const float *v, bool sse4)
+{
+	const PirLoop *l = L->loop;
+	int32_t *sel = L->sel ? L->sel + o * l->nnz : NULL;
+#ifdef __SSE2__
+	if (sse4 && sel) {
+		double total, kept = top4_sse(v, l->nnz, sel, &total);
+		L->R[o] = L->rank == PAT_RANK_LOOKAHEAD ? kept : total;
+		return;
+	}
+#endif
+	(void)sse4;
+	for (int64_t i = 0; i < l->len; i++)
+		L->buf[i] = v[i];
+	L->R[o] = reduce_row(L->buf, l, L->rank, sel, L->scratch);
+}
+
+/* When the innermost loop runs along k with stride 1 (N:M, sub-block rows:
+ * the common case), its rows are contiguous runs of W's rows.  Then W is
+ * read once, in memory order, and each row's result goes to its nest-order
+ * index, which is a sum of a part from m and a part from k.  Rows that reach
+ * into the padding are gathered with bounds checks. */
+static bool leaf_stream(Leaf *L, const Pir *ir)
+{
+	const PirLoop *l = L->loop;
+	if (l->ncomp != 1 || l->comp[0].axis != PIR_AXIS_K || l->comp[0].stride != 1)
+		return false;
+	const int last = L->last;
+	const int64_t len = l->len, M = L->M, K = L->K;
+	const int64_t em = ir->ext[PIR_AXIS_M], ek = ir->ext[PIR_AXIS_K];
+	int64_t *om = calloc((size_t)em, sizeof *om), *ok = calloc((size_t)ek, sizeof *ok);
+	float *v = malloc((size_t)(len + 4) * sizeof *v);
+	if (!om || !ok || !v)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	int64_t rs = 1; /* row stride of loop i: the product of the lengths after it */
+	for (int i = last - 1; i >= 0; i--) {
+		const PirLoop *li = &ir->loops[i];
+		int64_t pv = 1;
+		for (int c = li->ncomp - 1; c >= 0; c--) {
+			const PirComp *pc = &li->comp[c];
+			int64_t *o = pc->axis == PIR_AXIS_M ? om : ok;
+			int64_t ext = pc->axis == PIR_AXIS_M ? em : ek;
+			for (int64_t x = 0; x < ext; x++)
+				o[x] += ((x / pc->stride) % pc->extent) * pv * rs;
+			pv *= pc->extent;
+		}
+		rs *= li->len;
+	}
+	const bool sse4 = len == 4;
+	const int64_t full = K / len * len; /* row bases whose row is all real */
+	for (int64_t m = 0; m < M; m++) {
+		const float *row = L->imp + m * K;
+		for (int64_t kb = 0; kb < full; kb += len)
+			leaf_store(L, om[m] + ok[kb], row + kb, sse4);
+	}
+	for (int64_t m = 0; m < em; m++) /* rows touching the padding */
+		for (int64_t kb = m < M ? full : 0; kb < ek; kb += len) {
+			for (int64_t i = 0; i < len; i++)
+				v[i] = m < M && kb + i < K ? L->imp[m * K + kb + i] : 0.0f;
+			leaf_store(L, om[m] + ok[kb], v, sse4);
+		}
+	L->row = em * (ek / len);
+	free(om);
+	free(ok);
+	free(v);
+	return true;
+}
 
 /* Walks the rows of the innermost loop in nest order with an odometer over
  * loops 0..n-2.  A row that lies inside the real weight (the common case)
@@ -397,7 +471,8 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 	 * the one below it, deciding perforated levels on the way. */
 	Leaf leaf = {&co, imp, M, K, n - 1, &ir->loops[n - 1], rank, R[n - 1], sel[n - 1], 0,
 	             rowbuf, scratch};
-	leaf_rows(&leaf);
+	if (!leaf_stream(&leaf, ir))
+		leaf_rows(&leaf);
 	PATC_ASSERT(leaf.row == size[n - 1]);
 	for (int j = n - 2; j >= 0; j--) {
 		const PirLoop *l = &ir->loops[j];
