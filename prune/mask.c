@@ -482,6 +482,10 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 
 	}
 
+	if (rank == PAT_RANK_LOOKAHEAD) {
+		out->has_kept = true;
+		out->kept = R[0][0];
+	}
 	/* Read the kept iterations off in storage order. */
 	PirMetrics pm;
 	pir_metrics(ir, &pm);

@@ -172,7 +172,15 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
 		bound = &own;
 	}
 	out->total = bound->total;
-	prune_kept_sum(ir, m, imp, M, K, &out->kept, &out->nkept);
+	PirMetrics pm;
+	pir_metrics(ir, &pm);
+	if (m->has_kept && pm.pad[PIR_AXIS_M] == 0 && pm.pad[PIR_AXIS_K] == 0) {
+		/* no padding: every packed slot is a kept real weight */
+		out->kept = m->kept;
+		out->nkept = pm.values;
+	} else {
+		prune_kept_sum(ir, m, imp, M, K, &out->kept, &out->nkept);
+	}
 	out->nreal = count;
 	out->density = (double)out->nkept / (double)count;
 	out->retained = out->total > 0 ? out->kept / out->total : 1.0;
@@ -184,8 +192,6 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
 	out->bound_loss = 1.0 - out->bound_retained;
 	out->loss_over_bound = out->loss - out->bound_loss;
 	out->loss_ratio = out->bound_loss > 0 ? out->loss / out->bound_loss : 1.0;
-	PirMetrics pm;
-	pir_metrics(ir, &pm);
 	out->log_diversity = pm.log_diversity;
 	if (x && n > 0) {
 		uint8_t *mask = malloc((size_t)count);

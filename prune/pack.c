@@ -69,39 +69,72 @@ static void packer_init(Packer *p, const Pir *ir, const PruneMask *m, int64_t M,
 
 static void packer_free(Packer *p) { prune_coords_free(&p->co); }
 
-static void walk(Packer *p, int i, int64_t row, int64_t m, int64_t k)
+/* The innermost loop of one storage row: row is its storage prefix, (m, k)
+ * the coordinates the loops outside it add up to. */
+static void walk_leaf(Packer *p, int64_t row, int64_t m, int64_t k)
 {
-	const PirLoop *l = &p->ir->loops[i];
-	const int32_t *idx = p->mask->index[i] ? p->mask->index[i] + row * l->nnz : NULL;
-	const int64_t *cm = p->co.cm[i], *ck = p->co.ck[i];
-	if (i + 1 < p->ir->nloops) {
-		for (int64_t d = 0; d < l->nnz; d++) {
-			int64_t v = idx ? idx[d] : d;
-			walk(p, i + 1, row * l->nnz + d, m + cm[v], k + ck[v]);
+	const int last = p->ir->nloops - 1;
+	const PirLoop *l = &p->ir->loops[last];
+	const int32_t *idx = p->mask->index[last] ? p->mask->index[last] + row * l->nnz : NULL;
+	const int64_t *cm = p->co.cm[last], *ck = p->co.ck[last];
+	const int64_t M = p->M, K = p->K, n = l->nnz, at0 = row * n;
+	switch (p->mode) {
+	case WALK_PACK:
+		for (int64_t d = 0; d < n; d++) {
+			int64_t v = idx ? idx[d] : d, mm = m + cm[v], kk = k + ck[v];
+			p->dst[at0 + d] = mm < M && kk < K ? p->src[mm * K + kk] : 0.0f;
 		}
-		return;
-	}
-	const int64_t M = p->M, K = p->K;
-	for (int64_t d = 0; d < l->nnz; d++) {
-		int64_t v = idx ? idx[d] : d, mm = m + cm[v], kk = k + ck[v], at = row * l->nnz + d;
-		bool real = mm < M && kk < K;
-		switch (p->mode) {
-		case WALK_PACK: p->dst[at] = real ? p->src[mm * K + kk] : 0.0f; break;
-		case WALK_UNPACK:
-			if (real)
-				p->dst[mm * K + kk] = p->src[at];
-			break;
-		case WALK_MASK:
-			if (real)
+		break;
+	case WALK_UNPACK:
+		for (int64_t d = 0; d < n; d++) {
+			int64_t v = idx ? idx[d] : d, mm = m + cm[v], kk = k + ck[v];
+			if (mm < M && kk < K)
+				p->dst[mm * K + kk] = p->src[at0 + d];
+		}
+		break;
+	case WALK_MASK:
+		for (int64_t d = 0; d < n; d++) {
+			int64_t v = idx ? idx[d] : d, mm = m + cm[v], kk = k + ck[v];
+			if (mm < M && kk < K)
 				p->bits[mm * K + kk] = 1;
-			break;
-		case WALK_SUM:
-			if (real) {
+		}
+		break;
+	case WALK_SUM:
+		for (int64_t d = 0; d < n; d++) {
+			int64_t v = idx ? idx[d] : d, mm = m + cm[v], kk = k + ck[v];
+			if (mm < M && kk < K) {
 				p->sum += p->src[mm * K + kk];
 				p->count++;
 			}
-			break;
 		}
+		break;
+	}
+}
+
+/* Every storage row in order, with an odometer over the loops outside the
+ * innermost one (no recursion: rows are many and short). */
+static void walk(Packer *p)
+{
+	const Pir *ir = p->ir;
+	const int last = ir->nloops - 1;
+	int64_t d[PIR_MAX_LOOPS] = {0}, row[PIR_MAX_LOOPS + 1], m[PIR_MAX_LOOPS + 1],
+	        k[PIR_MAX_LOOPS + 1];
+	row[0] = m[0] = k[0] = 0;
+	int i = 0;
+	for (;;) {
+		for (; i < last; i++) { /* levels i..last-1 from their digits */
+			const PirLoop *l = &ir->loops[i];
+			const int32_t *idx = p->mask->index[i];
+			int64_t v = idx ? idx[row[i] * l->nnz + d[i]] : d[i];
+			row[i + 1] = row[i] * l->nnz + d[i];
+			m[i + 1] = m[i] + p->co.cm[i][v];
+			k[i + 1] = k[i] + p->co.ck[i][v];
+		}
+		walk_leaf(p, row[last], m[last], k[last]);
+		for (i = last - 1; i >= 0 && ++d[i] == ir->loops[i].nnz; i--)
+			d[i] = 0;
+		if (i < 0)
+			return;
 	}
 }
 
@@ -111,7 +144,7 @@ void prune_pack(const Pir *ir, const PruneMask *m, const float *w, int64_t M, in
 	Packer p;
 	packer_init(&p, ir, m, M, K);
 	p.mode = WALK_PACK, p.src = w, p.dst = values;
-	walk(&p, 0, 0, 0, 0);
+	walk(&p);
 	packer_free(&p);
 }
 
@@ -122,7 +155,7 @@ void prune_unpack(const Pir *ir, const PruneMask *m, const float *values, int64_
 	Packer p;
 	packer_init(&p, ir, m, M, K);
 	p.mode = WALK_UNPACK, p.src = values, p.dst = w;
-	walk(&p, 0, 0, 0, 0);
+	walk(&p);
 	packer_free(&p);
 }
 
@@ -132,7 +165,7 @@ void prune_kept_sum(const Pir *ir, const PruneMask *m, const float *v, int64_t M
 	Packer p;
 	packer_init(&p, ir, m, M, K);
 	p.mode = WALK_SUM, p.src = v;
-	walk(&p, 0, 0, 0, 0);
+	walk(&p);
 	*sum = p.sum;
 	*count = p.count;
 	packer_free(&p);
@@ -144,6 +177,6 @@ void prune_dense_mask(const Pir *ir, const PruneMask *m, int64_t M, int64_t K, u
 	Packer p;
 	packer_init(&p, ir, m, M, K);
 	p.mode = WALK_MASK, p.bits = mask;
-	walk(&p, 0, 0, 0, 0);
+	walk(&p);
 	packer_free(&p);
 }

@@ -21,6 +21,10 @@ enum { PRUNE_ERR_MAX = TENSOR_ERR_MAX };
 typedef struct PruneMask {
 	int32_t *index[PIR_MAX_LOOPS]; /* NULL for dense loops */
 	int64_t rows[PIR_MAX_LOOPS];
+	/* Under lookahead ranking the greedy pass already sums what survives:
+	 * the kept importance, in a hierarchical order (metrics use it). */
+	bool has_kept;
+	double kept;
 } PruneMask;
 
 /* Scratch memory for prune_mask_build, kept between calls so that a search

@@ -497,6 +497,19 @@ START_TEST(stdlib_round_trip)
 			}
 			/* every packed slot is a kept weight or padding */
 			ck_assert_int_le(kept, m.values);
+			/* the kept importance the lookahead pass sums on the way agrees
+			 * with a walk over the kept weights */
+			double walked;
+			int64_t nwalked;
+			prune_kept_sum(op->ir, &pm, imp, M, K, &walked, &nwalked);
+			ck_assert(pm.has_kept);
+			ck_assert_msg(fabs(pm.kept - walked) <= 1e-9 * (walked + 1), "%s: op %s", files[f],
+			              op->name);
+			ck_assert_int_eq(nwalked, kept);
+			PruneMetrics met;
+			prune_metrics(op->ir, &pm, imp, NULL, w, NULL, 0, M, K, &met);
+			ck_assert_int_eq(met.nkept, kept);
+			ck_assert(fabs(met.kept - walked) <= 1e-9 * (walked + 1));
 			if (m.pad[0] == 0 && m.pad[1] == 0)
 				ck_assert_int_eq(kept, m.values);
 			free(values);
