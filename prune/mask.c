@@ -378,18 +378,34 @@ typedef struct Walk {
 } Walk;
 
 /* Enumerates the storage prefixes of loops 0..target-1 in row-major order,
- * copying the target's choice for each (o: real flat prefix). */
-static void walk(Walk *w, int i, int64_t o)
+ * copying the target's choice for each. */
+static void walk(Walk *w)
 {
-	const PirLoop *l = &w->ir->loops[i];
-	if (i == w->target) {
-		memcpy(w->rows + w->next * l->nnz, w->sel[i] + o * l->nnz, (size_t)l->nnz * sizeof(int32_t));
-		w->next++;
+	const Pir *ir = w->ir;
+	const int t = w->target;
+	const int64_t nnz = ir->loops[t].nnz;
+	if (t == 0) {
+		memcpy(w->rows, w->sel[0], (size_t)nnz * sizeof(int32_t));
+		w->next = 1;
 		return;
 	}
-	for (int64_t d = 0; d < l->nnz; d++) {
-		int64_t v = pir_loop_is_perforated(l) ? w->sel[i][o * l->nnz + d] : d;
-		walk(w, i + 1, o * l->len + v);
+	/* an odometer over the storage digits of loops 0..t-1; o[i] is the
+	 * real prefix of loops 0..i-1 */
+	int64_t d[PIR_MAX_LOOPS] = {0}, o[PIR_MAX_LOOPS + 1];
+	o[0] = 0;
+	int i = 0;
+	for (;;) {
+		for (; i < t; i++) {
+			const PirLoop *l = &ir->loops[i];
+			int64_t v = pir_loop_is_perforated(l) ? w->sel[i][o[i] * l->nnz + d[i]] : d[i];
+			o[i + 1] = o[i] * l->len + v;
+		}
+		memcpy(w->rows + w->next * nnz, w->sel[t] + o[t] * nnz, (size_t)nnz * sizeof(int32_t));
+		w->next++;
+		for (i = t - 1; i >= 0 && ++d[i] == ir->loops[i].nnz; i--)
+			d[i] = 0;
+		if (i < 0)
+			return;
 	}
 }
 
@@ -498,7 +514,7 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 		if (!out->index[p])
 			goto nomem;
 		Walk w = {ir, sel, p, out->index[p], 0};
-		walk(&w, 0, 0);
+		walk(&w);
 		PATC_ASSERT(w.next == out->rows[p]);
 	}
 	ok = true;
