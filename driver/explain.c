@@ -7,6 +7,7 @@
  */
 #include "explain.h"
 
+#include <math.h>
 #include <string.h>
 
 static const int dtype_bytes[PAT_NDTYPES] = {4, 2, 2};
@@ -28,12 +29,16 @@ void explain_metrics(StrBuf *out, const PruneMetrics *pm, const char *ind)
 {
 	sb_printf(out, "%skept %lld of %lld weights (density %.4g%%)\n", ind, (long long)pm->nkept,
 	          (long long)pm->nreal, 100.0 * pm->density);
-	sb_printf(out, "%sretained importance %.4f%%, magnitude loss rate %.4f%%\n", ind,
+	sb_printf(out, "%sretained importance %.4f%%, loss rate %.4f%%\n", ind,
 	          100.0 * pm->retained, 100.0 * pm->loss);
 	sb_printf(out, "%sunstructured bound at that density: retained %.4f%%, loss %.4f%%\n", ind,
 	          100.0 * pm->bound_retained, 100.0 * pm->bound_loss);
-	sb_printf(out, "%sloss beyond the bound %.4f points (%.3fx the bound's loss)\n", ind,
-	          100.0 * pm->loss_over_bound, pm->loss_ratio);
+	if (isinf(pm->loss_ratio))
+		sb_printf(out, "%sloss beyond the bound %.4f points (the bound loses nothing)\n", ind,
+		          100.0 * pm->loss_over_bound);
+	else
+		sb_printf(out, "%sloss beyond the bound %.4f points (%.3fx the bound's loss)\n", ind,
+		          100.0 * pm->loss_over_bound, pm->loss_ratio);
 	sb_printf(out, "%slog mask diversity %.2f\n", ind, pm->log_diversity);
 	if (pm->has_output_error)
 		sb_printf(out, "%srelative output error ||WX - W_sX|| / ||WX|| = %.6f\n", ind,

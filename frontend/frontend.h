@@ -39,7 +39,7 @@ typedef struct WeightBinding {
 	SrcLoc loc;       /* the setting statement */
 } WeightBinding;
 
-/* Importance scores (DESIGN.md §5), defined once: X(enum, name). */
+/* Importance scores (docs/language.md §13), defined once: X(enum, name). */
 #define PAT_IMPORTANCES(X)                                                       	X(MAGNITUDE, "magnitude") /* |w| (default) */                            	X(L2, "l2")               /* w^2 */                                      	X(WANDA, "wanda")         /* |w| * ||X_k||_2, needs calibration */       	X(TENSOR, "tensor")       /* a user-supplied score tensor */
 
 typedef enum PatImportance {

@@ -557,8 +557,8 @@ static bool bind_source(Sema *S, const Call *c, SrcLoc loc, bool allow_random, W
 	else if (strcmp(src, "random") == 0 && allow_random)
 		kind = WEIGHTS_RANDOM, b = (Binder){"random", 3, rnd_names, v, given};
 	else {
-		error_at(S, c->callee->loc, "unknown tensor source '%s' (use safetensors, npy%s)", src,
-		         allow_random ? " or random" : "");
+		error_at(S, c->callee->loc, "unknown tensor source '%s' (use %s)", src,
+		         allow_random ? "safetensors, npy or random" : "safetensors or npy");
 		return false;
 	}
 	if (!bind_args(S, NULL, c, &b))
@@ -672,7 +672,7 @@ static void run_set(Sema *S, const Frame *f, const Stmt *st)
 	case 1: /* calibration */
 		if (!c) {
 			error_at(S, st->u.set.value->loc, "%s takes a source: safetensors(file, tensor), "
-			                                  "npy(file) or random(seed)", name);
+			                                  "npy(file) or random(seed, kind, group)", name);
 			return;
 		}
 		bind_source(S, c, st->loc, true, which == 0 ? &op->weights : &op->calibration);
@@ -826,7 +826,7 @@ static bool symbol_of(Sema *S, const Value *v, const char *what, const char *con
 	if (v->kind == V_SYMBOL)
 		error_at(S, v->loc, "unknown %s '%s' (expected %s)", what, v->str, list);
 	else
-		error_at(S, v->loc, "expected a %s (%s), found %s", what, list, value_kind_name(v->kind));
+		error_at(S, v->loc, "%s must be one of %s, found %s", what, list, value_kind_name(v->kind));
 	return false;
 }
 
@@ -914,14 +914,18 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	Frame top = {0};
 	run_body(S, &top, it->u.op.body, 0);
 	op->ok = !S->op_failed;
-	if (op->weights.kind == WEIGHTS_NONE &&
-	    (op->calibration.kind != WEIGHTS_NONE || op->importance != PAT_IMP_MAGNITUDE)) {
-		SrcLoc at = op->calibration.kind != WEIGHTS_NONE ? S->set_loc[1] : S->set_loc[2];
-		error_at(S, at, "op '%s' sets %s but has no weights to prune: set 'weights = ...'",
-		         op->name, op->calibration.kind != WEIGHTS_NONE ? "calibration" : "importance");
-		op->ok = false;
-	}
-	if (op->importance == PAT_IMP_WANDA && op->calibration.kind == WEIGHTS_NONE) {
+	/* Calibration, importance and rank only mean something with weights
+	 * (unless the weights setting itself failed, which was reported). */
+	if (op->weights.kind == WEIGHTS_NONE && !S->set_loc[0].line)
+		for (int i = 1; i < 4; i++)
+			if (S->set_loc[i].line) {
+				error_at(S, S->set_loc[i], "op '%s' sets %s but has no weights to prune: set "
+				                           "'weights = ...'", op->name, setting_names[i]);
+				op->ok = false;
+				break;
+			}
+	if (op->importance == PAT_IMP_WANDA && op->calibration.kind == WEIGHTS_NONE &&
+	    !S->set_loc[1].line) {
 		error_at(S, S->set_loc[2], "importance wanda (|w| * ||X_k||) needs calibration "
 		                           "activations: set 'calibration = ...' in op '%s'", op->name);
 		op->ok = false;

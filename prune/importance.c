@@ -1,4 +1,4 @@
-/* importance.c - importance scores (DESIGN.md §5).
+/* importance.c - importance scores (docs/language.md §13).
  *
  *   magnitude  |w|             the default
  *   l2         w^2

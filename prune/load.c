@@ -35,9 +35,9 @@ static const char *shape_str(const Tensor *t, char *buf, size_t len)
 static const char *what(const WeightBinding *b, const Tensor *t, char *buf, size_t len)
 {
 	if (b->kind == WEIGHTS_SAFETENSORS)
-		snprintf(buf, len, "%s: tensor '%s'", b->path, t->name);
+		snprintf(buf, len, "%s: tensor '%s'", b->resolved, t->name);
 	else
-		snprintf(buf, len, "%s", b->path);
+		snprintf(buf, len, "%s", b->resolved);
 	return buf;
 }
 
@@ -138,9 +138,10 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			if (scores[i] < 0) {
 				char who[400];
 				if (op->scores.kind == WEIGHTS_SAFETENSORS)
-					snprintf(who, sizeof who, "%s: tensor '%s'", op->scores.path, op->scores.tensor);
+					snprintf(who, sizeof who, "%s: tensor '%s'", op->scores.resolved,
+					         op->scores.tensor);
 				else
-					snprintf(who, sizeof who, "%s", op->scores.path);
+					snprintf(who, sizeof who, "%s", op->scores.resolved);
 				tensor_fail(err, "%s: score %g at [%lld, %lld] is negative; importance scores must be "
 				          "non-negative (pass magnitudes of signed scores)",
 				     who, (double)scores[i], (long long)(i / K), (long long)(i % K));

@@ -1,6 +1,6 @@
 /* mask.c - deciding the perforations of a PatternIR on real importance.
  *
- * Greedy from coarse to fine (DESIGN.md §3): every perforated loop keeps, in
+ * Greedy from coarse to fine (docs/language.md §13.1): every perforated loop keeps, in
  * each of its selection regions, the nnz iterations with the highest score.
  * The weights are first laid out in nest order (every loop at its full
  * length, padding as zero importance) so that the sub-block one iteration

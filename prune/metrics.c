@@ -1,4 +1,4 @@
-/* metrics.c - what a mask keeps (DESIGN.md §5).
+/* metrics.c - what a mask keeps (docs/language.md §13).
  *
  * Retained importance R = kept / total over the real weights (padding has
  * none); the unstructured bound R_u keeps the same number of weights, the
@@ -191,7 +191,10 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
 	out->bound_retained = out->total > 0 ? top / out->total : 1.0;
 	out->bound_loss = 1.0 - out->bound_retained;
 	out->loss_over_bound = out->loss - out->bound_loss;
-	out->loss_ratio = out->bound_loss > 0 ? out->loss / out->bound_loss : 1.0;
+	/* 1 when neither loses anything; infinite when only the pattern does */
+	out->loss_ratio = out->bound_loss > 0 ? out->loss / out->bound_loss
+	                  : out->loss > 1e-12  ? INFINITY
+	                                       : 1.0;
 	out->log_diversity = pm.log_diversity;
 	if (x && n > 0) {
 		uint8_t *mask = malloc((size_t)count);

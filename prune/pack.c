@@ -1,4 +1,4 @@
-/* pack.c - Fractal-ELL packing and unpacking (DESIGN.md §4).
+/* pack.c - Fractal-ELL packing and unpacking (docs/language.md, Fractal-ELL storage).
  *
  * The packed value array has the shape of the loop list with each
  * perforated loop's length replaced by its nnz, in loop order.  One walk

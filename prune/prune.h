@@ -1,5 +1,5 @@
 /* prune.h - from a PatternIR and real weights to a mask, metrics and the
- * packed Fractal-ELL tensor (DESIGN.md §3-§5).
+ * packed Fractal-ELL tensor (docs/language.md §13).
  *
  * The stage reads an op (frontend/frontend.h), loads its tensors
  * (load.c), scores every weight (importance.c), decides the perforations
@@ -16,7 +16,7 @@ enum { PRUNE_ERR_MAX = TENSOR_ERR_MAX };
 
 /* The decided perforations: for every perforated loop L (by nest index),
  * index[L] holds regions(L) rows of nnz(L) kept positions in 0..len(L)-1,
- * ascending, in the storage order of DESIGN.md §4 (rows enumerate the
+ * ascending, in the storage order of docs/language.md (Fractal-ELL) (rows enumerate the
  * storage extents of the loops outside L, row-major). */
 typedef struct PruneMask {
 	int32_t *index[PIR_MAX_LOOPS]; /* NULL for dense loops */
@@ -92,7 +92,7 @@ typedef struct PruneMetrics {
 	double bound_retained;  /* R_u: unstructured pruning keeping nkept weights */
 	double bound_loss;      /* 1 - R_u */
 	double loss_over_bound; /* loss - bound_loss (>= 0) */
-	double loss_ratio;      /* loss / bound_loss (1 when both are 0) */
+	double loss_ratio;      /* loss / bound_loss (1 when both are 0, inf when only loss is) */
 	double log_diversity;   /* from pir_metrics */
 	bool has_output_error;
 	double output_error;    /* ||W X - W_s X|| / ||W X|| with calibration X */

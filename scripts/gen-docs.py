@@ -8,7 +8,7 @@ A template may hold two markers:
   <<<FILE path>>>  the text of PATH (in the scratch copy described below) in a
                    fenced block;
   <<<RUN cmd>>>    "$ cmd" and what it prints (stdout and stderr together),
-                   run with PATC on PATH and --color=never added.
+                   run with PATC on PATH.
 Commands run in a scratch copy of docs/src/examples that also holds copies of
 stdlib/ and examples/, with PATC_STDLIB=stdlib, so the output is the same on
 every machine and a command that writes files changes nothing in the tree.
@@ -37,8 +37,8 @@ def main():
         env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], PATC_STDLIB="stdlib")
 
         def run(cmd):
-            head, sep, tail = cmd.partition("|")
-            real = head.rstrip() + " --color=never 2>&1" + (" |" + tail if sep else "")
+            # stderr joins stdout; patc colours nothing when it is not a terminal
+            real = "( " + cmd + " ) 2>&1"
             p = subprocess.run(["bash", "-c", real], cwd=work, env=env,
                                capture_output=True, text=True)
             out = p.stdout
