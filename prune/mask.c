@@ -145,14 +145,15 @@ typedef struct Leaf {
 	const PirLoop *loop;  /* the innermost loop */
 	PatRank rank;
 	double *R;            /* per row: the value the level above ranks by */
+	double *Kept;         /* per row: the importance it keeps (total rank only) */
 	int32_t *sel;         /* per row: kept iterations, when perforated */
 	int64_t row;
 	double *buf;
 	Cand *scratch;
 } Leaf;
 
-static double reduce_row(const double *row, const PirLoop *l, PatRank rank, int32_t *sel,
-                         Cand *scratch);
+static double reduce_row(const double *row, const double *krow, const PirLoop *l, PatRank rank,
+                         int32_t *sel, Cand *scratch, double *kept);
 
 #ifdef __SSE2__
 /* A row of four under a perforation (N:4, the commonest case) in SSE:
@@ -201,14 +202,22 @@ static inline void leaf_store(Leaf *L, int64_t o, const float *v, bool sse4)
 #ifdef __SSE2__
 	if (sse4 && sel) {
 		double total, kept = top4_sse(v, l->nnz, sel, &total);
-		L->R[o] = L->rank == PAT_RANK_LOOKAHEAD ? kept : total;
+		if (L->Kept) {
+			L->R[o] = total;
+			L->Kept[o] = kept;
+		} else {
+			L->R[o] = kept;
+		}
 		return;
 	}
 #endif
 	(void)sse4;
 	for (int64_t i = 0; i < l->len; i++)
 		L->buf[i] = v[i];
-	L->R[o] = reduce_row(L->buf, l, L->rank, sel, L->scratch);
+	double kept;
+	L->R[o] = reduce_row(L->buf, L->buf, l, L->rank, sel, L->scratch, &kept);
+	if (L->Kept)
+		L->Kept[o] = kept;
 }
 
 /* When the innermost loop runs along k with stride 1 (N:M, sub-block rows:
@@ -291,7 +300,7 @@ static void leaf_rows(Leaf *L)
 		/* one row */
 		bool inside = m + maxm < M && k + maxk < K;
 		int32_t *sel = perf ? L->sel + L->row * l->nnz : NULL;
-		double value;
+		double value, kept;
 #ifdef __SSE2__
 		if (len == 4 && perf && inside) {
 			const float *base = L->imp + m * K + k;
@@ -300,7 +309,7 @@ static void leaf_rows(Leaf *L)
 			for (int v = 0; v < 4; v++)
 				fbuf[v] = base[off[v]];
 			double total;
-			double kept = top4_sse(fbuf, l->nnz, sel, &total);
+			kept = top4_sse(fbuf, l->nnz, sel, &total);
 			value = L->rank == PAT_RANK_LOOKAHEAD ? kept : total;
 			goto store;
 		}
@@ -315,10 +324,12 @@ static void leaf_rows(Leaf *L)
 				L->buf[v] = mm < M && kk < K ? L->imp[mm * K + kk] : 0.0;
 			}
 		}
-		value = reduce_row(L->buf, l, L->rank, sel, L->scratch);
+		value = reduce_row(L->buf, L->buf, l, L->rank, sel, L->scratch, &kept);
 #ifdef __SSE2__
 	store:
 #endif
+		if (L->Kept)
+			L->Kept[L->row] = kept;
 		L->R[L->row++] = value;
 		/* advance the odometer */
 		int i = last - 1;
@@ -341,23 +352,33 @@ static void leaf_rows(Leaf *L)
 
 /* The value of one row for the level above: the sum of the row, or, for a
  * perforated loop under lookahead, the sum of what it keeps.  A perforated
- * loop records its choice in sel. */
-static double reduce_row(const double *row, const PirLoop *l, PatRank rank, int32_t *sel,
-                         Cand *scratch)
+ * loop records its choice in sel.  *kept gets the importance the row keeps,
+ * from its children's kept values krow (the same as row under lookahead). */
+static double reduce_row(const double *row, const double *krow, const PirLoop *l, PatRank rank,
+                         int32_t *sel, Cand *scratch, double *kept)
 {
 	const int64_t len = l->len;
 	if (!sel) {
-		double s = 0;
+		double s = 0, ks = 0;
 		for (int64_t v = 0; v < len; v++)
 			s += row[v];
+		if (krow != row)
+			for (int64_t v = 0; v < len; v++)
+				ks += krow[v];
+		*kept = krow != row ? ks : s;
 		return s;
 	}
-	double kept = select_top(row, len, l->nnz, sel, scratch);
-	if (rank == PAT_RANK_LOOKAHEAD)
-		return kept;
-	double s = 0;
+	double top = select_top(row, len, l->nnz, sel, scratch);
+	if (rank == PAT_RANK_LOOKAHEAD) {
+		*kept = top;
+		return top;
+	}
+	double s = 0, ks = 0;
 	for (int64_t v = 0; v < len; v++)
 		s += row[v];
+	for (int64_t i = 0; i < l->nnz; i++)
+		ks += krow[sel[i]];
+	*kept = ks;
 	return s;
 }
 
@@ -449,7 +470,7 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 	for (int j = 0; j < n; j++)
 		size[j + 1] = size[j] * ir->loops[j].len;
 	bool ok = false;
-	double *R[PIR_MAX_LOOPS + 1] = {NULL};
+	double *R[PIR_MAX_LOOPS + 1] = {NULL}, *Kp[PIR_MAX_LOOPS + 1] = {NULL};
 	int32_t *sel[PIR_MAX_LOOPS] = {NULL};
 	Cand *scratch = NULL;
 	double *rowbuf = NULL;
@@ -468,12 +489,15 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 		if (pir_loop_is_perforated(&ir->loops[j]))
 			nsel += (size_t)(size[j] * ir->loops[j].nnz);
 	}
-	if (!reserve((void **)&ws->r, &ws->rcap, nr, sizeof(double)) ||
+	/* total ranking also carries what each row keeps (for the metrics) */
+	const size_t nkept = rank == PAT_RANK_TOTAL ? nr : 0;
+	if (!reserve((void **)&ws->r, &ws->rcap, nr + nkept, sizeof(double)) ||
 	    !reserve((void **)&ws->sel, &ws->selcap, nsel ? nsel : 1, sizeof(int32_t)))
 		goto nomem;
 	nr = nsel = 0;
 	for (int j = 0; j < n; j++) {
 		R[j] = ws->r + nr;
+		Kp[j] = nkept ? ws->r + nkept + nr : NULL;
 		nr += (size_t)size[j];
 		if (pir_loop_is_perforated(&ir->loops[j])) {
 			sel[j] = ws->sel + nsel;
@@ -485,23 +509,25 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 
 	/* The innermost level from the weights, then every level above from
 	 * the one below it, deciding perforated levels on the way. */
-	Leaf leaf = {&co, imp, M, K, n - 1, &ir->loops[n - 1], rank, R[n - 1], sel[n - 1], 0,
-	             rowbuf, scratch};
+	Leaf leaf = {&co, imp, M, K, n - 1, &ir->loops[n - 1], rank, R[n - 1], Kp[n - 1],
+	             sel[n - 1], 0, rowbuf, scratch};
 	if (!leaf_stream(&leaf, ir))
 		leaf_rows(&leaf);
 	PATC_ASSERT(leaf.row == size[n - 1]);
 	for (int j = n - 2; j >= 0; j--) {
 		const PirLoop *l = &ir->loops[j];
-		for (int64_t o = 0; o < size[j]; o++)
-			R[j][o] = reduce_row(R[j + 1] + o * l->len, l, rank,
-			                     sel[j] ? sel[j] + o * l->nnz : NULL, scratch);
-
+		for (int64_t o = 0; o < size[j]; o++) {
+			const double *row = R[j + 1] + o * l->len;
+			double kept;
+			R[j][o] = reduce_row(row, Kp[j + 1] ? Kp[j + 1] + o * l->len : row, l, rank,
+			                     sel[j] ? sel[j] + o * l->nnz : NULL, scratch, &kept);
+			if (Kp[j])
+				Kp[j][o] = kept;
+		}
 	}
 
-	if (rank == PAT_RANK_LOOKAHEAD) {
-		out->has_kept = true;
-		out->kept = R[0][0];
-	}
+	out->has_kept = true; /* the importance that survives, summed on the way */
+	out->kept = Kp[0] ? Kp[0][0] : R[0][0];
 	/* Read the kept iterations off in storage order. */
 	PirMetrics pm;
 	pir_metrics(ir, &pm);

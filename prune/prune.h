@@ -21,8 +21,8 @@ enum { PRUNE_ERR_MAX = TENSOR_ERR_MAX };
 typedef struct PruneMask {
 	int32_t *index[PIR_MAX_LOOPS]; /* NULL for dense loops */
 	int64_t rows[PIR_MAX_LOOPS];
-	/* Under lookahead ranking the greedy pass already sums what survives:
-	 * the kept importance, in a hierarchical order (metrics use it). */
+	/* The greedy pass sums what survives on its way up: the kept
+	 * importance, in a hierarchical order (the metrics use it). */
 	bool has_kept;
 	double kept;
 } PruneMask;

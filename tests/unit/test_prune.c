@@ -510,6 +510,14 @@ START_TEST(stdlib_round_trip)
 			prune_metrics(op->ir, &pm, imp, NULL, w, NULL, 0, M, K, &met);
 			ck_assert_int_eq(met.nkept, kept);
 			ck_assert(fabs(met.kept - walked) <= 1e-9 * (walked + 1));
+			/* and so does the total ranking's own running sum */
+			PruneMask pt;
+			ck_assert(prune_mask_build(op->ir, imp, M, K, PAT_RANK_TOTAL, &pt, err));
+			prune_kept_sum(op->ir, &pt, imp, M, K, &walked, &nwalked);
+			ck_assert(pt.has_kept);
+			ck_assert_msg(fabs(pt.kept - walked) <= 1e-9 * (walked + 1), "%s: op %s (total)",
+			              files[f], op->name);
+			prune_mask_free(&pt);
 			if (m.pad[0] == 0 && m.pad[1] == 0)
 				ck_assert_int_eq(kept, m.values);
 			free(values);
