@@ -516,6 +516,25 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 	PATC_ASSERT(leaf.row == size[n - 1]);
 	for (int j = n - 2; j >= 0; j--) {
 		const PirLoop *l = &ir->loops[j];
+		if (!sel[j]) { /* a dense level: plain sums, no call per row */
+			const int64_t len = l->len;
+			for (int64_t o = 0; o < size[j]; o++) {
+				const double *row = R[j + 1] + o * len;
+				double s = 0;
+				for (int64_t v = 0; v < len; v++)
+					s += row[v];
+				R[j][o] = s;
+			}
+			if (Kp[j])
+				for (int64_t o = 0; o < size[j]; o++) {
+					const double *row = Kp[j + 1] + o * len;
+					double s = 0;
+					for (int64_t v = 0; v < len; v++)
+						s += row[v];
+					Kp[j][o] = s;
+				}
+			continue;
+		}
 		for (int64_t o = 0; o < size[j]; o++) {
 			const double *row = R[j + 1] + o * l->len;
 			double kept;

@@ -71,7 +71,7 @@ static void packer_free(Packer *p) { prune_coords_free(&p->co); }
 
 /* The innermost loop of one storage row: row is its storage prefix, (m, k)
  * the coordinates the loops outside it add up to. */
-static void walk_leaf(Packer *p, int64_t row, int64_t m, int64_t k)
+static inline void walk_leaf(Packer *p, int64_t row, int64_t m, int64_t k)
 {
 	const int last = p->ir->nloops - 1;
 	const PirLoop *l = &p->ir->loops[last];
@@ -111,12 +111,47 @@ static void walk_leaf(Packer *p, int64_t row, int64_t m, int64_t k)
 	}
 }
 
+/* As walk, when the loop outside the innermost one is dense: the odometer
+ * runs over the loops outside both, and both are looped here, so short
+ * innermost rows do not each cost an odometer step. */
+static void walk2(Packer *p)
+{
+	const Pir *ir = p->ir;
+	const int last = ir->nloops - 1, outer = last - 1;
+	const PirLoop *lo = &ir->loops[outer];
+	const int64_t *cmo = p->co.cm[outer], *cko = p->co.ck[outer];
+	int64_t d[PIR_MAX_LOOPS] = {0}, row[PIR_MAX_LOOPS + 1], m[PIR_MAX_LOOPS + 1],
+	        k[PIR_MAX_LOOPS + 1];
+	row[0] = m[0] = k[0] = 0;
+	int i = 0;
+	for (;;) {
+		for (; i < outer; i++) {
+			const PirLoop *l = &ir->loops[i];
+			const int32_t *idx = p->mask->index[i];
+			int64_t v = idx ? idx[row[i] * l->nnz + d[i]] : d[i];
+			row[i + 1] = row[i] * l->nnz + d[i];
+			m[i + 1] = m[i] + p->co.cm[i][v];
+			k[i + 1] = k[i] + p->co.ck[i][v];
+		}
+		for (int64_t v = 0; v < lo->len; v++)
+			walk_leaf(p, row[outer] * lo->len + v, m[outer] + cmo[v], k[outer] + cko[v]);
+		for (i = outer - 1; i >= 0 && ++d[i] == ir->loops[i].nnz; i--)
+			d[i] = 0;
+		if (i < 0)
+			return;
+	}
+}
+
 /* Every storage row in order, with an odometer over the loops outside the
  * innermost one (no recursion: rows are many and short). */
 static void walk(Packer *p)
 {
 	const Pir *ir = p->ir;
 	const int last = ir->nloops - 1;
+	if (last >= 1 && !p->mask->index[last - 1]) {
+		walk2(p);
+		return;
+	}
 	int64_t d[PIR_MAX_LOOPS] = {0}, row[PIR_MAX_LOOPS + 1], m[PIR_MAX_LOOPS + 1],
 	        k[PIR_MAX_LOOPS + 1];
 	row[0] = m[0] = k[0] = 0;
