@@ -146,6 +146,12 @@ typedef struct Leaf {
 	PatRank rank;
 	double *R;            /* per row: the value the level above ranks by */
 	double *Kept;         /* per row: the importance it keeps (total rank only) */
+	/* When set, the dense level above is summed here directly: row o adds
+	 * into Up[o / uplen] (and UpKept), in the order the level would. */
+	double *Up, *UpKept;
+	int64_t uplen;
+	double *UpR, *UpK; /* the arrays of the level above, if it may be fused */
+	bool fused;        /* set by leaf_stream when it fused that level */
 	int32_t *sel;         /* per row: kept iterations, when perforated */
 	int64_t row;
 	double *buf;
@@ -200,22 +206,26 @@ static inline void leaf_store(Leaf *L, int64_t o, const float *v, bool sse4)
 	const PirLoop *l = L->loop;
 	int32_t *sel = L->sel ? L->sel + o * l->nnz : NULL;
 #ifdef __SSE2__
+	double value, kept;
 	if (sse4 && sel) {
-		double total, kept = top4_sse(v, l->nnz, sel, &total);
-		if (L->Kept) {
-			L->R[o] = total;
-			L->Kept[o] = kept;
-		} else {
-			L->R[o] = kept;
-		}
+		double total;
+		kept = top4_sse(v, l->nnz, sel, &total);
+		value = L->Kept ? total : kept;
+	} else
+#endif
+	{
+		(void)sse4;
+		for (int64_t i = 0; i < l->len; i++)
+			L->buf[i] = v[i];
+		value = reduce_row(L->buf, L->buf, l, L->rank, sel, L->scratch, &kept);
+	}
+	if (L->Up) {
+		L->Up[o / L->uplen] += value;
+		if (L->UpKept)
+			L->UpKept[o / L->uplen] += kept;
 		return;
 	}
-#endif
-	(void)sse4;
-	for (int64_t i = 0; i < l->len; i++)
-		L->buf[i] = v[i];
-	double kept;
-	L->R[o] = reduce_row(L->buf, L->buf, l, L->rank, sel, L->scratch, &kept);
+	L->R[o] = value;
 	if (L->Kept)
 		L->Kept[o] = kept;
 }
@@ -253,6 +263,19 @@ static bool leaf_stream(Leaf *L, const Pir *ir)
 	}
 	const bool sse4 = len == 4;
 	const int64_t full = K / len * len; /* row bases whose row is all real */
+	/* Fuse the dense level above when its sums come out in order: it runs
+	 * along one axis (so its iterations arrive in ascending order) and no
+	 * row touches the padding (those come last). */
+	const PirLoop *up = last > 0 ? &ir->loops[last - 1] : NULL;
+	if (up && !pir_loop_is_perforated(up) && up->ncomp == 1 && em == M && ek == K && L->UpR) {
+		L->Up = L->UpR;
+		L->UpKept = L->UpK;
+		L->uplen = up->len;
+		memset(L->Up, 0, (size_t)(em * ek / len / up->len) * sizeof(double));
+		if (L->UpKept)
+			memset(L->UpKept, 0, (size_t)(em * ek / len / up->len) * sizeof(double));
+		L->fused = true;
+	}
 	for (int64_t m = 0; m < M; m++) {
 		const float *row = L->imp + m * K;
 		for (int64_t kb = 0; kb < full; kb += len)
@@ -509,12 +532,14 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 
 	/* The innermost level from the weights, then every level above from
 	 * the one below it, deciding perforated levels on the way. */
-	Leaf leaf = {&co, imp, M, K, n - 1, &ir->loops[n - 1], rank, R[n - 1], Kp[n - 1],
-	             sel[n - 1], 0, rowbuf, scratch};
+	Leaf leaf = {.co = &co, .imp = imp, .M = M, .K = K, .last = n - 1,
+	             .loop = &ir->loops[n - 1], .rank = rank, .R = R[n - 1], .Kept = Kp[n - 1],
+	             .sel = sel[n - 1], .buf = rowbuf, .scratch = scratch,
+	             .UpR = n >= 2 ? R[n - 2] : NULL, .UpK = n >= 2 ? Kp[n - 2] : NULL};
 	if (!leaf_stream(&leaf, ir))
 		leaf_rows(&leaf);
 	PATC_ASSERT(leaf.row == size[n - 1]);
-	for (int j = n - 2; j >= 0; j--) {
+	for (int j = leaf.fused ? n - 3 : n - 2; j >= 0; j--) {
 		const PirLoop *l = &ir->loops[j];
 		if (!sel[j]) { /* a dense level: plain sums, no call per row */
 			const int64_t len = l->len;

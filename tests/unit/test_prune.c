@@ -290,6 +290,26 @@ START_TEST(hand_two_four)
 	uint8_t mask[10];
 	mask_of(&ir, imp, PAT_RANK_TOTAL, mask);
 	expect_mask(mask, "0101100111", 10); /* last group: 1, 1, pad, pad */
+	/* without padding the streaming pass sums the level above itself:
+	 * the same masks as the definition, both rankings, ties included */
+	for (int rank = 0; rank < 2; rank++)
+		for (int up = 0; up < 2; up++) {
+			Pir p2;
+			pir_init(&p2, "nm", 6, 16);
+			APPLY_OK(&p2, SPLIT("k", {"k0" COMMA "k1" COMMA "k2"}, {2 COMMA 2 COMMA 4}, false, -1));
+			if (up) /* the level above along m instead */
+				APPLY_OK(&p2, REORDER({"k1" COMMA "m"}));
+			APPLY_OK(&p2, prim_perforate("k0", 1));
+			APPLY_OK(&p2, prim_perforate("k2", 2));
+			float w[96];
+			rs = 5 + (uint64_t)rank;
+			random_importance(w, 96, rank == 1);
+			uint8_t got[96], want[96];
+			mask_of(&p2, w, (PatRank)rank, got);
+			Brute b = {&p2, w, 6, 16, (PatRank)rank};
+			brute_mask(&b, want);
+			ck_assert_msg(memcmp(got, want, 96) == 0, "rank %d, up %d", rank, up);
+		}
 }
 END_TEST
 
