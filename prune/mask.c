@@ -438,15 +438,32 @@ static void walk(Walk *w)
 	int64_t d[PIR_MAX_LOOPS] = {0}, o[PIR_MAX_LOOPS + 1];
 	o[0] = 0;
 	int i = 0;
+	/* when the loop just outside the target is dense, loop it here */
+	const int u = t - 1;
+	const bool inner = !pir_loop_is_perforated(&ir->loops[u]);
+	const int stop = inner ? u : t;
+	const int64_t ulen = ir->loops[u].len;
+	int32_t *dst = w->rows;
 	for (;;) {
-		for (; i < t; i++) {
+		for (; i < stop; i++) {
 			const PirLoop *l = &ir->loops[i];
 			int64_t v = pir_loop_is_perforated(l) ? w->sel[i][o[i] * l->nnz + d[i]] : d[i];
 			o[i + 1] = o[i] * l->len + v;
 		}
-		memcpy(w->rows + w->next * nnz, w->sel[t] + o[t] * nnz, (size_t)nnz * sizeof(int32_t));
-		w->next++;
-		for (i = t - 1; i >= 0 && ++d[i] == ir->loops[i].nnz; i--)
+		if (inner) {
+			const int32_t *src = w->sel[t] + o[u] * ulen * nnz;
+			for (int64_t x = 0; x < ulen * nnz; x++)
+				dst[x] = src[x]; /* rows o[u]*ulen .. +ulen-1 are contiguous */
+			dst += ulen * nnz;
+			w->next += ulen;
+		} else {
+			const int32_t *src = w->sel[t] + o[t] * nnz;
+			for (int64_t x = 0; x < nnz; x++)
+				dst[x] = src[x];
+			dst += nnz;
+			w->next++;
+		}
+		for (i = stop - 1; i >= 0 && ++d[i] == ir->loops[i].nnz; i--)
 			d[i] = 0;
 		if (i < 0)
 			return;
