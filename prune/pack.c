@@ -27,6 +27,8 @@ typedef struct Packer {
 	uint8_t *bits;
 	double sum; /* WALK_SUM: src over the kept real weights */
 	int64_t count;
+	bool unpadded;  /* the nest has no padding: every point is real */
+	int64_t *off;   /* innermost loop: m offset * K + k offset, per iteration */
 } Packer;
 
 void prune_coords_init(PruneCoords *co, const Pir *ir)
@@ -65,9 +67,20 @@ static void packer_init(Packer *p, const Pir *ir, const PruneMask *m, int64_t M,
 	memset(p, 0, sizeof *p);
 	p->ir = ir, p->mask = m, p->M = M, p->K = K;
 	prune_coords_init(&p->co, ir);
+	p->unpadded = ir->ext[PIR_AXIS_M] == M && ir->ext[PIR_AXIS_K] == K;
+	const int last = ir->nloops - 1;
+	p->off = malloc((size_t)ir->loops[last].len * sizeof *p->off);
+	if (!p->off)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (int64_t v = 0; v < ir->loops[last].len; v++)
+		p->off[v] = p->co.cm[last][v] * K + p->co.ck[last][v];
 }
 
-static void packer_free(Packer *p) { prune_coords_free(&p->co); }
+static void packer_free(Packer *p)
+{
+	prune_coords_free(&p->co);
+	free(p->off);
+}
 
 /* The innermost loop of one storage row: row is its storage prefix, (m, k)
  * the coordinates the loops outside it add up to. */
@@ -78,6 +91,17 @@ static inline void walk_leaf(Packer *p, int64_t row, int64_t m, int64_t k)
 	const int32_t *idx = p->mask->index[last] ? p->mask->index[last] + row * l->nnz : NULL;
 	const int64_t *cm = p->co.cm[last], *ck = p->co.ck[last];
 	const int64_t M = p->M, K = p->K, n = l->nnz, at0 = row * n;
+	if (p->mode == WALK_PACK && p->unpadded) { /* the common case, without checks */
+		const float *base = p->src + m * K + k;
+		float *out = p->dst + at0;
+		if (idx)
+			for (int64_t d = 0; d < n; d++)
+				out[d] = base[p->off[idx[d]]];
+		else
+			for (int64_t d = 0; d < n; d++)
+				out[d] = base[p->off[d]];
+		return;
+	}
 	switch (p->mode) {
 	case WALK_PACK:
 		for (int64_t d = 0; d < n; d++) {
