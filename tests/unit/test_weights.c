@@ -1,0 +1,198 @@
+/* test_weights.c - tensor files and synthetic weights: the safetensors
+ * writer read back, npy orders and versions, half-precision conversions,
+ * seeded synthetic weights and the pattern preferences their structure
+ * gives (so tests can show preferences without real files). */
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+#include "frontend/frontend.h"
+#include "prune/prune.h"
+#include "weights/tensor.h"
+
+#include <math.h>
+#include <unistd.h>
+
+START_TEST(half_conversions)
+{
+	const float exact[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 0.00006103515625f, 5.960464477539063e-08f};
+	for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+		ck_assert(fp16_to_f32(f32_to_fp16(exact[i])) == exact[i]);
+		ck_assert(signbit(fp16_to_f32(f32_to_fp16(exact[i]))) == signbit(exact[i]));
+	}
+	ck_assert(isinf(fp16_to_f32(f32_to_fp16(70000.0f))));
+	ck_assert(isnan(fp16_to_f32(f32_to_fp16(NAN))));
+	ck_assert(fp16_to_f32(f32_to_fp16(1.0f + 1.0f / 4096)) == 1.0f); /* ties to even */
+	ck_assert(bf16_to_f32(f32_to_bf16(3.0f)) == 3.0f);
+	ck_assert(bf16_to_f32(f32_to_bf16(1.00390625f)) == 1.0f); /* 1 + 2^-8: tie to even */
+	ck_assert(isnan(bf16_to_f32(f32_to_bf16(NAN))));
+}
+END_TEST
+
+START_TEST(safetensors_write_read)
+{
+	char path[] = "/tmp/patc-st-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	float a[6] = {1, -2, 3.5f, 0, 1e-3f, -7};
+	uint16_t h[6], b[6];
+	for (int i = 0; i < 6; i++)
+		h[i] = f32_to_fp16(a[i]), b[i] = f32_to_bf16(a[i]);
+	int32_t idx[3] = {0, 5, 2};
+	StWrite t[] = {
+		{"w.f32", DT_F32, 2, {2, 3}, a},
+		{"w.f16", DT_F16, 2, {3, 2}, h},
+		{"w.bf16", DT_BF16, 1, {6}, b},
+		{"w.index", DT_I32, 2, {1, 3}, idx},
+	};
+	const char *keys[] = {"pir", "patc.version"}, *vals[] = {"pir w m=2 k=3 {\n}\n", "0.1.0"};
+	char err[TENSOR_ERR_MAX];
+	ck_assert_msg(st_write_file(path, t, 4, keys, vals, 2, err), "%s", err);
+	Tensor r;
+	ck_assert_msg(st_read_file(path, "w.f32", &r, err), "%s", err);
+	ck_assert_int_eq(r.rank, 2);
+	ck_assert_int_eq(r.shape[1], 3);
+	ck_assert(memcmp(r.data, a, sizeof a) == 0);
+	tensor_free(&r);
+	ck_assert(st_read_file(path, "w.f16", &r, err));
+	ck_assert_int_eq(r.stored, DT_F16);
+	for (int i = 0; i < 6; i++)
+		ck_assert(r.data[i] == fp16_to_f32(h[i]));
+	tensor_free(&r);
+	ck_assert(st_read_file(path, "w.bf16", &r, err));
+	ck_assert(r.data[3] == 0 && r.data[5] == -7);
+	tensor_free(&r);
+	/* an integer tensor is listed but not read as weights */
+	ck_assert(!st_read_file(path, "w.index", &r, err));
+	ck_assert_ptr_nonnull(strstr(err, "has dtype I32"));
+	StInfo *info;
+	int n;
+	ck_assert(st_list_file(path, &info, &n, err));
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(info[3].name, "w.index");
+	free(info);
+	unlink(path);
+}
+END_TEST
+
+/* An npy image by hand: version, descr, order, shape, data. */
+static size_t npy_image(uint8_t *buf, int version, const char *descr, bool fortran, int rows,
+                        int cols, const void *data, size_t bytes)
+{
+	char hdr[128];
+	int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': %s, 'shape': (%d, %d), }",
+	                 descr, fortran ? "True" : "False", rows, cols);
+	size_t pre = version == 1 ? 10 : 12, total = pre + (size_t)n + 1;
+	size_t pad = (64 - total % 64) % 64;
+	memcpy(buf, "\x93NUMPY", 6);
+	buf[6] = (uint8_t)version, buf[7] = 0;
+	size_t hl = (size_t)n + pad + 1;
+	buf[8] = (uint8_t)hl, buf[9] = (uint8_t)(hl >> 8);
+	if (version > 1)
+		buf[10] = buf[11] = 0;
+	memcpy(buf + pre, hdr, (size_t)n);
+	memset(buf + pre + n, ' ', pad);
+	buf[pre + n + pad] = '\n';
+	memcpy(buf + pre + hl, data, bytes);
+	return pre + hl + bytes;
+}
+
+START_TEST(npy_orders_and_versions)
+{
+	uint8_t buf[512];
+	/* [[1, 2, 3], [4, 5, 6]] stored column-major */
+	const float fortran[6] = {1, 4, 2, 5, 3, 6};
+	char err[TENSOR_ERR_MAX];
+	Tensor t;
+	for (int version = 1; version <= 3; version++) {
+		size_t len = npy_image(buf, version, "<f4", true, 2, 3, fortran, sizeof fortran);
+		ck_assert_msg(npy_read_mem(buf, len, "f.npy", &t, err), "v%d: %s", version, err);
+		for (int i = 0; i < 6; i++)
+			ck_assert(t.data[i] == (float)(i + 1));
+		tensor_free(&t);
+	}
+	uint16_t h[6];
+	for (int i = 0; i < 6; i++)
+		h[i] = f32_to_fp16((float)i / 2);
+	size_t len = npy_image(buf, 1, "<f2", false, 2, 3, h, sizeof h);
+	ck_assert(npy_read_mem(buf, len, "h.npy", &t, err));
+	ck_assert(t.data[5] == 2.5f && t.stored == DT_F16);
+	tensor_free(&t);
+}
+END_TEST
+
+START_TEST(synthetic_is_seeded)
+{
+	float a[64 * 48], b[64 * 48], c[64 * 48];
+	synth_weights(a, 64, 48, 11, SYNTH_HEADS, 16);
+	synth_weights(b, 64, 48, 11, SYNTH_HEADS, 16);
+	synth_weights(c, 64, 48, 12, SYNTH_HEADS, 16);
+	ck_assert(memcmp(a, b, sizeof a) == 0);
+	ck_assert(memcmp(a, c, sizeof a) != 0);
+	/* plain weights have standard deviation 1/sqrt(K) */
+	float p[256 * 256];
+	synth_weights(p, 256, 256, 1, SYNTH_PLAIN, 1);
+	double s = 0;
+	for (int i = 0; i < 256 * 256; i++)
+		s += (double)p[i] * p[i];
+	ck_assert(fabs(sqrt(s / (256 * 256)) - 1.0 / 16) < 0.002);
+}
+END_TEST
+
+/* Retained importance of a pattern on synthetic weights of a kind. */
+static double retained(SynthKind kind, const char *body)
+{
+	enum { N = 256 };
+	Arena arena;
+	arena_init(&arena);
+	Diag diag;
+	FILE *sink = fopen("/dev/null", "w");
+	diag_init(&diag, &arena, sink);
+	char *text = arena_printf(&arena, "include \"all.pat\";\nop w: spmm(M = %d, K = %d, N = 1) { %s }\n",
+	                          N, N, body);
+	FrontendOptions fo = {.stdlib_dir = getenv("PATC_STDLIB"), .target = "x86-64"};
+	Program prog;
+	ck_assert_int_eq(frontend_compile(&fo, &diag, &arena, "t.pat", text, &prog), 0);
+	static float w[N * N], imp[N * N];
+	synth_weights(w, N, N, 3, kind, 32);
+	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, N, N, imp);
+	PruneMask pm;
+	char err[PRUNE_ERR_MAX];
+	ck_assert(prune_mask_build(prog.ops[0].ir, imp, N, N, PAT_RANK_LOOKAHEAD, &pm, err));
+	PruneMetrics m;
+	prune_metrics(prog.ops[0].ir, &pm, imp, NULL, w, NULL, 0, N, N, &m);
+	prune_mask_free(&pm);
+	fclose(sink);
+	arena_free(&arena);
+	return m.retained;
+}
+
+/* The structured kinds make patterns prefer what their structure fits. */
+START_TEST(synthetic_preferences)
+{
+	const char *tv = "apply tile_v(32, 25%);", *th = "apply tile_h(32, 25%);";
+	const char *blk = "apply block(32, 32, 25%);", *rb = "apply row_balanced(25%);";
+	/* a scale per row: keeping whole rows (tile_h) beats keeping columns */
+	ck_assert(retained(SYNTH_ROWS, th) > retained(SYNTH_ROWS, tv) + 0.1);
+	/* a scale per column: the other way round */
+	ck_assert(retained(SYNTH_COLS, tv) > retained(SYNTH_COLS, th) + 0.1);
+	/* scaled blocks: blocks beat a fine pattern that spreads evenly */
+	ck_assert(retained(SYNTH_HEADS, blk) > retained(SYNTH_HEADS, "apply nm(1, 4);") + 0.05);
+	/* plain weights: nothing structured beats row-balanced */
+	ck_assert(retained(SYNTH_PLAIN, rb) > retained(SYNTH_PLAIN, blk) + 0.1);
+}
+END_TEST
+
+static Suite *weights_suite(void)
+{
+	Suite *s = suite_create("weights");
+	TCase *tc = tcase_create("weights");
+	tcase_add_test(tc, half_conversions);
+	tcase_add_test(tc, safetensors_write_read);
+	tcase_add_test(tc, npy_orders_and_versions);
+	tcase_add_test(tc, synthetic_is_seeded);
+	tcase_add_test(tc, synthetic_preferences);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void) { return run_suite(weights_suite()); }
