@@ -144,14 +144,10 @@ static double retained(SynthKind kind, const char *body)
 	enum { N = 256 };
 	Arena arena;
 	arena_init(&arena);
-	Diag diag;
-	FILE *sink = fopen("/dev/null", "w");
-	diag_init(&diag, &arena, sink);
 	char *text = arena_printf(&arena, "include \"all.pat\";\nop w: spmm(M = %d, K = %d, N = 1) { %s }\n",
 	                          N, N, body);
-	FrontendOptions fo = {.stdlib_dir = getenv("PATC_STDLIB"), .target = "x86-64"};
 	Program prog;
-	ck_assert_int_eq(frontend_compile(&fo, &diag, &arena, "t.pat", text, &prog), 0);
+	ck_assert_int_eq(compile_quiet("t.pat", text, &arena, &prog), 0);
 	static float w[N * N], imp[N * N];
 	synth_weights(w, N, N, 3, kind, 32);
 	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, N, N, imp);
@@ -161,7 +157,6 @@ static double retained(SynthKind kind, const char *body)
 	PruneMetrics m;
 	prune_metrics(prog.ops[0].ir, &pm, imp, NULL, w, NULL, 0, N, N, &m);
 	prune_mask_free(&pm);
-	fclose(sink);
 	arena_free(&arena);
 	return m.retained;
 }

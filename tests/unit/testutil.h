@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/frontend.h"
 #include "ir/pir.h"
 #include "support/arena.h"
 #include "passes/passes.h"
@@ -116,6 +117,21 @@ static inline char *paper(const Pir *ir)
 	static char buf[1024];
 	pir_print_paper(ir, buf, sizeof buf);
 	return buf;
+}
+
+/* Compiles a .pat file (or `text` under that name) with diagnostics
+ * discarded and the stdlib from $PATC_STDLIB; the program lives in arena.
+ * Returns the number of errors. */
+static inline int compile_quiet(const char *path, const char *text, Arena *arena, Program *prog)
+{
+	Diag diag;
+	FILE *sink = fopen("/dev/null", "w");
+	ck_assert_ptr_nonnull(sink);
+	diag_init(&diag, arena, sink);
+	FrontendOptions fo = {.stdlib_dir = getenv("PATC_STDLIB"), .target = "x86-64"};
+	int errors = frontend_compile(&fo, &diag, arena, path, text, prog);
+	fclose(sink);
+	return errors;
 }
 
 static inline int run_suite(Suite *s)
