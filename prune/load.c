@@ -17,9 +17,14 @@ static bool load(const WeightBinding *b, Tensor *t, char err[PRUNE_ERR_MAX])
 	char e[TENSOR_ERR_MAX];
 	bool ok = b->kind == WEIGHTS_SAFETENSORS ? st_read_file(b->resolved, b->tensor, t, e)
 	                                         : npy_read_file(b->resolved, t, e);
-	if (!ok)
-		tensor_fail(err, "%s", e);
-	return ok;
+	if (ok)
+		return true;
+	/* A file too broken to list its tensors still names the one asked for. */
+	char quoted[TENSOR_NAME_MAX + 16];
+	snprintf(quoted, sizeof quoted, "'%s'", b->kind == WEIGHTS_SAFETENSORS ? b->tensor : "");
+	if (b->kind == WEIGHTS_SAFETENSORS && !strstr(e, quoted))
+		return tensor_fail(err, "%s (reading tensor %s)", e, quoted);
+	return tensor_fail(err, "%s", e);
 }
 
 static const char *shape_str(const Tensor *t, char *buf, size_t len)
