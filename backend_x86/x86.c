@@ -1,0 +1,215 @@
+/* x86.c - the x86-64 backend; see x86.h.
+ *
+ * The update hook is a plain loop over the token columns; with X, C and
+ * the weights marked noalias, LLVM's loop vectoriser turns it into the
+ * host's widest FMA vectors.  LLJIT runs no optimisation itself, so the
+ * module goes through LLVMRunPasses("default<O3>") first, with the target
+ * machine it will run on.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "x86.h"
+#include "../support/util.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
+
+/* C[m, n] += w * X[k, n] over the columns n0..n1 (contracted to FMA). */
+static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w)
+{
+	const LowerKernel *kk = c->k;
+	LowerLoop ln;
+	LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "n");
+	LLVMValueRef xi, ci;
+	if (kk->layout == PAT_LAYOUT_KN) {
+		xi = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, k, i64c(c, kk->N), ""), n, "");
+		ci = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, kk->N), ""), n, "");
+	} else {
+		xi = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, kk->K), ""), k, "");
+		ci = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, kk->M), ""), m, "");
+	}
+	LLVMValueRef xp = LLVMBuildGEP2(c->b, c->f32, c->X, &xi, 1, "");
+	LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &ci, 1, "");
+	LLVMValueRef x = LLVMBuildLoad2(c->b, c->f32, xp, "x");
+	LLVMValueRef acc = LLVMBuildLoad2(c->b, c->f32, cp, "c");
+	LLVMValueRef prod = LLVMBuildFMul(c->b, w, x, "");
+	LLVMSetFastMathFlags(prod, LLVMFastMathAllowContract);
+	LLVMValueRef sum = LLVMBuildFAdd(c->b, acc, prod, "");
+	LLVMSetFastMathFlags(sum, LLVMFastMathAllowContract);
+	LLVMBuildStore(c->b, sum, cp);
+	lower_loop_end(c, &ln);
+}
+
+static const LowerHooks x86_hooks = {x86_update};
+
+static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
+{
+	if (!e)
+		return false;
+	char *msg = LLVMGetErrorMessage(e);
+	snprintf(err, X86_ERR_MAX, "%s: %s", what, msg);
+	LLVMDisposeErrorMessage(msg);
+	return true;
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_llvm(void)
+{
+	LLVMInitializeX86TargetInfo();
+	LLVMInitializeX86Target();
+	LLVMInitializeX86TargetMC();
+	LLVMInitializeX86AsmPrinter();
+}
+
+bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
+             char err[X86_ERR_MAX])
+{
+	memset(out, 0, sizeof *out);
+	pthread_once(&init_once, init_llvm);
+	char *triple = LLVMGetDefaultTargetTriple();
+	char *host_cpu = LLVMGetHostCPUName(), *host_feat = LLVMGetHostCPUFeatures();
+	LLVMTargetRef target;
+	char *msg = NULL;
+	bool ok = false;
+	LLVMTargetMachineRef tm = NULL;
+	LLVMOrcThreadSafeContextRef tsc = NULL;
+	LLVMOrcLLJITRef jit = NULL;
+	if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+		snprintf(err, X86_ERR_MAX, "no target for %s: %s", triple, msg);
+		LLVMDisposeMessage(msg);
+		goto done;
+	}
+	tm = LLVMCreateTargetMachine(target, triple, cpu ? cpu : host_cpu,
+	                             features ? features : host_feat, LLVMCodeGenLevelAggressive,
+	                             LLVMRelocDefault, LLVMCodeModelJITDefault);
+	tsc = LLVMOrcCreateNewThreadSafeContext();
+	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
+	LLVMSetTarget(mod, triple);
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	char *dl = LLVMCopyStringRepOfTargetData(td);
+	LLVMSetDataLayout(mod, dl);
+	LLVMDisposeMessage(dl);
+	LLVMDisposeTargetData(td);
+	/* every function gets the machine's CPU and features, for the vectoriser */
+	LLVMValueRef fn = lower_kernel(ctx, mod, k, &x86_hooks);
+	LLVMAddTargetDependentFunctionAttr(fn, "target-cpu", cpu ? cpu : host_cpu);
+	LLVMAddTargetDependentFunctionAttr(fn, "target-features", features ? features : host_feat);
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		snprintf(err, X86_ERR_MAX, "internal: invalid kernel module: %s", msg);
+		LLVMDisposeMessage(msg);
+		LLVMDisposeModule(mod);
+		goto done;
+	}
+	LLVMDisposeMessage(msg);
+	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+	LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+	LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+	LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+	LLVMDisposePassBuilderOptions(po);
+	if (take_error(e, err, "optimising the kernel")) {
+		LLVMDisposeModule(mod);
+		goto done;
+	}
+	LLVMOrcJITTargetMachineBuilderRef jtmb;
+	if (take_error(LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb), err, "detecting the host")) {
+		LLVMDisposeModule(mod);
+		goto done;
+	}
+	LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+	LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+	if (take_error(LLVMOrcCreateLLJIT(&jit, builder), err, "creating the JIT")) {
+		LLVMDisposeModule(mod);
+		goto done;
+	}
+	LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+	if (take_error(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm), err,
+	               "adding the kernel")) {
+		LLVMOrcDisposeThreadSafeModule(tsm);
+		goto done;
+	}
+	LLVMOrcExecutorAddress addr;
+	if (take_error(LLVMOrcLLJITLookup(jit, &addr, k->name), err, "finding the kernel"))
+		goto done;
+	out->fn = (X86KernelFn)(uintptr_t)addr;
+	out->jit = jit;
+	out->N = k->N;
+	jit = NULL;
+	ok = true;
+done:
+	if (jit)
+		LLVMOrcDisposeLLJIT(jit);
+	if (tsc)
+		LLVMOrcDisposeThreadSafeContext(tsc);
+	if (tm)
+		LLVMDisposeTargetMachine(tm);
+	LLVMDisposeMessage(triple);
+	LLVMDisposeMessage(host_cpu);
+	LLVMDisposeMessage(host_feat);
+	return ok;
+}
+
+void x86_kernel_free(X86Kernel *k)
+{
+	if (k->jit)
+		LLVMOrcDisposeLLJIT((LLVMOrcLLJITRef)k->jit);
+	memset(k, 0, sizeof *k);
+}
+
+typedef struct Slice {
+	const X86Kernel *k;
+	const float *X, *values;
+	float *C;
+	const int32_t *const *index;
+	int64_t n0, n1;
+} Slice;
+
+static void *run_slice(void *arg)
+{
+	const Slice *s = arg;
+	s->k->fn(s->X, s->C, s->values, s->index, s->n0, s->n1);
+	return NULL;
+}
+
+void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
+             const int32_t *const *index, int threads)
+{
+	if (threads < 1)
+		threads = 1;
+	if (threads > k->N)
+		threads = (int)k->N;
+	if (threads <= 1) {
+		k->fn(X, C, values, index, 0, k->N);
+		return;
+	}
+	enum { MAX_THREADS = 256 };
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	pthread_t tid[MAX_THREADS];
+	bool created[MAX_THREADS] = {false};
+	Slice s[MAX_THREADS];
+	for (int t = 0; t < threads; t++)
+		s[t] = (Slice){k, X, values, C, index, k->N * t / threads, k->N * (t + 1) / threads};
+	for (int t = 1; t < threads; t++)
+		created[t] = pthread_create(&tid[t], NULL, run_slice, &s[t]) == 0;
+	run_slice(&s[0]);
+	for (int t = 1; t < threads; t++) {
+		if (created[t])
+			pthread_join(tid[t], NULL);
+		else
+			run_slice(&s[t]); /* no thread to be had: do it here */
+	}
+}

@@ -1,0 +1,34 @@
+/* x86.h - the x86-64 backend: kernels lowered by lower/ with an x86 update
+ * hook, optimised at O3 for the host (or a forced ISA), and JIT-compiled
+ * with ORC LLJIT to run in-process (tests, --run, later the search). */
+#ifndef PATC_X86_H
+#define PATC_X86_H
+
+#include "../lower/lower.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef void (*X86KernelFn)(const float *X, float *C, const float *values,
+                            const int32_t *const *index, int64_t n0, int64_t n1);
+
+typedef struct X86Kernel {
+	void *jit; /* LLVMOrcLLJITRef */
+	X86KernelFn fn;
+	int64_t N;
+} X86Kernel;
+
+enum { X86_ERR_MAX = 512 };
+
+/* Lowers, optimises and JIT-compiles one kernel.  cpu/features: NULL for
+ * the host's. */
+bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
+             char err[X86_ERR_MAX]);
+void x86_kernel_free(X86Kernel *k);
+
+/* Runs the kernel over all N columns with `threads` threads, each taking a
+ * contiguous slice of columns (columns never write the same C element). */
+void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
+             const int32_t *const *index, int threads);
+
+#endif

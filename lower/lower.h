@@ -1,0 +1,69 @@
+/* lower.h - the lowering of a PatternIR to an LLVM function, shared by the
+ * backends and specialised by hooks (Halide's CodeGen_LLVM / CodeGen_PTX_Dev).
+ *
+ * The kernel computes C = W_s X for one op, where W_s is the packed
+ * Fractal-ELL weight (values plus one index array per perforated loop):
+ *
+ *   void NAME(const float *X, float *C, const float *values,
+ *             const int32_t *const *index, int64_t n0, int64_t n1)
+ *
+ * for the columns n0 <= n < n1 of X and C (tokens; a caller splits them
+ * among threads: columns never conflict).  Layout kn: X is K x N and C is
+ * M x N; layout nk (PyTorch): X is N x K and C is N x M.  The kernel zeroes
+ * its slice of C first.  index[L] is the index array of loop L (NULL for a
+ * dense loop).
+ *
+ * The loop nest is the PatternIR's, in storage order: every loop runs over
+ * its storage extent (nnz when perforated), turns its digit into an
+ * iteration through its index array, and adds the iteration's (m, k)
+ * offsets, all of them compile-time constants of the pattern.  At the
+ * innermost point one weight w = values[p] multiplies a row of X into a row
+ * of C: that update is the backend's hook.
+ */
+#ifndef PATC_LOWER_H
+#define PATC_LOWER_H
+
+#include "../frontend/frontend.h"
+#include "../ir/pir.h"
+
+#include <llvm-c/Core.h>
+
+typedef struct LowerKernel {
+	const Pir *ir;
+	int64_t M, K, N;
+	PatLayout layout;
+	const char *name;
+} LowerKernel;
+
+typedef struct LowerCtx {
+	LLVMContextRef ctx;
+	LLVMModuleRef mod;
+	LLVMBuilderRef b;
+	LLVMValueRef fn;
+	LLVMValueRef X, C, values, index, n0, n1; /* the parameters */
+	LLVMTypeRef i32, i64, f32, ptr;
+	const LowerKernel *k;
+} LowerCtx;
+
+typedef struct LowerHooks {
+	/* Emits C[m, n] += w * X[k, n] for n0 <= n < n1 at the builder's
+	 * position (m, k: i64; w: float), leaving the builder after it. */
+	void (*update)(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w);
+} LowerHooks;
+
+/* Adds the kernel function to mod and returns it. */
+LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
+                          const LowerHooks *hooks);
+
+/* A counted loop: for (iv = from; iv < to; iv++).  lower_loop_begin leaves
+ * the builder in the body; lower_loop_end closes it and leaves the builder
+ * after the loop. */
+typedef struct LowerLoop {
+	LLVMBasicBlockRef head, body, exit;
+	LLVMValueRef iv, next_phi_src;
+} LowerLoop;
+LLVMValueRef lower_loop_begin(LowerCtx *c, LowerLoop *l, LLVMValueRef from, LLVMValueRef to,
+                              const char *name);
+void lower_loop_end(LowerCtx *c, LowerLoop *l);
+
+#endif

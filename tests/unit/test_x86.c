@@ -1,0 +1,94 @@
+/* test_x86.c - the x86-64 backend: JIT-compiled kernels of every stdlib
+ * pattern golden (shapes with padding), both layouts, one and two threads,
+ * against a float64 reference on the masked weight. */
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+#include "backend_x86/x86.h"
+#include "prune/prune.h"
+
+#include <math.h>
+
+/* ||C - W_s X|| / ||W_s X|| with the reference in double. */
+static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, int threads)
+{
+	const int64_t M = op->M, K = op->K;
+	float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
+	float *dense = malloc((size_t)(M * K) * sizeof *dense);
+	float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
+	synth_weights(w, M, K, 5, SYNTH_HEADS, 16);
+	synth_weights(x, K, N, 6, SYNTH_PLAIN, 1);
+	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
+	PruneMask pm;
+	char err[PRUNE_ERR_MAX];
+	ck_assert(prune_mask_build(op->ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err));
+	PirMetrics m;
+	pir_metrics(op->ir, &m);
+	float *values = malloc((size_t)m.values * sizeof *values);
+	prune_pack(op->ir, &pm, w, M, K, values);
+	prune_unpack(op->ir, &pm, values, M, K, dense);
+	char name[64];
+	snprintf(name, sizeof name, "k_%s", op->name);
+	LowerKernel lk = {op->ir, M, K, N, layout, name};
+	X86Kernel kern;
+	char xerr[X86_ERR_MAX];
+	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
+	memset(c, 0xff, (size_t)(M * N) * sizeof *c); /* NaN garbage: the kernel must zero C */
+	x86_run(&kern, x, c, values, (const int32_t *const *)pm.index, threads);
+	double num = 0, den = 0;
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t n = 0; n < N; n++) {
+			double ref = 0;
+			for (int64_t kk = 0; kk < K; kk++) {
+				double xv = layout == PAT_LAYOUT_KN ? x[kk * N + n] : x[n * K + kk];
+				ref += (double)dense[i * K + kk] * xv;
+			}
+			double got = layout == PAT_LAYOUT_KN ? c[i * N + n] : c[n * M + i];
+			num += (got - ref) * (got - ref);
+			den += ref * ref;
+		}
+	x86_kernel_free(&kern);
+	prune_mask_free(&pm);
+	free(w), free(imp), free(dense), free(x), free(c), free(values);
+	return sqrt(num / (den > 0 ? den : 1));
+}
+
+START_TEST(stdlib_kernels_match_reference)
+{
+	const char *data = getenv("PATC_TEST_DATA");
+	ck_assert_ptr_nonnull(data);
+	static const char *const files[] = {"stdlib_block.pat", "stdlib_nm.pat", "stdlib_tile.pat",
+	                                    "stdlib_channel.pat", "stdlib_elementwise.pat",
+	                                    "stdlib_hybrid.pat", "fig6.pat", "language.pat"};
+	int checked = 0;
+	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/golden/pir/%s", data, files[f]);
+		Arena arena;
+		arena_init(&arena);
+		Program prog;
+		ck_assert_int_eq(compile_quiet(path, NULL, &arena, &prog), 0);
+		for (int i = 0; i < prog.nops; i++)
+			for (int layout = 0; layout < 2; layout++)
+				for (int threads = 1; threads <= 2; threads++) {
+					double e = run_and_compare(&prog.ops[i], (PatLayout)layout, 13, threads);
+					ck_assert_msg(e < 1e-5, "%s op %s layout %s threads %d: relative error %g",
+					              files[f], prog.ops[i].name, pat_layout_names[layout], threads, e);
+					checked++;
+				}
+		arena_free(&arena);
+	}
+	ck_assert_int_ge(checked, 60);
+}
+END_TEST
+
+static Suite *x86_suite(void)
+{
+	Suite *s = suite_create("x86");
+	TCase *tc = tcase_create("kernels");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, stdlib_kernels_match_reference);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void) { return run_suite(x86_suite()); }
