@@ -138,74 +138,9 @@ static void brute_mask(const Brute *b, uint8_t *mask)
 
 /* ---- random patterns ---- */
 
-static uint64_t rs;
-static uint32_t rnd(uint32_t n)
-{
-	rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (uint32_t)(rs >> 33) % n;
-}
-
-/* A random legal pattern on a small shape with at least one perforation;
- * lengths stay below 64 (the brute force's row buffers). */
-static void random_pattern(Pir *ir)
-{
-	for (;;) {
-		int64_t M = 1 + rnd(12), K = 1 + rnd(12);
-		pir_init(ir, "r", M, K);
-		int fresh = 0;
-		for (int step = 0; step < 8; step++) {
-			PirPrim p;
-			memset(&p, 0, sizeof p);
-			const PirLoop *l = &ir->loops[rnd((uint32_t)ir->nloops)];
-			switch (rnd(4)) {
-			case 0:
-				p.kind = PIR_PRIM_SPLIT;
-				pir_name_copy(p.u.split.loop, l->name);
-				p.u.split.n = 2;
-				snprintf(p.u.split.names[0], PIR_NAME_MAX, "s%d", fresh++);
-				snprintf(p.u.split.names[1], PIR_NAME_MAX, "s%d", fresh++);
-				p.u.split.factor[0] = 0;
-				p.u.split.factor[1] = 2 + rnd(3);
-				p.u.split.pad = true;
-				p.u.split.pad_amount = -1;
-				break;
-			case 1:
-				p.kind = PIR_PRIM_REORDER;
-				p.u.reorder.n = 2;
-				pir_name_copy(p.u.reorder.loops[0], l->name);
-				pir_name_copy(p.u.reorder.loops[1], ir->loops[rnd((uint32_t)ir->nloops)].name);
-				break;
-			case 2: {
-				int at = (int)rnd((uint32_t)ir->nloops);
-				if (at + 1 >= ir->nloops)
-					continue;
-				p.kind = PIR_PRIM_JOIN;
-				p.u.join.n = 2;
-				pir_name_copy(p.u.join.loops[0], ir->loops[at].name);
-				pir_name_copy(p.u.join.loops[1], ir->loops[at + 1].name);
-				snprintf(p.u.join.name, PIR_NAME_MAX, "j%d", fresh++);
-				break;
-			}
-			default:
-				if (l->len < 2)
-					continue;
-				p.kind = PIR_PRIM_PERFORATE;
-				pir_name_copy(p.u.perforate.loop, l->name);
-				p.u.perforate.keep = 1 + rnd((uint32_t)l->len - 1);
-				break;
-			}
-			PirReason why;
-			pir_apply(ir, &p, &why);
-		}
-		bool perf = false, small = true;
-		for (int i = 0; i < ir->nloops; i++) {
-			perf |= pir_loop_is_perforated(&ir->loops[i]);
-			small &= ir->loops[i].len < 64;
-		}
-		if (perf && small)
-			return;
-	}
-}
+static uint64_t rs; /* the seed of the random cases */
+static uint32_t rnd(uint32_t n) { return test_rnd(&rs, n); }
+static void random_pattern(Pir *ir) { test_random_pattern(ir, &rs, 12); }
 
 static void random_importance(float *imp, int64_t n, bool ties)
 {

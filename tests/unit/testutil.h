@@ -134,6 +134,77 @@ static inline int compile_quiet(const char *path, const char *text, Arena *arena
 	return errors;
 }
 
+/* A small LCG, so random cases repeat for a fixed seed. */
+static inline uint32_t test_rnd(uint64_t *state, uint32_t n)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(*state >> 33) % n;
+}
+
+/* A random legal pattern on an M x K weight with M, K <= maxdim (random
+ * splits with padding, reorders, joins, perforations; at least one
+ * perforation; every loop shorter than 64). */
+static inline void test_random_pattern(Pir *ir, uint64_t *st, uint32_t maxdim)
+{
+	for (;;) {
+		int64_t M = 1 + test_rnd(st, maxdim), K = 1 + test_rnd(st, maxdim);
+		pir_init(ir, "r", M, K);
+		int fresh = 0;
+		for (int step = 0; step < 8; step++) {
+			PirPrim p;
+			memset(&p, 0, sizeof p);
+			const PirLoop *l = &ir->loops[test_rnd(st, (uint32_t)ir->nloops)];
+			switch (test_rnd(st, 4)) {
+			case 0:
+				p.kind = PIR_PRIM_SPLIT;
+				pir_name_copy(p.u.split.loop, l->name);
+				p.u.split.n = 2;
+				snprintf(p.u.split.names[0], PIR_NAME_MAX, "s%d", fresh++);
+				snprintf(p.u.split.names[1], PIR_NAME_MAX, "s%d", fresh++);
+				p.u.split.factor[0] = 0;
+				p.u.split.factor[1] = 2 + test_rnd(st, 3);
+				p.u.split.pad = true;
+				p.u.split.pad_amount = -1;
+				break;
+			case 1:
+				p.kind = PIR_PRIM_REORDER;
+				p.u.reorder.n = 2;
+				pir_name_copy(p.u.reorder.loops[0], l->name);
+				pir_name_copy(p.u.reorder.loops[1],
+				              ir->loops[test_rnd(st, (uint32_t)ir->nloops)].name);
+				break;
+			case 2: {
+				int at = (int)test_rnd(st, (uint32_t)ir->nloops);
+				if (at + 1 >= ir->nloops)
+					continue;
+				p.kind = PIR_PRIM_JOIN;
+				p.u.join.n = 2;
+				pir_name_copy(p.u.join.loops[0], ir->loops[at].name);
+				pir_name_copy(p.u.join.loops[1], ir->loops[at + 1].name);
+				snprintf(p.u.join.name, PIR_NAME_MAX, "j%d", fresh++);
+				break;
+			}
+			default:
+				if (l->len < 2)
+					continue;
+				p.kind = PIR_PRIM_PERFORATE;
+				pir_name_copy(p.u.perforate.loop, l->name);
+				p.u.perforate.keep = 1 + test_rnd(st, (uint32_t)l->len - 1);
+				break;
+			}
+			PirReason why;
+			pir_apply(ir, &p, &why);
+		}
+		bool perf = false, small = true;
+		for (int i = 0; i < ir->nloops; i++) {
+			perf |= pir_loop_is_perforated(&ir->loops[i]);
+			small &= ir->loops[i].len < 64;
+		}
+		if (perf && small)
+			return;
+	}
+}
+
 static inline int run_suite(Suite *s)
 {
 	SRunner *sr = srunner_create(s);
