@@ -10,6 +10,7 @@
 #include "../frontend/frontend.h"
 #include "../support/util.h"
 #include "emit_weights.h"
+#include "run.h"
 #include "explain.h"
 
 #include <llvm-c/Core.h>
@@ -46,6 +47,8 @@ typedef struct Options {
 	bool emit_pir;
 	bool emit_weights;
 	bool mask;     /* --mask: add the dense mask to --emit=weights */
+	bool run;      /* --run: time each op's kernel beside OpenBLAS */
+	int threads;   /* --threads, 0: all cores */
 	PatRank rank;  /* --rank: default ranking of perforations */
 	const char *dump_after; /* a primitive name or "all" */
 	const char *includes[64];
@@ -67,6 +70,9 @@ static void usage(FILE *f)
 	      "  --emit=weights     prune every op's weights and write the packed Fractal-ELL\n"
 	      "                     tensors and metrics to the .safetensors file given by -o\n"
 	      "  --mask             with --emit=weights: also write each op's dense mask\n"
+	      "  --run              JIT-compile each op's kernel (x86-64), check it and time it\n"
+	      "                     beside a dense OpenBLAS sgemm with the same threads\n"
+	      "  --threads=N        threads for --run (default: all cores)\n"
 	      "  --rank=total|lookahead\n"
 	      "                     how a perforation ranks its candidates, for ops that do\n"
 	      "                     not set 'rank': their sub-block's total importance, or\n"
@@ -144,6 +150,14 @@ static int parse_args(int argc, char **argv, Options *o)
 				                   a + 7);
 		} else if (!strcmp(a, "--mask")) {
 			o->mask = true;
+		} else if (!strcmp(a, "--run")) {
+			o->run = true;
+		} else if (!strncmp(a, "--threads=", 10)) {
+			char *end;
+			long t = strtol(a + 10, &end, 10);
+			if (*end || t < 1 || t > 256)
+				return usage_error("--threads takes a count from 1 to 256, not '%s'", a + 10);
+			o->threads = (int)t;
 		} else if (!strncmp(a, "--rank=", 7)) {
 			if (!strcmp(a + 7, "total"))
 				o->rank = PAT_RANK_TOTAL;
@@ -212,6 +226,11 @@ static int parse_args(int argc, char **argv, Options *o)
 		return usage_error("%s", "--emit=weights writes a .safetensors file: give it with -o");
 	if (o->mask && !o->emit_weights)
 		return usage_error("%s", "--mask adds the mask to --emit=weights");
+	if (o->run && (o->explain || o->emit_pir || o->emit_weights))
+		return usage_error("%s", "--run prints its own report; leave out --explain and --emit");
+	if (o->run && o->gpu)
+		return usage_error("--run on %s needs the NVPTX backend, which is not built yet; "
+		                   "run on x86-64", o->target);
 	return PATC_EXIT_OK;
 }
 
@@ -396,7 +415,7 @@ int main(int argc, char **argv)
 		util_ice(__FILE__, __LINE__, "out of memory");
 	for (int i = 0; i < prog.nops; i++) {
 		const OpResult *op = &prog.ops[i];
-		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights)
+		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights && !o.run)
 			continue;
 		char err[PRUNE_ERR_MAX];
 		SrcLoc where;
@@ -432,13 +451,24 @@ int main(int argc, char **argv)
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
 			free(t);
-		} else if (!o.emit_weights) {
+		} else if (!o.emit_weights && !o.run) {
 			explain_summary(&out, op->ir, p ? &p->metrics : NULL);
 		}
 	}
 	if (prog.nops == 0)
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
-	if (o.emit_weights) {
+	if (o.run) {
+		int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+		for (int i = 0; i < prog.nops && rc == PATC_EXIT_OK; i++) {
+			char err[512];
+			if (!run_op(&prog.ops[i], &pruned[i], threads, &out, err)) {
+				fprintf(stderr, "patc: error: %s\n", err);
+				rc = PATC_EXIT_INTERNAL;
+			}
+		}
+		if (rc == PATC_EXIT_OK)
+			rc = emit(&o, &out);
+	} else if (o.emit_weights) {
 		char err[TENSOR_ERR_MAX];
 		if (!emit_weights(o.output, &prog, pruned, o.mask, PATC_VERSION, err)) {
 			fprintf(stderr, "patc: error: %s\n", err);

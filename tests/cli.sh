@@ -118,5 +118,13 @@ expect "--explain with weights" 0 "$patc" "$tmp/w.pat" --explain
 has "--explain shows the bound" "$tmp/out" "unstructured bound at that density"
 has "--explain shows the output error" "$tmp/out" "relative output error"
 
+# --run: the JIT kernel is checked against OpenBLAS and timed
+expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2
+has "--run reports a speedup" "$tmp/out" "speedup over dense"
+has "--run checks the result" "$tmp/out" "relative error vs OpenBLAS on the masked weight"
+expect "--run on a GPU target" 2 "$patc" "$tmp/w.pat" --run --target=sm_80
+expect "--run with --explain" 2 "$patc" "$tmp/w.pat" --run --explain
+expect "--threads=0" 2 "$patc" "$tmp/w.pat" --run --threads=0
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,116 @@
+/* run.c - `--run`: one op's kernel, timed beside OpenBLAS.
+ *
+ * The kernel runs on the op's pruned, packed weights and a random X of the
+ * op's shape and layout; its output is checked against OpenBLAS's product
+ * of the masked dense weight (relative error below 1e-4, or the run fails),
+ * and both are timed with the same number of threads: the median of
+ * repeated runs, after a warm-up.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "run.h"
+#include "../backend_x86/x86.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+enum { REPS = 7 };
+
+/* The dense baseline: C = W X (kn: M x N) or C = X W^T (nk: N x M). */
+static void gemm(bool kn, int64_t M, int64_t K, int64_t N, const float *w, const float *x, float *c)
+{
+	if (kn)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, w,
+		            (int)K, x, (int)N, 0.0f, c, (int)N);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)M, (int)K, 1.0f, x,
+		            (int)K, w, (int)K, 0.0f, c, (int)M);
+}
+
+bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512])
+{
+	const int64_t M = op->M, K = op->K, N = op->N;
+	PirMetrics pm;
+	pir_metrics(op->ir, &pm);
+	float *values = malloc((size_t)pm.values * sizeof *values);
+	float *dense = malloc((size_t)(M * K) * sizeof *dense);
+	float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
+	float *ref = malloc((size_t)(M * N) * sizeof *ref);
+	if (!values || !dense || !x || !c || !ref) {
+		snprintf(err, 512, "not enough memory to run op '%s'", op->name);
+		free(values), free(dense), free(x), free(c), free(ref);
+		return false;
+	}
+	prune_pack(op->ir, &p->mask, p->w, M, K, values);
+	prune_unpack(op->ir, &p->mask, values, M, K, dense);
+	synth_weights(x, op->layout == PAT_LAYOUT_KN ? K : N, op->layout == PAT_LAYOUT_KN ? N : K, 1,
+	              SYNTH_PLAIN, 1);
+	char name[PIR_NAME_MAX + 8];
+	snprintf(name, sizeof name, "patc_%s", op->name);
+	LowerKernel lk = {op->ir, M, K, N, op->layout, name};
+	X86Kernel kern;
+	char xerr[X86_ERR_MAX];
+	double t0 = now();
+	if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
+		snprintf(err, 512, "op '%s': %.400s", op->name, xerr);
+		free(values), free(dense), free(x), free(c), free(ref);
+		return false;
+	}
+	double t_compile = now() - t0;
+	openblas_set_num_threads(threads);
+	const int32_t *const *index = (const int32_t *const *)p->mask.index;
+	bool kn = op->layout == PAT_LAYOUT_KN;
+	gemm(kn, M, K, N, dense, x, ref);
+	x86_run(&kern, x, c, values, index, threads);
+	double num = 0, den = 0;
+	for (int64_t i = 0; i < M * N; i++)
+		num += ((double)c[i] - ref[i]) * ((double)c[i] - ref[i]), den += (double)ref[i] * ref[i];
+	double rel = sqrt(num / (den > 0 ? den : 1));
+	double tk[REPS], td[REPS];
+	for (int r = 0; r < REPS; r++) {
+		t0 = now();
+		x86_run(&kern, x, c, values, index, threads);
+		tk[r] = now() - t0;
+		t0 = now();
+		gemm(kn, M, K, N, dense, x, ref);
+		td[r] = now() - t0;
+	}
+	qsort(tk, REPS, sizeof *tk, cmp_double);
+	qsort(td, REPS, sizeof *td, cmp_double);
+	double k_s = tk[REPS / 2], d_s = td[REPS / 2];
+	double flops = 2.0 * (double)M * (double)K * (double)N;
+	double eff = 2.0 * (double)p->metrics.nkept * (double)N;
+	sb_printf(out, "%s: %lldx%lldx%lld, %d thread%s, compiled in %.0f ms\n", op->name, (long long)M,
+	          (long long)K, (long long)N, threads, threads == 1 ? "" : "s", 1e3 * t_compile);
+	sb_printf(out, "  patc kernel   %10.3f ms  %8.2f GFLOP/s dense-equivalent, %8.2f effective\n",
+	          1e3 * k_s, flops / k_s * 1e-9, eff / k_s * 1e-9);
+	sb_printf(out, "  OpenBLAS sgemm %9.3f ms  %8.2f GFLOP/s (dense, same threads)\n", 1e3 * d_s,
+	          flops / d_s * 1e-9);
+	sb_printf(out, "  speedup over dense %.2fx; relative error vs OpenBLAS on the masked weight %.2e\n",
+	          d_s / k_s, rel);
+	sb_printf(out, "  (OpenBLAS: %s)\n", openblas_get_config());
+	x86_kernel_free(&kern);
+	free(values), free(dense), free(x), free(c), free(ref);
+	if (!(rel < 1e-4)) {
+		snprintf(err, 512, "op '%s': the kernel's result differs from OpenBLAS (relative error %g)",
+		         op->name, rel);
+		return false;
+	}
+	return true;
+}
