@@ -52,7 +52,7 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
 	lower_loop_end(c, &ln);
 }
 
-static const LowerHooks x86_hooks = {x86_update};
+const LowerHooks x86_update_hooks = {NULL, x86_update};
 
 static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 {
@@ -66,7 +66,7 @@ static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-static void init_llvm(void)
+static void init_targets(void)
 {
 	LLVMInitializeX86TargetInfo();
 	LLVMInitializeX86Target();
@@ -74,53 +74,80 @@ static void init_llvm(void)
 	LLVMInitializeX86AsmPrinter();
 }
 
-bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
-             char err[X86_ERR_MAX])
+void x86_init_llvm(void) { pthread_once(&init_once, init_targets); }
+
+LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, bool pic,
+                                        char err[X86_ERR_MAX])
 {
-	memset(out, 0, sizeof *out);
-	pthread_once(&init_once, init_llvm);
+	x86_init_llvm();
 	char *triple = LLVMGetDefaultTargetTriple();
 	char *host_cpu = LLVMGetHostCPUName(), *host_feat = LLVMGetHostCPUFeatures();
 	LLVMTargetRef target;
 	char *msg = NULL;
-	bool ok = false;
 	LLVMTargetMachineRef tm = NULL;
-	LLVMOrcThreadSafeContextRef tsc = NULL;
-	LLVMOrcLLJITRef jit = NULL;
 	if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
 		snprintf(err, X86_ERR_MAX, "no target for %s: %s", triple, msg);
 		LLVMDisposeMessage(msg);
-		goto done;
+	} else {
+		tm = LLVMCreateTargetMachine(target, triple, cpu ? cpu : host_cpu,
+		                             features ? features : host_feat, LLVMCodeGenLevelAggressive,
+		                             pic ? LLVMRelocPIC : LLVMRelocDefault,
+		                             pic ? LLVMCodeModelDefault : LLVMCodeModelJITDefault);
 	}
-	tm = LLVMCreateTargetMachine(target, triple, cpu ? cpu : host_cpu,
-	                             features ? features : host_feat, LLVMCodeGenLevelAggressive,
-	                             LLVMRelocDefault, LLVMCodeModelJITDefault);
-	tsc = LLVMOrcCreateNewThreadSafeContext();
-	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
-	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
-	LLVMSetTarget(mod, triple);
-	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-	char *dl = LLVMCopyStringRepOfTargetData(td);
-	LLVMSetDataLayout(mod, dl);
-	LLVMDisposeMessage(dl);
-	LLVMDisposeTargetData(td);
-	/* every function gets the machine's CPU and features, for the vectoriser */
-	LLVMValueRef fn = lower_kernel(ctx, mod, k, &x86_hooks);
-	LLVMAddTargetDependentFunctionAttr(fn, "target-cpu", cpu ? cpu : host_cpu);
-	LLVMAddTargetDependentFunctionAttr(fn, "target-features", features ? features : host_feat);
-	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-		snprintf(err, X86_ERR_MAX, "internal: invalid kernel module: %s", msg);
-		LLVMDisposeMessage(msg);
-		LLVMDisposeModule(mod);
-		goto done;
-	}
-	LLVMDisposeMessage(msg);
+	LLVMDisposeMessage(triple);
+	LLVMDisposeMessage(host_cpu);
+	LLVMDisposeMessage(host_feat);
+	return tm;
+}
+
+bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_MAX])
+{
+	char *cpu = LLVMGetTargetMachineCPU(tm), *feat = LLVMGetTargetMachineFeatureString(tm);
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+		if (LLVMCountBasicBlocks(f) > 0) {
+			LLVMAddTargetDependentFunctionAttr(f, "target-cpu", cpu);
+			LLVMAddTargetDependentFunctionAttr(f, "target-features", feat);
+		}
+	LLVMDisposeMessage(cpu);
+	LLVMDisposeMessage(feat);
 	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
 	LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
 	LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
 	LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
 	LLVMDisposePassBuilderOptions(po);
-	if (take_error(e, err, "optimising the kernel")) {
+	return !take_error(e, err, "optimising the kernel");
+}
+
+bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
+             char err[X86_ERR_MAX])
+{
+	memset(out, 0, sizeof *out);
+	LLVMTargetMachineRef tm = x86_target_machine(cpu, features, false, err);
+	if (!tm)
+		return false;
+	bool ok = false;
+	LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+	LLVMOrcLLJITRef jit = NULL;
+	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
+	char *triple = LLVMGetTargetMachineTriple(tm);
+	LLVMSetTarget(mod, triple);
+	LLVMDisposeMessage(triple);
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	char *dl = LLVMCopyStringRepOfTargetData(td);
+	LLVMSetDataLayout(mod, dl);
+	LLVMDisposeMessage(dl);
+	LLVMDisposeTargetData(td);
+	lower_kernel(ctx, mod, k, &x86_update_hooks);
+	char *msg = NULL;
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		snprintf(err, X86_ERR_MAX, "internal: invalid kernel module: %.400s", msg);
+		LLVMDisposeMessage(msg);
+		LLVMDisposeModule(mod);
+		goto done;
+	}
+	LLVMDisposeMessage(msg);
+	if (!x86_optimize(mod, tm, err)) {
 		LLVMDisposeModule(mod);
 		goto done;
 	}
@@ -152,13 +179,8 @@ bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Ker
 done:
 	if (jit)
 		LLVMOrcDisposeLLJIT(jit);
-	if (tsc)
-		LLVMOrcDisposeThreadSafeContext(tsc);
-	if (tm)
-		LLVMDisposeTargetMachine(tm);
-	LLVMDisposeMessage(triple);
-	LLVMDisposeMessage(host_cpu);
-	LLVMDisposeMessage(host_feat);
+	LLVMOrcDisposeThreadSafeContext(tsc);
+	LLVMDisposeTargetMachine(tm);
 	return ok;
 }
 

@@ -5,6 +5,9 @@
 #define PATC_X86_H
 
 #include "../lower/lower.h"
+#include "../prune/prune.h"
+
+#include <llvm-c/TargetMachine.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,5 +33,27 @@ void x86_kernel_free(X86Kernel *k);
  * contiguous slice of columns (columns never write the same C element). */
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
              const int32_t *const *index, int threads);
+
+/* ---- shared by the JIT and the object emitter ---- */
+extern const LowerHooks x86_update_hooks;
+void x86_init_llvm(void);
+/* The target machine for cpu/features (NULL: the host's); pic for objects
+ * that link into position-independent executables. */
+LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, bool pic,
+                                        char err[X86_ERR_MAX]);
+/* Gives every function the machine's CPU and features and runs O3. */
+bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_MAX]);
+
+/* ---- objects (emit.c) ---- */
+typedef struct X86Emit {
+	const char *dir, *base;    /* DIR/BASE.o, .h, and with llvm/asm .ll, .s */
+	const char *cpu, *features; /* NULL: the host's */
+	const char *version, *source;
+	int nops;
+	const OpResult *ops;
+	const PruneOp *pruned;
+	bool llvm, asm_;
+} X86Emit;
+bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX]);
 
 #endif

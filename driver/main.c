@@ -9,6 +9,7 @@
  */
 #include "../frontend/frontend.h"
 #include "../support/util.h"
+#include "../backend_x86/x86.h"
 #include "emit_weights.h"
 #include "run.h"
 #include "explain.h"
@@ -46,6 +47,7 @@ typedef struct Options {
 	bool explain;
 	bool emit_pir;
 	bool emit_weights;
+	bool emit_llvm, emit_asm; /* beside the object: DIR/BASE.ll, DIR/BASE.s */
 	bool mask;     /* --mask: add the dense mask to --emit=weights */
 	bool run;      /* --run: time each op's kernel beside OpenBLAS */
 	int threads;   /* --threads, 0: all cores */
@@ -85,7 +87,11 @@ static void usage(FILE *f)
 	      "                     perforate, condense, or all) to stderr\n"
 	      "  --target=NAME      x86-64 (default), x86-64-avx2, x86-64-avx512, sm_80, sm_90;\n"
 	      "                     GPU targets check the GPU legality rules\n"
-	      "  -o PATH            write the output to PATH (atomically) instead of stdout\n"
+	      "  -o PATH            write the output to PATH (atomically) instead of stdout;\n"
+	      "                     without --emit/--explain/--run, PATH is a directory that gets\n"
+	      "                     BASE.o (the kernels), BASE.h (their C ABI) and\n"
+	      "                     BASE.safetensors (the packed weights), BASE from FILE.pat\n"
+	      "  --emit=llvm,asm    with -o DIR: also BASE.ll and BASE.s\n"
 	      "  -I DIR             search DIR for included files (after the file's own\n"
 	      "                     directory, before the standard library)\n"
 	      "  --color=WHEN       colour diagnostics: auto (default), always, never\n"
@@ -124,6 +130,12 @@ static int usage_error(const char *fmt, const char *arg)
 	return PATC_EXIT_USAGE;
 }
 
+/* -o without another kind of output: compile the kernels to DIR. */
+static bool objects(const Options *o)
+{
+	return o->output && !o->emit_pir && !o->emit_weights && !o->explain && !o->run;
+}
+
 static int parse_args(int argc, char **argv, Options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -141,13 +153,22 @@ static int parse_args(int argc, char **argv, Options *o)
 		} else if (!strcmp(a, "--explain")) {
 			o->explain = true;
 		} else if (!strncmp(a, "--emit=", 7)) {
-			if (!strcmp(a + 7, "pir"))
-				o->emit_pir = true;
-			else if (!strcmp(a + 7, "weights"))
-				o->emit_weights = true;
-			else
-				return usage_error("unknown --emit kind '%s' (this build emits: pir, weights)",
-				                   a + 7);
+			char kinds[256];
+			snprintf(kinds, sizeof kinds, "%s", a + 7);
+			for (char *save = NULL, *kind = strtok_r(kinds, ",", &save); kind;
+			     kind = strtok_r(NULL, ",", &save)) {
+				if (!strcmp(kind, "pir"))
+					o->emit_pir = true;
+				else if (!strcmp(kind, "weights"))
+					o->emit_weights = true;
+				else if (!strcmp(kind, "llvm"))
+					o->emit_llvm = true;
+				else if (!strcmp(kind, "asm"))
+					o->emit_asm = true;
+				else
+					return usage_error("unknown --emit kind '%s' (this build emits: pir, weights, "
+					                   "llvm, asm)", kind);
+			}
 		} else if (!strcmp(a, "--mask")) {
 			o->mask = true;
 		} else if (!strcmp(a, "--run")) {
@@ -226,11 +247,19 @@ static int parse_args(int argc, char **argv, Options *o)
 		return usage_error("%s", "--emit=weights writes a .safetensors file: give it with -o");
 	if (o->mask && !o->emit_weights)
 		return usage_error("%s", "--mask adds the mask to --emit=weights");
+	if ((o->emit_llvm || o->emit_asm) && (o->emit_pir || o->emit_weights || o->explain || o->run ||
+	                                      !o->output))
+		return usage_error("%s", "--emit=llvm and --emit=asm come with the object: give -o DIR and "
+		                         "no other output");
 	if (o->run && (o->explain || o->emit_pir || o->emit_weights))
 		return usage_error("%s", "--run prints its own report; leave out --explain and --emit");
 	if (o->run && o->gpu)
 		return usage_error("--run on %s needs the NVPTX backend, which is not built yet; "
 		                   "run on x86-64", o->target);
+	if (objects(o) && o->gpu)
+		return usage_error("-o DIR compiles kernels; %s needs the NVPTX backend, which is not "
+		                   "built yet (use --emit=pir or --emit=weights, or an x86-64 target)",
+		                   o->target);
 	return PATC_EXIT_OK;
 }
 
@@ -261,6 +290,61 @@ static const char *find_stdlib(char *buf, size_t len)
 		}
 	}
 	return PATC_STDLIB_DIR;
+}
+
+/* The C identifier for a program: its file name without directory and
+ * extension, other characters as '_'. */
+static void program_base(const char *path, char *out, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	size_t n = strcspn(name, ".");
+	if (n >= len)
+		n = len - 1;
+	for (size_t i = 0; i < n; i++) {
+		char ch = name[i];
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+		          (i > 0 && ch >= '0' && ch <= '9');
+		out[i] = ok ? ch : '_';
+	}
+	out[n] = 0;
+	if (n == 0)
+		snprintf(out, len, "patc");
+}
+
+/* x86 CPU names for the forced ISAs. */
+static const char *target_cpu(const char *target)
+{
+	if (!strcmp(target, "x86-64-avx2"))
+		return "haswell";
+	if (!strcmp(target, "x86-64-avx512"))
+		return "skylake-avx512";
+	return NULL; /* the host's */
+}
+
+static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
+{
+	if (mkdir(o->output, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "patc: error: cannot create '%s': %s\n", o->output, strerror(errno));
+		return PATC_EXIT_ENV;
+	}
+	char base[128];
+	program_base(o->input, base, sizeof base);
+	const char *cpu = target_cpu(o->target);
+	X86Emit e = {o->output, base, cpu, cpu ? "" : NULL, PATC_VERSION, o->input, prog->nops,
+	             prog->ops, pruned, o->emit_llvm, o->emit_asm};
+	char err[X86_ERR_MAX];
+	if (!x86_emit(&e, err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		return PATC_EXIT_ENV;
+	}
+	char path[4096], terr[TENSOR_ERR_MAX];
+	snprintf(path, sizeof path, "%s/%s.safetensors", o->output, base);
+	if (!emit_weights(path, prog, pruned, false, PATC_VERSION, terr)) {
+		fprintf(stderr, "patc: error: %s\n", terr);
+		return PATC_EXIT_ENV;
+	}
+	return PATC_EXIT_OK;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -415,7 +499,7 @@ int main(int argc, char **argv)
 		util_ice(__FILE__, __LINE__, "out of memory");
 	for (int i = 0; i < prog.nops; i++) {
 		const OpResult *op = &prog.ops[i];
-		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights && !o.run)
+		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights && !o.run && !objects(&o))
 			continue;
 		char err[PRUNE_ERR_MAX];
 		SrcLoc where;
@@ -451,13 +535,15 @@ int main(int argc, char **argv)
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
 			free(t);
-		} else if (!o.emit_weights && !o.run) {
+		} else if (!o.emit_weights && !o.run && !objects(&o)) {
 			explain_summary(&out, op->ir, p ? &p->metrics : NULL);
 		}
 	}
 	if (prog.nops == 0)
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
-	if (o.run) {
+	if (objects(&o)) {
+		rc = compile_objects(&o, &prog, pruned);
+	} else if (o.run) {
 		int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 		for (int i = 0; i < prog.nops && rc == PATC_EXIT_OK; i++) {
 			char err[512];

@@ -101,7 +101,10 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	c.index = LLVMGetParam(c.fn, 3), c.n0 = LLVMGetParam(c.fn, 4), c.n1 = LLVMGetParam(c.fn, 5);
 	c.b = LLVMCreateBuilderInContext(ctx);
 	LLVMPositionBuilderAtEnd(c.b, LLVMAppendBasicBlockInContext(ctx, c.fn, "entry"));
-	zero_c(&c);
+	if (hooks->prologue)
+		hooks->prologue(&c);
+	else
+		zero_c(&c);
 
 	const Pir *ir = k->ir;
 	const int n = ir->nloops;

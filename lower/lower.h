@@ -46,6 +46,8 @@ typedef struct LowerCtx {
 } LowerCtx;
 
 typedef struct LowerHooks {
+	/* Emits what comes before the nest; NULL: zero C's columns n0..n1. */
+	void (*prologue)(LowerCtx *c);
 	/* Emits C[m, n] += w * X[k, n] for n0 <= n < n1 at the builder's
 	 * position (m, k: i64; w: float), leaving the builder after it. */
 	void (*update)(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w);

@@ -52,7 +52,7 @@ has "--explain shows W and Q" "$tmp/out" "W          Q"
 expect "--dump-after" 0 "$patc" "$root/examples/gemm.pat" --dump-after=perforate --emit=pir -o "$tmp/d.pir"
 has "--dump-after goes to stderr" "$tmp/err" "# fig8: after perforate k1 keep 5"
 expect "--dump-after leaves -o readable" 0 "$patc" "$tmp/d.pir"
-expect "full stdout" 3 "$patc" "$root/examples/gemm.pat" -o /dev/full
+expect "full stdout" 3 "$patc" "$root/examples/gemm.pat" --emit=pir -o /dev/full
 if [ -w /dev/full ]; then
 	"$patc" "$root/examples/gemm.pat" >/dev/full 2>"$tmp/err"
 	if [ $? -eq 3 ] && grep -q "cannot write to standard output" "$tmp/err"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: stdout on /dev/full"; fi
@@ -77,9 +77,9 @@ expect "bad .pat" 1 "$patc" "$tmp/bad.pat" --emit=pir -o "$tmp/keep.pir"
 has "failed compile leaves old output alone" "$tmp/keep.pir" "^old$"
 mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
 if [ "$(id -u)" -ne 0 ]; then
-	expect "unwritable output" 3 "$patc" "$root/examples/gemm.pat" -o "$tmp/ro/out.pir"
+	expect "unwritable output" 3 "$patc" "$root/examples/gemm.pat" --emit=pir -o "$tmp/ro/out.pir"
 fi
-expect "output into a missing directory" 3 "$patc" "$root/examples/gemm.pat" -o "$tmp/no/such/dir/out.pir"
+expect "output into a missing directory" 3 "$patc" "$root/examples/gemm.pat" --emit=pir -o "$tmp/no/such/dir/out.pir"
 has "unwritable output named" "$tmp/err" "cannot write '$tmp/no/such/dir/out.pir'"
 if ls "$tmp"/no* "$tmp"/ro/* >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL: temp files left behind"; else pass=$((pass + 1)); fi
 
@@ -117,6 +117,15 @@ has "no weights named" "$tmp/err" "op 'd' has no weights"
 expect "--explain with weights" 0 "$patc" "$tmp/w.pat" --explain
 has "--explain shows the bound" "$tmp/out" "unstructured bound at that density"
 has "--explain shows the output error" "$tmp/out" "relative output error"
+
+# -o DIR: objects, headers and weights (tests/c_api.sh links and runs them)
+expect "objects need weights" 1 "$patc" "$root/examples/gemm.pat" -o "$tmp/objs"
+has "objects name the op without weights" "$tmp/err" "op 'conv3x3' has no weights"
+expect "objects for a GPU target" 2 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/objs"
+expect "objects into a missing parent" 3 "$patc" "$tmp/w.pat" -o "$tmp/no/such/objs"
+expect "objects for AVX2" 0 "$patc" "$tmp/w.pat" --target=x86-64-avx2 -o "$tmp/objs" --emit=asm
+has "AVX2 code" "$tmp/objs/w.s" "vfmadd"
+expect "--emit=llvm without -o" 2 "$patc" "$tmp/w.pat" --emit=llvm
 
 # --run: the JIT kernel is checked against OpenBLAS and timed
 expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2

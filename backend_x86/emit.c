@@ -1,0 +1,320 @@
+/* emit.c - `--target=x86-64 -o DIR`: an object file, a C header and the
+ * packed weights, for linking into a C program.
+ *
+ * One module per program, BASE from the .pat file's name.  For each op:
+ *   BASE_OP_packed   the pruned, packed weights, embedded as constants
+ *   BASE_OP_run      C = W_s X over all token columns with a thread count
+ *                    (threads split the columns; pthreads from libc)
+ *   BASE_OP_unpack   the dense masked weight, for checking
+ * all built from the shared lowering (lower/): the run kernel with the x86
+ * update hook, the unpack kernel with a hook that stores the weight.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "x86.h"
+#include "../support/util.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
+
+/* unpack: zero W (M x K, passed as C), then W[m, k] = w */
+static void unpack_prologue(LowerCtx *c)
+{
+	LLVMValueRef size = LLVMConstInt(c->i64, (unsigned long long)(c->k->M * c->k->K * 4), 0);
+	LLVMBuildMemSet(c->b, c->C, LLVMConstInt(LLVMInt8TypeInContext(c->ctx), 0, 0), size, 4);
+}
+
+static void unpack_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w)
+{
+	LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, c->k->K), ""), k, "");
+	LLVMBuildStore(c->b, w, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
+}
+
+static const LowerHooks unpack_hooks = {unpack_prologue, unpack_update};
+
+/* A constant global holding raw bytes, for embedded weights. */
+static LLVMValueRef blob(LLVMContextRef ctx, LLVMModuleRef mod, const char *name, const void *data,
+                         size_t len)
+{
+	LLVMValueRef init = LLVMConstStringInContext2(ctx, data, len, 1);
+	LLVMValueRef g = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
+	LLVMSetInitializer(g, init);
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	LLVMSetAlignment(g, 64);
+	return g;
+}
+
+/* void P_run(const float *X, float *C, const weights *w, int threads) */
+static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
+                      int64_t N)
+{
+	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i64 = LLVMInt64TypeInContext(ctx),
+	            i32 = LLVMInt32TypeInContext(ctx), vt = LLVMVoidTypeInContext(ctx);
+	LLVMTypeRef kty = LLVMGlobalGetValueType(kernel);
+	LLVMTypeRef args_ty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, i64, i64}, 6, 0);
+	/* the thread trampoline: ptr tramp(ptr args) */
+	char tname[256];
+	snprintf(tname, sizeof tname, "%s.slice", name);
+	LLVMTypeRef tty = LLVMFunctionType(ptr, &ptr, 1, 0);
+	LLVMValueRef tramp = LLVMAddFunction(mod, tname, tty);
+	LLVMSetLinkage(tramp, LLVMInternalLinkage);
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, tramp, "entry"));
+	LLVMValueRef a = LLVMGetParam(tramp, 0), f[6];
+	LLVMTypeRef ft[6] = {ptr, ptr, ptr, ptr, i64, i64};
+	for (unsigned i = 0; i < 6; i++)
+		f[i] = LLVMBuildLoad2(b, ft[i], LLVMBuildStructGEP2(b, args_ty, a, i, ""), "");
+	LLVMBuildCall2(b, kty, kernel, f, 6, "");
+	LLVMBuildRet(b, LLVMConstNull(ptr));
+
+	LLVMTypeRef rty = LLVMFunctionType(vt, (LLVMTypeRef[]){ptr, ptr, ptr, i32}, 4, 0);
+	LLVMValueRef run = LLVMAddFunction(mod, name, rty);
+	LLVMValueRef X = LLVMGetParam(run, 0), C = LLVMGetParam(run, 1), w = LLVMGetParam(run, 2),
+	             th = LLVMGetParam(run, 3);
+	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, run, "entry"),
+	                  one = LLVMAppendBasicBlockInContext(ctx, run, "one"),
+	                  many = LLVMAppendBasicBlockInContext(ctx, run, "many");
+	LLVMPositionBuilderAtEnd(b, entry);
+	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr}, 2, 0);
+	LLVMValueRef values = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 0, ""), "values");
+	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 1, "index");
+	/* t = clamp(threads, 1, min(N, 256)) */
+	LLVMValueRef t = LLVMBuildSExt(b, th, i64, "");
+	int64_t cap = N < 256 ? N : 256;
+	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, t, LLVMConstInt(i64, 1, 0), ""),
+	                    LLVMConstInt(i64, 1, 0), t, "");
+	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, t, LLVMConstInt(i64, (unsigned long long)cap, 0), ""),
+	                    LLVMConstInt(i64, (unsigned long long)cap, 0), t, "t");
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, t, LLVMConstInt(i64, 1, 0), ""), one, many);
+	LLVMPositionBuilderAtEnd(b, one);
+	LLVMBuildCall2(b, kty, kernel,
+	               (LLVMValueRef[]){X, C, values, index, LLVMConstInt(i64, 0, 0),
+	                                LLVMConstInt(i64, (unsigned long long)N, 0)}, 6, "");
+	LLVMBuildRetVoid(b);
+
+	/* many: fill one args record per slice, start slices 1..t-1 on threads
+	 * (a slice whose thread cannot start runs here), run slice 0, join */
+	LLVMPositionBuilderAtEnd(b, many);
+	LLVMValueRef recs = LLVMBuildArrayAlloca(b, args_ty, t, "recs");
+	LLVMValueRef tids = LLVMBuildArrayAlloca(b, i64, t, "tids");
+	LLVMValueRef ok = LLVMBuildArrayAlloca(b, i32, t, "started");
+	LLVMTypeRef pc_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, ptr, ptr, ptr}, 4, 0);
+	LLVMValueRef pcreate = LLVMGetNamedFunction(mod, "pthread_create");
+	if (!pcreate)
+		pcreate = LLVMAddFunction(mod, "pthread_create", pc_ty);
+	LLVMTypeRef pj_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){i64, ptr}, 2, 0);
+	LLVMValueRef pjoin = LLVMGetNamedFunction(mod, "pthread_join");
+	if (!pjoin)
+		pjoin = LLVMAddFunction(mod, "pthread_join", pj_ty);
+	LowerCtx lc = {.ctx = ctx, .mod = mod, .b = b, .fn = run, .i64 = i64};
+	LowerLoop l1, l2;
+	LLVMValueRef Nc = LLVMConstInt(i64, (unsigned long long)N, 0);
+	LLVMValueRef s = lower_loop_begin(&lc, &l1, LLVMConstInt(i64, 0, 0), t, "fill");
+	LLVMValueRef rec = LLVMBuildGEP2(b, args_ty, recs, &s, 1, "");
+	LLVMValueRef n0 = LLVMBuildSDiv(b, LLVMBuildMul(b, Nc, s, ""), t, "");
+	LLVMValueRef n1 = LLVMBuildSDiv(b, LLVMBuildMul(b, Nc, LLVMBuildAdd(b, s, LLVMConstInt(i64, 1, 0), ""), ""), t, "");
+	LLVMValueRef vals[6] = {X, C, values, index, n0, n1};
+	for (unsigned i = 0; i < 6; i++)
+		LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, args_ty, rec, i, ""));
+	LLVMBasicBlockRef spawn = LLVMAppendBasicBlockInContext(ctx, run, "spawn"),
+	                  next = LLVMAppendBasicBlockInContext(ctx, run, "spawned");
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, s, LLVMConstInt(i64, 0, 0), ""), spawn, next);
+	LLVMPositionBuilderAtEnd(b, spawn);
+	LLVMValueRef tidp = LLVMBuildGEP2(b, i64, tids, &s, 1, "");
+	LLVMValueRef rc = LLVMBuildCall2(b, pc_ty, pcreate, (LLVMValueRef[]){tidp, LLVMConstNull(ptr), tramp, rec}, 4, "");
+	LLVMBuildStore(b, LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, rc, LLVMConstInt(i32, 0, 0), ""), i32, ""),
+	               LLVMBuildGEP2(b, i32, ok, &s, 1, ""));
+	LLVMBuildBr(b, next);
+	LLVMPositionBuilderAtEnd(b, next);
+	lower_loop_end(&lc, &l1);
+	LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
+	LLVMBuildCall2(b, tty, tramp, (LLVMValueRef[]){LLVMBuildGEP2(b, args_ty, recs, &zero, 1, "")}, 1, "");
+	s = lower_loop_begin(&lc, &l2, LLVMConstInt(i64, 1, 0), t, "join");
+	LLVMBasicBlockRef joinb = LLVMAppendBasicBlockInContext(ctx, run, "join"),
+	                  inl = LLVMAppendBasicBlockInContext(ctx, run, "inline"),
+	                  done = LLVMAppendBasicBlockInContext(ctx, run, "joined");
+	LLVMValueRef started = LLVMBuildLoad2(b, i32, LLVMBuildGEP2(b, i32, ok, &s, 1, ""), "");
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, started, LLVMConstInt(i32, 0, 0), ""), joinb, inl);
+	LLVMPositionBuilderAtEnd(b, joinb);
+	LLVMValueRef tid = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, tids, &s, 1, ""), "");
+	LLVMBuildCall2(b, pj_ty, pjoin, (LLVMValueRef[]){tid, LLVMConstNull(ptr)}, 2, "");
+	LLVMBuildBr(b, done);
+	LLVMPositionBuilderAtEnd(b, inl);
+	LLVMBuildCall2(b, tty, tramp, (LLVMValueRef[]){LLVMBuildGEP2(b, args_ty, recs, &s, 1, "")}, 1, "");
+	LLVMBuildBr(b, done);
+	LLVMPositionBuilderAtEnd(b, done);
+	lower_loop_end(&lc, &l2);
+	LLVMBuildRetVoid(b);
+	LLVMDisposeBuilder(b);
+}
+
+/* void P_unpack(const weights *w, float *W) */
+static void build_unpack(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name)
+{
+	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i64 = LLVMInt64TypeInContext(ctx);
+	LLVMValueRef fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(ctx),
+	                                                              (LLVMTypeRef[]){ptr, ptr}, 2, 0));
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, fn, "entry"));
+	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr}, 2, 0);
+	LLVMValueRef w = LLVMGetParam(fn, 0);
+	LLVMValueRef values = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 0, ""), "");
+	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 1, "");
+	LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
+	LLVMBuildCall2(b, LLVMGlobalGetValueType(kernel), kernel,
+	               (LLVMValueRef[]){LLVMConstNull(ptr), LLVMGetParam(fn, 1), values, index, zero, zero}, 6, "");
+	LLVMBuildRetVoid(b);
+	LLVMDisposeBuilder(b);
+}
+
+static const char *const layout_doc[PAT_NLAYOUTS] = {
+	"X is K x N, C is M x N (row-major)",
+	"X is N x K, C is N x M (row-major; PyTorch's layout)",
+};
+
+bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
+{
+	x86_init_llvm();
+	LLVMTargetMachineRef tm = x86_target_machine(e->cpu, e->features, true, err);
+	if (!tm)
+		return false;
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(e->base, ctx);
+	char *triple = LLVMGetTargetMachineTriple(tm);
+	LLVMSetTarget(mod, triple);
+	LLVMDisposeMessage(triple);
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	char *dl = LLVMCopyStringRepOfTargetData(td);
+	LLVMSetDataLayout(mod, dl);
+	LLVMDisposeMessage(dl);
+	LLVMDisposeTargetData(td);
+	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+	StrBuf h;
+	sb_init(&h);
+	sb_printf(&h, "/* %s.h - generated by patc %s from %s; do not edit.\n *\n"
+	              " * Link with %s.o (and pthreads, in glibc's libc).  For each op OP:\n"
+	              " *   %s_OP_packed   the op's pruned weights, packed (Fractal-ELL)\n"
+	              " *   %s_OP_run      C = W_s X with `threads` threads (split over tokens)\n"
+	              " *   %s_OP_unpack   the dense masked weight W_s (M x K), for checking\n"
+	              " * The same packed tensors are in %s.safetensors.\n */\n"
+	              "#ifndef %s_PATC_H\n#define %s_PATC_H\n\n#include <stdint.h>\n\n",
+	          e->base, e->version, e->source, e->base, e->base, e->base, e->base, e->base, e->base,
+	          e->base);
+	bool ok = true;
+	for (int i = 0; i < e->nops && ok; i++) {
+		const OpResult *op = &e->ops[i];
+		const PruneOp *p = &e->pruned[i];
+		const Pir *ir = op->ir;
+		char pre[PIR_NAME_MAX * 2 + 2], name[PIR_NAME_MAX * 2 + 32];
+		snprintf(pre, sizeof pre, "%s_%s", e->base, op->name);
+		PirMetrics pm;
+		pir_metrics(ir, &pm);
+		/* the packed weights, embedded */
+		float *values = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof *values);
+		if (!values)
+			util_ice(__FILE__, __LINE__, "out of memory");
+		prune_pack(ir, &p->mask, p->w, op->M, op->K, values);
+		snprintf(name, sizeof name, "%s.values", pre);
+		LLVMValueRef gv = blob(ctx, mod, name, values, (size_t)pm.values * sizeof *values);
+		free(values);
+		LLVMValueRef idx[PIR_MAX_LOOPS];
+		for (int l = 0; l < ir->nloops; l++) {
+			idx[l] = LLVMConstNull(ptr);
+			if (!p->mask.index[l])
+				continue;
+			snprintf(name, sizeof name, "%s.index.%s", pre, ir->loops[l].name);
+			idx[l] = blob(ctx, mod, name, p->mask.index[l],
+			              (size_t)(p->mask.rows[l] * ir->loops[l].nnz) * sizeof(int32_t));
+		}
+		LLVMValueRef fields[2] = {gv, LLVMConstArray2(ptr, idx, (uint64_t)ir->nloops)};
+		LLVMValueRef init = LLVMConstStructInContext(ctx, fields, 2, 0);
+		snprintf(name, sizeof name, "%s_packed", pre);
+		LLVMValueRef packed = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
+		LLVMSetInitializer(packed, init);
+		LLVMSetGlobalConstant(packed, 1);
+		/* the kernels and their C entry points */
+		snprintf(name, sizeof name, "%s.kernel", pre);
+		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name};
+		LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
+		LLVMSetLinkage(kernel, LLVMInternalLinkage);
+		snprintf(name, sizeof name, "%s.unpack_kernel", pre);
+		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name};
+		LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
+		LLVMSetLinkage(ukernel, LLVMInternalLinkage);
+		snprintf(name, sizeof name, "%s_run", pre);
+		build_run(ctx, mod, kernel, name, op->N);
+		snprintf(name, sizeof name, "%s_unpack", pre);
+		build_unpack(ctx, mod, ukernel, name);
+		char paper[PIR_PAPER_MAX];
+		pir_print_paper(ir, paper, sizeof paper);
+		sb_printf(&h, "/* op %s: %s, M = %lld, K = %lld, N = %lld; %s */\n", op->name, paper,
+		          (long long)op->M, (long long)op->K, (long long)op->N, layout_doc[op->layout]);
+		sb_printf(&h, "enum { %s_M = %lld, %s_K = %lld, %s_N = %lld };\n", pre, (long long)op->M, pre,
+		          (long long)op->K, pre, (long long)op->N);
+		sb_printf(&h, "typedef struct %s_weights {\n\tconst float *values; /* %lld packed values */\n"
+		              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
+		          pre, (long long)pm.values, ir->nloops, pre);
+		sb_printf(&h, "extern const %s_weights %s_packed;\n", pre, pre);
+		sb_printf(&h, "void %s_run(const float *X, float *C, const %s_weights *w, int threads);\n", pre, pre);
+		sb_printf(&h, "void %s_unpack(const %s_weights *w, float *W);\n\n", pre, pre);
+	}
+	sb_printf(&h, "#endif\n");
+	char *msg = NULL;
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		snprintf(err, X86_ERR_MAX, "internal: invalid module: %.400s", msg);
+		ok = false;
+	}
+	LLVMDisposeMessage(msg);
+	if (ok)
+		ok = x86_optimize(mod, tm, err);
+	char path[4096];
+	if (ok && e->llvm) {
+		char *ll = LLVMPrintModuleToString(mod);
+		snprintf(path, sizeof path, "%s/%s.ll", e->dir, e->base);
+		if (!util_write_file_atomic(path, ll, strlen(ll))) {
+			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
+			ok = false;
+		}
+		LLVMDisposeMessage(ll);
+	}
+	for (int kind = 0; kind < 2 && ok; kind++) {
+		if (kind == 0 && !e->asm_)
+			continue;
+		LLVMMemoryBufferRef buf;
+		if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, kind == 0 ? LLVMAssemblyFile : LLVMObjectFile,
+		                                        &msg, &buf)) {
+			snprintf(err, X86_ERR_MAX, "emitting code: %.400s", msg);
+			LLVMDisposeMessage(msg);
+			ok = false;
+			break;
+		}
+		snprintf(path, sizeof path, "%s/%s.%s", e->dir, e->base, kind == 0 ? "s" : "o");
+		if (!util_write_file_atomic(path, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf))) {
+			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
+			ok = false;
+		}
+		LLVMDisposeMemoryBuffer(buf);
+	}
+	if (ok) {
+		snprintf(path, sizeof path, "%s/%s.h", e->dir, e->base);
+		if (!util_write_file_atomic(path, h.data, h.len)) {
+			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
+			ok = false;
+		}
+	}
+	sb_free(&h);
+	LLVMDisposeModule(mod);
+	LLVMContextDispose(ctx);
+	LLVMDisposeTargetMachine(tm);
+	return ok;
+}

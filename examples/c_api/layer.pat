@@ -1,0 +1,14 @@
+// layer.pat - two pruned layers compiled to an object for main.c.
+include "all.pat";
+
+// 2:4 sparsity, PyTorch layout: X is N x K, C is N x M.
+op attn: spmm(M = 96, K = 100, N = 24, layout = nk) {
+    weights = random(seed = 1, kind = heads, group = 16);
+    apply nm(2, 4);
+}
+
+// Blocks of 16 x 32, half kept, 2:4 inside; X is K x N, C is M x N.
+op proj: spmm(M = 130, K = 128, N = 40) {
+    weights = random(seed = 2);
+    apply hybrid(16, 32, 50%);
+}

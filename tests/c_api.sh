@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# c_api.sh - compiles examples/c_api/layer.pat to an object with patc, links
+# examples/c_api/main.c against it with the system C compiler, and runs it
+# (it checks both ops against a float64 product).
+#
+#   tests/c_api.sh PATC
+set -eu
+patc=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+export PATC_STDLIB=$root/stdlib
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$patc" "$root/examples/c_api/layer.pat" -o "$tmp/out" --emit=llvm,asm
+for f in layer.o layer.h layer.safetensors layer.ll layer.s; do
+	[ -s "$tmp/out/$f" ] || { echo "FAIL: no $f"; exit 1; }
+done
+cc -std=c11 -O2 -Wall -Wextra -Werror -I "$tmp/out" "$root/examples/c_api/main.c" "$tmp/out/layer.o" \
+	-lm -lpthread -o "$tmp/demo"
+"$tmp/demo"
+echo "c_api: 1 passed, 0 failed"
