@@ -39,7 +39,7 @@ static void unpack_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValue
 	LLVMBuildStore(c->b, w, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 }
 
-static const LowerHooks unpack_hooks = {unpack_prologue, unpack_update};
+static const LowerHooks unpack_hooks = {unpack_prologue, unpack_update, NULL};
 
 /* A constant global holding raw bytes, for embedded weights. */
 static LLVMValueRef blob(LLVMContextRef ctx, LLVMModuleRef mod, const char *name, const void *data,
@@ -244,11 +244,11 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		LLVMSetGlobalConstant(packed, 1);
 		/* the kernels and their C entry points */
 		snprintf(name, sizeof name, "%s.kernel", pre);
-		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name};
+		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, x86_vector_width(tm)};
 		LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
 		LLVMSetLinkage(kernel, LLVMInternalLinkage);
 		snprintf(name, sizeof name, "%s.unpack_kernel", pre);
-		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name};
+		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1};
 		LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 		LLVMSetLinkage(ukernel, LLVMInternalLinkage);
 		snprintf(name, sizeof name, "%s_run", pre);

@@ -52,7 +52,113 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
 	lower_loop_end(c, &ln);
 }
 
-const LowerHooks x86_update_hooks = {NULL, x86_update};
+/* ---- k runs: a tile of one row of C in registers ----
+ *
+ * When the innermost loops run along k only (blocks, N:M, rows), the
+ * kernel walks them once per tile of U vectors of C's row m: each kept
+ * weight broadcasts and FMAs into the tile's accumulators, and the tile
+ * is added to C once at the end, instead of loading and storing C for
+ * every weight.  Columns left over after the tiles get the same with one
+ * scalar accumulator. */
+enum { X86_UNROLL = 4 };
+
+typedef struct KrunArg {
+	int width; /* floats per step: VL for the tiles, 1 for the leftovers */
+	LLVMValueRef n;
+	LLVMValueRef acc[X86_UNROLL];
+	int nacc;
+	LLVMTypeRef vty;
+	LLVMValueRef fma;
+	LLVMTypeRef fma_ty;
+} KrunArg;
+
+static LLVMValueRef splat(LowerCtx *c, LLVMValueRef x, int width)
+{
+	if (width == 1)
+		return x;
+	LLVMTypeRef vty = LLVMVectorType(c->f32, (unsigned)width);
+	LLVMValueRef v = LLVMBuildInsertElement(c->b, LLVMGetUndef(vty), x, LLVMConstInt(c->i32, 0, 0), "");
+	return LLVMBuildShuffleVector(c->b, v, LLVMGetUndef(vty),
+	                              LLVMConstNull(LLVMVectorType(c->i32, (unsigned)width)), "splat");
+}
+
+static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	KrunArg *a = arg;
+	const LowerKernel *k = c->k;
+	/* a padding column of W: its weight is 0, and X has no such row */
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kpoint");
+	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kpad");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, k->K), ""), body, skip);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	LLVMValueRef row = p->row;
+	LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &row, 1, ""), "w");
+	LLVMValueRef wv = splat(c, w, a->width);
+	LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+	for (int u = 0; u < a->nacc; u++) {
+		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+		LLVMValueRef x = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, c->X, &at, 1, ""), "x");
+		LLVMSetAlignment(x, 4);
+		LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[u], "");
+		LLVMValueRef args[3] = {wv, x, acc};
+		LLVMBuildStore(c->b, LLVMBuildCall2(c->b, a->fma_ty, a->fma, args, 3, ""), a->acc[u]);
+	}
+	LLVMBuildBr(c->b, skip);
+	LLVMPositionBuilderAtEnd(c->b, skip);
+}
+
+/* One pass of the k run for columns n.. n + width * nacc - 1. */
+static void krun_tile(LowerCtx *c, const LowerPoint *p, int first, KrunArg *a)
+{
+	const LowerKernel *k = c->k;
+	LLVMValueRef zero = LLVMConstNull(a->vty);
+	for (int u = 0; u < a->nacc; u++)
+		LLVMBuildStore(c->b, zero, a->acc[u]);
+	lower_nest(c, first, k->ir->nloops, p, krun_point, a);
+	LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->m, i64c(c, k->N), ""), a->n, "");
+	for (int u = 0; u < a->nacc; u++) {
+		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+		LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+		LLVMValueRef cv = LLVMBuildLoad2(c->b, a->vty, cp, "");
+		LLVMSetAlignment(cv, 4);
+		LLVMValueRef sum = LLVMBuildFAdd(c->b, cv, LLVMBuildLoad2(c->b, a->vty, a->acc[u], ""), "");
+		LLVMValueRef st = LLVMBuildStore(c->b, sum, cp);
+		LLVMSetAlignment(st, 4);
+	}
+}
+
+static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
+{
+	const int vl = c->k->vector_width > 1 ? c->k->vector_width : 1;
+	const int64_t nt = (int64_t)vl * X86_UNROLL;
+	unsigned fma_id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
+	/* the tiles */
+	KrunArg t = {.width = vl, .nacc = X86_UNROLL};
+	t.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
+	t.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &t.vty, 1);
+	t.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &t.vty, 1);
+	for (int u = 0; u < X86_UNROLL; u++)
+		t.acc[u] = lower_entry_alloca(c, t.vty, "acc");
+	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
+	LowerLoop lt;
+	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "tile");
+	t.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	krun_tile(c, p, first, &t);
+	lower_loop_end(c, &lt);
+	/* the columns left over */
+	KrunArg r = {.width = 1, .nacc = 1, .vty = c->f32};
+	r.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &r.vty, 1);
+	r.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &r.vty, 1);
+	r.acc[0] = lower_entry_alloca(c, c->f32, "acc1");
+	LLVMValueRef from = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "");
+	LowerLoop lr;
+	r.n = lower_loop_begin(c, &lr, from, c->n1, "rest");
+	krun_tile(c, p, first, &r);
+	lower_loop_end(c, &lr);
+}
+
+const LowerHooks x86_update_hooks = {NULL, x86_update, x86_krun};
 
 static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 {
@@ -75,6 +181,18 @@ static void init_targets(void)
 }
 
 void x86_init_llvm(void) { pthread_once(&init_once, init_targets); }
+
+int x86_vector_width(LLVMTargetMachineRef tm)
+{
+	char *cpu = LLVMGetTargetMachineCPU(tm), *feat = LLVMGetTargetMachineFeatureString(tm);
+	/* the features string lists +x and -x; a forced CPU may leave it empty */
+	int w = strstr(feat, "+avx512f") ? 16 : strstr(feat, "+avx") ? 8 : 4;
+	if (!feat[0])
+		w = !strcmp(cpu, "skylake-avx512") ? 16 : !strcmp(cpu, "haswell") ? 8 : 4;
+	LLVMDisposeMessage(cpu);
+	LLVMDisposeMessage(feat);
+	return w;
+}
 
 LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, bool pic,
                                         char err[X86_ERR_MAX])
@@ -138,7 +256,9 @@ bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Ker
 	LLVMSetDataLayout(mod, dl);
 	LLVMDisposeMessage(dl);
 	LLVMDisposeTargetData(td);
-	lower_kernel(ctx, mod, k, &x86_update_hooks);
+	LowerKernel kv = *k;
+	kv.vector_width = x86_vector_width(tm);
+	lower_kernel(ctx, mod, &kv, &x86_update_hooks);
 	char *msg = NULL;
 	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
 		snprintf(err, X86_ERR_MAX, "internal: invalid kernel module: %.400s", msg);

@@ -41,6 +41,8 @@ void x86_init_llvm(void);
  * that link into position-independent executables. */
 LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, bool pic,
                                         char err[X86_ERR_MAX]);
+/* Floats per vector register on the machine: 16 (AVX-512), 8 (AVX), 4. */
+int x86_vector_width(LLVMTargetMachineRef tm);
 /* Gives every function the machine's CPU and features and runs O3. */
 bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_MAX]);
 

@@ -82,6 +82,76 @@ static void zero_c(LowerCtx *c)
 	}
 }
 
+void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt at, void *arg)
+{
+	const Pir *ir = c->k->ir;
+	LowerLoop loops[PIR_MAX_LOOPS];
+	LowerPoint q = *p;
+	for (int i = first; i < last; i++) {
+		const PirLoop *l = &ir->loops[i];
+		LLVMValueRef d = lower_loop_begin(c, &loops[i], i64c(c, 0), i64c(c, l->nnz), l->name);
+		LLVMValueRef v = d;
+		if (c->idx[i]) {
+			LLVMValueRef at_ = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q.row, i64c(c, l->nnz), ""), d, "");
+			LLVMValueRef e = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &at_, 1, ""), "");
+			v = LLVMBuildSExt(c->b, e, c->i64, "");
+		}
+		q.row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q.row, i64c(c, l->nnz), ""), d, "");
+		LLVMValueRef dm, dk;
+		offsets(c, l, v, &dm, &dk);
+		q.m = LLVMBuildNSWAdd(c->b, q.m, dm, "m");
+		q.k = LLVMBuildNSWAdd(c->b, q.k, dk, "k");
+	}
+	at(c, &q, arg);
+	for (int i = last - 1; i >= first; i--)
+		lower_loop_end(c, &loops[i]);
+}
+
+LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name)
+{
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(c->ctx);
+	LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(c->fn);
+	LLVMValueRef firsti = LLVMGetFirstInstruction(entry);
+	if (firsti)
+		LLVMPositionBuilderBefore(b, firsti);
+	else
+		LLVMPositionBuilderAtEnd(b, entry);
+	LLVMValueRef a = LLVMBuildAlloca(b, type, name);
+	LLVMDisposeBuilder(b);
+	return a;
+}
+
+/* The innermost point: padding (outside the real M x K) holds zeros and
+ * is skipped. */
+static void at_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	const LowerHooks *hooks = arg;
+	LLVMValueRef row = p->row;
+	LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &row, 1, ""), "w");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "update");
+	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "skip");
+	LLVMValueRef real = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, i64c(c, c->k->M), ""),
+	                                 LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, c->k->K), ""), "real");
+	LLVMBuildCondBr(c->b, real, body, skip);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	hooks->update(c, p->m, p->k, w);
+	LLVMBuildBr(c->b, skip);
+	LLVMPositionBuilderAtEnd(c->b, skip);
+}
+
+/* The point before a k run: padding rows are skipped, the hook does the rest. */
+static void at_krun(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	const LowerHooks *hooks = arg;
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "krun");
+	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kskip");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, i64c(c, c->k->M), "real"), body, skip);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	hooks->krun(c, p, c->split);
+	LLVMBuildBr(c->b, skip);
+	LLVMPositionBuilderAtEnd(c->b, skip);
+}
+
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks)
 {
@@ -108,43 +178,22 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 
 	const Pir *ir = k->ir;
 	const int n = ir->nloops;
-	LowerLoop loops[PIR_MAX_LOOPS];
-	LLVMValueRef row = i64c(&c, 0), m = i64c(&c, 0), kk = i64c(&c, 0);
-	LLVMValueRef idxp[PIR_MAX_LOOPS] = {NULL};
 	for (int i = 0; i < n; i++) /* the index arrays, loaded once */
 		if (pir_loop_is_perforated(&ir->loops[i])) {
 			LLVMValueRef at = i64c(&c, i);
 			LLVMValueRef slot = LLVMBuildGEP2(c.b, c.ptr, c.index, &at, 1, "");
-			idxp[i] = LLVMBuildLoad2(c.b, c.ptr, slot, ir->loops[i].name);
+			c.idx[i] = LLVMBuildLoad2(c.b, c.ptr, slot, ir->loops[i].name);
 		}
-	for (int i = 0; i < n; i++) {
-		const PirLoop *l = &ir->loops[i];
-		LLVMValueRef d = lower_loop_begin(&c, &loops[i], i64c(&c, 0), i64c(&c, l->nnz), l->name);
-		LLVMValueRef v = d;
-		if (idxp[i]) {
-			LLVMValueRef at = LLVMBuildNSWAdd(c.b, LLVMBuildNSWMul(c.b, row, i64c(&c, l->nnz), ""), d, "");
-			LLVMValueRef e = LLVMBuildLoad2(c.b, c.i32, LLVMBuildGEP2(c.b, c.i32, idxp[i], &at, 1, ""), "");
-			v = LLVMBuildSExt(c.b, e, c.i64, "");
-		}
-		row = LLVMBuildNSWAdd(c.b, LLVMBuildNSWMul(c.b, row, i64c(&c, l->nnz), ""), d, "");
-		LLVMValueRef dm, dk;
-		offsets(&c, l, v, &dm, &dk);
-		m = LLVMBuildNSWAdd(c.b, m, dm, "m");
-		kk = LLVMBuildNSWAdd(c.b, kk, dk, "k");
-	}
-	/* the innermost point: padding (outside the real M x K) holds zeros */
-	LLVMValueRef w = LLVMBuildLoad2(c.b, c.f32, LLVMBuildGEP2(c.b, c.f32, c.values, &row, 1, ""), "w");
-	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(ctx, c.fn, "update");
-	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(ctx, c.fn, "skip");
-	LLVMValueRef real = LLVMBuildAnd(c.b, LLVMBuildICmp(c.b, LLVMIntSLT, m, i64c(&c, k->M), ""),
-	                                 LLVMBuildICmp(c.b, LLVMIntSLT, kk, i64c(&c, k->K), ""), "real");
-	LLVMBuildCondBr(c.b, real, body, skip);
-	LLVMPositionBuilderAtEnd(c.b, body);
-	hooks->update(&c, m, kk, w);
-	LLVMBuildBr(c.b, skip);
-	LLVMPositionBuilderAtEnd(c.b, skip);
-	for (int i = n - 1; i >= 0; i--)
-		lower_loop_end(&c, &loops[i]);
+	/* the trailing loops that run along k only */
+	int split = n;
+	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
+		split--;
+	c.split = split;
+	LowerPoint start = {i64c(&c, 0), i64c(&c, 0), i64c(&c, 0)};
+	if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
+		lower_nest(&c, 0, split, &start, at_krun, (void *)hooks);
+	else
+		lower_nest(&c, 0, n, &start, at_point, (void *)hooks);
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);
 	return c.fn;

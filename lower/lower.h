@@ -33,6 +33,7 @@ typedef struct LowerKernel {
 	int64_t M, K, N;
 	PatLayout layout;
 	const char *name;
+	int vector_width; /* floats per vector register, for backends that use it */
 } LowerKernel;
 
 typedef struct LowerCtx {
@@ -43,7 +44,14 @@ typedef struct LowerCtx {
 	LLVMValueRef X, C, values, index, n0, n1; /* the parameters */
 	LLVMTypeRef i32, i64, f32, ptr;
 	const LowerKernel *k;
+	LLVMValueRef idx[PIR_MAX_LOOPS]; /* index arrays of perforated loops */
+	int split; /* loops split..n-1 run along k only (n: none) */
 } LowerCtx;
+
+/* A point of the nest: the storage prefix and the coordinates so far. */
+typedef struct LowerPoint {
+	LLVMValueRef row, m, k;
+} LowerPoint;
 
 typedef struct LowerHooks {
 	/* Emits what comes before the nest; NULL: zero C's columns n0..n1. */
@@ -51,7 +59,20 @@ typedef struct LowerHooks {
 	/* Emits C[m, n] += w * X[k, n] for n0 <= n < n1 at the builder's
 	 * position (m, k: i64; w: float), leaving the builder after it. */
 	void (*update)(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w);
+	/* Optional, layout kn only: when the innermost loops of the nest all
+	 * run along k (a "k run": blocks, N:M, rows), the nest stops before
+	 * them and this hook emits them itself for the point p (m fixed),
+	 * from loop `first` on, e.g. accumulating a tile of C in registers. */
+	void (*krun)(LowerCtx *c, const LowerPoint *p, int first);
 } LowerHooks;
+
+/* Emits loops first..last-1 of the nest from point p (storage digits to
+ * iterations through the index arrays, (m, k) offsets), calling `at` at
+ * every innermost point with the point and the weight's storage index. */
+typedef void (*LowerAt)(LowerCtx *c, const LowerPoint *p, void *arg);
+void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt at, void *arg);
+/* An alloca in the function's entry block (promoted to registers). */
+LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name);
 
 /* Adds the kernel function to mod and returns it. */
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,

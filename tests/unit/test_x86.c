@@ -28,7 +28,7 @@ static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, i
 	prune_unpack(op->ir, &pm, values, M, K, dense);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, M, K, N, layout, name};
+	LowerKernel lk = {op->ir, M, K, N, layout, name, 0};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
