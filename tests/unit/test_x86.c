@@ -81,6 +81,44 @@ START_TEST(stdlib_kernels_match_reference)
 }
 END_TEST
 
+/* Every stdlib pattern on 6 shapes, several of them with extents no tile
+ * size divides, both layouts, 1 and 2 threads. */
+START_TEST(stdlib_patterns_six_shapes)
+{
+	static const char *const patterns[] = {
+		"apply block(8, 8, 25%);", "apply block(32, 32, 50%);", "apply nm(2, 4);",
+		"apply nm(1, 8);", "apply tile_v(16, 25%);", "apply tile_h(16, 50%);",
+		"apply channel(50%);", "apply channel_in(25%);", "apply row_balanced(25%);",
+		"apply unstructured(10%);", "apply hybrid(16, 32, 50%);",
+	};
+	static const int64_t shapes[6][3] = {{64, 64, 32}, {100, 70, 33}, {33, 129, 17},
+	                                     {130, 96, 40}, {7, 250, 9}, {257, 31, 1}};
+	int checked = 0;
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+		for (int s = 0; s < 6; s++) {
+			Arena arena;
+			arena_init(&arena);
+			char *text = arena_printf(&arena,
+			                          "include \"all.pat\";\nop s%d: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
+			                          s, (long long)shapes[s][0], (long long)shapes[s][1],
+			                          (long long)shapes[s][2], patterns[p]);
+			Program prog;
+			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+			OpResult op = prog.ops[0];
+			for (int layout = 0; layout < 2; layout++)
+				for (int threads = 1; threads <= 2; threads++) {
+					double e = run_and_compare(&op, (PatLayout)layout, op.N, threads);
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, %d threads: %g",
+					              patterns[p], (long long)op.M, (long long)op.K, (long long)op.N,
+					              pat_layout_names[layout], threads, e);
+					checked++;
+				}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, 11 * 6 * 4);
+}
+END_TEST
+
 /* 500 random legal patterns (random splits with padding, reorders, joins,
  * perforations, keep counts) on random small shapes, random N and layout:
  * each compiled, run and checked.  A fixed seed gives the same cases; a
@@ -110,6 +148,7 @@ static Suite *x86_suite(void)
 	TCase *tc = tcase_create("kernels");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, stdlib_kernels_match_reference);
+	tcase_add_test(tc, stdlib_patterns_six_shapes);
 	tcase_add_test(tc, random_patterns_property);
 	suite_add_tcase(s, tc);
 	return s;
