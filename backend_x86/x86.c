@@ -158,7 +158,152 @@ static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
 	lower_loop_end(c, &lr);
 }
 
-const LowerHooks x86_update_hooks = {NULL, x86_update, x86_krun};
+/* ---- m runs: several rows of C share each row of X ----
+ *
+ * A dense k run under a dense m loop (blocks: M0 K0^c M1 K1) keeps the
+ * same k in every row, so the rows are taken X86_ROWS at a time: each X
+ * vector is loaded once and multiplied into every row's accumulators. */
+enum { X86_ROWS = 4 };
+
+typedef struct MrunArg {
+	int width, nacc;
+	LLVMValueRef n;
+	int64_t S; /* storage distance between consecutive rows: the k run's size */
+	LLVMValueRef acc[X86_ROWS][X86_UNROLL];
+	LLVMTypeRef vty;
+	LLVMValueRef fma;
+	LLVMTypeRef fma_ty;
+} MrunArg;
+
+static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	MrunArg *a = arg;
+	const LowerKernel *k = c->k;
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mpoint");
+	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mpad");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, k->K), ""), body, skip);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+	LLVMValueRef x[X86_UNROLL];
+	for (int u = 0; u < a->nacc; u++) {
+		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+		x[u] = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, c->X, &at, 1, ""), "x");
+		LLVMSetAlignment(x[u], 4);
+	}
+	for (int r = 0; r < X86_ROWS; r++) {
+		LLVMValueRef at = LLVMBuildNSWAdd(c->b, p->row, i64c(c, (int64_t)r * a->S), "");
+		LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &at, 1, ""), "w");
+		LLVMValueRef wv = splat(c, w, a->width);
+		for (int u = 0; u < a->nacc; u++) {
+			LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], "");
+			LLVMValueRef args[3] = {wv, x[u], acc};
+			LLVMBuildStore(c->b, LLVMBuildCall2(c->b, a->fma_ty, a->fma, args, 3, ""), a->acc[r][u]);
+		}
+	}
+	LLVMBuildBr(c->b, skip);
+	LLVMPositionBuilderAtEnd(c->b, skip);
+}
+
+/* A k run for one row p, guarded against padding rows. */
+static void krun_row(LowerCtx *c, const LowerPoint *p, int first)
+{
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "row");
+	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rowpad");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, i64c(c, c->k->M), ""), body, skip);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	x86_krun(c, p, first);
+	LLVMBuildBr(c->b, skip);
+	LLVMPositionBuilderAtEnd(c->b, skip);
+}
+
+static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
+{
+	const LowerKernel *k = c->k;
+	const PirLoop *l = &k->ir->loops[first];
+	const int64_t len = l->len, sm = l->comp[0].stride;
+	int64_t S = 1;
+	for (int j = first + 1; j < k->ir->nloops; j++)
+		S *= k->ir->loops[j].nnz;
+	const int vl = k->vector_width > 1 ? k->vector_width : 1;
+	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = S};
+	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
+	unsigned fma_id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
+	a.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &a.vty, 1);
+	a.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &a.vty, 1);
+	for (int r = 0; r < X86_ROWS; r++)
+		for (int u = 0; u < a.nacc; u++)
+			a.acc[r][u] = lower_entry_alloca(c, a.vty, "macc");
+	const int64_t nt = (int64_t)vl * a.nacc, blocks = len / X86_ROWS;
+	LowerLoop lb;
+	LLVMValueRef rb = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "rows");
+	LLVMValueRef d0 = LLVMBuildNSWMul(c->b, rb, i64c(c, X86_ROWS), "");
+	LowerPoint q = {LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), d0, ""),
+	                LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, sm), ""), ""), p->k};
+	/* the tiles: all rows at once */
+	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
+	LowerLoop lt;
+	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
+	a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	LLVMValueRef zero = LLVMConstNull(a.vty);
+	for (int r = 0; r < X86_ROWS; r++)
+		for (int u = 0; u < a.nacc; u++)
+			LLVMBuildStore(c->b, zero, a.acc[r][u]);
+	/* the k run's row prefix for row 0: the m digit is d0 */
+	LowerPoint kq = {LLVMBuildNSWMul(c->b, q.row, i64c(c, 1), ""), q.m, q.k};
+	lower_nest(c, first + 1, k->ir->nloops, &kq, mrun_point, &a);
+	for (int r = 0; r < X86_ROWS; r++) {
+		LLVMValueRef m = LLVMBuildNSWAdd(c->b, q.m, i64c(c, (int64_t)r * sm), "");
+		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
+		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), ""), st, nx);
+		LLVMPositionBuilderAtEnd(c->b, st);
+		LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), a.n, "");
+		for (int u = 0; u < a.nacc; u++) {
+			LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * vl), "");
+			LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+			LLVMValueRef cv = LLVMBuildLoad2(c->b, a.vty, cp, "");
+			LLVMSetAlignment(cv, 4);
+			LLVMValueRef s = LLVMBuildStore(c->b, LLVMBuildFAdd(c->b, cv, LLVMBuildLoad2(c->b, a.vty, a.acc[r][u], ""), ""), cp);
+			LLVMSetAlignment(s, 4);
+		}
+		LLVMBuildBr(c->b, nx);
+		LLVMPositionBuilderAtEnd(c->b, nx);
+	}
+	lower_loop_end(c, &lt);
+	/* the columns after the tiles, row by row, with one scalar accumulator */
+	KrunArg r1 = {.width = 1, .nacc = 1, .vty = c->f32};
+	r1.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &r1.vty, 1);
+	r1.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &r1.vty, 1);
+	r1.acc[0] = lower_entry_alloca(c, c->f32, "macc1");
+	LLVMValueRef from = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "");
+	for (int r = 0; r < X86_ROWS; r++) {
+		LowerPoint qr = {LLVMBuildNSWAdd(c->b, q.row, i64c(c, r), ""),
+		                 LLVMBuildNSWAdd(c->b, q.m, i64c(c, (int64_t)r * sm), ""), q.k};
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrest");
+		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrested");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, i64c(c, k->M), ""), body, skip);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		LowerLoop lr;
+		r1.n = lower_loop_begin(c, &lr, from, c->n1, "mrestn");
+		krun_tile(c, &qr, first + 1, &r1);
+		lower_loop_end(c, &lr);
+		LLVMBuildBr(c->b, skip);
+		LLVMPositionBuilderAtEnd(c->b, skip);
+	}
+	lower_loop_end(c, &lb);
+	/* the rows after the blocks of X86_ROWS */
+	if (len % X86_ROWS) {
+		LowerLoop ll;
+		LLVMValueRef d = lower_loop_begin(c, &ll, i64c(c, blocks * X86_ROWS), i64c(c, len), "lastrows");
+		LowerPoint qd = {LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), d, ""),
+		                 LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d, i64c(c, sm), ""), ""), p->k};
+		krun_row(c, &qd, first + 1);
+		lower_loop_end(c, &ll);
+	}
+}
+
+const LowerHooks x86_update_hooks = {NULL, x86_update, x86_krun, x86_mrun};
 
 static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 {

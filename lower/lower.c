@@ -152,6 +152,12 @@ static void at_krun(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
 
+static void at_mrun(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	const LowerHooks *hooks = arg;
+	hooks->mrun(c, p, c->split - 1);
+}
+
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks)
 {
@@ -190,7 +196,15 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 		split--;
 	c.split = split;
 	LowerPoint start = {i64c(&c, 0), i64c(&c, 0), i64c(&c, 0)};
-	if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
+	bool dense_run = split < n;
+	for (int i = split; i < n; i++)
+		dense_run &= !pir_loop_is_perforated(&ir->loops[i]);
+	const PirLoop *up = split > 0 ? &ir->loops[split - 1] : NULL;
+	bool mloop = up && !pir_loop_is_perforated(up) && up->ncomp == 1 &&
+	             up->comp[0].axis == PIR_AXIS_M;
+	if (hooks->mrun && k->layout == PAT_LAYOUT_KN && dense_run && mloop)
+		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
+	else if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
 		lower_nest(&c, 0, split, &start, at_krun, (void *)hooks);
 	else
 		lower_nest(&c, 0, n, &start, at_point, (void *)hooks);

@@ -64,6 +64,11 @@ typedef struct LowerHooks {
 	 * them and this hook emits them itself for the point p (m fixed),
 	 * from loop `first` on, e.g. accumulating a tile of C in registers. */
 	void (*krun)(LowerCtx *c, const LowerPoint *p, int first);
+	/* Optional, layout kn only: when the k run is dense (every row keeps
+	 * the same k) and the loop just outside it is a dense m loop, the nest
+	 * stops before that m loop (`first`) and this hook emits it and the k
+	 * run, so that several rows can share each row of X. */
+	void (*mrun)(LowerCtx *c, const LowerPoint *p, int first);
 } LowerHooks;
 
 /* Emits loops first..last-1 of the nest from point p (storage digits to
