@@ -215,7 +215,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		const OpResult *op = &e->ops[i];
 		const PruneOp *p = &e->pruned[i];
 		const Pir *ir = op->ir;
-		char pre[PIR_NAME_MAX * 2 + 2], name[PIR_NAME_MAX * 2 + 32];
+		char pre[300], name[400];
 		snprintf(pre, sizeof pre, "%s_%s", e->base, op->name);
 		PirMetrics pm;
 		pir_metrics(ir, &pm);
