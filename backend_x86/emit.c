@@ -64,7 +64,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMTypeRef args_ty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, i64, i64}, 6, 0);
 	/* the thread trampoline: ptr tramp(ptr args) */
 	char tname[256];
-	snprintf(tname, sizeof tname, "%s.slice", name);
+	snprintf(tname, sizeof tname, "%.200s.slice", name);
 	LLVMTypeRef tty = LLVMFunctionType(ptr, &ptr, 1, 0);
 	LLVMValueRef tramp = LLVMAddFunction(mod, tname, tty);
 	LLVMSetLinkage(tramp, LLVMInternalLinkage);
@@ -216,7 +216,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		const PruneOp *p = &e->pruned[i];
 		const Pir *ir = op->ir;
 		char pre[300], name[400];
-		snprintf(pre, sizeof pre, "%s_%s", e->base, op->name);
+		snprintf(pre, sizeof pre, "%.128s_%.32s", e->base, op->name);
 		PirMetrics pm;
 		pir_metrics(ir, &pm);
 		/* the packed weights, embedded */
@@ -224,7 +224,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		if (!values)
 			util_ice(__FILE__, __LINE__, "out of memory");
 		prune_pack(ir, &p->mask, p->w, op->M, op->K, values);
-		snprintf(name, sizeof name, "%s.values", pre);
+		snprintf(name, sizeof name, "%.200s.values", pre);
 		LLVMValueRef gv = blob(ctx, mod, name, values, (size_t)pm.values * sizeof *values);
 		free(values);
 		LLVMValueRef idx[PIR_MAX_LOOPS];
@@ -232,28 +232,28 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 			idx[l] = LLVMConstNull(ptr);
 			if (!p->mask.index[l])
 				continue;
-			snprintf(name, sizeof name, "%s.index.%s", pre, ir->loops[l].name);
+			snprintf(name, sizeof name, "%.200s.index.%.32s", pre, ir->loops[l].name);
 			idx[l] = blob(ctx, mod, name, p->mask.index[l],
 			              (size_t)(p->mask.rows[l] * ir->loops[l].nnz) * sizeof(int32_t));
 		}
 		LLVMValueRef fields[2] = {gv, LLVMConstArray2(ptr, idx, (uint64_t)ir->nloops)};
 		LLVMValueRef init = LLVMConstStructInContext(ctx, fields, 2, 0);
-		snprintf(name, sizeof name, "%s_packed", pre);
+		snprintf(name, sizeof name, "%.200s_packed", pre);
 		LLVMValueRef packed = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
 		LLVMSetInitializer(packed, init);
 		LLVMSetGlobalConstant(packed, 1);
 		/* the kernels and their C entry points */
-		snprintf(name, sizeof name, "%s.kernel", pre);
+		snprintf(name, sizeof name, "%.200s.kernel", pre);
 		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, x86_vector_width(tm)};
 		LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
 		LLVMSetLinkage(kernel, LLVMInternalLinkage);
-		snprintf(name, sizeof name, "%s.unpack_kernel", pre);
+		snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
 		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1};
 		LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 		LLVMSetLinkage(ukernel, LLVMInternalLinkage);
-		snprintf(name, sizeof name, "%s_run", pre);
+		snprintf(name, sizeof name, "%.200s_run", pre);
 		build_run(ctx, mod, kernel, name, op->N);
-		snprintf(name, sizeof name, "%s_unpack", pre);
+		snprintf(name, sizeof name, "%.200s_unpack", pre);
 		build_unpack(ctx, mod, ukernel, name);
 		char paper[PIR_PAPER_MAX];
 		pir_print_paper(ir, paper, sizeof paper);
