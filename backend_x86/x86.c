@@ -60,7 +60,7 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
  * is added to C once at the end, instead of loading and storing C for
  * every weight.  Columns left over after the tiles get the same with one
  * scalar accumulator. */
-enum { X86_UNROLL = 4 };
+enum { X86_UNROLL = 8 };
 
 typedef struct KrunArg {
 	int width; /* floats per step: VL for the tiles, 1 for the leftovers */
@@ -130,14 +130,16 @@ static void krun_tile(LowerCtx *c, const LowerPoint *p, int first, KrunArg *a)
 static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
 {
 	const int vl = c->k->vector_width > 1 ? c->k->vector_width : 1;
-	const int64_t nt = (int64_t)vl * X86_UNROLL;
+	/* as many accumulators as registers allow: 8 of 32 (AVX-512), 4 of 16 */
+	const int unroll = vl >= 16 ? 8 : 4;
+	const int64_t nt = (int64_t)vl * unroll;
 	unsigned fma_id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
 	/* the tiles */
-	KrunArg t = {.width = vl, .nacc = X86_UNROLL};
+	KrunArg t = {.width = vl, .nacc = unroll};
 	t.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	t.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &t.vty, 1);
 	t.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &t.vty, 1);
-	for (int u = 0; u < X86_UNROLL; u++)
+	for (int u = 0; u < unroll; u++)
 		t.acc[u] = lower_entry_alloca(c, t.vty, "acc");
 	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
 	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
