@@ -6,6 +6,7 @@
 #   make docs    regenerate README.md and docs/*.md from docs/src/
 #   make fetch-weights   a real pretrained model as data/use-lite.safetensors
 #   make accuracy        the accuracy study (bench/results/accuracy.md)
+#   make bench           the CPU kernels beside OpenBLAS and Eigen (bench/results/cpu.csv)
 #   make bench-prune     the pruning benchmark (bench/results/prune.csv)
 #
 # The real build is CMake; this file only drives it.
@@ -18,7 +19,7 @@ FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build demo docs test test-main test-asan test-fuzz clean \
-	fetch-weights accuracy bench-prune
+	fetch-weights accuracy bench bench-prune
 
 all: build
 
@@ -77,6 +78,12 @@ accuracy: build
 # the newest kernel set this CPU's flags allow, so the baseline is fair.
 OPENBLAS_CORE := $(shell grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
 	(grep -qw avx2 /proc/cpuinfo && echo Haswell) || echo)
+
+# The CPU kernels beside OpenBLAS and Eigen (bench/results/cpu.csv);
+# BENCH=quick keeps the smaller shapes.
+bench: build
+	@mkdir -p bench/results
+	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/cpu_bench stdlib bench/results/cpu.csv $(BENCH)
 
 bench-prune: build
 	@mkdir -p bench/results

@@ -1,0 +1,236 @@
+/* cpu_bench.c - the CPU benchmark of `make bench`.
+ *
+ *   cpu_bench STDLIB CSV [quick]
+ *
+ * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
+ * patc's kernels for block 8x8 and 32x32, vector-wise N:M, tile-wise,
+ * the hybrid and row-balanced element-wise, with 1 and 2 threads, beside
+ * OpenBLAS sgemm (same threads) and Eigen's sparse x dense product on the
+ * same mask, all measured in the same run.  Every patc kernel is checked
+ * against OpenBLAS's product of the masked weight first.  Writes CSV rows
+ * shape,M,K,N,sparsity,pattern,method,threads,median_us,speedup_vs_dense
+ * and prints a Markdown summary.  `quick` keeps the shapes of at most
+ * 2^32 multiply-adds.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "patterns.h"
+#include "backend_x86/x86.h"
+#include "prune/prune.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double eigen_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N, int reps,
+                     double *checksum);
+
+typedef struct Shape {
+	const char *name;
+	int64_t M, K, N;
+} Shape;
+
+static const Shape shapes[] = {
+	{"1024/1024/1024", 1024, 1024, 1024}, {"4096/1024/1024", 4096, 1024, 1024},
+	{"1024/4096/1024", 1024, 4096, 1024}, {"768/768/512", 768, 768, 512},
+	{"3072/768/512", 3072, 768, 512},     {"768/3072/512", 768, 3072, 512},
+	{"128/576/784", 128, 576, 784},       {"64/576/3136", 64, 576, 3136},
+	{"256/1152/3136", 256, 1152, 3136},   {"4096/4096/4096", 4096, 4096, 4096},
+	{"16384/4096/4096", 16384, 4096, 4096}, {"4096/16384/4096", 4096, 16384, 4096},
+};
+enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+
+static const double sparsities[] = {50, 75, 93.75};
+static const char *const pattern_names[] = {"block8", "block32", "nm", "tile", "hybrid", "rowbal"};
+enum { NPAT = 6 };
+
+/* The .pat body of pattern p at sparsity s. */
+static void pattern_body(int p, double s, char *buf, size_t len)
+{
+	double d = 100 - s;
+	switch (p) {
+	case 0: snprintf(buf, len, "apply block(8, 8, %g%%);", d); break;
+	case 1: snprintf(buf, len, "apply block(32, 32, %g%%);", d); break;
+	case 2: snprintf(buf, len, "apply nm(%s);", s == 50 ? "2, 4" : s == 75 ? "1, 4" : "1, 16"); break;
+	case 3: snprintf(buf, len, "apply tile_v(32, %g%%);", d); break;
+	case 4: snprintf(buf, len, "apply hybrid(32, 32, %g%%, 2, 4);", 2 * d); break;
+	default: snprintf(buf, len, "apply row_balanced(%g%%);", d); break;
+	}
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double dense_us(const float *w, const float *x, float *c, int64_t M, int64_t K, int64_t N,
+                       int threads, int reps)
+{
+	openblas_set_num_threads(threads);
+	double t[64];
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1, w, (int)K, x,
+	            (int)N, 0, c, (int)N);
+	for (int r = 0; r < reps; r++) {
+		double t0 = now();
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1, w, (int)K,
+		            x, (int)N, 0, c, (int)N);
+		t[r] = now() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof *t, cmp_double);
+	return 1e6 * t[reps / 2];
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: cpu_bench STDLIB CSV [quick]\n");
+		return 2;
+	}
+	const char *stdlib = argv[1];
+	bool quick = argc > 3 && !strcmp(argv[3], "quick");
+	FILE *csv = fopen(argv[2], "w");
+	if (!csv) {
+		perror(argv[2]);
+		return 3;
+	}
+	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,threads,median_us,speedup_vs_dense\n");
+	/* speedups for the summary: [sparsity][shape][pattern][threads] */
+	static double sp[3][NSHAPES][NPAT][2], vs_eigen[3][NSHAPES][NPAT];
+	bool ran[NSHAPES] = {false};
+	for (int si = 0; si < NSHAPES; si++) {
+		const Shape *sh = &shapes[si];
+		const int64_t M = sh->M, K = sh->K, N = sh->N;
+		if (quick && (double)M * (double)K * (double)N > 4294967296.0)
+			continue;
+		ran[si] = true;
+		int reps = (int)fmin(15, fmax(3, 4e9 / (2.0 * (double)M * (double)K * (double)N)));
+		float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
+		float *masked = malloc((size_t)(M * K) * sizeof *masked);
+		float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
+		float *ref = malloc((size_t)(M * N) * sizeof *ref);
+		if (!w || !imp || !masked || !x || !c || !ref) {
+			fprintf(stderr, "cpu_bench: out of memory at %s\n", sh->name);
+			return 3;
+		}
+		synth_weights(w, M, K, 1, SYNTH_PLAIN, 1);
+		synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
+		prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
+		double dense[2];
+		for (int t = 0; t < 2; t++) {
+			dense[t] = dense_us(w, x, c, M, K, N, t + 1, reps);
+			fprintf(csv, "%s,%lld,%lld,%lld,0,dense,openblas,%d,%.1f,1\n", sh->name, (long long)M,
+			        (long long)K, (long long)N, t + 1, dense[t]);
+		}
+		for (int s = 0; s < 3; s++)
+			for (int p = 0; p < NPAT; p++) {
+				char body[128];
+				pattern_body(p, sparsities[s], body, sizeof body);
+				Pir ir;
+				if (!bench_pattern(stdlib, M, K, body, &ir)) {
+					fprintf(stderr, "cpu_bench: %s does not compile for %s\n", body, sh->name);
+					continue;
+				}
+				PruneMask pm;
+				char err[PRUNE_ERR_MAX];
+				if (!prune_mask_build(&ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err)) {
+					fprintf(stderr, "cpu_bench: %s\n", err);
+					continue;
+				}
+				PirMetrics mt;
+				pir_metrics(&ir, &mt);
+				float *values = malloc((size_t)mt.values * sizeof *values);
+				prune_pack(&ir, &pm, w, M, K, values);
+				prune_unpack(&ir, &pm, values, M, K, masked);
+				LowerKernel lk = {&ir, M, K, N, PAT_LAYOUT_KN, "bench_kernel", 0};
+				X86Kernel kern;
+				char xerr[X86_ERR_MAX];
+				if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
+					fprintf(stderr, "cpu_bench: %s\n", xerr);
+					return 4;
+				}
+				openblas_set_num_threads(1);
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1,
+				            masked, (int)K, x, (int)N, 0, ref, (int)N);
+				const int32_t *const *index = (const int32_t *const *)pm.index;
+				for (int t = 0; t < 2; t++) {
+					x86_run(&kern, x, c, values, index, t + 1);
+					if (t == 0) {
+						double num = 0, den = 0;
+						for (int64_t i = 0; i < M * N; i++)
+							num += ((double)c[i] - ref[i]) * ((double)c[i] - ref[i]),
+							den += (double)ref[i] * ref[i];
+						if (!(sqrt(num / den) < 1e-4)) {
+							fprintf(stderr, "cpu_bench: %s %s %g%%: wrong result (%g)\n", sh->name,
+							        pattern_names[p], sparsities[s], sqrt(num / den));
+							return 4;
+						}
+					}
+					double tk[64];
+					for (int r = 0; r < reps; r++) {
+						double t0 = now();
+						x86_run(&kern, x, c, values, index, t + 1);
+						tk[r] = now() - t0;
+					}
+					qsort(tk, (size_t)reps, sizeof *tk, cmp_double);
+					double us = 1e6 * tk[reps / 2];
+					sp[s][si][p][t] = dense[t] / us;
+					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%d,%.1f,%.3f\n", sh->name,
+					        (long long)M, (long long)K, (long long)N, sparsities[s], pattern_names[p],
+					        t + 1, us, dense[t] / us);
+					if (t == 0) {
+						double sum;
+						double eus = eigen_spmm_us(masked, M, K, x, N, reps, &sum);
+						vs_eigen[s][si][p] = eus / us;
+						fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,eigen,1,%.1f,%.3f\n", sh->name,
+						        (long long)M, (long long)K, (long long)N, sparsities[s],
+						        pattern_names[p], eus, dense[0] / eus);
+					}
+				}
+				fflush(csv);
+				fprintf(stderr, "  %s %5g%% %-8s  %.2fx (1 thread)  %.2fx (2 threads)  %.2fx vs Eigen\n",
+				        sh->name, sparsities[s], pattern_names[p], sp[s][si][p][0], sp[s][si][p][1],
+				        vs_eigen[s][si][p]);
+				x86_kernel_free(&kern);
+				free(values);
+				prune_mask_free(&pm);
+			}
+		free(w), free(imp), free(masked), free(x), free(c), free(ref);
+	}
+	fclose(csv);
+	/* the summary: geometric means over the shapes run */
+	printf("| sparsity | best structured, 2 threads | block8 | block32 | nm | tile | hybrid | rowbal | patc / Eigen (min over patterns) |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int s = 0; s < 3; s++) {
+		double best = 0, g[NPAT] = {0}, minE = INFINITY;
+		int n = 0;
+		for (int si = 0; si < NSHAPES; si++) {
+			if (!ran[si])
+				continue;
+			double b = 0;
+			for (int p = 0; p < NPAT - 1; p++) /* structured: all but row-balanced */
+				b = sp[s][si][p][1] > b ? sp[s][si][p][1] : b;
+			best += log(b);
+			for (int p = 0; p < NPAT; p++) {
+				g[p] += log(sp[s][si][p][1]);
+				minE = vs_eigen[s][si][p] < minE ? vs_eigen[s][si][p] : minE;
+			}
+			n++;
+		}
+		printf("| %g%% | %.2fx |", sparsities[s], exp(best / n));
+		for (int p = 0; p < NPAT; p++)
+			printf(" %.2fx |", exp(g[p] / n));
+		printf(" %.2fx |\n", minE);
+	}
+	printf("\nspeedup over OpenBLAS sgemm with the same threads (geometric mean over %s shapes); "
+	       "OpenBLAS: %s\n", quick ? "the quick" : "the 12", openblas_get_config());
+	return 0;
+}
