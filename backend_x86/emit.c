@@ -54,6 +54,18 @@ static LLVMValueRef blob(LLVMContextRef ctx, LLVMModuleRef mod, const char *name
 	return g;
 }
 
+/* x86_slice_bound (x86.h) in IR: slice s of t starts at column
+ * s == t ? N : min(N, round(N s / t) to a multiple of X86_SLICE_ALIGN). */
+static LLVMValueRef slice_bound(LLVMBuilderRef b, LLVMTypeRef i64, LLVMValueRef N, LLVMValueRef s,
+                                LLVMValueRef t)
+{
+	LLVMValueRef raw = LLVMBuildSDiv(b, LLVMBuildMul(b, N, s, ""), t, "");
+	LLVMValueRef al = LLVMBuildAnd(b, LLVMBuildAdd(b, raw, LLVMConstInt(i64, X86_SLICE_ALIGN / 2, 0), ""),
+	                               LLVMConstInt(i64, (unsigned long long)-(int64_t)X86_SLICE_ALIGN, 1), "");
+	al = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, al, N, ""), N, al, "");
+	return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, s, t, ""), N, al, "bound");
+}
+
 /* void P_run(const float *X, float *C, const weights *w, int threads) */
 static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
                       int64_t N)
@@ -121,8 +133,8 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef Nc = LLVMConstInt(i64, (unsigned long long)N, 0);
 	LLVMValueRef s = lower_loop_begin(&lc, &l1, LLVMConstInt(i64, 0, 0), t, "fill");
 	LLVMValueRef rec = LLVMBuildGEP2(b, args_ty, recs, &s, 1, "");
-	LLVMValueRef n0 = LLVMBuildSDiv(b, LLVMBuildMul(b, Nc, s, ""), t, "");
-	LLVMValueRef n1 = LLVMBuildSDiv(b, LLVMBuildMul(b, Nc, LLVMBuildAdd(b, s, LLVMConstInt(i64, 1, 0), ""), ""), t, "");
+	LLVMValueRef n0 = slice_bound(b, i64, Nc, s, t);
+	LLVMValueRef n1 = slice_bound(b, i64, Nc, LLVMBuildAdd(b, s, LLVMConstInt(i64, 1, 0), ""), t);
 	LLVMValueRef vals[6] = {X, C, values, index, n0, n1};
 	for (unsigned i = 0; i < 6; i++)
 		LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, args_ty, rec, i, ""));

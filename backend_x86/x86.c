@@ -127,18 +127,56 @@ static void krun_tile(LowerCtx *c, const LowerPoint *p, int first, KrunArg *a)
 	}
 }
 
+/* Declares llvm.fmuladd for a's vector type. */
+static void krun_fma(LowerCtx *c, KrunArg *a)
+{
+	unsigned id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
+	a->fma = LLVMGetIntrinsicDeclaration(c->mod, id, &a->vty, 1);
+	a->fma_ty = LLVMIntrinsicGetType(c->ctx, id, &a->vty, 1);
+}
+
+/* The columns from *from (an i64 alloca) to n1 after the full tiles: one
+ * pass for each smaller power-of-two count of vectors that still fits
+ * (at most one each), then one scalar pass per column left. */
+static void krun_rest(LowerCtx *c, const LowerPoint *p, int first, int vl, int unroll,
+                      LLVMValueRef from)
+{
+	for (int nacc = unroll / 2; vl > 1 && nacc >= 1; nacc /= 2) {
+		KrunArg t = {.width = vl, .nacc = nacc, .vty = LLVMVectorType(c->f32, (unsigned)vl)};
+		krun_fma(c, &t);
+		for (int u = 0; u < nacc; u++)
+			t.acc[u] = lower_entry_alloca(c, t.vty, "racc");
+		const int64_t w = (int64_t)vl * nacc;
+		t.n = LLVMBuildLoad2(c->b, c->i64, from, "from");
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restv");
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restvd");
+		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, t.n, i64c(c, w), ""), c->n1, "");
+		LLVMBuildCondBr(c->b, fits, body, next);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		krun_tile(c, p, first, &t);
+		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, t.n, i64c(c, w), ""), from);
+		LLVMBuildBr(c->b, next);
+		LLVMPositionBuilderAtEnd(c->b, next);
+	}
+	KrunArg r = {.width = 1, .nacc = 1, .vty = c->f32};
+	krun_fma(c, &r);
+	r.acc[0] = lower_entry_alloca(c, c->f32, "acc1");
+	LowerLoop lr;
+	r.n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "rest");
+	krun_tile(c, p, first, &r);
+	lower_loop_end(c, &lr);
+}
+
 static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
 {
 	const int vl = c->k->vector_width > 1 ? c->k->vector_width : 1;
 	/* as many accumulators as registers allow: 8 of 32 (AVX-512), 4 of 16 */
 	const int unroll = vl >= 16 ? 8 : 4;
 	const int64_t nt = (int64_t)vl * unroll;
-	unsigned fma_id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
 	/* the tiles */
 	KrunArg t = {.width = vl, .nacc = unroll};
 	t.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
-	t.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &t.vty, 1);
-	t.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &t.vty, 1);
+	krun_fma(c, &t);
 	for (int u = 0; u < unroll; u++)
 		t.acc[u] = lower_entry_alloca(c, t.vty, "acc");
 	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
@@ -149,15 +187,9 @@ static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
 	krun_tile(c, p, first, &t);
 	lower_loop_end(c, &lt);
 	/* the columns left over */
-	KrunArg r = {.width = 1, .nacc = 1, .vty = c->f32};
-	r.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &r.vty, 1);
-	r.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &r.vty, 1);
-	r.acc[0] = lower_entry_alloca(c, c->f32, "acc1");
-	LLVMValueRef from = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "");
-	LowerLoop lr;
-	r.n = lower_loop_begin(c, &lr, from, c->n1, "rest");
-	krun_tile(c, p, first, &r);
-	lower_loop_end(c, &lr);
+	LLVMValueRef from = lower_entry_alloca(c, c->i64, "from");
+	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	krun_rest(c, p, first, vl, unroll, from);
 }
 
 /* ---- m runs: several rows of C share each row of X ----
@@ -218,6 +250,37 @@ static void krun_row(LowerCtx *c, const LowerPoint *p, int first)
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
 
+/* One pass of X86_ROWS rows from q for columns a->n.. a->n + width * nacc - 1. */
+static void mrun_tile(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
+{
+	const LowerKernel *k = c->k;
+	const int64_t sm = k->ir->loops[first].comp[0].stride;
+	LLVMValueRef zero = LLVMConstNull(a->vty);
+	for (int r = 0; r < X86_ROWS; r++)
+		for (int u = 0; u < a->nacc; u++)
+			LLVMBuildStore(c->b, zero, a->acc[r][u]);
+	lower_nest(c, first + 1, k->ir->nloops, q, mrun_point, a);
+	for (int r = 0; r < X86_ROWS; r++) {
+		LLVMValueRef m = LLVMBuildNSWAdd(c->b, q->m, i64c(c, (int64_t)r * sm), "");
+		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
+		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), ""), st, nx);
+		LLVMPositionBuilderAtEnd(c->b, st);
+		LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), a->n, "");
+		for (int u = 0; u < a->nacc; u++) {
+			LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+			LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+			LLVMValueRef cv = LLVMBuildLoad2(c->b, a->vty, cp, "");
+			LLVMSetAlignment(cv, 4);
+			LLVMValueRef sum = LLVMBuildFAdd(c->b, cv, LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], ""), "");
+			LLVMValueRef s = LLVMBuildStore(c->b, sum, cp);
+			LLVMSetAlignment(s, 4);
+		}
+		LLVMBuildBr(c->b, nx);
+		LLVMPositionBuilderAtEnd(c->b, nx);
+	}
+}
+
 static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 {
 	const LowerKernel *k = c->k;
@@ -229,9 +292,11 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	const int vl = k->vector_width > 1 ? k->vector_width : 1;
 	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = S};
 	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
-	unsigned fma_id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
-	a.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &a.vty, 1);
-	a.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &a.vty, 1);
+	{
+		KrunArg f = {.vty = a.vty};
+		krun_fma(c, &f);
+		a.fma = f.fma, a.fma_ty = f.fma_ty;
+	}
 	for (int r = 0; r < X86_ROWS; r++)
 		for (int u = 0; u < a.nacc; u++)
 			a.acc[r][u] = lower_entry_alloca(c, a.vty, "macc");
@@ -247,38 +312,30 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	LowerLoop lt;
 	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
 	a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
-	LLVMValueRef zero = LLVMConstNull(a.vty);
-	for (int r = 0; r < X86_ROWS; r++)
-		for (int u = 0; u < a.nacc; u++)
-			LLVMBuildStore(c->b, zero, a.acc[r][u]);
-	/* the k run's row prefix for row 0: the m digit is d0 */
-	LowerPoint kq = {LLVMBuildNSWMul(c->b, q.row, i64c(c, 1), ""), q.m, q.k};
-	lower_nest(c, first + 1, k->ir->nloops, &kq, mrun_point, &a);
-	for (int r = 0; r < X86_ROWS; r++) {
-		LLVMValueRef m = LLVMBuildNSWAdd(c->b, q.m, i64c(c, (int64_t)r * sm), "");
-		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
-		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), ""), st, nx);
-		LLVMPositionBuilderAtEnd(c->b, st);
-		LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), a.n, "");
-		for (int u = 0; u < a.nacc; u++) {
-			LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * vl), "");
-			LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
-			LLVMValueRef cv = LLVMBuildLoad2(c->b, a.vty, cp, "");
-			LLVMSetAlignment(cv, 4);
-			LLVMValueRef s = LLVMBuildStore(c->b, LLVMBuildFAdd(c->b, cv, LLVMBuildLoad2(c->b, a.vty, a.acc[r][u], ""), ""), cp);
-			LLVMSetAlignment(s, 4);
-		}
-		LLVMBuildBr(c->b, nx);
-		LLVMPositionBuilderAtEnd(c->b, nx);
-	}
+	mrun_tile(c, &q, first, &a);
 	lower_loop_end(c, &lt);
-	/* the columns after the tiles, row by row, with one scalar accumulator */
+	/* the columns after the tiles: smaller tiles while whole vectors fit */
+	LLVMValueRef from = lower_entry_alloca(c, c->i64, "mfrom");
+	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	for (int nacc = a.nacc / 2; vl > 1 && nacc >= 1; nacc /= 2) {
+		MrunArg s = a;
+		s.nacc = nacc;
+		const int64_t w = (int64_t)vl * nacc;
+		s.n = LLVMBuildLoad2(c->b, c->i64, from, "from");
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrestv");
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrestvd");
+		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), c->n1, "");
+		LLVMBuildCondBr(c->b, fits, body, next);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		mrun_tile(c, &q, first, &s);
+		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), from);
+		LLVMBuildBr(c->b, next);
+		LLVMPositionBuilderAtEnd(c->b, next);
+	}
+	/* then, row by row, one scalar accumulator per column */
 	KrunArg r1 = {.width = 1, .nacc = 1, .vty = c->f32};
-	r1.fma = LLVMGetIntrinsicDeclaration(c->mod, fma_id, &r1.vty, 1);
-	r1.fma_ty = LLVMIntrinsicGetType(c->ctx, fma_id, &r1.vty, 1);
+	krun_fma(c, &r1);
 	r1.acc[0] = lower_entry_alloca(c, c->f32, "macc1");
-	LLVMValueRef from = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "");
 	for (int r = 0; r < X86_ROWS; r++) {
 		LowerPoint qr = {LLVMBuildNSWAdd(c->b, q.row, i64c(c, r), ""),
 		                 LLVMBuildNSWAdd(c->b, q.m, i64c(c, (int64_t)r * sm), ""), q.k};
@@ -287,7 +344,7 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, i64c(c, k->M), ""), body, skip);
 		LLVMPositionBuilderAtEnd(c->b, body);
 		LowerLoop lr;
-		r1.n = lower_loop_begin(c, &lr, from, c->n1, "mrestn");
+		r1.n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "mrestn");
 		krun_tile(c, &qr, first + 1, &r1);
 		lower_loop_end(c, &lr);
 		LLVMBuildBr(c->b, skip);
@@ -491,7 +548,8 @@ void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
 	bool created[MAX_THREADS] = {false};
 	Slice s[MAX_THREADS];
 	for (int t = 0; t < threads; t++)
-		s[t] = (Slice){k, X, values, C, index, k->N * t / threads, k->N * (t + 1) / threads};
+		s[t] = (Slice){k, X, values, C, index, x86_slice_bound(k->N, t, threads),
+		               x86_slice_bound(k->N, t + 1, threads)};
 	for (int t = 1; t < threads; t++)
 		created[t] = pthread_create(&tid[t], NULL, run_slice, &s[t]) == 0;
 	run_slice(&s[0]);

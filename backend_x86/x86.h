@@ -29,6 +29,20 @@ bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Ker
              char err[X86_ERR_MAX]);
 void x86_kernel_free(X86Kernel *k);
 
+/* Thread slices start on multiples of this many columns, so that only the
+ * last slice can end in columns that fill no whole vector. */
+enum { X86_SLICE_ALIGN = 16 };
+
+/* Where slice s of t starts (s == t: N): N s / t rounded to a multiple of
+ * X86_SLICE_ALIGN, at most N.  Nondecreasing in s; slices may be empty. */
+static inline int64_t x86_slice_bound(int64_t N, int64_t s, int64_t t)
+{
+	if (s >= t)
+		return N;
+	int64_t b = (N * s / t + X86_SLICE_ALIGN / 2) & -(int64_t)X86_SLICE_ALIGN;
+	return b < N ? b : N;
+}
+
 /* Runs the kernel over all N columns with `threads` threads, each taking a
  * contiguous slice of columns (columns never write the same C element). */
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
