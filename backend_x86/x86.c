@@ -203,6 +203,8 @@ typedef struct MrunArg {
 	int width, nacc;
 	LLVMValueRef n;
 	int64_t S; /* storage distance between consecutive rows: the k run's size */
+	int shared; /* loops first+1..shared-1 are dense: every row walks them alike */
+	int64_t Sd; /* storage distance between rows' prefixes after the shared loops */
 	LLVMValueRef acc[X86_ROWS][X86_UNROLL];
 	LLVMTypeRef vty;
 	LLVMValueRef fma;
@@ -238,6 +240,37 @@ static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
 
+/* A k run whose leading loops are dense but whose inner loops are
+ * perforated (N:M: every row keeps 2 of each group of 4 k, not the same 2):
+ * the rows walk the dense loops together and each row then walks its own
+ * kept weights of the group, so the few rows of X a group touches are
+ * read by all the rows while they are in L1. */
+typedef struct MrowArg {
+	MrunArg *a;
+	int r;
+} MrowArg;
+
+static void mrow_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	const MrowArg *ra = arg;
+	MrunArg *a = ra->a;
+	KrunArg t = {.width = a->width, .n = a->n, .nacc = a->nacc, .vty = a->vty, .fma = a->fma,
+	             .fma_ty = a->fma_ty};
+	for (int u = 0; u < a->nacc; u++)
+		t.acc[u] = a->acc[ra->r][u];
+	krun_point(c, p, &t);
+}
+
+static void mrun_group(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	MrunArg *a = arg;
+	for (int r = 0; r < X86_ROWS; r++) {
+		LowerPoint pr = {LLVMBuildNSWAdd(c->b, p->row, i64c(c, (int64_t)r * a->Sd), ""), p->m, p->k};
+		MrowArg ra = {a, r};
+		lower_nest(c, a->shared, c->k->ir->nloops, &pr, mrow_point, &ra);
+	}
+}
+
 /* A k run for one row p, guarded against padding rows. */
 static void krun_row(LowerCtx *c, const LowerPoint *p, int first)
 {
@@ -259,7 +292,10 @@ static void mrun_tile(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
 	for (int r = 0; r < X86_ROWS; r++)
 		for (int u = 0; u < a->nacc; u++)
 			LLVMBuildStore(c->b, zero, a->acc[r][u]);
-	lower_nest(c, first + 1, k->ir->nloops, q, mrun_point, a);
+	if (a->shared == k->ir->nloops)
+		lower_nest(c, first + 1, k->ir->nloops, q, mrun_point, a);
+	else
+		lower_nest(c, first + 1, a->shared, q, mrun_group, a);
 	for (int r = 0; r < X86_ROWS; r++) {
 		LLVMValueRef m = LLVMBuildNSWAdd(c->b, q->m, i64c(c, (int64_t)r * sm), "");
 		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
@@ -290,7 +326,13 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	for (int j = first + 1; j < k->ir->nloops; j++)
 		S *= k->ir->loops[j].nnz;
 	const int vl = k->vector_width > 1 ? k->vector_width : 1;
-	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = S};
+	int shared = first + 1;
+	int64_t Sd = 1;
+	while (shared < k->ir->nloops && !pir_loop_is_perforated(&k->ir->loops[shared]))
+		shared++;
+	for (int j = first + 1; j < shared; j++)
+		Sd *= k->ir->loops[j].nnz;
+	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = S, .shared = shared, .Sd = Sd};
 	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	{
 		KrunArg f = {.vty = a.vty};

@@ -202,7 +202,9 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	const PirLoop *up = split > 0 ? &ir->loops[split - 1] : NULL;
 	bool mloop = up && !pir_loop_is_perforated(up) && up->ncomp == 1 &&
 	             up->comp[0].axis == PIR_AXIS_M;
-	if (hooks->mrun && k->layout == PAT_LAYOUT_KN && dense_run && mloop)
+	/* rows can walk the run together when its outermost loop is dense */
+	bool shared = dense_run || (split < n && !pir_loop_is_perforated(&ir->loops[split]));
+	if (hooks->mrun && k->layout == PAT_LAYOUT_KN && shared && mloop)
 		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
 	else if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
 		lower_nest(&c, 0, split, &start, at_krun, (void *)hooks);

@@ -64,10 +64,11 @@ typedef struct LowerHooks {
 	 * them and this hook emits them itself for the point p (m fixed),
 	 * from loop `first` on, e.g. accumulating a tile of C in registers. */
 	void (*krun)(LowerCtx *c, const LowerPoint *p, int first);
-	/* Optional, layout kn only: when the k run is dense (every row keeps
-	 * the same k) and the loop just outside it is a dense m loop, the nest
-	 * stops before that m loop (`first`) and this hook emits it and the k
-	 * run, so that several rows can share each row of X. */
+	/* Optional, layout kn only: when the k run's outermost loop is dense
+	 * (a dense run: every row keeps the same k; N:M: every row keeps some
+	 * k of the same group) and the loop just outside it is a dense m loop,
+	 * the nest stops before that m loop (`first`) and this hook emits it
+	 * and the k run, so that several rows can share the rows of X. */
 	void (*mrun)(LowerCtx *c, const LowerPoint *p, int first);
 } LowerHooks;
 
