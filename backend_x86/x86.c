@@ -205,6 +205,10 @@ typedef struct MrunArg {
 	int64_t S; /* storage distance between consecutive rows: the k run's size */
 	int shared; /* loops first+1..shared-1 are dense: every row walks them alike */
 	int64_t Sd; /* storage distance between rows' prefixes after the shared loops */
+	int rows; /* rows in this block: X86_ROWS, fewer for the last */
+	int64_t sm; /* m distance between consecutive rows */
+	bool inner; /* the m loop is innermost, under a k loop (x86_minner) */
+	LLVMValueRef d0; /* with inner: the block's first m digit */
 	LLVMValueRef acc[X86_ROWS][X86_UNROLL];
 	LLVMTypeRef vty;
 	LLVMValueRef fma;
@@ -226,7 +230,7 @@ static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 		x[u] = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, c->X, &at, 1, ""), "x");
 		LLVMSetAlignment(x[u], 4);
 	}
-	for (int r = 0; r < X86_ROWS; r++) {
+	for (int r = 0; r < a->rows; r++) {
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, p->row, i64c(c, (int64_t)r * a->S), "");
 		LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &at, 1, ""), "w");
 		LLVMValueRef wv = splat(c, w, a->width);
@@ -264,7 +268,7 @@ static void mrow_point(LowerCtx *c, const LowerPoint *p, void *arg)
 static void mrun_group(LowerCtx *c, const LowerPoint *p, void *arg)
 {
 	MrunArg *a = arg;
-	for (int r = 0; r < X86_ROWS; r++) {
+	for (int r = 0; r < a->rows; r++) {
 		LowerPoint pr = {LLVMBuildNSWAdd(c->b, p->row, i64c(c, (int64_t)r * a->Sd), ""), p->m, p->k};
 		MrowArg ra = {a, r};
 		lower_nest(c, a->shared, c->k->ir->nloops, &pr, mrow_point, &ra);
@@ -283,20 +287,33 @@ static void krun_row(LowerCtx *c, const LowerPoint *p, int first)
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
 
+/* With the m loop innermost: the point after the k loop, for the block's
+ * first row (the rows are consecutive in storage: S = 1). */
+static void minner_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	MrunArg *a = arg;
+	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].nnz;
+	LowerPoint q = {LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), a->d0, ""),
+	                p->m, p->k};
+	mrun_point(c, &q, a);
+}
+
 /* One pass of X86_ROWS rows from q for columns a->n.. a->n + width * nacc - 1. */
 static void mrun_tile(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
 {
 	const LowerKernel *k = c->k;
-	const int64_t sm = k->ir->loops[first].comp[0].stride;
+	const int64_t sm = a->sm;
 	LLVMValueRef zero = LLVMConstNull(a->vty);
-	for (int r = 0; r < X86_ROWS; r++)
+	for (int r = 0; r < a->rows; r++)
 		for (int u = 0; u < a->nacc; u++)
 			LLVMBuildStore(c->b, zero, a->acc[r][u]);
-	if (a->shared == k->ir->nloops)
+	if (a->inner)
+		lower_nest(c, first, first + 1, q, minner_point, a);
+	else if (a->shared == k->ir->nloops)
 		lower_nest(c, first + 1, k->ir->nloops, q, mrun_point, a);
 	else
 		lower_nest(c, first + 1, a->shared, q, mrun_group, a);
-	for (int r = 0; r < X86_ROWS; r++) {
+	for (int r = 0; r < a->rows; r++) {
 		LLVMValueRef m = LLVMBuildNSWAdd(c->b, q->m, i64c(c, (int64_t)r * sm), "");
 		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
@@ -332,7 +349,8 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		shared++;
 	for (int j = first + 1; j < shared; j++)
 		Sd *= k->ir->loops[j].nnz;
-	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = S, .shared = shared, .Sd = Sd};
+	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = S, .shared = shared, .Sd = Sd,
+	             .rows = X86_ROWS, .sm = sm};
 	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	{
 		KrunArg f = {.vty = a.vty};
@@ -404,7 +422,82 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	}
 }
 
-const LowerHooks x86_update_hooks = {NULL, x86_update, x86_krun, x86_mrun};
+/* ---- m innermost: rows of C under one k (tile_v, channel_in) ----
+ *
+ * A dense m loop innermost under a k loop keeps one k for all its rows,
+ * so the rows are taken X86_ROWS at a time, the k loop walked once per
+ * block and column tile, and each X vector multiplied into every row's
+ * accumulators (the same point as an m run, with the rows adjacent in
+ * storage).  Columns after the tiles go through smaller tiles, then
+ * scalar accumulators. */
+static void minner_block(LowerCtx *c, const LowerPoint *p, int first, MrunArg *a, MrunArg *a1,
+                         LLVMValueRef d0, int rows)
+{
+	const int vl = a->width;
+	a->d0 = a1->d0 = d0;
+	a->rows = a1->rows = rows;
+	LowerPoint q = {p->row, LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, a->sm), ""), ""), p->k};
+	const int64_t nt = (int64_t)vl * a->nacc;
+	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
+	LowerLoop lt;
+	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "itile");
+	a->n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	mrun_tile(c, &q, first, a);
+	lower_loop_end(c, &lt);
+	LLVMValueRef from = lower_entry_alloca(c, c->i64, "ifrom");
+	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	for (int nacc = a->nacc / 2; vl > 1 && nacc >= 1; nacc /= 2) {
+		MrunArg s = *a;
+		s.nacc = nacc;
+		const int64_t w = (int64_t)vl * nacc;
+		s.n = LLVMBuildLoad2(c->b, c->i64, from, "from");
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "irestv");
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "irestvd");
+		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), c->n1, "");
+		LLVMBuildCondBr(c->b, fits, body, next);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		mrun_tile(c, &q, first, &s);
+		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), from);
+		LLVMBuildBr(c->b, next);
+		LLVMPositionBuilderAtEnd(c->b, next);
+	}
+	LowerLoop lr;
+	a1->n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "irest");
+	mrun_tile(c, &q, first, a1);
+	lower_loop_end(c, &lr);
+}
+
+static void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
+{
+	const LowerKernel *k = c->k;
+	const PirLoop *l = &k->ir->loops[first + 1];
+	const int64_t len = l->nnz;
+	const int vl = k->vector_width > 1 ? k->vector_width : 1;
+	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = 1, .rows = X86_ROWS,
+	             .sm = l->comp[0].stride, .inner = true};
+	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
+	MrunArg a1 = a;
+	a1.width = 1, a1.nacc = 1, a1.vty = c->f32;
+	KrunArg f = {.vty = a.vty}, f1 = {.vty = c->f32};
+	krun_fma(c, &f);
+	krun_fma(c, &f1);
+	a.fma = f.fma, a.fma_ty = f.fma_ty, a1.fma = f1.fma, a1.fma_ty = f1.fma_ty;
+	for (int r = 0; r < X86_ROWS; r++) {
+		for (int u = 0; u < a.nacc; u++)
+			a.acc[r][u] = lower_entry_alloca(c, a.vty, "iacc");
+		a1.acc[r][0] = lower_entry_alloca(c, c->f32, "iacc1");
+	}
+	const int64_t blocks = len / X86_ROWS;
+	LowerLoop lb;
+	LLVMValueRef rb = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "irows");
+	minner_block(c, p, first, &a, &a1, LLVMBuildNSWMul(c->b, rb, i64c(c, X86_ROWS), ""), X86_ROWS);
+	lower_loop_end(c, &lb);
+	if (len % X86_ROWS)
+		minner_block(c, p, first, &a, &a1, i64c(c, blocks * X86_ROWS), (int)(len % X86_ROWS));
+}
+
+const LowerHooks x86_update_hooks = {NULL, x86_update, x86_krun, x86_mrun, x86_minner};
 
 static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 {

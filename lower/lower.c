@@ -158,6 +158,23 @@ static void at_mrun(LowerCtx *c, const LowerPoint *p, void *arg)
 	hooks->mrun(c, p, c->split - 1);
 }
 
+static void at_minner(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	const LowerHooks *hooks = arg;
+	hooks->minner(c, p, c->k->ir->nloops - 2);
+}
+
+/* A dense m loop innermost, under a loop along k only. */
+static bool minner_nest(const Pir *ir)
+{
+	const int n = ir->nloops;
+	if (n < 2)
+		return false;
+	const PirLoop *m = &ir->loops[n - 1], *k = &ir->loops[n - 2];
+	return !pir_loop_is_perforated(m) && m->ncomp == 1 && m->comp[0].axis == PIR_AXIS_M &&
+	       !pir_loop_has_axis(k, PIR_AXIS_M);
+}
+
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks)
 {
@@ -208,6 +225,8 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
 	else if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
 		lower_nest(&c, 0, split, &start, at_krun, (void *)hooks);
+	else if (hooks->minner && k->layout == PAT_LAYOUT_KN && minner_nest(ir))
+		lower_nest(&c, 0, n - 2, &start, at_minner, (void *)hooks);
 	else
 		lower_nest(&c, 0, n, &start, at_point, (void *)hooks);
 	LLVMBuildRetVoid(c.b);

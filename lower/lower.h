@@ -70,6 +70,11 @@ typedef struct LowerHooks {
 	 * the nest stops before that m loop (`first`) and this hook emits it
 	 * and the k run, so that several rows can share the rows of X. */
 	void (*mrun)(LowerCtx *c, const LowerPoint *p, int first);
+	/* Optional, layout kn only: when the innermost loop is a dense m loop
+	 * and the loop above it runs along k only (tile_v, channel_in), the
+	 * nest stops before that k loop (`first`) and this hook emits both,
+	 * so that the rows under one k can share each row of X. */
+	void (*minner)(LowerCtx *c, const LowerPoint *p, int first);
 } LowerHooks;
 
 /* Emits loops first..last-1 of the nest from point p (storage digits to
