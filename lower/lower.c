@@ -219,8 +219,15 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	const PirLoop *up = split > 0 ? &ir->loops[split - 1] : NULL;
 	bool mloop = up && !pir_loop_is_perforated(up) && up->ncomp == 1 &&
 	             up->comp[0].axis == PIR_AXIS_M;
-	/* rows can walk the run together when its outermost loop is dense */
-	bool shared = dense_run || (split < n && !pir_loop_is_perforated(&ir->loops[split]));
+	/* Rows can walk the run together when its outermost loop is dense.
+	 * With perforated inner loops (N:M) that pays only when they keep at
+	 * least half of each group, so that a block of rows reads most of the
+	 * group's X rows (measured: 2:4 gains ~30%, 1:4 and 1:16 lose). */
+	int64_t kept = 1, len = 1;
+	for (int i = split; i < n; i++)
+		kept *= ir->loops[i].nnz, len *= ir->loops[i].len;
+	bool shared = dense_run || (split < n && !pir_loop_is_perforated(&ir->loops[split]) &&
+	                            2 * kept >= len);
 	if (hooks->mrun && k->layout == PAT_LAYOUT_KN && shared && mloop)
 		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
 	else if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
