@@ -135,29 +135,50 @@ static void krun_fma(LowerCtx *c, KrunArg *a)
 	a->fma_ty = LLVMIntrinsicGetType(c->ctx, id, &a->vty, 1);
 }
 
+/* Emits `tile(c, nacc, n, arg)` for the columns n.. n + vl nacc - 1 once
+ * for each nacc = top/2, top/4, .., 1 whose tile still fits before n1,
+ * starting at *from (an i64 alloca) and advancing it. */
+typedef void (*ColumnTile)(LowerCtx *c, int nacc, LLVMValueRef n, void *arg);
+static void smaller_tiles(LowerCtx *c, LLVMValueRef from, int vl, int top, ColumnTile tile, void *arg)
+{
+	for (int nacc = top / 2; vl > 1 && nacc >= 1; nacc /= 2) {
+		const int64_t w = (int64_t)vl * nacc;
+		LLVMValueRef n = LLVMBuildLoad2(c->b, c->i64, from, "from");
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restv");
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restvd");
+		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, n, i64c(c, w), ""), c->n1, "");
+		LLVMBuildCondBr(c->b, fits, body, next);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		tile(c, nacc, n, arg);
+		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, n, i64c(c, w), ""), from);
+		LLVMBuildBr(c->b, next);
+		LLVMPositionBuilderAtEnd(c->b, next);
+	}
+}
+
+typedef struct KrestArg {
+	const LowerPoint *p;
+	int first, vl;
+} KrestArg;
+
+static void krest_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
+{
+	const KrestArg *ka = arg;
+	KrunArg t = {.width = ka->vl, .nacc = nacc, .n = n, .vty = LLVMVectorType(c->f32, (unsigned)ka->vl)};
+	krun_fma(c, &t);
+	for (int u = 0; u < nacc; u++)
+		t.acc[u] = lower_entry_alloca(c, t.vty, "racc");
+	krun_tile(c, ka->p, ka->first, &t);
+}
+
 /* The columns from *from (an i64 alloca) to n1 after the full tiles: one
  * pass for each smaller power-of-two count of vectors that still fits
  * (at most one each), then one scalar pass per column left. */
 static void krun_rest(LowerCtx *c, const LowerPoint *p, int first, int vl, int unroll,
                       LLVMValueRef from)
 {
-	for (int nacc = unroll / 2; vl > 1 && nacc >= 1; nacc /= 2) {
-		KrunArg t = {.width = vl, .nacc = nacc, .vty = LLVMVectorType(c->f32, (unsigned)vl)};
-		krun_fma(c, &t);
-		for (int u = 0; u < nacc; u++)
-			t.acc[u] = lower_entry_alloca(c, t.vty, "racc");
-		const int64_t w = (int64_t)vl * nacc;
-		t.n = LLVMBuildLoad2(c->b, c->i64, from, "from");
-		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restv");
-		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restvd");
-		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, t.n, i64c(c, w), ""), c->n1, "");
-		LLVMBuildCondBr(c->b, fits, body, next);
-		LLVMPositionBuilderAtEnd(c->b, body);
-		krun_tile(c, p, first, &t);
-		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, t.n, i64c(c, w), ""), from);
-		LLVMBuildBr(c->b, next);
-		LLVMPositionBuilderAtEnd(c->b, next);
-	}
+	KrestArg ka = {p, first, vl};
+	smaller_tiles(c, from, vl, unroll, krest_tile, &ka);
 	KrunArg r = {.width = 1, .nacc = 1, .vty = c->f32};
 	krun_fma(c, &r);
 	r.acc[0] = lower_entry_alloca(c, c->f32, "acc1");
@@ -334,6 +355,41 @@ static void mrun_tile(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
 	}
 }
 
+typedef struct MrestArg {
+	const LowerPoint *q;
+	int first;
+	const MrunArg *a;
+} MrestArg;
+
+static void mrest_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
+{
+	const MrestArg *ma = arg;
+	MrunArg s = *ma->a;
+	s.nacc = nacc, s.n = n;
+	mrun_tile(c, ma->q, ma->first, &s);
+}
+
+/* The column tiles of a block of rows q: full tiles of a->nacc vectors,
+ * then one tile of each smaller power-of-two count of vectors that still
+ * fits.  Returns an i64 alloca holding the first column left over. */
+static LLVMValueRef mrun_columns(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
+{
+	const int vl = a->width;
+	const int64_t nt = (int64_t)vl * a->nacc;
+	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
+	LowerLoop lt;
+	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
+	a->n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	mrun_tile(c, q, first, a);
+	lower_loop_end(c, &lt);
+	LLVMValueRef from = lower_entry_alloca(c, c->i64, "mfrom");
+	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	MrestArg ma = {q, first, a};
+	smaller_tiles(c, from, vl, a->nacc, mrest_tile, &ma);
+	return from;
+}
+
 static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 {
 	const LowerKernel *k = c->k;
@@ -360,38 +416,14 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	for (int r = 0; r < X86_ROWS; r++)
 		for (int u = 0; u < a.nacc; u++)
 			a.acc[r][u] = lower_entry_alloca(c, a.vty, "macc");
-	const int64_t nt = (int64_t)vl * a.nacc, blocks = len / X86_ROWS;
+	const int64_t blocks = len / X86_ROWS;
 	LowerLoop lb;
 	LLVMValueRef rb = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "rows");
 	LLVMValueRef d0 = LLVMBuildNSWMul(c->b, rb, i64c(c, X86_ROWS), "");
 	LowerPoint q = {LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), d0, ""),
 	                LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, sm), ""), ""), p->k};
-	/* the tiles: all rows at once */
-	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
-	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
-	LowerLoop lt;
-	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
-	a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
-	mrun_tile(c, &q, first, &a);
-	lower_loop_end(c, &lt);
-	/* the columns after the tiles: smaller tiles while whole vectors fit */
-	LLVMValueRef from = lower_entry_alloca(c, c->i64, "mfrom");
-	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
-	for (int nacc = a.nacc / 2; vl > 1 && nacc >= 1; nacc /= 2) {
-		MrunArg s = a;
-		s.nacc = nacc;
-		const int64_t w = (int64_t)vl * nacc;
-		s.n = LLVMBuildLoad2(c->b, c->i64, from, "from");
-		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrestv");
-		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrestvd");
-		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), c->n1, "");
-		LLVMBuildCondBr(c->b, fits, body, next);
-		LLVMPositionBuilderAtEnd(c->b, body);
-		mrun_tile(c, &q, first, &s);
-		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), from);
-		LLVMBuildBr(c->b, next);
-		LLVMPositionBuilderAtEnd(c->b, next);
-	}
+	/* the tiles, all rows at once, then smaller tiles while whole vectors fit */
+	LLVMValueRef from = mrun_columns(c, &q, first, &a);
 	/* then, row by row, one scalar accumulator per column */
 	KrunArg r1 = {.width = 1, .nacc = 1, .vty = c->f32};
 	krun_fma(c, &r1);
@@ -433,35 +465,10 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 static void minner_block(LowerCtx *c, const LowerPoint *p, int first, MrunArg *a, MrunArg *a1,
                          LLVMValueRef d0, int rows)
 {
-	const int vl = a->width;
 	a->d0 = a1->d0 = d0;
 	a->rows = a1->rows = rows;
 	LowerPoint q = {p->row, LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, a->sm), ""), ""), p->k};
-	const int64_t nt = (int64_t)vl * a->nacc;
-	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
-	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
-	LowerLoop lt;
-	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "itile");
-	a->n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
-	mrun_tile(c, &q, first, a);
-	lower_loop_end(c, &lt);
-	LLVMValueRef from = lower_entry_alloca(c, c->i64, "ifrom");
-	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
-	for (int nacc = a->nacc / 2; vl > 1 && nacc >= 1; nacc /= 2) {
-		MrunArg s = *a;
-		s.nacc = nacc;
-		const int64_t w = (int64_t)vl * nacc;
-		s.n = LLVMBuildLoad2(c->b, c->i64, from, "from");
-		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "irestv");
-		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "irestvd");
-		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), c->n1, "");
-		LLVMBuildCondBr(c->b, fits, body, next);
-		LLVMPositionBuilderAtEnd(c->b, body);
-		mrun_tile(c, &q, first, &s);
-		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, s.n, i64c(c, w), ""), from);
-		LLVMBuildBr(c->b, next);
-		LLVMPositionBuilderAtEnd(c->b, next);
-	}
+	LLVMValueRef from = mrun_columns(c, &q, first, a);
 	LowerLoop lr;
 	a1->n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "irest");
 	mrun_tile(c, &q, first, a1);
