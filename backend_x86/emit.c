@@ -201,15 +201,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	if (!tm)
 		return false;
 	LLVMContextRef ctx = LLVMContextCreate();
-	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(e->base, ctx);
-	char *triple = LLVMGetTargetMachineTriple(tm);
-	LLVMSetTarget(mod, triple);
-	LLVMDisposeMessage(triple);
-	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-	char *dl = LLVMCopyStringRepOfTargetData(td);
-	LLVMSetDataLayout(mod, dl);
-	LLVMDisposeMessage(dl);
-	LLVMDisposeTargetData(td);
+	LLVMModuleRef mod = x86_module(ctx, e->base, tm);
 	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
 	StrBuf h;
 	sb_init(&h);

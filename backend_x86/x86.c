@@ -582,6 +582,20 @@ bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_M
 	return !take_error(e, err, "optimising the kernel");
 }
 
+LLVMModuleRef x86_module(LLVMContextRef ctx, const char *name, LLVMTargetMachineRef tm)
+{
+	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(name, ctx);
+	char *triple = LLVMGetTargetMachineTriple(tm);
+	LLVMSetTarget(mod, triple);
+	LLVMDisposeMessage(triple);
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	char *dl = LLVMCopyStringRepOfTargetData(td);
+	LLVMSetDataLayout(mod, dl);
+	LLVMDisposeMessage(dl);
+	LLVMDisposeTargetData(td);
+	return mod;
+}
+
 bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
              char err[X86_ERR_MAX])
 {
@@ -593,15 +607,7 @@ bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Ker
 	LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
 	LLVMOrcLLJITRef jit = NULL;
 	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
-	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
-	char *triple = LLVMGetTargetMachineTriple(tm);
-	LLVMSetTarget(mod, triple);
-	LLVMDisposeMessage(triple);
-	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-	char *dl = LLVMCopyStringRepOfTargetData(td);
-	LLVMSetDataLayout(mod, dl);
-	LLVMDisposeMessage(dl);
-	LLVMDisposeTargetData(td);
+	LLVMModuleRef mod = x86_module(ctx, k->name, tm);
 	LowerKernel kv = *k;
 	kv.vector_width = x86_vector_width(tm);
 	lower_kernel(ctx, mod, &kv, &x86_update_hooks);

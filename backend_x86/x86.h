@@ -57,6 +57,8 @@ LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, b
                                         char err[X86_ERR_MAX]);
 /* Floats per vector register on the machine: 16 (AVX-512), 8 (AVX), 4. */
 int x86_vector_width(LLVMTargetMachineRef tm);
+/* An empty module for tm's triple and data layout. */
+LLVMModuleRef x86_module(LLVMContextRef ctx, const char *name, LLVMTargetMachineRef tm);
 /* Gives every function the machine's CPU and features and runs O3. */
 bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_MAX]);
 

@@ -16,12 +16,12 @@
 #include "patterns.h"
 #include "backend_x86/x86.h"
 #include "prune/prune.h"
+#include "support/util.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 double eigen_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N, int reps,
                      double *checksum);
@@ -59,19 +59,6 @@ static void pattern_body(int p, double s, char *buf, size_t len)
 	}
 }
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double dense_us(const float *w, const float *x, float *c, int64_t M, int64_t K, int64_t N,
                        int threads, int reps)
 {
@@ -80,13 +67,12 @@ static double dense_us(const float *w, const float *x, float *c, int64_t M, int6
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1, w, (int)K, x,
 	            (int)N, 0, c, (int)N);
 	for (int r = 0; r < reps; r++) {
-		double t0 = now();
+		double t0 = util_now();
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1, w, (int)K,
 		            x, (int)N, 0, c, (int)N);
-		t[r] = now() - t0;
+		t[r] = util_now() - t0;
 	}
-	qsort(t, (size_t)reps, sizeof *t, cmp_double);
-	return 1e6 * t[reps / 2];
+	return 1e6 * util_median(t, reps);
 }
 
 int main(int argc, char **argv)
@@ -176,12 +162,11 @@ int main(int argc, char **argv)
 					}
 					double tk[64];
 					for (int r = 0; r < reps; r++) {
-						double t0 = now();
+						double t0 = util_now();
 						x86_run(&kern, x, c, values, index, t + 1);
-						tk[r] = now() - t0;
+						tk[r] = util_now() - t0;
 					}
-					qsort(tk, (size_t)reps, sizeof *tk, cmp_double);
-					double us = 1e6 * tk[reps / 2];
+					double us = 1e6 * util_median(tk, reps);
 					sp[s][si][p][t] = dense[t] / us;
 					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%d,%.1f,%.3f\n", sh->name,
 					        (long long)M, (long long)K, (long long)N, sparsities[s], pattern_names[p],

@@ -15,28 +15,8 @@
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { M = 4096, K = 4096, N = 512, REPS = 9 };
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return v[n / 2];
-}
 
 static const char *const three_level =
 	"split m -> m0, m1, m2 : _, 4, 8; split k -> k0, k1, k2 : _, 8, 4;\n"
@@ -66,40 +46,40 @@ int main(int argc, char **argv)
 	synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
 	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
 	/* Once per weight, shared by every candidate pattern of a search. */
-	double t_setup = now();
+	double t_setup = util_now();
 	PruneBound bound;
 	prune_bound_init(&bound, imp, (int64_t)M * K);
-	t_setup = now() - t_setup;
+	t_setup = util_now() - t_setup;
 
 	double t_gemm[REPS], t_mask[2][REPS], t_metrics[2][REPS], t_pack[2][REPS];
 	double retained[2] = {0, 0};
 	PruneWorkspace ws = {0}; /* as a search would keep it */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, w, K, x, N, 0.0f, y, N);
 	for (int r = 0; r < REPS; r++) {
-		double t0 = now();
+		double t0 = util_now();
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, w, K, x, N, 0.0f,
 		            y, N);
-		t_gemm[r] = now() - t0;
+		t_gemm[r] = util_now() - t0;
 		for (int rank = 0; rank < 2; rank++) {
 			PruneMask mask;
 			char err[PRUNE_ERR_MAX];
 			PruneMetrics met;
-			t0 = now();
+			t0 = util_now();
 			if (!prune_mask_build_ws(&ir, imp, M, K, (PatRank)rank, &ws, &mask, err)) {
 				fprintf(stderr, "prune_bench: %s\n", err);
 				return 1;
 			}
-			double t1 = now();
+			double t1 = util_now();
 			prune_metrics(&ir, &mask, imp, &bound, w, NULL, 0, M, K, &met);
-			double t2 = now();
+			double t2 = util_now();
 			prune_pack(&ir, &mask, w, M, K, values);
-			double t3 = now();
+			double t3 = util_now();
 			t_mask[rank][r] = t1 - t0, t_metrics[rank][r] = t2 - t1, t_pack[rank][r] = t3 - t2;
 			retained[rank] = met.retained;
 			prune_mask_free(&mask);
 		}
 	}
-	double gemm = median(t_gemm, REPS);
+	double gemm = util_median(t_gemm, REPS);
 	printf("pattern: %s (density %.2f%%)\n\n", paper, 100 * pm.density);
 	printf("| rank | mask ms | metrics ms | pack ms | prune total ms | sgemm %dx%dx%d ms | prune / sgemm | retained |\n",
 	       M, K, N);
@@ -108,8 +88,8 @@ int main(int argc, char **argv)
 	if (f)
 		fprintf(f, "rank,M,K,N,mask_ms,metrics_ms,pack_ms,prune_ms,sgemm_ms,ratio,retained\n");
 	for (int rank = 0; rank < 2; rank++) {
-		double tm = median(t_mask[rank], REPS), tt = median(t_metrics[rank], REPS),
-		       tp = median(t_pack[rank], REPS), total = tm + tt + tp;
+		double tm = util_median(t_mask[rank], REPS), tt = util_median(t_metrics[rank], REPS),
+		       tp = util_median(t_pack[rank], REPS), total = tm + tt + tp;
 		printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f | %.4f%% |\n", pat_rank_names[rank],
 		       1e3 * tm, 1e3 * tt, 1e3 * tp, 1e3 * total, 1e3 * gemm, total / gemm,
 		       100 * retained[rank]);

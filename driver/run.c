@@ -9,26 +9,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
 #include "../backend_x86/x86.h"
+#include "../support/util.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 enum { REPS = 7 };
 
@@ -66,13 +53,13 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 	LowerKernel lk = {op->ir, M, K, N, op->layout, name, 0};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
-	double t0 = now();
+	double t0 = util_now();
 	if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
 		snprintf(err, 512, "op '%s': %.400s", op->name, xerr);
 		free(values), free(dense), free(x), free(c), free(ref);
 		return false;
 	}
-	double t_compile = now() - t0;
+	double t_compile = util_now() - t0;
 	openblas_set_num_threads(threads);
 	const int32_t *const *index = (const int32_t *const *)p->mask.index;
 	bool kn = op->layout == PAT_LAYOUT_KN;
@@ -84,16 +71,14 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 	double rel = sqrt(num / (den > 0 ? den : 1));
 	double tk[REPS], td[REPS];
 	for (int r = 0; r < REPS; r++) {
-		t0 = now();
+		t0 = util_now();
 		x86_run(&kern, x, c, values, index, threads);
-		tk[r] = now() - t0;
-		t0 = now();
+		tk[r] = util_now() - t0;
+		t0 = util_now();
 		gemm(kn, M, K, N, dense, x, ref);
-		td[r] = now() - t0;
+		td[r] = util_now() - t0;
 	}
-	qsort(tk, REPS, sizeof *tk, cmp_double);
-	qsort(td, REPS, sizeof *td, cmp_double);
-	double k_s = tk[REPS / 2], d_s = td[REPS / 2];
+	double k_s = util_median(tk, REPS), d_s = util_median(td, REPS);
 	double flops = 2.0 * (double)M * (double)K * (double)N;
 	double eff = 2.0 * (double)p->metrics.nkept * (double)N;
 	sb_printf(out, "%s: %lldx%lldx%lld, %d thread%s, compiled in %.0f ms\n", op->name, (long long)M,

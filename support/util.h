@@ -53,6 +53,11 @@ char *util_read_file(const char *path, size_t *len);
  * A path that names a device or a pipe (/dev/null) is written in place. */
 bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
+/* Seconds on the monotonic clock, for timing. */
+double util_now(void);
+/* Sorts v[0..n-1] and returns its median (the upper one for even n). */
+double util_median(double *v, int n);
+
 /* Checked 64-bit multiply: false on overflow. */
 static inline bool util_mul_ok(int64_t a, int64_t b, int64_t *out)
 {

@@ -91,8 +91,10 @@ START_TEST(stdlib_patterns_six_shapes)
 		"apply channel(50%);", "apply channel_in(25%);", "apply row_balanced(25%);",
 		"apply unstructured(10%);", "apply hybrid(16, 32, 50%);",
 	};
-	static const int64_t shapes[6][3] = {{64, 64, 32}, {100, 70, 33}, {33, 129, 17},
-	                                     {130, 96, 40}, {7, 250, 9}, {257, 31, 1}};
+	/* N = 160 and 300 reach the full column tiles (128 columns with
+	 * AVX-512, 32 with AVX) and every smaller tile and scalar tail */
+	static const int64_t shapes[6][3] = {{64, 64, 160}, {100, 70, 33}, {33, 129, 17},
+	                                     {130, 96, 300}, {7, 250, 9}, {257, 31, 1}};
 	int checked = 0;
 	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
 		for (int s = 0; s < 6; s++) {
@@ -120,7 +122,8 @@ START_TEST(stdlib_patterns_six_shapes)
 END_TEST
 
 /* 500 random legal patterns (random splits with padding, reorders, joins,
- * perforations, keep counts) on random small shapes, random N and layout:
+ * perforations, keep counts) on random small shapes, random N (up to 300)
+ * and layout:
  * each compiled, run and checked.  A fixed seed gives the same cases; a
  * failure prints its pattern and shape. */
 START_TEST(random_patterns_property)
@@ -131,7 +134,8 @@ START_TEST(random_patterns_property)
 		test_random_pattern(&ir, &st, 20);
 		OpResult op = {.name = "r", .M = ir.len[0], .K = ir.len[1], .ir = &ir};
 		PatLayout layout = (PatLayout)test_rnd(&st, 2);
-		int64_t N = 1 + test_rnd(&st, 19);
+		/* narrow N most of the time, wide enough for full tiles sometimes */
+		int64_t N = 1 + test_rnd(&st, test_rnd(&st, 4) ? 19 : 299);
 		int threads = 1 + (int)test_rnd(&st, 2);
 		double e = run_and_compare(&op, layout, N, threads);
 		char *text = pir_print_text(&ir);
@@ -139,6 +143,25 @@ START_TEST(random_patterns_property)
 		              round, e, (long long)N, pat_layout_names[layout], threads, text);
 		free(text);
 	}
+}
+END_TEST
+
+/* Thread slices: they cover 0..N in order, start on multiples of
+ * X86_SLICE_ALIGN, and are as even as that allows. */
+START_TEST(slices_cover_columns)
+{
+	for (int64_t N = 1; N <= 700; N++)
+		for (int t = 1; t <= 9; t++) {
+			ck_assert_int_eq(x86_slice_bound(N, 0, t), 0);
+			ck_assert_int_eq(x86_slice_bound(N, t, t), N);
+			for (int s = 0; s < t; s++) {
+				int64_t a = x86_slice_bound(N, s, t), b = x86_slice_bound(N, s + 1, t);
+				ck_assert_msg(a <= b, "N %lld, %d slices: slice %d runs %lld..%lld", (long long)N, t,
+				              s, (long long)a, (long long)b);
+				ck_assert(a % X86_SLICE_ALIGN == 0 || a == N);
+				ck_assert(llabs(b - a - N / t) <= X86_SLICE_ALIGN + 1);
+			}
+		}
 }
 END_TEST
 
@@ -150,6 +173,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, stdlib_kernels_match_reference);
 	tcase_add_test(tc, stdlib_patterns_six_shapes);
 	tcase_add_test(tc, random_patterns_property);
+	tcase_add_test(tc, slices_cover_columns);
 	suite_add_tcase(s, tc);
 	return s;
 }
