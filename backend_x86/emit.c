@@ -39,7 +39,7 @@ static void unpack_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValue
 	LLVMBuildStore(c->b, w, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 }
 
-static const LowerHooks unpack_hooks = {unpack_prologue, unpack_update, NULL, NULL, NULL};
+static const LowerHooks unpack_hooks = {.prologue = unpack_prologue, .update = unpack_update};
 
 /* A constant global holding raw bytes, for embedded weights. */
 static LLVMValueRef blob(LLVMContextRef ctx, LLVMModuleRef mod, const char *name, const void *data,

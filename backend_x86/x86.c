@@ -504,7 +504,8 @@ static void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
 		minner_block(c, p, first, &a, &a1, i64c(c, blocks * X86_ROWS), (int)(len % X86_ROWS));
 }
 
-const LowerHooks x86_update_hooks = {NULL, x86_update, x86_krun, x86_mrun, x86_minner};
+const LowerHooks x86_update_hooks = {
+	.update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner};
 
 static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 {
@@ -599,6 +600,23 @@ LLVMModuleRef x86_module(LLVMContextRef ctx, const char *name, LLVMTargetMachine
 bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
              char err[X86_ERR_MAX])
 {
+	return x86_jit_hooks(k, &x86_update_hooks, cpu, features, out, err);
+}
+
+void *x86_lookup(const X86Kernel *k, const char *name)
+{
+	LLVMOrcExecutorAddress addr;
+	LLVMErrorRef e = LLVMOrcLLJITLookup(k->jit, &addr, name);
+	if (e) {
+		LLVMConsumeError(e);
+		return NULL;
+	}
+	return (void *)(uintptr_t)addr;
+}
+
+bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cpu, const char *features,
+                   X86Kernel *out, char err[X86_ERR_MAX])
+{
 	memset(out, 0, sizeof *out);
 	LLVMTargetMachineRef tm = x86_target_machine(cpu, features, false, err);
 	if (!tm)
@@ -610,7 +628,7 @@ bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Ker
 	LLVMModuleRef mod = x86_module(ctx, k->name, tm);
 	LowerKernel kv = *k;
 	kv.vector_width = x86_vector_width(tm);
-	lower_kernel(ctx, mod, &kv, &x86_update_hooks);
+	lower_kernel(ctx, mod, &kv, hooks);
 	char *msg = NULL;
 	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
 		snprintf(err, X86_ERR_MAX, "internal: invalid kernel module: %.400s", msg);

@@ -28,6 +28,12 @@ enum { X86_ERR_MAX = 512 };
 bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
              char err[X86_ERR_MAX]);
 void x86_kernel_free(X86Kernel *k);
+/* The same with other lowering hooks (e.g. the GPU mapping, emulated on
+ * the host by the tests). */
+bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cpu, const char *features,
+                   X86Kernel *out, char err[X86_ERR_MAX]);
+/* The address of a symbol of the kernel's module, or NULL. */
+void *x86_lookup(const X86Kernel *k, const char *name);
 
 /* Thread slices start on multiples of this many columns, so that only the
  * last slice can end in columns that fill no whole vector. */

@@ -12,6 +12,7 @@
 #include "../backend_x86/x86.h"
 #include "emit_weights.h"
 #include "run.h"
+#include "../backend_ptx/ptx.h"
 #include "explain.h"
 
 #include <llvm-c/Core.h>
@@ -35,8 +36,10 @@ static const Target targets[] = {
 	{"x86-64", false, "x86-64, the host's widest vectors"},
 	{"x86-64-avx2", false, "x86-64 with AVX2 and FMA"},
 	{"x86-64-avx512", false, "x86-64 with AVX-512"},
-	{"sm_80", true, "NVIDIA Ampere (PTX, CUDA and tensor cores)"},
-	{"sm_90", true, "NVIDIA Hopper (PTX, CUDA and tensor cores)"},
+	{"sm_80", true, "NVIDIA A100 (Ampere): PTX"},
+	{"sm_86", true, "NVIDIA Ampere (GA10x): PTX"},
+	{"sm_89", true, "NVIDIA Ada: PTX"},
+	{"sm_90", true, "NVIDIA H100/H200 (Hopper): PTX"},
 };
 
 typedef struct Options {
@@ -193,7 +196,7 @@ static int parse_args(int argc, char **argv, Options *o)
 					t = &targets[j];
 			if (!t)
 				return usage_error("unknown target '%s' (x86-64, x86-64-avx2, x86-64-avx512, "
-				                   "sm_80, sm_90)", a + 9);
+				                   "sm_80, sm_86, sm_89, sm_90)", a + 9);
 			o->target = t->name;
 			o->gpu = t->gpu;
 		} else if (!strncmp(a, "--dump-after=", 13)) {
@@ -253,13 +256,8 @@ static int parse_args(int argc, char **argv, Options *o)
 		                         "no other output");
 	if (o->run && (o->explain || o->emit_pir || o->emit_weights))
 		return usage_error("%s", "--run prints its own report; leave out --explain and --emit");
-	if (o->run && o->gpu)
-		return usage_error("--run on %s needs the NVPTX backend, which is not built yet; "
-		                   "run on x86-64", o->target);
-	if (objects(o) && o->gpu)
-		return usage_error("-o DIR compiles kernels; %s needs the NVPTX backend, which is not "
-		                   "built yet (use --emit=pir or --emit=weights, or an x86-64 target)",
-		                   o->target);
+	if (o->emit_asm && o->gpu)
+		return usage_error("%s", "-o DIR writes the PTX on GPU targets; --emit=asm is for x86-64");
 	return PATC_EXIT_OK;
 }
 
@@ -322,6 +320,45 @@ static const char *target_cpu(const char *target)
 	return NULL; /* the host's */
 }
 
+/* -o DIR on a GPU target: DIR/BASE.ptx with one kernel BASE_OP per op
+ * (and DIR/BASE.ll with --emit=llvm). */
+static int compile_ptx(const Options *o, const char *base, const Program *prog)
+{
+	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
+	char (*names)[160] = calloc((size_t)prog->nops + 1, sizeof *names);
+	if (!ks || !names)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (int i = 0; i < prog->nops; i++) {
+		const OpResult *op = &prog->ops[i];
+		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
+		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1};
+		ks[i].s = ptx_default_schedule;
+	}
+	char *ptx = NULL, *ll = NULL, err[PTX_ERR_MAX];
+	int rc = PATC_EXIT_OK;
+	if (!ptx_compile(ks, prog->nops, o->target, &ptx, o->emit_llvm ? &ll : NULL, err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		rc = PATC_EXIT_INTERNAL;
+	}
+	char path[4096];
+	if (rc == PATC_EXIT_OK && ll) {
+		snprintf(path, sizeof path, "%s/%s.ll", o->output, base);
+		if (!util_write_file_atomic(path, ll, strlen(ll))) {
+			fprintf(stderr, "patc: error: cannot write '%s': %s\n", path, strerror(errno));
+			rc = PATC_EXIT_ENV;
+		}
+	}
+	if (rc == PATC_EXIT_OK) {
+		snprintf(path, sizeof path, "%s/%s.ptx", o->output, base);
+		if (!util_write_file_atomic(path, ptx, strlen(ptx))) {
+			fprintf(stderr, "patc: error: cannot write '%s': %s\n", path, strerror(errno));
+			rc = PATC_EXIT_ENV;
+		}
+	}
+	free(ptx), free(ll), free(ks), free(names);
+	return rc;
+}
+
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
 	if (mkdir(o->output, 0777) != 0 && errno != EEXIST) {
@@ -330,6 +367,16 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	}
 	char base[128];
 	program_base(o->input, base, sizeof base);
+	if (o->gpu) {
+		int rc = compile_ptx(o, base, prog);
+		char path[4096], terr[TENSOR_ERR_MAX];
+		snprintf(path, sizeof path, "%s/%s.safetensors", o->output, base);
+		if (rc == PATC_EXIT_OK && !emit_weights(path, prog, pruned, false, PATC_VERSION, terr)) {
+			fprintf(stderr, "patc: error: %s\n", terr);
+			rc = PATC_EXIT_ENV;
+		}
+		return rc;
+	}
 	const char *cpu = target_cpu(o->target);
 	X86Emit e = {o->output, base, cpu, cpu ? "" : NULL, PATC_VERSION, o->input, prog->nops,
 	             prog->ops, pruned, o->emit_llvm, o->emit_asm};
@@ -543,6 +590,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
 	if (objects(&o)) {
 		rc = compile_objects(&o, &prog, pruned);
+	} else if (o.run && o.gpu) {
+		char err[512];
+		int code;
+		if (!run_ops_gpu(&prog, pruned, o.target, &out, err, &code)) {
+			fputs(out.data ? out.data : "", stdout);
+			fprintf(stderr, "patc: error: %s\n", err);
+			rc = code;
+		} else
+			rc = emit(&o, &out);
 	} else if (o.run) {
 		int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 		for (int i = 0; i < prog.nops && rc == PATC_EXIT_OK; i++) {

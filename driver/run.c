@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
 #include "../backend_x86/x86.h"
+#include "../backend_ptx/gpu.h"
 #include "../support/util.h"
 
 #include <cblas.h>
@@ -98,4 +99,81 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 		return false;
 	}
 	return true;
+}
+
+/* ---- GPU ---- */
+
+bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, StrBuf *out, char err[512],
+                 int *code)
+{
+	char cerr[CUDA_ERR_MAX];
+	*code = PATC_EXIT_ENV;
+	Cuda *cu = cuda_open(cerr);
+	if (!cu) {
+		snprintf(err, 512, "--run on %s needs an NVIDIA GPU: %.440s", sm, cerr);
+		return false;
+	}
+	int want = atoi(sm + 3), have = cuda_compute_capability(cu);
+	if (want > have) {
+		snprintf(err, 512, "--target=%s needs compute capability %d.%d, but the GPU (%s) has %d.%d", sm,
+		         want / 10, want % 10, cuda_device_name(cu), have / 10, have % 10);
+		cuda_close(cu);
+		return false;
+	}
+	sb_printf(out, "GPU: %s (sm_%d, %d multiprocessors); kernels for %s\n", cuda_device_name(cu), have,
+	          cuda_multiprocessors(cu), sm);
+	bool ok = true;
+	for (int i = 0; ok && i < prog->nops; i++) {
+		const OpResult *op = &prog->ops[i];
+		const PruneOp *p = &pruned[i];
+		const int64_t M = op->M, K = op->K, N = op->N;
+		PirMetrics pm;
+		pir_metrics(op->ir, &pm);
+		float *values = malloc((size_t)pm.values * sizeof *values);
+		float *dense = malloc((size_t)(M * K) * sizeof *dense);
+		float *x = malloc((size_t)(K * N) * sizeof *x);
+		if (!values || !dense || !x) {
+			snprintf(err, 512, "not enough memory to run op '%s'", op->name);
+			free(values), free(dense), free(x);
+			*code = PATC_EXIT_ENV;
+			ok = false;
+			break;
+		}
+		prune_pack(op->ir, &p->mask, p->w, M, K, values);
+		prune_unpack(op->ir, &p->mask, values, M, K, dense);
+		bool kn = op->layout == PAT_LAYOUT_KN;
+		synth_weights(x, kn ? K : N, kn ? N : K, 1, SYNTH_PLAIN, 1);
+		GpuProblem gp = {op->ir, M, K, N, op->layout, values, &p->mask, dense, x, sm,
+		                 ptx_default_schedule, 20, true};
+		GpuResult r;
+		if (!gpu_measure(cu, &gp, &r, cerr)) {
+			snprintf(err, 512, "op '%s': %.480s", op->name, cerr);
+			*code = PATC_EXIT_ENV;
+			ok = false;
+		} else {
+			double flops = 2.0 * (double)M * (double)K * (double)N;
+			double eff = 2.0 * (double)p->metrics.nkept * (double)N;
+			double ks = r.kernel_us * 1e-6;
+			sb_printf(out, "%s: %lldx%lldx%lld, compiled in %.0f ms; %s\n", op->name, (long long)M,
+			          (long long)K, (long long)N, r.compile_ms, r.plan.why);
+			sb_printf(out, "  patc kernel   %10.1f us  %7.2f TFLOP/s dense-equivalent, %7.2f effective\n",
+			          r.kernel_us, flops / ks * 1e-12, eff / ks * 1e-12);
+			if (r.cublas_us > 0)
+				sb_printf(out, "  cuBLAS sgemm  %10.1f us  %7.2f TFLOP/s (dense fp32, no TF32)\n"
+				               "  speedup over dense %.2fx; ",
+				          r.cublas_us, flops / (r.cublas_us * 1e-6) * 1e-12, r.cublas_us / r.kernel_us);
+			else
+				sb_printf(out, "  cuBLAS not measured: %s\n  ", r.note);
+			sb_printf(out, "relative error vs float64 on the masked weight %.2e\n", r.rel_err);
+			if (r.unwritten || !(r.rel_err < 1e-4)) {
+				snprintf(err, 512, "op '%s': the GPU kernel's result is wrong (relative error %g, %lld elements "
+				         "not written)", op->name, r.rel_err, (long long)r.unwritten);
+				*code = PATC_EXIT_INTERNAL;
+				ok = false;
+			}
+		}
+		free(values), free(dense), free(x);
+	}
+	cuda_close(cu);
+	return ok;
 }

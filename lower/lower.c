@@ -89,7 +89,8 @@ void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt a
 	LowerPoint q = *p;
 	for (int i = first; i < last; i++) {
 		const PirLoop *l = &ir->loops[i];
-		LLVMValueRef d = lower_loop_begin(c, &loops[i], i64c(c, 0), i64c(c, l->nnz), l->name);
+		LLVMValueRef d = lower_loop_begin(c, &loops[i], c->lo[i] ? c->lo[i] : i64c(c, 0),
+		                                  c->hi[i] ? c->hi[i] : i64c(c, l->nnz), l->name);
 		LLVMValueRef v = d;
 		if (c->idx[i]) {
 			LLVMValueRef at_ = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q.row, i64c(c, l->nnz), ""), d, "");
@@ -178,7 +179,7 @@ static bool minner_nest(const Pir *ir)
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks)
 {
-	LowerCtx c = {.ctx = ctx, .mod = mod, .k = k};
+	LowerCtx c = {.ctx = ctx, .mod = mod, .k = k, .backend = hooks->backend};
 	c.i32 = LLVMInt32TypeInContext(ctx);
 	c.i64 = LLVMInt64TypeInContext(ctx);
 	c.f32 = LLVMFloatTypeInContext(ctx);
@@ -228,7 +229,9 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 		kept *= ir->loops[i].nnz, len *= ir->loops[i].len;
 	bool shared = dense_run || (split < n && !pir_loop_is_perforated(&ir->loops[split]) &&
 	                            2 * kept >= len);
-	if (hooks->mrun && k->layout == PAT_LAYOUT_KN && shared && mloop)
+	if (hooks->body)
+		hooks->body(&c);
+	else if (hooks->mrun && k->layout == PAT_LAYOUT_KN && shared && mloop)
 		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
 	else if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
 		lower_nest(&c, 0, split, &start, at_krun, (void *)hooks);

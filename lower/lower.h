@@ -46,6 +46,11 @@ typedef struct LowerCtx {
 	const LowerKernel *k;
 	LLVMValueRef idx[PIR_MAX_LOOPS]; /* index arrays of perforated loops */
 	int split; /* loops split..n-1 run along k only (n: none) */
+	/* Optional digit ranges: loop i runs over storage digits lo[i] <=
+	 * d < hi[i] (i64) instead of 0 <= d < nnz, e.g. one digit of a loop
+	 * that a GPU spreads over thread blocks.  NULL: the whole loop. */
+	LLVMValueRef lo[PIR_MAX_LOOPS], hi[PIR_MAX_LOOPS];
+	void *backend; /* the backend's own state, for its hooks */
 } LowerCtx;
 
 /* A point of the nest: the storage prefix and the coordinates so far. */
@@ -75,6 +80,12 @@ typedef struct LowerHooks {
 	 * nest stops before that k loop (`first`) and this hook emits both,
 	 * so that the rows under one k can share each row of X. */
 	void (*minner)(LowerCtx *c, const LowerPoint *p, int first);
+	/* Optional: emits the whole body after the prologue and the loading
+	 * of the index arrays, instead of the nest chosen above (a GPU maps
+	 * loops to thread blocks itself, then walks the rest with
+	 * lower_nest). */
+	void (*body)(LowerCtx *c);
+	void *backend; /* copied to LowerCtx.backend */
 } LowerHooks;
 
 /* Emits loops first..last-1 of the nest from point p (storage digits to

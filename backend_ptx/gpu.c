@@ -1,0 +1,175 @@
+/* gpu.c - one SpMM on the GPU; see gpu.h.
+ *
+ * C is poisoned with NaN before the checked run, so an element that no
+ * thread writes shows.  The reference is computed in float64 on the host
+ * for a sample of up to 64 columns (all rows), so that large shapes check
+ * quickly.  Timing: CUDA events around the kernel (and the zeroing of C
+ * when the kernel needs it), L2 flushed before each run by writing a
+ * buffer larger than it, the median of the runs after a warm-up. */
+#define _POSIX_C_SOURCE 200809L
+#include "gpu.h"
+#include "../support/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SAMPLE_COLS = 64, FLUSH_BYTES = 256 << 20 };
+static const uint32_t NAN_BITS = 0x7fc00000u;
+
+typedef struct Dev {
+	CuPtr x, c, values, index_ptrs, index[PIR_MAX_LOOPS], flush, w;
+} Dev;
+
+static void dev_free(Cuda *cu, Dev *d)
+{
+	cuda_free(cu, d->x), cuda_free(cu, d->c), cuda_free(cu, d->values);
+	cuda_free(cu, d->index_ptrs), cuda_free(cu, d->flush), cuda_free(cu, d->w);
+	for (int i = 0; i < PIR_MAX_LOOPS; i++)
+		cuda_free(cu, d->index[i]);
+}
+
+static double sampled_error(const GpuProblem *p, const float *c)
+{
+	const int64_t M = p->M, K = p->K, N = p->N;
+	int64_t ncols = N < SAMPLE_COLS ? N : SAMPLE_COLS;
+	double num = 0, den = 0;
+	bool kn = p->layout == PAT_LAYOUT_KN;
+	for (int64_t s = 0; s < ncols; s++) {
+		int64_t n = ncols == N ? s : (s * (N - 1)) / (ncols - 1);
+		for (int64_t m = 0; m < M; m++) {
+			double ref = 0;
+			const float *w = p->dense + m * K;
+			for (int64_t k = 0; k < K; k++)
+				ref += (double)w[k] * (kn ? p->x[k * N + n] : p->x[n * K + k]);
+			double got = kn ? c[m * N + n] : c[n * M + m];
+			num += (got - ref) * (got - ref), den += ref * ref;
+		}
+	}
+	return den > 0 ? sqrt(num) / sqrt(den) : sqrt(num);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of reps runs of what `run` launches, L2 flushed before each. */
+typedef bool (*Launch)(Cuda *cu, void *arg, char err[CUDA_ERR_MAX]);
+static bool time_us(Cuda *cu, const Dev *d, int reps, Launch run, void *arg, double *us, char err[CUDA_ERR_MAX])
+{
+	double t[64];
+	if (reps > 64)
+		reps = 64;
+	if (!run(cu, arg, err) || !cuda_sync(cu, err)) /* warm-up */
+		return false;
+	for (int i = 0; i < reps; i++) {
+		float ms = 0;
+		if (!cuda_fill32(cu, d->flush, (uint32_t)i, FLUSH_BYTES / 4, err) || !cuda_record(cu, 0, err) ||
+		    !run(cu, arg, err) || !cuda_record(cu, 1, err) || !cuda_elapsed_ms(cu, &ms, err))
+			return false;
+		t[i] = 1e3 * ms;
+	}
+	qsort(t, (size_t)reps, sizeof *t, cmp_double);
+	*us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+	return true;
+}
+
+typedef struct KernelLaunch {
+	void *fn;
+	unsigned grid[3], block[3];
+	void *args[6];
+	bool zero;
+	CuPtr c;
+	size_t nc;
+} KernelLaunch;
+
+static bool launch_kernel(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
+{
+	KernelLaunch *l = arg;
+	return (!l->zero || cuda_fill32(cu, l->c, 0, l->nc, err)) && cuda_launch(cu, l->fn, l->grid, l->block, l->args, err);
+}
+
+typedef struct BlasLaunch {
+	const GpuProblem *p;
+	const Dev *d;
+} BlasLaunch;
+
+static bool launch_blas(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
+{
+	BlasLaunch *l = arg;
+	return cuda_sgemm(cu, l->p->layout == PAT_LAYOUT_KN, l->p->M, l->p->K, l->p->N, l->d->w, l->d->x, l->d->c, err);
+}
+
+bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
+{
+	memset(r, 0, sizeof *r);
+	r->cublas_us = -1;
+	const Pir *ir = p->ir;
+	const int64_t M = p->M, K = p->K, N = p->N;
+	char name[PIR_NAME_MAX + 16];
+	snprintf(name, sizeof name, "patc_spmm");
+	PtxKernelSpec spec = {.k = {ir, M, K, N, p->layout, name, 1}, .s = p->s};
+	char *ptx = NULL;
+	double t0 = util_now();
+	if (!ptx_compile(&spec, 1, p->sm, &ptx, NULL, err))
+		return false;
+	r->compile_ms = 1e3 * (util_now() - t0);
+	r->plan = spec.plan;
+	void *module = NULL, *fn = NULL;
+	Dev d = {0};
+	float *c = malloc((size_t)(M * N) * sizeof *c);
+	PirMetrics pm;
+	pir_metrics(ir, &pm);
+	size_t nc = (size_t)(M * N);
+	bool ok = c && cuda_load_ptx(cu, ptx, &module, err) && cuda_kernel(cu, module, name, &fn, err) &&
+	          cuda_alloc(cu, &d.x, (size_t)(K * N) * 4, err) && cuda_alloc(cu, &d.c, nc * 4, err) &&
+	          cuda_alloc(cu, &d.values, (size_t)pm.values * 4, err) &&
+	          cuda_alloc(cu, &d.index_ptrs, PIR_MAX_LOOPS * sizeof(CuPtr), err) &&
+	          cuda_alloc(cu, &d.flush, FLUSH_BYTES, err) &&
+	          cuda_upload(cu, d.x, p->x, (size_t)(K * N) * 4, err) &&
+	          cuda_upload(cu, d.values, p->values, (size_t)pm.values * 4, err);
+	if (!c && ok)
+		snprintf(err, CUDA_ERR_MAX, "out of memory");
+	free(ptx);
+	CuPtr ptrs[PIR_MAX_LOOPS] = {0};
+	for (int i = 0; ok && i < ir->nloops; i++)
+		if (p->mask->index[i]) {
+			size_t bytes = (size_t)(p->mask->rows[i] * ir->loops[i].nnz) * sizeof(int32_t);
+			ok = cuda_alloc(cu, &d.index[i], bytes, err) && cuda_upload(cu, d.index[i], p->mask->index[i], bytes, err);
+			ptrs[i] = d.index[i];
+		}
+	ok = ok && cuda_upload(cu, d.index_ptrs, ptrs, sizeof ptrs, err);
+	KernelLaunch kl = {.fn = fn, .zero = spec.plan.zero, .c = d.c, .nc = nc};
+	int64_t n0 = 0, n1 = N;
+	kl.args[0] = &d.x, kl.args[1] = &d.c, kl.args[2] = &d.values, kl.args[3] = &d.index_ptrs;
+	kl.args[4] = &n0, kl.args[5] = &n1;
+	ptx_grid(&spec.plan, N, kl.grid, kl.block);
+	/* the checked run: C poisoned first */
+	ok = ok && cuda_fill32(cu, d.c, NAN_BITS, nc, err) && launch_kernel(cu, &kl, err) && cuda_sync(cu, err) &&
+	     cuda_download(cu, c, d.c, nc * 4, err);
+	if (ok) {
+		for (size_t i = 0; i < nc; i++)
+			r->unwritten += isnan(c[i]);
+		r->rel_err = sampled_error(p, c);
+		ok = time_us(cu, &d, p->reps, launch_kernel, &kl, &r->kernel_us, err);
+	}
+	if (ok && p->cublas) {
+		BlasLaunch bl = {p, &d};
+		char berr[CUDA_ERR_MAX];
+		if (cuda_alloc(cu, &d.w, (size_t)(M * K) * 4, err) &&
+		    cuda_upload(cu, d.w, p->dense, (size_t)(M * K) * 4, err)) {
+			if (!time_us(cu, &d, p->reps, launch_blas, &bl, &r->cublas_us, berr)) {
+				r->cublas_us = -1;
+				snprintf(r->note, sizeof r->note, "%s", berr);
+			}
+		} else
+			ok = false;
+	}
+	dev_free(cu, &d);
+	cuda_unload(cu, module);
+	free(c);
+	return ok;
+}

@@ -1,0 +1,39 @@
+/* gpu.h - one SpMM on the GPU: compile, upload, check against a float64
+ * reference, and time beside cuBLAS.  Shared by `--run` and the GPU
+ * benchmark. */
+#ifndef PATC_GPU_H
+#define PATC_GPU_H
+
+#include "cuda.h"
+#include "ptx.h"
+#include "../prune/prune.h"
+
+typedef struct GpuProblem {
+	const Pir *ir;
+	int64_t M, K, N;
+	PatLayout layout;
+	const float *values;   /* packed Fractal-ELL values */
+	const PruneMask *mask; /* its index arrays */
+	const float *dense;    /* the masked weight, M x K (reference and cuBLAS) */
+	const float *x;        /* K x N (kn) or N x K (nk) */
+	const char *sm;        /* the PTX target */
+	PtxSchedule s;
+	int reps;              /* timed runs (median) */
+	bool cublas;           /* also time cuBLAS sgemm on the dense weight */
+} GpuProblem;
+
+typedef struct GpuResult {
+	PtxPlan plan;
+	double compile_ms;
+	double kernel_us;
+	double cublas_us;      /* < 0: not measured (note says why) */
+	char note[CUDA_ERR_MAX];
+	double rel_err;        /* ||C - ref|| / ||ref|| on a sample of columns */
+	int64_t unwritten;     /* elements of C left poisoned (NaN) */
+} GpuResult;
+
+/* false with err when something fails on the way (the driver, the PTX);
+ * a wrong result is reported in r (rel_err, unwritten), not as failure. */
+bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX]);
+
+#endif

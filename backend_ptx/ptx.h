@@ -1,0 +1,81 @@
+/* ptx.h - the NVPTX backend: kernels lowered by lower/ with a GPU mapping,
+ * optimised at O3 for an sm_XX target and printed as PTX.
+ *
+ * The mapping (fp32 on CUDA cores).  The loops of the nest up to the
+ * last one that carries m are spread over thread blocks, one storage
+ * digit each, so that every thread has one row of C (or a group of R
+ * rows, below) for its whole life; the loops after them run along k only
+ * and each thread walks them itself, accumulating in registers.  When the
+ * last loop carrying m is a dense m loop and only dense loops follow it
+ * (blocks, tile_v, channel_in), a thread takes R of its rows at once: the
+ * rows keep the same k, so each X element it loads feeds R FMAs.  Threads
+ * run along the token columns (coalesced in layout kn), V columns each,
+ * blockDim.x apart.  When a loop spread over blocks carries k (tile_h,
+ * joins), several threads add to one row of C: they add with atomics into
+ * a zeroed C; otherwise every element of C has one owner, which stores it
+ * once.
+ *
+ * The kernel has the signature of lower.h (X, C, values, index, n0, n1),
+ * with device pointers (index: a device array of device pointers); it is
+ * launched with ptx_grid's grid and block.
+ */
+#ifndef PATC_PTX_H
+#define PATC_PTX_H
+
+#include "../lower/lower.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { PTX_ERR_MAX = 512 };
+
+/* A kernel schedule: bx threads along the columns (a multiple of 32),
+ * by row groups per block, v columns per thread, r rows per thread (the
+ * largest divisor of the row loop's length up to r is taken). */
+typedef struct PtxSchedule {
+	int bx, by, v, r;
+} PtxSchedule;
+
+extern const PtxSchedule ptx_default_schedule;
+
+/* How a kernel is mapped; ptx_plan fills it from the IR and a schedule. */
+typedef struct PtxPlan {
+	PtxSchedule s;      /* with r as used */
+	int group;          /* the loop whose rows a thread takes r at a time, -1: none */
+	int nspread;        /* loops 0..nspread-1 (but group) are spread over blocks */
+	int64_t nsets;      /* row sets: one per (spread digits, group chunk) */
+	bool atomic;        /* threads add to C with atomics */
+	bool zero;          /* C must be zeroed before the launch */
+	const char *why;    /* one line for --explain */
+	bool emulate;       /* thread and block ids from globals patc_emu_tid_x, ..
+	                     * (i32), for running the mapping on the host */
+} PtxPlan;
+
+/* Fills plan for ir under schedule s (NULL: the default). */
+void ptx_plan(const Pir *ir, const PtxSchedule *s, PtxPlan *plan);
+/* The launch shape for n columns. */
+void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
+
+/* The lowering hooks of the GPU mapping for plan (filled by ptx_plan).
+ * With plan->emulate the kernel compiles for any target (tests run it on
+ * the host, one thread at a time). */
+LowerHooks ptx_hooks(PtxPlan *plan);
+
+/* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
+ * writes is PTX_ISA_VERSION. */
+#define PTX_ISA_VERSION "8.0"
+bool ptx_target_known(const char *sm);
+
+/* One kernel of a module. */
+typedef struct PtxKernelSpec {
+	LowerKernel k;
+	PtxSchedule s;
+	PtxPlan plan; /* filled by ptx_compile */
+} PtxKernelSpec;
+
+/* Lowers the kernels into one module for sm, optimises it at O3 and
+ * prints it as PTX (*ptx, malloc'd; *llvm too when llvm is not NULL). */
+bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **llvm,
+                 char err[PTX_ERR_MAX]);
+
+#endif

@@ -1,0 +1,219 @@
+/* test_ptx.c - the NVPTX backend without a GPU.
+ *
+ * The GPU mapping (which loops go to thread blocks, the row groups, the
+ * columns per thread, atomics) is lowered with thread and block ids read
+ * from globals, JIT-compiled for the host and run one thread at a time
+ * over the whole grid, against a float64 reference on the masked weight;
+ * C starts as NaN so that an element no thread writes fails.  The same
+ * kernels are also compiled to PTX for sm_80 and sm_90 (tests/ptx.sh
+ * assembles them with ptxas). */
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+#include "backend_ptx/cuda.h"
+#include "backend_ptx/ptx.h"
+#include "backend_x86/x86.h"
+#include "prune/prune.h"
+
+#include <math.h>
+
+typedef struct Emu {
+	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y;
+} Emu;
+
+/* Runs the emulated kernel over its grid; returns ||C - ref|| / ||ref||,
+ * or +inf when an element of C is left unwritten. */
+static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
+{
+	const int64_t M = op->M, K = op->K;
+	float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
+	float *dense = malloc((size_t)(M * K) * sizeof *dense);
+	float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
+	synth_weights(w, M, K, 5, SYNTH_HEADS, 16);
+	synth_weights(x, layout == PAT_LAYOUT_KN ? K : N, layout == PAT_LAYOUT_KN ? N : K, 6, SYNTH_PLAIN, 1);
+	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
+	PruneMask pm;
+	char err[PRUNE_ERR_MAX];
+	ck_assert(prune_mask_build(op->ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err));
+	PirMetrics m;
+	pir_metrics(op->ir, &m);
+	float *values = malloc((size_t)m.values * sizeof *values);
+	prune_pack(op->ir, &pm, w, M, K, values);
+	prune_unpack(op->ir, &pm, values, M, K, dense);
+
+	PtxPlan plan;
+	ptx_plan(op->ir, s, &plan);
+	plan.emulate = true;
+	LowerHooks hooks = ptx_hooks(&plan);
+	LowerKernel lk = {op->ir, M, K, N, layout, "emu", 1};
+	X86Kernel kern;
+	char xerr[X86_ERR_MAX];
+	ck_assert_msg(x86_jit_hooks(&lk, &hooks, NULL, NULL, &kern, xerr), "%s", xerr);
+	Emu e = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
+	         x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y")};
+	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y);
+	for (int64_t i = 0; i < M * N; i++)
+		c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
+	unsigned grid[3], block[3];
+	ptx_grid(&plan, N, grid, block);
+	for (unsigned cx = 0; cx < grid[0]; cx++)
+		for (unsigned cy = 0; cy < grid[1]; cy++)
+			for (unsigned ty = 0; ty < block[1]; ty++)
+				for (unsigned tx = 0; tx < block[0]; tx++) {
+					*e.ctaid_x = (int32_t)cx, *e.ctaid_y = (int32_t)cy;
+					*e.tid_x = (int32_t)tx, *e.tid_y = (int32_t)ty;
+					kern.fn(x, c, values, (const int32_t *const *)pm.index, 0, N);
+				}
+	double num = 0, den = 0;
+	bool unwritten = false;
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t n = 0; n < N; n++) {
+			double ref = 0;
+			for (int64_t kk = 0; kk < K; kk++) {
+				double xv = layout == PAT_LAYOUT_KN ? x[kk * N + n] : x[n * K + kk];
+				ref += (double)dense[i * K + kk] * xv;
+			}
+			double got = layout == PAT_LAYOUT_KN ? c[i * N + n] : c[n * M + i];
+			unwritten |= isnan(got);
+			num += (got - ref) * (got - ref);
+			den += ref * ref;
+		}
+	x86_kernel_free(&kern);
+	prune_mask_free(&pm);
+	free(w), free(imp), free(dense), free(x), free(c), free(values);
+	if (plan_out)
+		*plan_out = plan;
+	return unwritten ? INFINITY : sqrt(num / (den > 0 ? den : 1));
+}
+
+static const char *const patterns[] = {
+	"apply block(8, 8, 25%);", "apply block(32, 32, 50%);", "apply nm(2, 4);",
+	"apply nm(1, 8);", "apply tile_v(16, 25%);", "apply tile_h(16, 50%);",
+	"apply channel(50%);", "apply channel_in(25%);", "apply row_balanced(25%);",
+	"apply unstructured(10%);", "apply hybrid(16, 32, 50%);",
+};
+enum { NPATTERNS = sizeof patterns / sizeof *patterns };
+static const int64_t shapes[4][3] = {{64, 64, 160}, {100, 70, 33}, {33, 129, 17}, {7, 250, 300}};
+
+static Program compile_pattern(Arena *arena, const char *pattern, const int64_t *shape)
+{
+	char *text = arena_printf(arena, "include \"all.pat\";\nop w: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
+	                          (long long)shape[0], (long long)shape[1], (long long)shape[2], pattern);
+	Program prog;
+	ck_assert_msg(compile_quiet("t.pat", text, arena, &prog) == 0, "%s", text);
+	return prog;
+}
+
+/* Every stdlib pattern, shapes the tiles do not divide, both layouts, and
+ * three schedules: the default, one that takes single rows and columns,
+ * and one with wide blocks. */
+START_TEST(mapping_matches_reference)
+{
+	static const PtxSchedule scheds[] = {{32, 4, 4, 8}, {32, 1, 1, 1}, {64, 2, 3, 5}};
+	int checked = 0, atomics = 0, groups = 0;
+	for (int p = 0; p < NPATTERNS; p++)
+		for (int s = 0; s < 4; s++) {
+			Arena arena;
+			arena_init(&arena);
+			Program prog = compile_pattern(&arena, patterns[p], shapes[s]);
+			const OpResult *op = &prog.ops[0];
+			for (int layout = 0; layout < 2; layout++)
+				for (size_t k = 0; k < sizeof scheds / sizeof *scheds; k++) {
+					PtxPlan plan;
+					double e = emulate(op, (PatLayout)layout, op->N, &scheds[k], &plan);
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d: %g",
+					              patterns[p], (long long)op->M, (long long)op->K, (long long)op->N,
+					              pat_layout_names[layout], scheds[k].bx, scheds[k].by, scheds[k].v,
+					              scheds[k].r, e);
+					checked++;
+					atomics += plan.atomic;
+					groups += plan.s.r > 1;
+				}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, NPATTERNS * 4 * 2 * 3);
+	ck_assert_int_gt(atomics, 0); /* tile_h and unstructured add with atomics */
+	ck_assert_int_gt(groups, 0);  /* blocks, tile_v, channel_in take row groups */
+}
+END_TEST
+
+/* The plan of the common patterns, as documented in ptx.h. */
+START_TEST(plans)
+{
+	static const struct {
+		const char *pattern;
+		bool atomic, zero;
+		int r;
+	} want[] = {
+		{"apply block(32, 32, 25%);", false, false, 8}, {"apply nm(2, 4);", false, false, 1},
+		{"apply tile_v(32, 25%);", false, false, 8},    {"apply tile_h(32, 25%);", true, true, 1},
+		{"apply channel(50%);", false, true, 1},        {"apply row_balanced(25%);", false, false, 1},
+	};
+	static const int64_t shape[3] = {256, 256, 64};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		Arena arena;
+		arena_init(&arena);
+		Program prog = compile_pattern(&arena, want[i].pattern, shape);
+		PtxPlan plan;
+		ptx_plan(prog.ops[0].ir, NULL, &plan);
+		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
+		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
+		arena_free(&arena);
+	}
+}
+END_TEST
+
+/* PTX for both targets, every pattern: it must name its target and kernel. */
+START_TEST(ptx_for_both_targets)
+{
+	static const char *const sms[] = {"sm_80", "sm_90"};
+	for (int p = 0; p < NPATTERNS; p++) {
+		Arena arena;
+		arena_init(&arena);
+		Program prog = compile_pattern(&arena, patterns[p], shapes[1]);
+		const OpResult *op = &prog.ops[0];
+		for (int t = 0; t < 2; t++) {
+			PtxKernelSpec spec = {.k = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "kern", 1},
+			                      .s = ptx_default_schedule};
+			char *ptx = NULL, err[PTX_ERR_MAX];
+			ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
+			char target[32];
+			snprintf(target, sizeof target, ".target %s", sms[t]);
+			ck_assert_ptr_nonnull(strstr(ptx, target));
+			ck_assert_ptr_nonnull(strstr(ptx, ".entry kern("));
+			ck_assert_ptr_nonnull(strstr(ptx, ".version " PTX_ISA_VERSION));
+			free(ptx);
+		}
+		arena_free(&arena);
+	}
+	char *ptx = NULL, err[PTX_ERR_MAX];
+	PtxKernelSpec none = {.s = ptx_default_schedule};
+	ck_assert(!ptx_compile(&none, 0, "sm_70", &ptx, NULL, err));
+	ck_assert_ptr_nonnull(strstr(err, "sm_70"));
+}
+END_TEST
+
+/* Without a driver, opening CUDA fails with a message, never a crash. */
+START_TEST(no_driver)
+{
+	char err[CUDA_ERR_MAX] = "";
+	Cuda *cu = cuda_open(err);
+	if (cu) { /* a machine with a GPU: nothing to check here */
+		cuda_close(cu);
+		return;
+	}
+	ck_assert_msg(strstr(err, "CUDA") != NULL, "%s", err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ptx");
+	TCase *tc = tcase_create("ptx");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, mapping_matches_reference);
+	tcase_add_test(tc, plans);
+	tcase_add_test(tc, ptx_for_both_targets);
+	tcase_add_test(tc, no_driver);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
