@@ -8,6 +8,8 @@
 #   make accuracy        the accuracy study (bench/results/accuracy.md)
 #   make bench           the CPU kernels beside OpenBLAS and Eigen (bench/results/cpu.csv)
 #   make bench-prune     the pruning benchmark (bench/results/prune.csv)
+#   make bench-gpu       the GPU kernels beside cuBLAS (tests/gpu/run.sh; needs a GPU)
+#   make gpu-carry       pack patc and gpu_bench for a GPU machine without LLVM (.gpu/)
 #
 # The real build is CMake; this file only drives it.
 
@@ -19,7 +21,7 @@ FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build demo docs test test-main test-asan test-fuzz clean \
-	fetch-weights accuracy bench bench-prune
+	fetch-weights accuracy bench bench-prune bench-gpu gpu-carry
 
 all: build
 
@@ -89,5 +91,21 @@ bench-prune: build
 	@mkdir -p bench/results
 	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/prune_bench stdlib bench/results/prune.csv
 
+# The GPU checks and benchmark (bench/results/gpu.csv): tests/gpu/run.sh.
+bench-gpu: build
+	tests/gpu/run.sh $(BUILD) bench/results
+
+# patc and gpu_bench for a GPU machine that lacks LLVM 19 and these
+# libraries: stripped, with the shared libraries they load, xz-compressed
+# (tests/gpu/README.md says how to unpack and run them there).
+GPU_LIBS = libcjson.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0
+gpu-carry: build
+	rm -rf .gpu && mkdir -p .gpu/lib
+	strip -o .gpu/patc $(BUILD)/patc
+	strip -o .gpu/gpu_bench $(BUILD)/gpu_bench
+	for l in $(GPU_LIBS); do cp -L /lib/x86_64-linux-gnu/$$l .gpu/lib/; done
+	xz -T0 -6 .gpu/patc .gpu/gpu_bench .gpu/lib/*
+	du -sh .gpu
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) .gpu

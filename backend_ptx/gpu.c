@@ -2,7 +2,7 @@
  *
  * C is poisoned with NaN before the checked run, so an element that no
  * thread writes shows.  The reference is computed in float64 on the host
- * for a sample of up to 64 columns (all rows), so that large shapes check
+ * for a sample of columns (64 unless the caller says) (all rows), so that large shapes check
  * quickly.  Timing: CUDA events around the kernel (and the zeroing of C
  * when the kernel needs it), L2 flushed before each run by writing a
  * buffer larger than it, the median of the runs after a warm-up. */
@@ -33,7 +33,8 @@ static void dev_free(Cuda *cu, Dev *d)
 static double sampled_error(const GpuProblem *p, const float *c)
 {
 	const int64_t M = p->M, K = p->K, N = p->N;
-	int64_t ncols = N < SAMPLE_COLS ? N : SAMPLE_COLS;
+	int64_t want = p->check_cols > 0 ? p->check_cols : SAMPLE_COLS;
+	int64_t ncols = N < want ? N : want;
 	double num = 0, den = 0;
 	bool kn = p->layout == PAT_LAYOUT_KN;
 	for (int64_t s = 0; s < ncols; s++) {

@@ -20,6 +20,7 @@ typedef struct GpuProblem {
 	PtxSchedule s;
 	int reps;              /* timed runs (median) */
 	bool cublas;           /* also time cuBLAS sgemm on the dense weight */
+	int check_cols;        /* columns checked against float64 (0: 64) */
 } GpuProblem;
 
 typedef struct GpuResult {

@@ -1,0 +1,180 @@
+/* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
+ *
+ *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R] [--shapes=I,J,..]
+ *
+ * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
+ * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
+ * tile-wise, the hybrid and row-balanced element-wise, beside cuBLAS
+ * sgemm (fp32, no TF32) on the same device in the same run.  Every
+ * kernel is checked first (C poisoned, float64 reference on a sample of
+ * columns); a wrong result stops the benchmark.  Writes CSV rows
+ * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense
+ * and prints a Markdown summary.  `quick` leaves out the three shapes of
+ * 2^36 multiply-adds and more. */
+#define _POSIX_C_SOURCE 200809L
+#include "patterns.h"
+#include "shapes.h"
+#include "backend_ptx/gpu.h"
+#include "prune/prune.h"
+#include "support/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R] "
+		                "[--shapes=I,J,..]\n");
+		return 2;
+	}
+	const char *stdlib = argv[1], *sm = "sm_90";
+	bool quick = false, only[NSHAPES] = {false}, some = false;
+	PtxSchedule sched = ptx_default_schedule;
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "quick"))
+			quick = true;
+		else if (!strncmp(argv[i], "--sm=", 5))
+			sm = argv[i] + 5;
+		else if (!strncmp(argv[i], "--schedule=", 11)) {
+			if (sscanf(argv[i] + 11, "%d,%d,%d,%d", &sched.bx, &sched.by, &sched.v, &sched.r) != 4) {
+				fprintf(stderr, "gpu_bench: --schedule=BX,BY,V,R\n");
+				return 2;
+			}
+		} else if (!strncmp(argv[i], "--shapes=", 9)) {
+			for (char *q = argv[i] + 9; *q;) {
+				long v = strtol(q, &q, 10);
+				if (v >= 0 && v < NSHAPES)
+					only[v] = some = true;
+				if (*q == ',')
+					q++;
+				else if (*q) {
+					fprintf(stderr, "gpu_bench: --shapes=I,J,.. (0..%d)\n", NSHAPES - 1);
+					return 2;
+				}
+			}
+		} else {
+			fprintf(stderr, "gpu_bench: unknown argument '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	char err[CUDA_ERR_MAX];
+	Cuda *cu = cuda_open(err);
+	if (!cu) {
+		fprintf(stderr, "gpu_bench: %s\n", err);
+		return 3;
+	}
+	FILE *csv = fopen(argv[2], "w");
+	if (!csv) {
+		perror(argv[2]);
+		return 3;
+	}
+	fprintf(stderr, "gpu_bench: %s, kernels for %s, schedule %d,%d,%d,%d\n", cuda_device_name(cu), sm, sched.bx,
+	        sched.by, sched.v, sched.r);
+	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense\n");
+	static double sp[3][NSHAPES][NPAT];
+	bool ran[NSHAPES] = {false};
+	int rc = 0;
+	for (int si = 0; si < NSHAPES && !rc; si++) {
+		const Shape *sh = &shapes[si];
+		const int64_t M = sh->M, K = sh->K, N = sh->N;
+		if ((some && !only[si]) || (!some && quick && (double)M * (double)K * (double)N >= 68719476736.0))
+			continue;
+		ran[si] = true;
+		float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
+		float *masked = malloc((size_t)(M * K) * sizeof *masked);
+		float *x = malloc((size_t)(K * N) * sizeof *x);
+		if (!w || !imp || !masked || !x) {
+			fprintf(stderr, "gpu_bench: out of memory at %s\n", sh->name);
+			return 3;
+		}
+		synth_weights(w, M, K, 1, SYNTH_PLAIN, 1);
+		synth_weights(x, K, N, (uint64_t)(2 + si), SYNTH_PLAIN, 1);
+		prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
+		double dense_us = -1;
+		for (int s = 0; s < 3 && !rc; s++)
+			for (int p = 0; p < NPAT && !rc; p++) {
+				char body[128];
+				pattern_body(p, sparsities[s], body, sizeof body);
+				Pir ir;
+				if (!bench_pattern(stdlib, M, K, body, &ir)) {
+					fprintf(stderr, "gpu_bench: %s does not compile for %s\n", body, sh->name);
+					continue;
+				}
+				PruneMask pm;
+				char perr[PRUNE_ERR_MAX];
+				if (!prune_mask_build(&ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, perr)) {
+					fprintf(stderr, "gpu_bench: %s\n", perr);
+					continue;
+				}
+				PirMetrics mt;
+				pir_metrics(&ir, &mt);
+				float *values = malloc((size_t)mt.values * sizeof *values);
+				prune_pack(&ir, &pm, w, M, K, values);
+				prune_unpack(&ir, &pm, values, M, K, masked);
+				GpuProblem gp = {&ir, M, K, N, PAT_LAYOUT_KN, values, &pm, masked, x, sm, sched, 15,
+				                 dense_us < 0, 16};
+				GpuResult r;
+				if (!gpu_measure(cu, &gp, &r, err)) {
+					fprintf(stderr, "gpu_bench: %s %s: %s\n", sh->name, body, err);
+					rc = 4;
+				} else if (r.unwritten || !(r.rel_err < 1e-4)) {
+					fprintf(stderr, "gpu_bench: %s %s: WRONG (relative error %g, %lld unwritten)\n", sh->name,
+					        body, r.rel_err, (long long)r.unwritten);
+					rc = 4;
+				} else {
+					if (dense_us < 0) {
+						if (r.cublas_us < 0) {
+							fprintf(stderr, "gpu_bench: %s\n", r.note);
+							rc = 3;
+						}
+						dense_us = r.cublas_us;
+						fprintf(csv, "%s,%lld,%lld,%lld,0,dense,cublas,f32,%.2f,1\n", sh->name, (long long)M,
+						        (long long)K, (long long)N, dense_us);
+					}
+					sp[s][si][p] = dense_us / r.kernel_us;
+					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,f32,%.2f,%.3f\n", sh->name, (long long)M,
+					        (long long)K, (long long)N, sparsities[s], pattern_names[p], r.kernel_us,
+					        sp[s][si][p]);
+					fflush(csv);
+					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS (%.1f us)  err %.1e  r=%d%s\n",
+					        sh->name, sparsities[s], pattern_names[p], r.kernel_us, sp[s][si][p], dense_us,
+					        r.rel_err, r.plan.s.r, r.plan.atomic ? " atomic" : "");
+				}
+				free(values);
+				prune_mask_free(&pm);
+			}
+		free(w), free(imp), free(masked), free(x);
+	}
+	fclose(csv);
+	cuda_close(cu);
+	if (rc)
+		return rc;
+	int nran = 0;
+	for (int si = 0; si < NSHAPES; si++)
+		nran += ran[si];
+	printf("| sparsity | best structured | block8 | block32 | nm | tile | hybrid | rowbal |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int s = 0; s < 3; s++) {
+		double best = 0, g[NPAT] = {0};
+		int n = 0;
+		for (int si = 0; si < NSHAPES; si++) {
+			if (!ran[si])
+				continue;
+			double b = 0;
+			for (int p = 0; p < NPAT - 1; p++)
+				b = sp[s][si][p] > b ? sp[s][si][p] : b;
+			best += log(b);
+			for (int p = 0; p < NPAT; p++)
+				g[p] += log(sp[s][si][p]);
+			n++;
+		}
+		printf("| %g%% | %.2fx |", sparsities[s], exp(best / n));
+		for (int p = 0; p < NPAT; p++)
+			printf(" %.2fx |", exp(g[p] / n));
+		printf("\n");
+	}
+	printf("\nfp32 speedup over cuBLAS sgemm (no TF32), geometric mean over %d shapes\n", nran);
+	return 0;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - the GPU checks, in one script, for a machine with an
+# NVIDIA GPU (sm_80 or newer) and its driver:
+#   1. correctness: every stdlib pattern the GPU rules allow, on shapes the
+#      tiles divide and shapes they do not, both activation layouts, PTX for
+#      sm_80 (JIT-compiled by the driver) and for the GPU's own target,
+#      fresh random inputs each run, C poisoned (NaN) before the checked
+#      run, float64 reference (`patc --run`; a wrong result exits 4);
+#   2. the benchmark: gpu_bench over the paper's shapes beside cuBLAS,
+#      writing gpu.csv and printing the table;
+#   3. optionally (SWEEP=1) a sweep of kernel schedules on three shapes.
+#
+#   tests/gpu/run.sh [BIN] [OUTDIR]
+#
+# BIN holds patc and gpu_bench (default: build/), and may hold lib/ with
+# shared libraries they need that the machine lacks.  The binaries are
+# built where LLVM 19 is (patc links LLVM statically; a GPU machine image
+# usually has no LLVM 19): `make gpu-carry` packs them.  BENCH=quick
+# (default) leaves out the three 2^36-FLOP shapes; BENCH=full runs all 12.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-$root/build}
+out=${2:-$root/bench/results}
+mkdir -p "$out"
+[ -d "$bin/lib" ] && export LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATC_STDLIB=$root/stdlib
+start=$(date +%s)
+fail=0
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>/dev/null ||
+	echo "nvidia-smi: not available"
+if [ -z "${PATC_CUBLAS:-}" ]; then
+	for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+		$(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, "cublas", "lib") for p in nvidia.__path__))' 2>/dev/null) \
+		$(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, "cu13", "lib") for p in nvidia.__path__))' 2>/dev/null); do
+		for v in 13 12; do
+			if [ -e "$d/libcublas.so.$v" ]; then export PATC_CUBLAS=$d/libcublas.so.$v; break 2; fi
+		done
+	done
+fi
+echo "cuBLAS: ${PATC_CUBLAS:-not found (the speedups will be missing)}"
+sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d . | tr -d ' ')
+sm=sm_${sm:-90}
+case $sm in sm_80|sm_86|sm_89|sm_90) ;; *) sm=sm_90 ;; esac
+
+# ---- 1. correctness ----
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "tile_v(32, 25%)"
+	"channel(50%)" "channel_in(25%)" "row_balanced(25%)" "hybrid(32, 32, 50%, 2, 4)" "nm(1, 8)")
+shapes=("768 768 512" "1000 1100 333" "100 70 33" "4096 1024 1024" "64 576 3136")
+checked=0
+for s in "${!shapes[@]}"; do
+	read -r M K N <<<"${shapes[$s]}"
+	for layout in kn nk; do
+		f=$tmp/s${s}_$layout.pat
+		echo 'include "all.pat";' >"$f"
+		for p in "${!patterns[@]}"; do
+			echo "op p$p: spmm(M = $M, K = $K, N = $N, layout = $layout) { weights = random(seed = $RANDOM); apply ${patterns[$p]}; }" >>"$f"
+		done
+		for target in $sm sm_80; do
+			[ $target = sm_80 ] && [ $s -ne 1 ] && [ $s -ne 2 ] && continue
+			if "$bin/patc" "$f" --target=$target --run >"$tmp/log" 2>"$tmp/err"; then
+				checked=$((checked + ${#patterns[@]}))
+			else
+				echo "FAIL: $M/$K/$N $layout $target: $(grep -E 'error' "$tmp/err" | head -3)"
+				fail=$((fail + 1))
+			fi
+			# one line per op: shape layout target op time speedup error
+			awk -v s="$M/$K/$N" -v l=$layout -v t=$target '
+				/^p[0-9]+:/ {op=$1; sub(":", "", op)}
+				/patc kernel/ {us=$3}
+				/speedup over dense/ {sp=$4; err=$NF; printf "  %-15s %s %s %-4s %9.1f us  %6s  err %s\n", s, l, t, op, us, sp, err}
+				/cuBLAS not measured/ {printf "  %-15s %s %s %-4s %9.1f us  (no cuBLAS)\n", s, l, t, op, us}' "$tmp/log" >>"$out/gpu_check.txt"
+		done
+	done
+done
+echo "correctness: $checked kernels checked, $fail failing runs ($(( $(date +%s) - start )) s)"
+echo "  (per kernel: $out/gpu_check.txt; patterns: ${patterns[*]})"
+
+# ---- 2. the benchmark ----
+bench=${BENCH:-quick}
+[ "$bench" = full ] && bench=""
+"$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm 2>"$out/gpu_bench.log" | tee "$out/gpu_table.md"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
+echo "benchmark done ($(( $(date +%s) - start )) s)"
+
+# ---- 3. schedules ----
+if [ "${SWEEP:-0}" = 1 ]; then
+	for sc in 32,4,4,8 32,4,2,8 32,8,1,8 64,2,4,4 32,4,4,16 128,1,2,8 32,2,4,8; do
+		"$bin/gpu_bench" "$root/stdlib" "$tmp/sweep.csv" --sm=$sm --shapes=3,1,8 --schedule=$sc 2>/dev/null |
+			awk -v sc=$sc 'NR>2 && /^\|/ {printf "  schedule %-10s %s\n", sc, $0}'
+	done | tee "$out/gpu_sweep.txt"
+	echo "sweep done ($(( $(date +%s) - start )) s)"
+fi
+[ $fail -eq 0 ]
