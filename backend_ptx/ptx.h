@@ -13,7 +13,9 @@
  * blockDim.x apart.  When a loop spread over blocks carries k (tile_h,
  * joins), several threads add to one row of C: they add with atomics into
  * a zeroed C; otherwise every element of C has one owner, which stores it
- * once.
+ * once.  When the grid would still be too small to fill the GPU, the
+ * outermost loop a thread walks is split over blockIdx.z (split-K) and the
+ * parts add with atomics.
  *
  * The kernel has the signature of lower.h (X, C, values, index, n0, n1),
  * with device pointers (index: a device array of device pointers); it is
@@ -31,9 +33,13 @@ enum { PTX_ERR_MAX = 512 };
 
 /* A kernel schedule: bx threads along the columns (a multiple of 32),
  * by row groups per block, v columns per thread, r rows per thread (the
- * largest divisor of the row loop's length up to r is taken). */
+ * largest divisor of the row loop's length up to r is taken), ksplit
+ * parts of the walk along k (over blockIdx.z, adding with atomics).  All zero:
+ * patc chooses (ptx_default_schedule, with fewer rows per thread when the
+ * grid would be too small to fill the GPU). */
 typedef struct PtxSchedule {
 	int bx, by, v, r;
+	int ksplit; /* parts the walk along k is split into (1: none) */
 } PtxSchedule;
 
 extern const PtxSchedule ptx_default_schedule;
@@ -47,12 +53,16 @@ typedef struct PtxPlan {
 	bool atomic;        /* threads add to C with atomics */
 	bool zero;          /* C must be zeroed before the launch */
 	const char *why;    /* one line for --explain */
+	int split;          /* the loop walked along k that blockIdx.z splits, -1: none */
+	int64_t nsplit, split_chunk; /* its parts, and digits per part */
+	bool xvec, wk, wr;  /* 16-byte loads of X, of weights along k, along rows */
 	bool emulate;       /* thread and block ids from globals patc_emu_tid_x, ..
 	                     * (i32), for running the mapping on the host */
 } PtxPlan;
 
-/* Fills plan for ir under schedule s (NULL: the default). */
-void ptx_plan(const Pir *ir, const PtxSchedule *s, PtxPlan *plan);
+/* Fills plan for kernel k under schedule s (NULL or all zero: patc's
+ * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
+void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
 

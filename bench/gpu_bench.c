@@ -1,6 +1,6 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
- *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R] [--shapes=I,J,..]
+ *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT] [--shapes=I,J,..]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
@@ -25,21 +25,21 @@
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R] "
+		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT] "
 		                "[--shapes=I,J,..]\n");
 		return 2;
 	}
 	const char *stdlib = argv[1], *sm = "sm_90";
 	bool quick = false, only[NSHAPES] = {false}, some = false;
-	PtxSchedule sched = ptx_default_schedule;
+	PtxSchedule sched = {0}; /* patc's choice */
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "quick"))
 			quick = true;
 		else if (!strncmp(argv[i], "--sm=", 5))
 			sm = argv[i] + 5;
 		else if (!strncmp(argv[i], "--schedule=", 11)) {
-			if (sscanf(argv[i] + 11, "%d,%d,%d,%d", &sched.bx, &sched.by, &sched.v, &sched.r) != 4) {
-				fprintf(stderr, "gpu_bench: --schedule=BX,BY,V,R\n");
+			if (sscanf(argv[i] + 11, "%d,%d,%d,%d,%d", &sched.bx, &sched.by, &sched.v, &sched.r, &sched.ksplit) != 5) {
+				fprintf(stderr, "gpu_bench: --schedule=BX,BY,V,R,KSPLIT\n");
 				return 2;
 			}
 		} else if (!strncmp(argv[i], "--shapes=", 9)) {
@@ -70,8 +70,11 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 3;
 	}
-	fprintf(stderr, "gpu_bench: %s, kernels for %s, schedule %d,%d,%d,%d\n", cuda_device_name(cu), sm, sched.bx,
-	        sched.by, sched.v, sched.r);
+	if (sched.bx)
+		fprintf(stderr, "gpu_bench: %s, kernels for %s, schedule %d,%d,%d,%d,%d\n", cuda_device_name(cu), sm,
+		        sched.bx, sched.by, sched.v, sched.r, sched.ksplit);
+	else
+		fprintf(stderr, "gpu_bench: %s, kernels for %s, patc's schedules\n", cuda_device_name(cu), sm);
 	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense\n");
 	static double sp[3][NSHAPES][NPAT];
 	bool ran[NSHAPES] = {false};
@@ -138,9 +141,11 @@ int main(int argc, char **argv)
 					        (long long)K, (long long)N, sparsities[s], pattern_names[p], r.kernel_us,
 					        sp[s][si][p]);
 					fflush(csv);
-					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS (%.1f us)  err %.1e  r=%d%s\n",
+					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s\n",
 					        sh->name, sparsities[s], pattern_names[p], r.kernel_us, sp[s][si][p], dense_us,
-					        r.rel_err, r.plan.s.r, r.plan.atomic ? " atomic" : "");
+					        r.rel_err, r.plan.s.bx, r.plan.s.by, r.plan.s.v, r.plan.s.r, r.plan.s.ksplit,
+					        r.plan.atomic ? " atomic" : "", r.plan.xvec ? " xvec" : "", r.plan.wk ? " wk" : "",
+					        r.plan.wr ? " wr" : "");
 				}
 				free(values);
 				prune_mask_free(&pm);

@@ -332,7 +332,6 @@ static int compile_ptx(const Options *o, const char *base, const Program *prog)
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
 		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1};
-		ks[i].s = ptx_default_schedule;
 	}
 	char *ptx = NULL, *ll = NULL, err[PTX_ERR_MAX];
 	int rc = PATC_EXIT_OK;

@@ -87,7 +87,7 @@ echo "benchmark done ($(( $(date +%s) - start )) s)"
 
 # ---- 3. schedules ----
 if [ "${SWEEP:-0}" = 1 ]; then
-	for sc in 32,4,4,8 32,4,2,8 32,8,1,8 64,2,4,4 32,4,4,16 128,1,2,8 32,2,4,8; do
+	for sc in ${SCHEDULES:-32,4,4,8,1 32,4,4,4,1 32,4,4,8,4 32,4,8,8,1 32,4,8,4,2 64,2,4,8,2 32,8,4,2,1}; do
 		"$bin/gpu_bench" "$root/stdlib" "$tmp/sweep.csv" --sm=$sm --shapes=3,1,8 --schedule=$sc 2>/dev/null |
 			awk -v sc=$sc 'NR>2 && /^\|/ {printf "  schedule %-10s %s\n", sc, $0}'
 	done | tee "$out/gpu_sweep.txt"

@@ -17,7 +17,7 @@
 #include <math.h>
 
 typedef struct Emu {
-	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y;
+	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z;
 } Emu;
 
 /* Runs the emulated kernel over its grid; returns ||C - ref|| / ||ref||,
@@ -40,25 +40,30 @@ static double emulate(const OpResult *op, PatLayout layout, int64_t N, const Ptx
 	prune_pack(op->ir, &pm, w, M, K, values);
 	prune_unpack(op->ir, &pm, values, M, K, dense);
 
+	LowerKernel lk = {op->ir, M, K, N, layout, "emu", 1};
 	PtxPlan plan;
-	ptx_plan(op->ir, s, &plan);
+	ptx_plan(&lk, s, &plan);
 	plan.emulate = true;
 	LowerHooks hooks = ptx_hooks(&plan);
-	LowerKernel lk = {op->ir, M, K, N, layout, "emu", 1};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit_hooks(&lk, &hooks, NULL, NULL, &kern, xerr), "%s", xerr);
 	Emu e = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
-	         x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y")};
+	         x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"),
+	         x86_lookup(&kern, "patc_emu_ctaid_z")};
 	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y);
+	ck_assert(e.ctaid_z || plan.nsplit == 1);
 	for (int64_t i = 0; i < M * N; i++)
 		c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
 	unsigned grid[3], block[3];
 	ptx_grid(&plan, N, grid, block);
+	for (unsigned cz = 0; cz < grid[2]; cz++)
 	for (unsigned cx = 0; cx < grid[0]; cx++)
 		for (unsigned cy = 0; cy < grid[1]; cy++)
 			for (unsigned ty = 0; ty < block[1]; ty++)
 				for (unsigned tx = 0; tx < block[0]; tx++) {
+					if (e.ctaid_z)
+						*e.ctaid_z = (int32_t)cz;
 					*e.ctaid_x = (int32_t)cx, *e.ctaid_y = (int32_t)cy;
 					*e.tid_x = (int32_t)tx, *e.tid_y = (int32_t)ty;
 					kern.fn(x, c, values, (const int32_t *const *)pm.index, 0, N);
@@ -108,8 +113,8 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
  * and one with wide blocks. */
 START_TEST(mapping_matches_reference)
 {
-	static const PtxSchedule scheds[] = {{32, 4, 4, 8}, {32, 1, 1, 1}, {64, 2, 3, 5}};
-	int checked = 0, atomics = 0, groups = 0;
+	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0}, {32, 1, 1, 1, 1}, {64, 2, 3, 5, 3}, {32, 2, 8, 16, 1}};
+	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
 			Arena arena;
@@ -120,19 +125,24 @@ START_TEST(mapping_matches_reference)
 				for (size_t k = 0; k < sizeof scheds / sizeof *scheds; k++) {
 					PtxPlan plan;
 					double e = emulate(op, (PatLayout)layout, op->N, &scheds[k], &plan);
-					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d: %g",
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d: %g",
 					              patterns[p], (long long)op->M, (long long)op->K, (long long)op->N,
 					              pat_layout_names[layout], scheds[k].bx, scheds[k].by, scheds[k].v,
-					              scheds[k].r, e);
+					              scheds[k].r, scheds[k].ksplit, e);
 					checked++;
 					atomics += plan.atomic;
 					groups += plan.s.r > 1;
+					xvec += plan.xvec, wk += plan.wk, wr += plan.wr, splits += plan.nsplit > 1;
 				}
 			arena_free(&arena);
 		}
-	ck_assert_int_eq(checked, NPATTERNS * 4 * 2 * 3);
+	ck_assert_int_eq(checked, NPATTERNS * 4 * 2 * 4);
 	ck_assert_int_gt(atomics, 0); /* tile_h and unstructured add with atomics */
 	ck_assert_int_gt(groups, 0);  /* blocks, tile_v, channel_in take row groups */
+	ck_assert_int_gt(xvec, 0);    /* and every vector load is reached */
+	ck_assert_int_gt(wk, 0);
+	ck_assert_int_gt(wr, 0);
+	ck_assert_int_gt(splits, 0); /* the small shapes split the walk along k */
 }
 END_TEST
 
@@ -148,13 +158,15 @@ START_TEST(plans)
 		{"apply tile_v(32, 25%);", false, false, 8},    {"apply tile_h(32, 25%);", true, true, 1},
 		{"apply channel(50%);", false, true, 1},        {"apply row_balanced(25%);", false, false, 1},
 	};
-	static const int64_t shape[3] = {256, 256, 64};
+	static const int64_t shape[3] = {4096, 256, 64};
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
 		Arena arena;
 		arena_init(&arena);
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
-		ptx_plan(prog.ops[0].ir, NULL, &plan);
+		const OpResult *op = &prog.ops[0];
+		LowerKernel lk = {op->ir, op->M, op->K, 4096, PAT_LAYOUT_KN, "k", 1};
+		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
 		arena_free(&arena);
