@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const PtxSchedule ptx_default_schedule = {32, 4, 4, 8, 1};
+const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1};
 
 enum { PTX_MAX_R = 16, PTX_MAX_V = 8 };
 
@@ -32,9 +32,13 @@ bool ptx_target_known(const char *sm)
 
 /* Threads that keep a GPU of this class busy: 132 multiprocessors (H100,
  * H200; an A100 has 108) with 1024 resident threads each, half the
- * maximum.  Below it the walk along k is split, then rows per thread are
- * traded for threads. */
+ * maximum.  Measured on an H200 (tests/gpu/run.sh, SWEEP=1): splitting
+ * the walk along k pays only on grids far below it (the zeroing of C and
+ * the atomics cost more than the idle multiprocessors at 93.75%), and 4
+ * rows per thread beat 8 and 2.  So below a quarter of it the walk is
+ * split (up to 4 parts), then rows per thread go from 4 to 2. */
 static const double FILL_THREADS = 132.0 * 1024;
+static const double SPLIT_BELOW = 132.0 * 1024 / 4;
 
 /* The rows per thread that divide the group's length, at most want. */
 static int group_rows(const PirLoop *g, int want)
@@ -105,8 +109,7 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	}
 	/* Split the walk along k over blockIdx.z (the parts add into a zeroed
 	 * C with atomics): the loop the thread walks with the most digits, in
-	 * whole units of the 4-digit walk.  Auto: while the grid is too small
-	 * to fill the GPU, up to 8 parts; then fewer rows per thread. */
+	 * whole units of the 4-digit walk.  Auto: see FILL_THREADS. */
 	plan->split = -1;
 	plan->nsplit = 1;
 	int best = -1;
@@ -117,9 +120,10 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		if (i != plan->group && units > best_units)
 			best = i, best_units = units;
 	}
-	int64_t parts = tune ? (int64_t)ceil(FILL_THREADS / plan_threads(plan, k->N)) : ps->ksplit;
-	if (tune && parts > 8)
-		parts = 8;
+	double t0 = plan_threads(plan, k->N);
+	int64_t parts = !tune ? ps->ksplit : t0 < SPLIT_BELOW ? (int64_t)ceil(FILL_THREADS / t0) : 1;
+	if (tune && parts > 4)
+		parts = 4;
 	if (tune && parts > best_units / 2)
 		parts = best_units / 2;
 	if (parts > best_units)
@@ -133,7 +137,7 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		plan->atomic = true;
 	}
 	ps->ksplit = (int)plan->nsplit;
-	while (tune && shared && ps->r > 2 && plan_threads(plan, k->N) * (double)plan->nsplit < FILL_THREADS) {
+	while (tune && shared && ps->r > 2 && plan_threads(plan, k->N) * (double)plan->nsplit < SPLIT_BELOW) {
 		ps->r = group_rows(g, ps->r / 2);
 		plan_sets(ir, plan);
 	}

@@ -320,6 +320,24 @@ static const char *target_cpu(const char *target)
 	return NULL; /* the host's */
 }
 
+/* --explain on a GPU target: the kernel's path and mapping. */
+static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
+{
+	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1};
+	PtxPlan plan;
+	ptx_plan(&lk, NULL, &plan);
+	const PtxSchedule *s = &plan.s;
+	sb_printf(out, "  GPU kernel for %s: fp32 FMA on CUDA cores (patc has no tensor-core path yet)\n", sm);
+	sb_printf(out, "    mapping: %s\n", plan.why);
+	sb_printf(out, "    schedule: blocks of %d x %d threads, %d column%s and %d row%s per thread, k walk in %d "
+	               "part%s; %lld row sets\n",
+	          s->bx, s->by, s->v, s->v == 1 ? "" : "s", s->r, s->r == 1 ? "" : "s", s->ksplit,
+	          s->ksplit == 1 ? "" : "s", (long long)plan.nsets);
+	sb_printf(out, "    16-byte loads: X %s, weights %s%s\n", plan.xvec ? "yes" : "no",
+	          plan.wk ? "along k" : plan.wr ? "along the rows" : "no",
+	          plan.zero ? "; C is zeroed before the launch" : "");
+}
+
 /* -o DIR on a GPU target: DIR/BASE.ptx with one kernel BASE_OP per op
  * (and DIR/BASE.ll with --emit=llvm). */
 static int compile_ptx(const Options *o, const char *base, const Program *prog)
@@ -577,6 +595,8 @@ int main(int argc, char **argv)
 		if (o.explain) {
 			sb_puts(&out, i ? "\n" : "");
 			explain_op(&out, op, &diag, p);
+			if (o.gpu)
+				explain_gpu(&out, op, o.target);
 		} else if (o.emit_pir) {
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);

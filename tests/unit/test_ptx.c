@@ -154,8 +154,8 @@ START_TEST(plans)
 		bool atomic, zero;
 		int r;
 	} want[] = {
-		{"apply block(32, 32, 25%);", false, false, 8}, {"apply nm(2, 4);", false, false, 1},
-		{"apply tile_v(32, 25%);", false, false, 8},    {"apply tile_h(32, 25%);", true, true, 1},
+		{"apply block(32, 32, 25%);", false, false, 4}, {"apply nm(2, 4);", false, false, 1},
+		{"apply tile_v(32, 25%);", false, false, 4},    {"apply tile_h(32, 25%);", true, true, 1},
 		{"apply channel(50%);", false, true, 1},        {"apply row_balanced(25%);", false, false, 1},
 	};
 	static const int64_t shape[3] = {4096, 256, 64};
