@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1};
+const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1};
 
 enum { PTX_MAX_R = 16, PTX_MAX_V = 8 };
 
@@ -66,12 +66,60 @@ static void plan_sets(const Pir *ir, PtxPlan *plan)
 		plan->nsets *= ir->loops[plan->group].nnz / plan->s.r;
 }
 
+/* Staging X in shared memory: where every thread of a block walks the
+ * same k (a row group whose later loops are dense, the block's row sets
+ * being chunks of one group), X is kn with 16-byte groups, and two
+ * buffers of a stage fit in 48 KiB.  A stage holds the X rows of stage_u
+ * iterations of the first walked loop (16 rows or more). */
+enum { STAGE_ROWS = 16, STAGE_BYTES = 48 << 10 };
+static void plan_stage(const LowerKernel *k, PtxPlan *plan)
+{
+	const Pir *ir = k->ir;
+	const int n = ir->nloops;
+	PtxSchedule *ps = &plan->s;
+	plan->stage = false;
+	plan->outer = -1;
+	bool shared = plan->group >= 0;
+	for (int i = plan->group + 1; shared && i < n; i++)
+		shared = !pir_loop_is_perforated(&ir->loops[i]);
+	if (!ps->stage || !shared || !plan->xvec)
+		return;
+	int outer = plan->nspread;
+	while (outer < n && outer == plan->group)
+		outer++;
+	if (outer >= n || (plan->split >= 0 && plan->split != outer))
+		return; /* a stage holds whole iterations of the loops inside */
+	int64_t p = 1;
+	for (int i = outer + 1; i < n; i++)
+		if (i != plan->group)
+			p *= ir->loops[i].nnz;
+	int64_t u = p >= STAGE_ROWS ? 1 : STAGE_ROWS / p;
+	if (u > ir->loops[outer].nnz)
+		u = ir->loops[outer].nnz;
+	if (2 * u * p * ps->bx * ps->v * 4 > STAGE_BYTES)
+		return;
+	/* the block's row sets: consecutive chunks of one group */
+	int64_t chunks = ir->loops[plan->group].nnz / ps->r;
+	int by = ps->by;
+	while (chunks % by)
+		by--;
+	ps->by = by;
+	plan->stage = true;
+	plan->outer = outer;
+	if (outer == n - 1)
+		plan->wk = false; /* staged one iteration at a time */
+	plan->stage_u = u;
+	plan->stage_p = p;
+}
+
 void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 {
 	const Pir *ir = k->ir;
 	memset(plan, 0, sizeof *plan);
 	bool tune = !s || !s->bx;
 	plan->s = tune ? ptx_default_schedule : *s;
+	if (tune && s && s->stage < 0)
+		plan->s.stage = 0; /* patc's choice, but no staging */
 	PtxSchedule *ps = &plan->s;
 	if (ps->bx < 32 || ps->bx % 32)
 		ps->bx = 32;
@@ -148,6 +196,7 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	plan->wk = n - 1 != plan->group && n - 1 >= plan->nspread && !pir_loop_has_axis(in, PIR_AXIS_M) &&
 	           in->nnz % 4 == 0;
 	plan->wr = plan->group == n - 1 && ps->r % 4 == 0;
+	plan_stage(k, plan);
 	if (plan->split >= 0)
 		plan->why = "too few rows to fill the GPU: the walk along k is split over blocks, which add to C "
 		            "with atomics";
@@ -195,6 +244,11 @@ typedef struct GpuArg {
 	int u;                                  /* wk: which of the 4 digits */
 	LLVMValueRef wv[PTX_MAX_R];             /* wk: the 4 weights of each row */
 	LLVMValueRef zlo, zhi;                  /* the split loop's digits for this block */
+	/* staging */
+	LLVMValueRef xs;                        /* the shared buffers [2][rows][bx v] */
+	LLVMValueRef buf, j;                    /* the buffer computed on (i64), point counter (alloca) */
+	LLVMValueRef scol[PTX_MAX_V];           /* offsets of the thread's groups in a row */
+	LLVMValueRef tid, base;                 /* thread in the block, the block's first column */
 	LLVMValueRef fma;
 	LLVMTypeRef fma_ty, v4;
 } GpuArg;
@@ -263,7 +317,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			w[r] = load_f32(c, c->values, LLVMBuildNSWAdd(c->b, p->row, i64c(c, r * a->row_step), ""), "w");
 	}
 	/* a padding column of W (only where k is padded): no X row */
-	bool kpad = k->ir->ext[PIR_AXIS_K] > k->K;
+	bool kpad = k->ir->ext[PIR_AXIS_K] > k->K && !a->plan->stage; /* staged: the loader clamps */
 	LLVMBasicBlockRef body = NULL, skip = NULL;
 	if (kpad) {
 		body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "point");
@@ -272,7 +326,20 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 		LLVMPositionBuilderAtEnd(c->b, body);
 	}
 	LLVMValueRef x[PTX_MAX_V];
-	for (int j = 0; j < a->v; j++) {
+	if (a->plan->stage) { /* X from the stage: row j of the buffer */
+		LLVMValueRef j = LLVMBuildLoad2(c->b, c->i64, a->j, "j");
+		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, j, i64c(c, 1), ""), a->j);
+		int64_t rows = a->plan->stage_u * a->plan->stage_p, width = (int64_t)a->plan->s.bx * a->v;
+		LLVMValueRef rowat = LLVMBuildNSWMul(
+			c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->buf, i64c(c, rows), ""), j, ""), i64c(c, width), "");
+		for (int g = 0; g < a->v; g += 4) {
+			LLVMValueRef at = LLVMBuildNSWAdd(c->b, rowat, a->scol[g], "");
+			LLVMValueRef v = load_v4(c, a, a->xs, at, "xs4");
+			for (int e = 0; e < 4; e++)
+				x[g + e] = lane(c, v, e);
+		}
+	}
+	for (int j = 0; j < a->v && !a->plan->stage; j++) {
 		if (a->xvec) {
 			if (j % 4 == 0) {
 				LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->col[j], "");
@@ -320,6 +387,190 @@ static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
 	}
 	c->lo[a->inner] = c->hi[a->inner] = NULL;
 	lower_loop_end(c, &loop);
+}
+
+/* ---- staging X in shared memory ---- */
+
+static LLVMValueRef call0(LowerCtx *c, const char *name, LLVMValueRef *args, unsigned nargs)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, NULL, 0);
+	return LLVMBuildCall2(c->b, LLVMIntrinsicGetType(c->ctx, id, NULL, 0), f, args, nargs, "");
+}
+
+static LLVMValueRef min64(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
+{
+	return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, y, ""), x, y, "");
+}
+
+/* k of point jj (0 <= jj < stage_p, storage order, the group skipped) of
+ * iteration d of the first walked loop, from the point p before it. */
+static LLVMValueRef stage_k(LowerCtx *c, const GpuArg *a, const LowerPoint *p, LLVMValueRef d, LLVMValueRef jj)
+{
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops, outer = a->plan->outer, group = a->plan->group;
+	LLVMValueRef digit[PIR_MAX_LOOPS] = {0};
+	digit[outer] = d;
+	LLVMValueRef rest = jj;
+	for (int i = n - 1; i > outer; i--) {
+		if (i == group)
+			continue;
+		int64_t nnz = ir->loops[i].nnz;
+		digit[i] = LLVMBuildURem(c->b, rest, i64c(c, nnz), "");
+		rest = LLVMBuildUDiv(c->b, rest, i64c(c, nnz), "");
+	}
+	LLVMValueRef row = p->row, k = p->k;
+	for (int i = outer; i < n; i++) {
+		if (i == group)
+			continue; /* the loops after it are dense: their rows are not needed */
+		const PirLoop *l = &ir->loops[i];
+		LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, row, i64c(c, l->nnz), ""), digit[i], "");
+		LLVMValueRef v = digit[i];
+		if (c->idx[i])
+			v = LLVMBuildSExt(c->b,
+			                  LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &at, 1, ""), ""),
+			                  c->i64, "");
+		row = at;
+		LLVMValueRef dm, dk;
+		lower_offsets(c, l, v, &dm, &dk);
+		k = LLVMBuildNSWAdd(c->b, k, dk, "");
+	}
+	return k;
+}
+
+/* Copies stage s (iterations olo + s u .. of the first walked loop) into
+ * buffer buf: 16-byte pieces spread over the block's threads (cp.async);
+ * emulated, each thread copies all of it with plain loads. */
+static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef s, LLVMValueRef buf,
+                        LLVMValueRef olo, LLVMValueRef ohi)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	const int64_t rows = plan->stage_u * plan->stage_p, groups = (int64_t)plan->s.bx * a->v / 4;
+	const int64_t total = rows * groups, threads = (int64_t)plan->s.bx * plan->s.by;
+	LowerLoop loop;
+	LLVMValueRef it = NULL;
+	int64_t unrolled = plan->emulate ? 1 : (total + threads - 1) / threads;
+	if (plan->emulate)
+		it = lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, total), "stg");
+	LLVMValueRef x1 = plan->emulate ? c->X
+	                                : LLVMBuildAddrSpaceCast(c->b, c->X, LLVMPointerTypeInContext(c->ctx, 1), "xg");
+	for (int64_t i = 0; i < unrolled; i++) {
+		LLVMValueRef q = plan->emulate ? it : LLVMBuildNSWAdd(c->b, a->tid, i64c(c, i * threads), "q");
+		LLVMBasicBlockRef next = NULL;
+		if (!plan->emulate && total % threads && i == unrolled - 1) {
+			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stgq");
+			next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stgn");
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, i64c(c, total), ""), body, next);
+			LLVMPositionBuilderAtEnd(c->b, body);
+		}
+		LLVMValueRef jrow = LLVMBuildUDiv(c->b, q, i64c(c, groups), "");
+		LLVMValueRef g = LLVMBuildURem(c->b, q, i64c(c, groups), "");
+		LLVMValueRef u = LLVMBuildUDiv(c->b, jrow, i64c(c, plan->stage_p), "");
+		LLVMValueRef jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
+		LLVMValueRef d = LLVMBuildNSWAdd(
+			c->b, olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, s, i64c(c, plan->stage_u), ""), u, ""), "");
+		d = min64(c, d, LLVMBuildNSWSub(c->b, ohi, i64c(c, 1), "")); /* past the end: any real row */
+		LLVMValueRef kk = min64(c, stage_k(c, a, p, d, jj), i64c(c, k->K - 1)); /* padding: w = 0 */
+		LLVMValueRef col = min64(c, LLVMBuildNSWAdd(c->b, a->base, LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
+		                         i64c(c, k->N - 4));
+		LLVMValueRef src_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+		LLVMValueRef dst_at = LLVMBuildNSWAdd(
+			c->b,
+			LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, buf, i64c(c, rows), ""), jrow, ""),
+			                i64c(c, groups * 4), ""),
+			LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
+		LLVMValueRef src = LLVMBuildGEP2(c->b, c->f32, x1, &src_at, 1, "");
+		LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, a->xs, &dst_at, 1, "");
+		if (plan->emulate) {
+			LLVMValueRef v = LLVMBuildLoad2(c->b, a->v4, src, "");
+			LLVMSetAlignment(v, 16);
+			LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 16);
+		} else {
+			LLVMValueRef args[2] = {dst, src};
+			call0(c, "llvm.nvvm.cp.async.cg.shared.global.16", args, 2);
+		}
+		if (next) {
+			LLVMBuildBr(c->b, next);
+			LLVMPositionBuilderAtEnd(c->b, next);
+		}
+	}
+	if (plan->emulate)
+		lower_loop_end(c, &loop);
+}
+
+static void stage_sync(LowerCtx *c, const GpuArg *a, int wait)
+{
+	if (a->plan->emulate)
+		return;
+	if (wait >= 0) {
+		LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)wait, 0);
+		call0(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
+	}
+	call0(c, "llvm.nvvm.barrier0", NULL, 0);
+}
+
+static void stage_commit(LowerCtx *c, const GpuArg *a)
+{
+	if (!a->plan->emulate)
+		call0(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+}
+
+/* The point before the first walked loop: its iterations in stages of
+ * stage_u, the next stage copied while the current one is computed. */
+static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	GpuArg *a = arg;
+	const PtxPlan *plan = a->plan;
+	const Pir *ir = c->k->ir;
+	const int outer = plan->outer, n = ir->nloops;
+	const int64_t U = plan->stage_u, P = plan->stage_p;
+	LLVMValueRef olo = c->lo[outer] ? c->lo[outer] : i64c(c, 0);
+	LLVMValueRef ohi = c->hi[outer] ? c->hi[outer] : i64c(c, ir->loops[outer].nnz);
+	LLVMValueRef nst = LLVMBuildUDiv(
+		c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWSub(c->b, ohi, olo, ""), i64c(c, U - 1), ""), i64c(c, U), "nst");
+	stage_issue(c, a, p, i64c(c, 0), i64c(c, 0), olo, ohi);
+	stage_commit(c, a);
+	LowerLoop sl;
+	LLVMValueRef s = lower_loop_begin(c, &sl, i64c(c, 0), nst, "stage");
+	a->buf = LLVMBuildAnd(c->b, s, i64c(c, 1), "buf");
+	LLVMValueRef s1 = LLVMBuildNSWAdd(c->b, s, i64c(c, 1), "");
+	LLVMBasicBlockRef pre = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "prefetch");
+	LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "compute");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, s1, nst, ""), pre, go);
+	LLVMPositionBuilderAtEnd(c->b, pre);
+	if (plan->emulate) { /* one thread at a time: the current stage first */
+		LLVMBuildBr(c->b, go);
+		LLVMPositionBuilderAtEnd(c->b, go);
+	} else {
+		stage_issue(c, a, p, s1, LLVMBuildXor(c->b, a->buf, i64c(c, 1), ""), olo, ohi);
+		LLVMBuildBr(c->b, go);
+		LLVMPositionBuilderAtEnd(c->b, go);
+	}
+	stage_commit(c, a);
+	stage_sync(c, a, 1); /* stage s has landed, for every thread */
+	if (plan->emulate) /* emulated: copy stage s now, into its buffer */
+		stage_issue(c, a, p, s, a->buf, olo, ohi);
+	for (int64_t u = 0; u < U; u++) {
+		LLVMValueRef d = LLVMBuildNSWAdd(
+			c->b, olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, s, i64c(c, U), ""), i64c(c, u), ""), "");
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "iter");
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "itern");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, d, ohi, ""), body, next);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		LLVMBuildStore(c->b, i64c(c, u * P), a->j);
+		c->lo[outer] = d;
+		c->hi[outer] = LLVMBuildNSWAdd(c->b, d, i64c(c, 1), "");
+		if (a->wk)
+			lower_nest(c, outer, n - 1, p, gpu_chunk, a);
+		else
+			lower_nest(c, outer, n, p, gpu_point, a);
+		LLVMBuildBr(c->b, next);
+		LLVMPositionBuilderAtEnd(c->b, next);
+	}
+	c->lo[outer] = c->hi[outer] = NULL;
+	stage_sync(c, a, -1); /* everyone is done with this buffer */
+	lower_loop_end(c, &sl);
 }
 
 static void gpu_body(LowerCtx *c)
@@ -406,7 +657,23 @@ static void gpu_body(LowerCtx *c)
 	LLVMBuildStore(c->b, i64c(c, k->M), a.mrow);
 
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
-	if (a.wk)
+	if (plan->stage) {
+		int64_t words = 2 * plan->stage_u * plan->stage_p * plan->s.bx * a.v;
+		LLVMTypeRef aty = LLVMArrayType2(c->f32, (uint64_t)words);
+		char gname[PIR_NAME_MAX + 64];
+		snprintf(gname, sizeof gname, "%s.xs", LLVMGetValueName(c->fn));
+		a.xs = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 3);
+		LLVMSetInitializer(a.xs, plan->emulate ? LLVMConstNull(aty) : LLVMGetUndef(aty));
+		LLVMSetLinkage(a.xs, LLVMInternalLinkage);
+		LLVMSetAlignment(a.xs, 16);
+		a.j = lower_entry_alloca(c, c->i64, "j");
+		a.tid = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ty, i64c(c, plan->s.bx), ""), tx, "tid");
+		a.base = base;
+		for (int g = 0; g < a.v; g += 4)
+			a.scol[g] = LLVMBuildNSWAdd(c->b, i64c(c, (int64_t)(g / 4) * 4 * plan->s.bx),
+			                            LLVMBuildNSWMul(c->b, tx, i64c(c, 4), ""), "");
+		lower_nest(c, 0, plan->outer, &start, gpu_stages, &a);
+	} else if (a.wk)
 		lower_nest(c, 0, n - 1, &start, gpu_chunk, &a);
 	else
 		lower_nest(c, 0, n, &start, gpu_point, &a);

@@ -15,7 +15,10 @@
  * a zeroed C; otherwise every element of C has one owner, which stores it
  * once.  When the grid would still be too small to fill the GPU, the
  * outermost loop a thread walks is split over blockIdx.z (split-K) and the
- * parts add with atomics.
+ * parts add with atomics.  Where the rows of a block keep the same k (row
+ * groups), the block stages the X rows of the next few kept k in shared
+ * memory with cp.async while it computes on the current ones (two
+ * buffers), and threads read X from there.
  *
  * The kernel has the signature of lower.h (X, C, values, index, n0, n1),
  * with device pointers (index: a device array of device pointers); it is
@@ -40,6 +43,8 @@ enum { PTX_ERR_MAX = 512 };
 typedef struct PtxSchedule {
 	int bx, by, v, r;
 	int ksplit; /* parts the walk along k is split into (1: none) */
+	int stage;  /* > 0: stage X in shared memory (cp.async, two buffers) where it
+	             * applies; with bx = 0 (patc's choice), -1 turns it off */
 } PtxSchedule;
 
 extern const PtxSchedule ptx_default_schedule;
@@ -55,6 +60,9 @@ typedef struct PtxPlan {
 	const char *why;    /* one line for --explain */
 	int split;          /* the loop walked along k that blockIdx.z splits, -1: none */
 	int64_t nsplit, split_chunk; /* its parts, and digits per part */
+	bool stage;         /* X staged in shared memory, see ptx.c */
+	int outer;          /* stage: the first loop the threads walk */
+	int64_t stage_u, stage_p; /* stage: iterations of it per stage, points per iteration */
 	bool xvec, wk, wr;  /* 16-byte loads of X, of weights along k, along rows */
 	bool emulate;       /* thread and block ids from globals patc_emu_tid_x, ..
 	                     * (i32), for running the mapping on the host */

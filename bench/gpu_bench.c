@@ -1,6 +1,6 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
- *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT] [--shapes=I,J,..]
+ *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--shapes=I,J,..]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
@@ -25,7 +25,7 @@
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT] "
+		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
 		                "[--shapes=I,J,..]\n");
 		return 2;
 	}
@@ -38,10 +38,13 @@ int main(int argc, char **argv)
 		else if (!strncmp(argv[i], "--sm=", 5))
 			sm = argv[i] + 5;
 		else if (!strncmp(argv[i], "--schedule=", 11)) {
-			if (sscanf(argv[i] + 11, "%d,%d,%d,%d,%d", &sched.bx, &sched.by, &sched.v, &sched.r, &sched.ksplit) != 5) {
-				fprintf(stderr, "gpu_bench: --schedule=BX,BY,V,R,KSPLIT\n");
+			if (sscanf(argv[i] + 11, "%d,%d,%d,%d,%d,%d", &sched.bx, &sched.by, &sched.v, &sched.r, &sched.ksplit,
+			           &sched.stage) != 6) {
+				fprintf(stderr, "gpu_bench: --schedule=BX,BY,V,R,KSPLIT,STAGE\n");
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--no-stage")) {
+			sched.stage = -1;
 		} else if (!strncmp(argv[i], "--shapes=", 9)) {
 			for (char *q = argv[i] + 9; *q;) {
 				long v = strtol(q, &q, 10);
@@ -71,10 +74,11 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	if (sched.bx)
-		fprintf(stderr, "gpu_bench: %s, kernels for %s, schedule %d,%d,%d,%d,%d\n", cuda_device_name(cu), sm,
-		        sched.bx, sched.by, sched.v, sched.r, sched.ksplit);
+		fprintf(stderr, "gpu_bench: %s, kernels for %s, schedule %d,%d,%d,%d,%d,%d\n", cuda_device_name(cu), sm,
+		        sched.bx, sched.by, sched.v, sched.r, sched.ksplit, sched.stage);
 	else
-		fprintf(stderr, "gpu_bench: %s, kernels for %s, patc's schedules\n", cuda_device_name(cu), sm);
+		fprintf(stderr, "gpu_bench: %s, kernels for %s, patc's schedules%s\n", cuda_device_name(cu), sm,
+		        sched.stage < 0 ? " without staging" : "");
 	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense\n");
 	static double sp[3][NSHAPES][NPAT];
 	bool ran[NSHAPES] = {false};
@@ -141,11 +145,11 @@ int main(int argc, char **argv)
 					        (long long)K, (long long)N, sparsities[s], pattern_names[p], r.kernel_us,
 					        sp[s][si][p]);
 					fflush(csv);
-					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s\n",
+					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s\n",
 					        sh->name, sparsities[s], pattern_names[p], r.kernel_us, sp[s][si][p], dense_us,
 					        r.rel_err, r.plan.s.bx, r.plan.s.by, r.plan.s.v, r.plan.s.r, r.plan.s.ksplit,
 					        r.plan.atomic ? " atomic" : "", r.plan.xvec ? " xvec" : "", r.plan.wk ? " wk" : "",
-					        r.plan.wr ? " wr" : "");
+					        r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "");
 				}
 				free(values);
 				prune_mask_free(&pm);

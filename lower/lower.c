@@ -39,7 +39,7 @@ void lower_loop_end(LowerCtx *c, LowerLoop *l)
 
 /* The (m, k) offset iteration v of loop l contributes: its digits over the
  * loop's components times their strides (constants folded by LLVM). */
-static void offsets(LowerCtx *c, const PirLoop *l, LLVMValueRef v, LLVMValueRef *dm, LLVMValueRef *dk)
+void lower_offsets(LowerCtx *c, const PirLoop *l, LLVMValueRef v, LLVMValueRef *dm, LLVMValueRef *dk)
 {
 	*dm = i64c(c, 0), *dk = i64c(c, 0);
 	int64_t place = 1;
@@ -99,7 +99,7 @@ void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt a
 		}
 		q.row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q.row, i64c(c, l->nnz), ""), d, "");
 		LLVMValueRef dm, dk;
-		offsets(c, l, v, &dm, &dk);
+		lower_offsets(c, l, v, &dm, &dk);
 		q.m = LLVMBuildNSWAdd(c->b, q.m, dm, "m");
 		q.k = LLVMBuildNSWAdd(c->b, q.k, dk, "k");
 	}

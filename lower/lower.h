@@ -93,6 +93,8 @@ typedef struct LowerHooks {
  * every innermost point with the point and the weight's storage index. */
 typedef void (*LowerAt)(LowerCtx *c, const LowerPoint *p, void *arg);
 void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt at, void *arg);
+/* The (m, k) offsets of iteration v (i64) of loop l. */
+void lower_offsets(LowerCtx *c, const PirLoop *l, LLVMValueRef v, LLVMValueRef *dm, LLVMValueRef *dk);
 /* An alloca in the function's entry block (promoted to registers). */
 LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name);
 

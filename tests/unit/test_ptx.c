@@ -113,8 +113,9 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
  * and one with wide blocks. */
 START_TEST(mapping_matches_reference)
 {
-	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0}, {32, 1, 1, 1, 1}, {64, 2, 3, 5, 3}, {32, 2, 8, 16, 1}};
-	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0;
+	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0},  {64, 2, 3, 5, 3, 0},
+	                                     {32, 2, 8, 16, 1, 1}, {32, 4, 4, 4, 2, 1}};
+	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
 			Arena arena;
@@ -125,24 +126,26 @@ START_TEST(mapping_matches_reference)
 				for (size_t k = 0; k < sizeof scheds / sizeof *scheds; k++) {
 					PtxPlan plan;
 					double e = emulate(op, (PatLayout)layout, op->N, &scheds[k], &plan);
-					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d: %g",
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d/%d: %g",
 					              patterns[p], (long long)op->M, (long long)op->K, (long long)op->N,
 					              pat_layout_names[layout], scheds[k].bx, scheds[k].by, scheds[k].v,
-					              scheds[k].r, scheds[k].ksplit, e);
+					              scheds[k].r, scheds[k].ksplit, scheds[k].stage, e);
 					checked++;
 					atomics += plan.atomic;
 					groups += plan.s.r > 1;
 					xvec += plan.xvec, wk += plan.wk, wr += plan.wr, splits += plan.nsplit > 1;
+					staged += plan.stage;
 				}
 			arena_free(&arena);
 		}
-	ck_assert_int_eq(checked, NPATTERNS * 4 * 2 * 4);
+	ck_assert_int_eq(checked, NPATTERNS * 4 * 2 * 5);
 	ck_assert_int_gt(atomics, 0); /* tile_h and unstructured add with atomics */
 	ck_assert_int_gt(groups, 0);  /* blocks, tile_v, channel_in take row groups */
 	ck_assert_int_gt(xvec, 0);    /* and every vector load is reached */
 	ck_assert_int_gt(wk, 0);
 	ck_assert_int_gt(wr, 0);
 	ck_assert_int_gt(splits, 0); /* the small shapes split the walk along k */
+	ck_assert_int_gt(staged, 0); /* and X is staged in shared memory */
 }
 END_TEST
 
