@@ -11,6 +11,7 @@
 #include "../support/util.h"
 #include "../backend_x86/x86.h"
 #include "emit_weights.h"
+#include "emit_cuda.h"
 #include "run.h"
 #include "../backend_ptx/ptx.h"
 #include "explain.h"
@@ -75,8 +76,10 @@ static void usage(FILE *f)
 	      "  --emit=weights     prune every op's weights and write the packed Fractal-ELL\n"
 	      "                     tensors and metrics to the .safetensors file given by -o\n"
 	      "  --mask             with --emit=weights: also write each op's dense mask\n"
-	      "  --run              JIT-compile each op's kernel (x86-64), check it and time it\n"
-	      "                     beside a dense OpenBLAS sgemm with the same threads\n"
+	      "  --run              compile each op's kernel, check it and time it: x86-64\n"
+	      "                     targets JIT-compile it and compare with a dense OpenBLAS\n"
+	      "                     sgemm with the same threads; GPU targets run it through\n"
+	      "                     the CUDA driver (exit 3 without one) beside cuBLAS sgemm\n"
 	      "  --threads=N        threads for --run (default: all cores)\n"
 	      "  --rank=total|lookahead\n"
 	      "                     how a perforation ranks its candidates, for ops that do\n"
@@ -88,13 +91,17 @@ static void usage(FILE *f)
 	      "                     mask diversity and the packed storage\n"
 	      "  --dump-after=PASS  print the nest after every PASS (split, reorder, join,\n"
 	      "                     perforate, condense, or all) to stderr\n"
-	      "  --target=NAME      x86-64 (default), x86-64-avx2, x86-64-avx512, sm_80, sm_90;\n"
-	      "                     GPU targets check the GPU legality rules\n"
+	      "  --target=NAME      x86-64 (default), x86-64-avx2, x86-64-avx512, sm_80, sm_86,\n"
+	      "                     sm_89, sm_90; GPU targets check the GPU legality rules and\n"
+	      "                     compile to PTX (fp32 on CUDA cores)\n"
 	      "  -o PATH            write the output to PATH (atomically) instead of stdout;\n"
 	      "                     without --emit/--explain/--run, PATH is a directory that gets\n"
 	      "                     BASE.o (the kernels), BASE.h (their C ABI) and\n"
-	      "                     BASE.safetensors (the packed weights), BASE from FILE.pat\n"
-	      "  --emit=llvm,asm    with -o DIR: also BASE.ll and BASE.s\n"
+	      "                     BASE.safetensors (the packed weights), BASE from FILE.pat;\n"
+	      "                     for a GPU target BASE.ptx, BASE.h and BASE_launch.c (a C\n"
+	      "                     launcher over the dlopen'd CUDA driver), BASE.bin (raw\n"
+	      "                     packed weights) and BASE.safetensors\n"
+	      "  --emit=llvm,asm    with -o DIR: also BASE.ll and (x86-64) BASE.s\n"
 	      "  -I DIR             search DIR for included files (after the file's own\n"
 	      "                     directory, before the standard library)\n"
 	      "  --color=WHEN       colour diagnostics: auto (default), always, never\n"
@@ -333,14 +340,15 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
 	               "part%s; %lld row sets\n",
 	          s->bx, s->by, s->v, s->v == 1 ? "" : "s", s->r, s->r == 1 ? "" : "s", s->ksplit,
 	          s->ksplit == 1 ? "" : "s", (long long)plan.nsets);
-	sb_printf(out, "    16-byte loads: X %s, weights %s%s\n", plan.xvec ? "yes" : "no",
+	sb_printf(out, "    16-byte loads: X %s, weights %s; X %s%s\n", plan.xvec ? "yes" : "no",
 	          plan.wk ? "along k" : plan.wr ? "along the rows" : "no",
+	          plan.stage ? "staged in shared memory (cp.async, 2 buffers)" : "read from global memory",
 	          plan.zero ? "; C is zeroed before the launch" : "");
 }
 
 /* -o DIR on a GPU target: DIR/BASE.ptx with one kernel BASE_OP per op
  * (and DIR/BASE.ll with --emit=llvm). */
-static int compile_ptx(const Options *o, const char *base, const Program *prog)
+static int compile_ptx(const Options *o, const char *base, const Program *prog, const PruneOp *pruned)
 {
 	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
 	char (*names)[160] = calloc((size_t)prog->nops + 1, sizeof *names);
@@ -372,6 +380,14 @@ static int compile_ptx(const Options *o, const char *base, const Program *prog)
 			rc = PATC_EXIT_ENV;
 		}
 	}
+	if (rc == PATC_EXIT_OK) {
+		EmitCuda e = {o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, ks};
+		char cerr[512];
+		if (!emit_cuda(&e, cerr)) {
+			fprintf(stderr, "patc: error: %s\n", cerr);
+			rc = PATC_EXIT_ENV;
+		}
+	}
 	free(ptx), free(ll), free(ks), free(names);
 	return rc;
 }
@@ -385,7 +401,7 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	char base[128];
 	program_base(o->input, base, sizeof base);
 	if (o->gpu) {
-		int rc = compile_ptx(o, base, prog);
+		int rc = compile_ptx(o, base, prog, pruned);
 		char path[4096], terr[TENSOR_ERR_MAX];
 		snprintf(path, sizeof path, "%s/%s.safetensors", o->output, base);
 		if (rc == PATC_EXIT_OK && !emit_weights(path, prog, pruned, false, PATC_VERSION, terr)) {

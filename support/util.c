@@ -46,6 +46,14 @@ static void sb_reserve(StrBuf *sb, size_t extra)
 	sb->cap = cap;
 }
 
+void sb_append(StrBuf *sb, const void *data, size_t len)
+{
+	sb_reserve(sb, len);
+	memcpy(sb->data + sb->len, data, len);
+	sb->len += len;
+	sb->data[sb->len] = 0;
+}
+
 void sb_putc(StrBuf *sb, char c)
 {
 	sb_reserve(sb, 1);

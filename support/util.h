@@ -39,6 +39,8 @@ typedef struct StrBuf {
 void sb_init(StrBuf *sb);
 void sb_free(StrBuf *sb);
 void sb_putc(StrBuf *sb, char c);
+/* Appends len bytes, NUL bytes included. */
+void sb_append(StrBuf *sb, const void *data, size_t len);
 void sb_puts(StrBuf *sb, const char *s);
 void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Hands over the buffer (caller frees); sb is empty afterwards. */

@@ -121,7 +121,11 @@ has "--explain shows the output error" "$tmp/out" "relative output error"
 # -o DIR: objects, headers and weights (tests/c_api.sh links and runs them)
 expect "objects need weights" 1 "$patc" "$root/examples/gemm.pat" -o "$tmp/objs"
 has "objects name the op without weights" "$tmp/err" "op 'conv3x3' has no weights"
-expect "objects for a GPU target" 2 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/objs"
+expect "objects for a GPU target" 0 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/gpuobjs"
+for f in w.ptx w.h w_launch.c w.bin w.safetensors; do
+	expect "GPU objects: $f" 0 test -s "$tmp/gpuobjs/$f"
+done
+expect "--emit=asm is for x86 targets" 2 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/gpuobjs" --emit=asm
 expect "objects into a missing parent" 3 "$patc" "$tmp/w.pat" -o "$tmp/no/such/objs"
 expect "objects for AVX2" 0 "$patc" "$tmp/w.pat" --target=x86-64-avx2 -o "$tmp/objs" --emit=asm
 has "AVX2 code" "$tmp/objs/w.s" "vfmadd"
@@ -131,7 +135,10 @@ expect "--emit=llvm without -o" 2 "$patc" "$tmp/w.pat" --emit=llvm
 expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2
 has "--run reports a speedup" "$tmp/out" "speedup over dense"
 has "--run checks the result" "$tmp/out" "relative error vs OpenBLAS on the masked weight"
-expect "--run on a GPU target" 2 "$patc" "$tmp/w.pat" --run --target=sm_80
+if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
+	expect "--run on a GPU target without a driver" 3 "$patc" "$tmp/w.pat" --run --target=sm_80
+	has "--run without a driver says so" "$tmp/err" "needs an NVIDIA GPU: no CUDA driver"
+fi
 expect "--run with --explain" 2 "$patc" "$tmp/w.pat" --run --explain
 expect "--threads=0" 2 "$patc" "$tmp/w.pat" --run --threads=0
 

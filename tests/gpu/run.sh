@@ -80,6 +80,21 @@ done
 echo "correctness: $checked kernels checked, $fail failing runs ($(( $(date +%s) - start )) s)"
 echo "  (per kernel: $out/gpu_check.txt; patterns: ${patterns[*]})"
 
+# the launcher example: PTX for sm_80 (JIT-compiled by the driver) and for
+# the GPU's own target, built with the system C compiler, run on the GPU
+if command -v cc >/dev/null; then
+	for target in sm_80 $sm; do
+		if "$root/tests/cuda_api.sh" "$bin/patc" $target >"$tmp/log" 2>&1 && grep -q "ran on the GPU" "$tmp/log"; then
+			echo "cuda_api example ($target): ran and checked"
+		else
+			echo "FAIL: cuda_api example ($target): $(tail -3 "$tmp/log")"
+			fail=$((fail + 1))
+		fi
+	done
+else
+	echo "cuda_api example: no C compiler on this machine; not built"
+fi
+
 # ---- 2. the benchmark ----
 # Staging X in shared memory is measured against the plain path on three
 # shapes first (geometric mean of the best structured pattern over the

@@ -1,0 +1,25 @@
+/* emit_cuda.h - the launcher files beside the PTX of a GPU target. */
+#ifndef PATC_EMIT_CUDA_H
+#define PATC_EMIT_CUDA_H
+
+#include "../backend_ptx/ptx.h"
+#include "../prune/prune.h"
+
+typedef struct EmitCuda {
+	const char *dir, *base;      /* DIR/BASE.bin, BASE.h, BASE_launch.c */
+	const char *version, *source, *sm;
+	const Program *prog;
+	const PruneOp *pruned;       /* pruned[i] belongs to prog->ops[i] */
+	const PtxKernelSpec *specs;  /* the compiled kernels, with their plans */
+} EmitCuda;
+
+/* Writes, atomically each:
+ *   BASE.bin       per op: the packed values (f32), each perforated loop's
+ *                  index array (i32) and the masked dense weight (f32, for
+ *                  checking), at offsets the launcher knows;
+ *   BASE.h         the C interface: open/close, device memory helpers, and
+ *                  per op BASE_OP_launch(g, X, C) and BASE_OP_dense(g, w);
+ *   BASE_launch.c  its implementation over a dlopen'd libcuda.so.1. */
+bool emit_cuda(const EmitCuda *e, char err[512]);
+
+#endif
