@@ -233,6 +233,8 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 		hooks->body(&c);
 	else if (hooks->mrun && k->layout == PAT_LAYOUT_KN && shared && mloop)
 		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
+	else if (hooks->krun && hooks->krun_all && k->layout == PAT_LAYOUT_KN && split < n)
+		hooks->krun_all(&c, split);
 	else if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
 		lower_nest(&c, 0, split, &start, at_krun, (void *)hooks);
 	else if (hooks->minner && k->layout == PAT_LAYOUT_KN && minner_nest(ir))

@@ -80,6 +80,10 @@ typedef struct LowerHooks {
 	 * nest stops before that k loop (`first`) and this hook emits both,
 	 * so that the rows under one k can share each row of X. */
 	void (*minner)(LowerCtx *c, const LowerPoint *p, int first);
+	/* Optional, with krun: emits all the k runs itself, `split` being the
+	 * run's first loop (e.g. blocking them along k for locality); called
+	 * instead of walking the nest to krun. */
+	void (*krun_all)(LowerCtx *c, int split);
 	/* Optional: emits the whole body after the prologue and the loading
 	 * of the index arrays, instead of the nest chosen above (a GPU maps
 	 * loops to thread blocks itself, then walks the rest with
