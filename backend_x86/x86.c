@@ -82,6 +82,15 @@ static LLVMValueRef splat(LowerCtx *c, LLVMValueRef x, int width)
 	                              LLVMConstNull(LLVMVectorType(c->i32, (unsigned)width)), "splat");
 }
 
+/* k < K, or true where the pattern pads no k (then the test folds away:
+ * the k of an indexed loop is otherwise opaque to LLVM). */
+static LLVMValueRef k_in_range(LowerCtx *c, const LowerPoint *p)
+{
+	if (c->k->ir->ext[PIR_AXIS_K] == c->k->K)
+		return LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
+	return LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, c->k->K), "");
+}
+
 static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 {
 	KrunArg *a = arg;
@@ -89,7 +98,7 @@ static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	/* a padding column of W: its weight is 0, and X has no such row */
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kpoint");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kpad");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, k->K), ""), body, skip);
+	LLVMBuildCondBr(c->b, k_in_range(c, p), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	LLVMValueRef row = p->row;
 	LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &row, 1, ""), "w");
@@ -338,7 +347,7 @@ static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	const LowerKernel *k = c->k;
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mpoint");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mpad");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, k->K), ""), body, skip);
+	LLVMBuildCondBr(c->b, k_in_range(c, p), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
 	LLVMValueRef x[X86_UNROLL];
