@@ -559,6 +559,48 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	}
 }
 
+/* m runs blocked along k, for L2: X is walked in blocks of the run's
+ * outermost loop, each holding about X86_KBLOCK_BYTES of X rows over all N
+ * columns, and every row block and column tile of the m runs goes over a
+ * block before the next (each adds its part to C).  Without it, X's
+ * reuse distance is all of X, which for large K outgrows L2. */
+enum { X86_KBLOCK_BYTES = 1 << 20 };
+
+static void kb_mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	x86_mrun(c, p, *(const int *)arg);
+}
+
+static void x86_mrun_all(LowerCtx *c, int first)
+{
+	const Pir *ir = c->k->ir;
+	const int run = first + 1;
+	const PirLoop *outer = &ir->loops[run];
+	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+	double span = (double)outer->len / (double)outer->nnz; /* X rows per digit */
+	for (int i = run + 1; i < ir->nloops; i++)
+		span *= (double)ir->loops[i].len;
+	double rows = (double)X86_KBLOCK_BYTES / (4.0 * (double)c->k->N);
+	int64_t db = (int64_t)(rows / span);
+	if (db < X86_KBLOCK_DIGITS)
+		db = X86_KBLOCK_DIGITS;
+	if (db >= outer->nnz) { /* X fits: one block */
+		lower_nest(c, 0, first, &start, kb_mrun_point, &first);
+		return;
+	}
+	int64_t blocks = (outer->nnz + db - 1) / db;
+	LowerLoop lb;
+	LLVMValueRef bi = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "mkblock");
+	LLVMValueRef lo = LLVMBuildNSWMul(c->b, bi, i64c(c, db), "mklo");
+	LLVMValueRef hi = LLVMBuildNSWAdd(c->b, lo, i64c(c, db), "");
+	c->lo[run] = lo;
+	c->hi[run] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, i64c(c, outer->nnz), ""), hi,
+	                             i64c(c, outer->nnz), "mkhi");
+	lower_nest(c, 0, first, &start, kb_mrun_point, &first);
+	c->lo[run] = c->hi[run] = NULL;
+	lower_loop_end(c, &lb);
+}
+
 /* ---- m innermost: rows of C under one k (tile_v, channel_in) ----
  *
  * A dense m loop innermost under a k loop keeps one k for all its rows,
@@ -610,7 +652,8 @@ static void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
 }
 
 const LowerHooks x86_update_hooks = {
-	.update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner, .krun_all = x86_krun_all};
+	.update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner, .krun_all = x86_krun_all,
+	.mrun_all = x86_mrun_all};
 
 static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 {

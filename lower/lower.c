@@ -231,6 +231,8 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	                            2 * kept >= len);
 	if (hooks->body)
 		hooks->body(&c);
+	else if (hooks->mrun && hooks->mrun_all && k->layout == PAT_LAYOUT_KN && shared && mloop)
+		hooks->mrun_all(&c, split - 1);
 	else if (hooks->mrun && k->layout == PAT_LAYOUT_KN && shared && mloop)
 		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
 	else if (hooks->krun && hooks->krun_all && k->layout == PAT_LAYOUT_KN && split < n)

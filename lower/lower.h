@@ -84,6 +84,8 @@ typedef struct LowerHooks {
 	 * run's first loop (e.g. blocking them along k for locality); called
 	 * instead of walking the nest to krun. */
 	void (*krun_all)(LowerCtx *c, int split);
+	/* Optional, with mrun: the same for the m runs (`first` as for mrun). */
+	void (*mrun_all)(LowerCtx *c, int first);
 	/* Optional: emits the whole body after the prologue and the loading
 	 * of the index arrays, instead of the nest chosen above (a GPU maps
 	 * loops to thread blocks itself, then walks the rest with

@@ -165,6 +165,36 @@ START_TEST(slices_cover_columns)
 }
 END_TEST
 
+/* Shapes wide enough in N and K that the k runs and m runs are walked in
+ * several blocks along k (X86_KBLOCK_ROWS, X86_KBLOCK_BYTES), with k padded
+ * and not. */
+START_TEST(k_blocked_runs)
+{
+	static const char *const patterns[] = {"apply nm(2, 4);", "apply nm(1, 4);", "apply row_balanced(25%);",
+	                                       "apply channel(50%);", "apply hybrid(16, 32, 50%);"};
+	static const int64_t shapes[2][3] = {{9, 1024, 2100}, {6, 1001, 1030}};
+	int checked = 0;
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+		for (int sh = 0; sh < 2; sh++) {
+			Arena arena;
+			arena_init(&arena);
+			char *text = arena_printf(&arena,
+			                          "include \"all.pat\";\nop b: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
+			                          (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)shapes[sh][2],
+			                          patterns[p]);
+			Program prog;
+			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+			for (int threads = 1; threads <= 2; threads++) {
+				double e = run_and_compare(&prog.ops[0], PAT_LAYOUT_KN, shapes[sh][2], threads);
+				ck_assert_msg(e < 1e-5, "%s: %g", text, e);
+				checked++;
+			}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, 20);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
 	Suite *s = suite_create("x86");
@@ -174,6 +204,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, stdlib_patterns_six_shapes);
 	tcase_add_test(tc, random_patterns_property);
 	tcase_add_test(tc, slices_cover_columns);
+	tcase_add_test(tc, k_blocked_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
