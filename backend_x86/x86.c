@@ -70,6 +70,9 @@ typedef struct KrunArg {
 	LLVMTypeRef vty;
 	LLVMValueRef fma;
 	LLVMTypeRef fma_ty;
+	/* condensed X: rows klo.. of the tile, nt floats apart, in xbuf */
+	LLVMValueRef xbuf, klo;
+	int64_t nt;
 } KrunArg;
 
 static LLVMValueRef splat(LowerCtx *c, LLVMValueRef x, int width)
@@ -103,11 +106,13 @@ static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef row = p->row;
 	LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &row, 1, ""), "w");
 	LLVMValueRef wv = splat(c, w, a->width);
-	LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+	LLVMValueRef xs = a->xbuf ? a->xbuf : c->X;
+	LLVMValueRef base = a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->nt), "")
+	                            : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
-		LLVMValueRef x = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, c->X, &at, 1, ""), "x");
-		LLVMSetAlignment(x, 4);
+		LLVMValueRef x = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, xs, &at, 1, ""), "x");
+		LLVMSetAlignment(x, a->xbuf ? 64 : 4);
 		LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[u], "");
 		LLVMValueRef args[3] = {wv, x, acc};
 		LLVMBuildStore(c->b, LLVMBuildCall2(c->b, a->fma_ty, a->fma, args, 3, ""), a->acc[u]);
@@ -295,6 +300,28 @@ static void x86_krun_all(LowerCtx *c, int split)
 	for (int u = 0; u < unroll; u++)
 		t.acc[u] = lower_entry_alloca(c, t.vty, "acc");
 	KblockArg a = {&t, split, vl, unroll, lower_entry_alloca(c, c->i64, "from"), NULL};
+	/* Condensed X: where the run's outer loop is a dense k loop whose
+	 * digit d covers k in [d s, d s + s) exactly (the loops inside tile s)
+	 * and the rows add no k, a block's X rows are one range of k: they are
+	 * copied into a contiguous buffer per tile and block, since X rows N
+	 * floats apart fall into a few L1 sets (4 KiB apart: the same set). */
+	int64_t xrows = 0, kstride = 0;
+	LLVMValueRef xbuf = NULL;
+	{
+		bool rows_m_only = true;
+		for (int i = 0; i < split; i++)
+			rows_m_only &= !pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K);
+		int64_t inner = 1;
+		for (int i = split + 1; i < ir->nloops; i++)
+			inner *= ir->loops[i].len;
+		if (rows_m_only && !pir_loop_is_perforated(outer) && outer->ncomp == 1 &&
+		    outer->comp[0].axis == PIR_AXIS_K && outer->comp[0].stride == inner && db < outer->nnz) {
+			kstride = inner;
+			xrows = db * inner;
+			xbuf = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)(xrows * nt)), "xbuf");
+			LLVMSetAlignment(xbuf, 64);
+		}
+	}
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
 	LLVMValueRef span_n = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
 	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span_n, i64c(c, nt), "tiles");
@@ -309,7 +336,32 @@ static void x86_krun_all(LowerCtx *c, int split)
 	c->lo[split] = lo;
 	c->hi[split] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, i64c(c, outer->nnz), ""), hi,
 	                               i64c(c, outer->nnz), "khi");
+	if (xrows > 0) { /* copy the block's X rows of the tile into the buffer */
+		t.klo = LLVMBuildNSWMul(c->b, lo, i64c(c, kstride), "xklo");
+		t.nt = nt;
+		LowerLoop lj;
+		LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, xrows), "xrow");
+		LLVMValueRef kk = LLVMBuildNSWAdd(c->b, t.klo, j, "");
+		LLVMBasicBlockRef cp = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "xcopy");
+		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "xcopied");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, c->k->K), ""), cp, nx);
+		LLVMPositionBuilderAtEnd(c->b, cp);
+		LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, c->k->N), ""), t.n, "");
+		LLVMValueRef dst = LLVMBuildNSWMul(c->b, j, i64c(c, nt), "");
+		for (int u = 0; u < unroll; u++) {
+			LLVMValueRef o = i64c(c, (int64_t)u * vl);
+			LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, o, ""), da = LLVMBuildNSWAdd(c->b, dst, o, "");
+			LLVMValueRef v = LLVMBuildLoad2(c->b, t.vty, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
+			LLVMSetAlignment(v, 4);
+			LLVMSetAlignment(LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, xbuf, &da, 1, "")), 64);
+		}
+		LLVMBuildBr(c->b, nx);
+		LLVMPositionBuilderAtEnd(c->b, nx);
+		lower_loop_end(c, &lj);
+		t.xbuf = xbuf;
+	}
 	lower_nest(c, 0, split, &start, kblock_tile_point, &a);
+	t.xbuf = NULL;
 	c->lo[split] = c->hi[split] = NULL;
 	lower_loop_end(c, &lb);
 	lower_loop_end(c, &lt);
