@@ -73,6 +73,7 @@ typedef struct KrunArg {
 	/* condensed X: rows klo.. of the tile, nt floats apart, in xbuf */
 	LLVMValueRef xbuf, klo;
 	int64_t nt;
+	int64_t xrows; /* > 0: the buffer may miss a k (then X is read directly) */
 } KrunArg;
 
 static LLVMValueRef splat(LowerCtx *c, LLVMValueRef x, int width)
@@ -109,10 +110,16 @@ static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef xs = a->xbuf ? a->xbuf : c->X;
 	LLVMValueRef base = a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->nt), "")
 	                            : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+	if (a->xbuf && a->xrows > 0) { /* outside the buffer's rows: X itself */
+		LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntULT, LLVMBuildSub(c->b, p->k, a->klo, ""), i64c(c, a->xrows), "");
+		LLVMValueRef direct = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+		xs = LLVMBuildSelect(c->b, in, a->xbuf, c->X, "xs");
+		base = LLVMBuildSelect(c->b, in, base, direct, "xat");
+	}
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
 		LLVMValueRef x = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, xs, &at, 1, ""), "x");
-		LLVMSetAlignment(x, a->xbuf ? 64 : 4);
+		LLVMSetAlignment(x, a->xbuf && !a->xrows ? 64 : 4);
 		LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[u], "");
 		LLVMValueRef args[3] = {wv, x, acc};
 		LLVMBuildStore(c->b, LLVMBuildCall2(c->b, a->fma_ty, a->fma, args, 3, ""), a->acc[u]);
@@ -241,7 +248,7 @@ static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
  * X86_KBLOCK_DIGITS digits, so that each row's pass over it (16 weights x
  * the tile's FMAs) outweighs loading and storing its tile of C (measured:
  * 4-digit blocks at 93.75% lost to the unblocked walk). */
-enum { X86_KBLOCK_ROWS = 64, X86_KBLOCK_DIGITS = 16 };
+enum { X86_KBLOCK_ROWS = 64, X86_KBLOCK_DIGITS = 16, X86_XSLACK = 16 };
 
 typedef struct KblockArg {
 	KrunArg *t;
@@ -306,6 +313,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 	 * copied into a contiguous buffer per tile and block, since X rows N
 	 * floats apart fall into a few L1 sets (4 KiB apart: the same set). */
 	int64_t xrows = 0, kstride = 0;
+	bool approx = false;
 	LLVMValueRef xbuf = NULL;
 	{
 		bool rows_m_only = true;
@@ -314,10 +322,17 @@ static void x86_krun_all(LowerCtx *c, int split)
 		int64_t inner = 1;
 		for (int i = split + 1; i < ir->nloops; i++)
 			inner *= ir->loops[i].len;
-		if (rows_m_only && !pir_loop_is_perforated(outer) && outer->ncomp == 1 &&
-		    outer->comp[0].axis == PIR_AXIS_K && outer->comp[0].stride == inner && db < outer->nnz) {
+		if (rows_m_only && outer->ncomp == 1 && outer->comp[0].axis == PIR_AXIS_K &&
+		    outer->comp[0].stride == inner && db < outer->nnz) {
 			kstride = inner;
 			xrows = db * inner;
+			if (pir_loop_is_perforated(outer)) {
+				/* kept digits d..d+db of a row lie near k = d len / nnz (indices
+				 * ascend): the buffer holds that span and X_SLACK rows each side,
+				 * and a k outside it is read from X itself */
+				approx = true;
+				xrows = (int64_t)((double)db * inner * outer->len / outer->nnz) + 2 * X86_XSLACK;
+			}
 			xbuf = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)(xrows * nt)), "xbuf");
 			LLVMSetAlignment(xbuf, 64);
 		}
@@ -337,7 +352,14 @@ static void x86_krun_all(LowerCtx *c, int split)
 	c->hi[split] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, i64c(c, outer->nnz), ""), hi,
 	                               i64c(c, outer->nnz), "khi");
 	if (xrows > 0) { /* copy the block's X rows of the tile into the buffer */
-		t.klo = LLVMBuildNSWMul(c->b, lo, i64c(c, kstride), "xklo");
+		if (approx) { /* k of digit lo, about; the slack before it; not below 0 */
+			LLVMValueRef k0 = LLVMBuildSDiv(
+				c->b, LLVMBuildNSWMul(c->b, lo, i64c(c, kstride * outer->len), ""), i64c(c, outer->nnz), "");
+			k0 = LLVMBuildNSWSub(c->b, k0, i64c(c, X86_XSLACK), "");
+			t.klo = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, k0, i64c(c, 0), ""), i64c(c, 0), k0, "xklo");
+			t.xrows = xrows;
+		} else
+			t.klo = LLVMBuildNSWMul(c->b, lo, i64c(c, kstride), "xklo");
 		t.nt = nt;
 		LowerLoop lj;
 		LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, xrows), "xrow");
@@ -362,6 +384,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 	}
 	lower_nest(c, 0, split, &start, kblock_tile_point, &a);
 	t.xbuf = NULL;
+	t.xrows = 0;
 	c->lo[split] = c->hi[split] = NULL;
 	lower_loop_end(c, &lb);
 	lower_loop_end(c, &lt);
