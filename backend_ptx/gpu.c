@@ -132,8 +132,8 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	          cuda_alloc(cu, &d.flush, FLUSH_BYTES, err) &&
 	          cuda_upload(cu, d.x, p->x, (size_t)(K * N) * 4, err) &&
 	          cuda_upload(cu, d.values, p->values, (size_t)pm.values * 4, err);
-	if (!c && ok)
-		snprintf(err, CUDA_ERR_MAX, "out of memory");
+	if (!c)
+		snprintf(err, CUDA_ERR_MAX, "out of memory for C (%zu floats) on the host", nc);
 	free(ptx);
 	CuPtr ptrs[PIR_MAX_LOOPS] = {0};
 	for (int i = 0; ok && i < ir->nloops; i++)

@@ -213,18 +213,24 @@ static void krun_rest(LowerCtx *c, const LowerPoint *p, int first, int vl, int u
 	lower_loop_end(c, &lr);
 }
 
-static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
+/* The full tile of a k run: as many vector accumulators as registers
+ * allow, 8 of 32 (AVX-512) or 4 of 16.  Returns the tile's columns. */
+static int64_t krun_full_tile(LowerCtx *c, KrunArg *t)
 {
 	const int vl = c->k->vector_width > 1 ? c->k->vector_width : 1;
-	/* as many accumulators as registers allow: 8 of 32 (AVX-512), 4 of 16 */
-	const int unroll = vl >= 16 ? 8 : 4;
-	const int64_t nt = (int64_t)vl * unroll;
-	/* the tiles */
-	KrunArg t = {.width = vl, .nacc = unroll};
-	t.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
-	krun_fma(c, &t);
-	for (int u = 0; u < unroll; u++)
-		t.acc[u] = lower_entry_alloca(c, t.vty, "acc");
+	*t = (KrunArg){.width = vl, .nacc = vl >= 16 ? 8 : 4};
+	t->vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
+	krun_fma(c, t);
+	for (int u = 0; u < t->nacc; u++)
+		t->acc[u] = lower_entry_alloca(c, t->vty, "acc");
+	return (int64_t)vl * t->nacc;
+}
+
+static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
+{
+	KrunArg t;
+	const int64_t nt = krun_full_tile(c, &t);
+	const int vl = t.width, unroll = t.nacc;
 	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
 	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
 	LowerLoop lt;
@@ -238,6 +244,28 @@ static void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
 	krun_rest(c, p, first, vl, unroll, from);
 }
 
+
+/* X rows one storage digit of the run's outermost loop `run` spans. */
+static double run_rows_per_digit(const Pir *ir, int run)
+{
+	const PirLoop *outer = &ir->loops[run];
+	double span = (double)outer->len / (double)outer->nnz;
+	for (int i = run + 1; i < ir->nloops; i++)
+		span *= (double)ir->loops[i].len;
+	return span;
+}
+
+/* Restricts loop l to block bi of db storage digits (the last block ends at
+ * the loop's nnz); returns the block's first digit. */
+static LLVMValueRef digit_block(LowerCtx *c, int l, LLVMValueRef bi, int64_t db)
+{
+	const int64_t nnz = c->k->ir->loops[l].nnz;
+	LLVMValueRef lo = LLVMBuildNSWMul(c->b, bi, i64c(c, db), "blo");
+	LLVMValueRef hi = LLVMBuildNSWAdd(c->b, lo, i64c(c, db), "");
+	c->lo[l] = lo;
+	c->hi[l] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, i64c(c, nnz), ""), hi, i64c(c, nnz), "bhi");
+	return lo;
+}
 
 /* ---- k runs blocked along k ----
  *
@@ -296,20 +324,13 @@ static void x86_krun_all(LowerCtx *c, int split)
 {
 	const Pir *ir = c->k->ir;
 	const PirLoop *outer = &ir->loops[split];
-	double span = (double)outer->len / (double)outer->nnz; /* X rows per digit */
-	for (int i = split + 1; i < ir->nloops; i++)
-		span *= (double)ir->loops[i].len;
+	double span = run_rows_per_digit(ir, split);
 	int64_t db = (int64_t)(X86_KBLOCK_ROWS / span);
 	if (db < X86_KBLOCK_DIGITS)
 		db = X86_KBLOCK_DIGITS;
-	const int vl = c->k->vector_width > 1 ? c->k->vector_width : 1;
-	const int unroll = vl >= 16 ? 8 : 4;
-	const int64_t nt = (int64_t)vl * unroll;
-	KrunArg t = {.width = vl, .nacc = unroll};
-	t.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
-	krun_fma(c, &t);
-	for (int u = 0; u < unroll; u++)
-		t.acc[u] = lower_entry_alloca(c, t.vty, "acc");
+	KrunArg t;
+	const int64_t nt = krun_full_tile(c, &t);
+	const int vl = t.width, unroll = t.nacc;
 	KblockArg a = {&t, split, vl, unroll, lower_entry_alloca(c, c->i64, "from"), NULL};
 	/* Condensed X: where the run's outer loop is a dense k loop whose
 	 * digit d covers k in [d s, d s + s) exactly (the loops inside tile s)
@@ -350,11 +371,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 	t.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
 	int64_t blocks = (outer->nnz + db - 1) / db;
 	LLVMValueRef bi = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "kblock");
-	LLVMValueRef lo = LLVMBuildNSWMul(c->b, bi, i64c(c, db), "klo");
-	LLVMValueRef hi = LLVMBuildNSWAdd(c->b, lo, i64c(c, db), "");
-	c->lo[split] = lo;
-	c->hi[split] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, i64c(c, outer->nnz), ""), hi,
-	                               i64c(c, outer->nnz), "khi");
+	LLVMValueRef lo = digit_block(c, split, bi, db);
 	if (xrows > 0) { /* copy the block's X rows of the tile into the buffer */
 		if (approx) { /* k of digit lo, about; the slack before it; not below 0 */
 			LLVMValueRef k0 = LLVMBuildSDiv(
@@ -710,9 +727,7 @@ static void x86_mrun_all(LowerCtx *c, int first)
 	const int run = first + 1;
 	const PirLoop *outer = &ir->loops[run];
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
-	double span = (double)outer->len / (double)outer->nnz; /* X rows per digit */
-	for (int i = run + 1; i < ir->nloops; i++)
-		span *= (double)ir->loops[i].len;
+	double span = run_rows_per_digit(ir, run);
 	double rows = (double)X86_KBLOCK_BYTES / (4.0 * (double)c->k->N);
 	int64_t db = (int64_t)(rows / span);
 	if (db < X86_KBLOCK_DIGITS)
@@ -724,11 +739,7 @@ static void x86_mrun_all(LowerCtx *c, int first)
 	int64_t blocks = (outer->nnz + db - 1) / db;
 	LowerLoop lb;
 	LLVMValueRef bi = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "mkblock");
-	LLVMValueRef lo = LLVMBuildNSWMul(c->b, bi, i64c(c, db), "mklo");
-	LLVMValueRef hi = LLVMBuildNSWAdd(c->b, lo, i64c(c, db), "");
-	c->lo[run] = lo;
-	c->hi[run] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, i64c(c, outer->nnz), ""), hi,
-	                             i64c(c, outer->nnz), "mkhi");
+	digit_block(c, run, bi, db);
 	lower_nest(c, 0, first, &start, kb_mrun_point, &first);
 	c->lo[run] = c->hi[run] = NULL;
 	lower_loop_end(c, &lb);

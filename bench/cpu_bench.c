@@ -89,21 +89,10 @@ int main(int argc, char **argv)
 				char body[128];
 				pattern_body(p, sparsities[s], body, sizeof body);
 				Pir ir;
-				if (!bench_pattern(stdlib, M, K, body, &ir)) {
-					fprintf(stderr, "cpu_bench: %s does not compile for %s\n", body, sh->name);
-					continue;
-				}
 				PruneMask pm;
-				char err[PRUNE_ERR_MAX];
-				if (!prune_mask_build(&ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err)) {
-					fprintf(stderr, "cpu_bench: %s\n", err);
+				float *values = bench_prune("cpu_bench", stdlib, sh->name, M, K, body, w, imp, &ir, &pm, masked);
+				if (!values)
 					continue;
-				}
-				PirMetrics mt;
-				pir_metrics(&ir, &mt);
-				float *values = malloc((size_t)mt.values * sizeof *values);
-				prune_pack(&ir, &pm, w, M, K, values);
-				prune_unpack(&ir, &pm, values, M, K, masked);
 				LowerKernel lk = {&ir, M, K, N, PAT_LAYOUT_KN, "bench_kernel", 0};
 				X86Kernel kern;
 				char xerr[X86_ERR_MAX];

@@ -105,21 +105,10 @@ int main(int argc, char **argv)
 				char body[128];
 				pattern_body(p, sparsities[s], body, sizeof body);
 				Pir ir;
-				if (!bench_pattern(stdlib, M, K, body, &ir)) {
-					fprintf(stderr, "gpu_bench: %s does not compile for %s\n", body, sh->name);
-					continue;
-				}
 				PruneMask pm;
-				char perr[PRUNE_ERR_MAX];
-				if (!prune_mask_build(&ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, perr)) {
-					fprintf(stderr, "gpu_bench: %s\n", perr);
+				float *values = bench_prune("gpu_bench", stdlib, sh->name, M, K, body, w, imp, &ir, &pm, masked);
+				if (!values)
 					continue;
-				}
-				PirMetrics mt;
-				pir_metrics(&ir, &mt);
-				float *values = malloc((size_t)mt.values * sizeof *values);
-				prune_pack(&ir, &pm, w, M, K, values);
-				prune_unpack(&ir, &pm, values, M, K, masked);
 				GpuProblem gp = {&ir, M, K, N, PAT_LAYOUT_KN, values, &pm, masked, x, sm, sched, 15,
 				                 dense_us < 0, 16};
 				GpuResult r;

@@ -4,6 +4,9 @@
 #define PATC_BENCH_PATTERNS_H
 
 #include "frontend/frontend.h"
+#include "prune/prune.h"
+
+#include <stdio.h>
 
 /* Compiles `apply_text` (statements of an op body, e.g. "apply block(32,
  * 32, 25%);") for an M x K weight, with the standard library included.
@@ -28,6 +31,32 @@ static inline bool bench_pattern(const char *stdlib, int64_t M, int64_t K, const
 		fclose(sink);
 	arena_free(&arena);
 	return ok;
+}
+
+/* Compiles `body` for the M x K weight w, builds its mask from imp (lookahead
+ * ranking) and packs it: the packed values (free()), the mask in *pm
+ * (prune_mask_free), the masked dense weight in `masked`.  NULL, with a
+ * message on stderr naming the tool and the shape, when the pattern does
+ * not compile or the mask cannot be built. */
+static inline float *bench_prune(const char *tool, const char *stdlib, const char *shape, int64_t M, int64_t K,
+                                 const char *body, const float *w, const float *imp, Pir *ir, PruneMask *pm,
+                                 float *masked)
+{
+	if (!bench_pattern(stdlib, M, K, body, ir)) {
+		fprintf(stderr, "%s: %s does not compile for %s\n", tool, body, shape);
+		return NULL;
+	}
+	char err[PRUNE_ERR_MAX];
+	if (!prune_mask_build(ir, imp, M, K, PAT_RANK_LOOKAHEAD, pm, err)) {
+		fprintf(stderr, "%s: %s\n", tool, err);
+		return NULL;
+	}
+	float *values = prune_pack_new(ir, pm, w, M, K, NULL, masked);
+	if (!values) {
+		fprintf(stderr, "%s: out of memory packing %s for %s\n", tool, body, shape);
+		prune_mask_free(pm);
+	}
+	return values;
 }
 
 #endif

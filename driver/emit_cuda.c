@@ -213,16 +213,13 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 	for (int i = 0; ok && i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		const PruneOp *p = &e->pruned[i];
-		PirMetrics pm;
-		pir_metrics(op->ir, &pm);
-		float *values = malloc((size_t)pm.values * sizeof *values);
+		int64_t nvalues = 0;
 		float *w = malloc((size_t)(op->M * op->K) * sizeof *w);
+		float *values = w ? prune_pack_new(op->ir, &p->mask, p->w, op->M, op->K, &nvalues, w) : NULL;
 		ok = values && w;
 		if (ok) {
-			prune_pack(op->ir, &p->mask, p->w, op->M, op->K, values);
-			prune_unpack(op->ir, &p->mask, values, op->M, op->K, w);
 			blob[i].values = (int64_t)bin.len;
-			blob[i].nvalues = pm.values * 4;
+			blob[i].nvalues = nvalues * 4;
 			sb_append(&bin, values, (size_t)blob[i].nvalues);
 			for (int l = 0; l < op->ir->nloops; l++)
 				if (p->mask.index[l]) {

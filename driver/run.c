@@ -34,10 +34,8 @@ static void gemm(bool kn, int64_t M, int64_t K, int64_t N, const float *w, const
 bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512])
 {
 	const int64_t M = op->M, K = op->K, N = op->N;
-	PirMetrics pm;
-	pir_metrics(op->ir, &pm);
-	float *values = malloc((size_t)pm.values * sizeof *values);
 	float *dense = malloc((size_t)(M * K) * sizeof *dense);
+	float *values = dense ? prune_pack_new(op->ir, &p->mask, p->w, M, K, NULL, dense) : NULL;
 	float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
 	float *ref = malloc((size_t)(M * N) * sizeof *ref);
 	if (!values || !dense || !x || !c || !ref) {
@@ -45,8 +43,6 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 		free(values), free(dense), free(x), free(c), free(ref);
 		return false;
 	}
-	prune_pack(op->ir, &p->mask, p->w, M, K, values);
-	prune_unpack(op->ir, &p->mask, values, M, K, dense);
 	synth_weights(x, op->layout == PAT_LAYOUT_KN ? K : N, op->layout == PAT_LAYOUT_KN ? N : K, 1,
 	              SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
@@ -127,10 +123,8 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Str
 		const OpResult *op = &prog->ops[i];
 		const PruneOp *p = &pruned[i];
 		const int64_t M = op->M, K = op->K, N = op->N;
-		PirMetrics pm;
-		pir_metrics(op->ir, &pm);
-		float *values = malloc((size_t)pm.values * sizeof *values);
 		float *dense = malloc((size_t)(M * K) * sizeof *dense);
+		float *values = dense ? prune_pack_new(op->ir, &p->mask, p->w, M, K, NULL, dense) : NULL;
 		float *x = malloc((size_t)(K * N) * sizeof *x);
 		if (!values || !dense || !x) {
 			snprintf(err, 512, "not enough memory to run op '%s'", op->name);
@@ -139,8 +133,6 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Str
 			ok = false;
 			break;
 		}
-		prune_pack(op->ir, &p->mask, p->w, M, K, values);
-		prune_unpack(op->ir, &p->mask, values, M, K, dense);
 		bool kn = op->layout == PAT_LAYOUT_KN;
 		/* a fresh X each run: the kernel must be right on any input */
 		synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);

@@ -197,6 +197,22 @@ static void walk(Packer *p)
 	}
 }
 
+float *prune_pack_new(const Pir *ir, const PruneMask *m, const float *w, int64_t M, int64_t K,
+                      int64_t *nvalues, float *dense)
+{
+	PirMetrics pm;
+	pir_metrics(ir, &pm);
+	float *values = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof *values);
+	if (!values)
+		return NULL;
+	prune_pack(ir, m, w, M, K, values);
+	if (dense)
+		prune_unpack(ir, m, values, M, K, dense);
+	if (nvalues)
+		*nvalues = pm.values;
+	return values;
+}
+
 void prune_pack(const Pir *ir, const PruneMask *m, const float *w, int64_t M, int64_t K,
                 float *values)
 {

@@ -65,6 +65,11 @@ void prune_coords_free(PruneCoords *c);
  * positions hold 0. */
 void prune_pack(const Pir *ir, const PruneMask *m, const float *w, int64_t M, int64_t K,
                 float *values);
+/* The packed values in a new buffer (free()), their count in *nvalues
+ * (may be NULL), and the masked dense weight in dense (M x K; may be NULL:
+ * not written).  NULL when out of memory. */
+float *prune_pack_new(const Pir *ir, const PruneMask *m, const float *w, int64_t M, int64_t K,
+                      int64_t *nvalues, float *dense);
 /* w: M x K, zero where the mask prunes. */
 void prune_unpack(const Pir *ir, const PruneMask *m, const float *values, int64_t M, int64_t K,
                   float *w);

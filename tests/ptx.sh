@@ -17,23 +17,9 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
-# every stdlib pattern that the GPU legality rules allow (tile_h perforates
-# m inside a k loop and unstructured joins m and k: both are refused, below)
-patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "tile_v(32, 25%)"
-	"channel(50%)" "channel_in(25%)" "row_balanced(25%)" "hybrid(32, 32, 50%, 2, 4)")
-shapes=("768 768 512" "1000 1100 333" "100 70 33")
-
-# one program per shape and layout, one op per pattern
-for s in "${!shapes[@]}"; do
-	read -r M K N <<<"${shapes[$s]}"
-	for layout in kn nk; do
-		f=$tmp/s${s}_$layout.pat
-		echo 'include "all.pat";' >"$f"
-		for p in "${!patterns[@]}"; do
-			echo "op p$p: spmm(M = $M, K = $K, N = $N, layout = $layout) { weights = random(seed = $p); apply ${patterns[$p]}; }" >>"$f"
-		done
-	done
-done
+. "$root/tests/gpu_programs.sh"
+patterns=("${gpu_patterns[@]}")
+gpu_programs "$tmp" fixed "768 768 512" "1000 1100 333" "100 70 33"
 
 ptxas=$(command -v ptxas || true)
 [ -n "$ptxas" ] || [ ! -x /usr/local/cuda/bin/ptxas ] || ptxas=/usr/local/cuda/bin/ptxas

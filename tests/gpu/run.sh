@@ -48,18 +48,15 @@ case $sm in sm_80|sm_86|sm_89|sm_90) ;; *) sm=sm_90 ;; esac
 # ---- 1. correctness ----
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "tile_v(32, 25%)"
-	"channel(50%)" "channel_in(25%)" "row_balanced(25%)" "hybrid(32, 32, 50%, 2, 4)" "nm(1, 8)")
+. "$root/tests/gpu_programs.sh"
+patterns=("${gpu_patterns[@]}")
 shapes=("768 768 512" "1000 1100 333" "100 70 33" "64 576 3136")
+gpu_programs "$tmp" fresh "${shapes[@]}"
 checked=0
 for s in "${!shapes[@]}"; do
 	read -r M K N <<<"${shapes[$s]}"
 	for layout in kn nk; do
 		f=$tmp/s${s}_$layout.pat
-		echo 'include "all.pat";' >"$f"
-		for p in "${!patterns[@]}"; do
-			echo "op p$p: spmm(M = $M, K = $K, N = $N, layout = $layout) { weights = random(seed = $RANDOM); apply ${patterns[$p]}; }" >>"$f"
-		done
 		for target in $sm sm_80; do
 			[ $target = sm_80 ] && [ $s -ne 1 ] && [ $s -ne 2 ] && continue
 			if "$bin/patc" "$f" --target=$target --run >"$tmp/log" 2>"$tmp/err"; then

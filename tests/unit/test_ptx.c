@@ -8,7 +8,7 @@
  * kernels are also compiled to PTX for sm_80 and sm_90 (tests/ptx.sh
  * assembles them with ptxas). */
 #define _POSIX_C_SOURCE 200809L
-#include "testutil.h"
+#include "kernelcase.h"
 #include "backend_ptx/cuda.h"
 #include "backend_ptx/ptx.h"
 #include "backend_x86/x86.h"
@@ -24,23 +24,9 @@ typedef struct Emu {
  * or +inf when an element of C is left unwritten. */
 static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
 {
-	const int64_t M = op->M, K = op->K;
-	float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
-	float *dense = malloc((size_t)(M * K) * sizeof *dense);
-	float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
-	synth_weights(w, M, K, 5, SYNTH_HEADS, 16);
-	synth_weights(x, layout == PAT_LAYOUT_KN ? K : N, layout == PAT_LAYOUT_KN ? N : K, 6, SYNTH_PLAIN, 1);
-	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
-	PruneMask pm;
-	char err[PRUNE_ERR_MAX];
-	ck_assert(prune_mask_build(op->ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err));
-	PirMetrics m;
-	pir_metrics(op->ir, &m);
-	float *values = malloc((size_t)m.values * sizeof *values);
-	prune_pack(op->ir, &pm, w, M, K, values);
-	prune_unpack(op->ir, &pm, values, M, K, dense);
-
-	LowerKernel lk = {op->ir, M, K, N, layout, "emu", 1};
+	KernelCase kc;
+	kernel_case_init(&kc, op, layout, N);
+	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1};
 	PtxPlan plan;
 	ptx_plan(&lk, s, &plan);
 	plan.emulate = true;
@@ -53,41 +39,27 @@ static double emulate(const OpResult *op, PatLayout layout, int64_t N, const Ptx
 	         x86_lookup(&kern, "patc_emu_ctaid_z")};
 	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y);
 	ck_assert(e.ctaid_z || plan.nsplit == 1);
-	for (int64_t i = 0; i < M * N; i++)
-		c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
+	for (int64_t i = 0; i < op->M * N; i++)
+		kc.c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
 	unsigned grid[3], block[3];
 	ptx_grid(&plan, N, grid, block);
 	for (unsigned cz = 0; cz < grid[2]; cz++)
-	for (unsigned cx = 0; cx < grid[0]; cx++)
-		for (unsigned cy = 0; cy < grid[1]; cy++)
-			for (unsigned ty = 0; ty < block[1]; ty++)
-				for (unsigned tx = 0; tx < block[0]; tx++) {
-					if (e.ctaid_z)
-						*e.ctaid_z = (int32_t)cz;
-					*e.ctaid_x = (int32_t)cx, *e.ctaid_y = (int32_t)cy;
-					*e.tid_x = (int32_t)tx, *e.tid_y = (int32_t)ty;
-					kern.fn(x, c, values, (const int32_t *const *)pm.index, 0, N);
-				}
-	double num = 0, den = 0;
-	bool unwritten = false;
-	for (int64_t i = 0; i < M; i++)
-		for (int64_t n = 0; n < N; n++) {
-			double ref = 0;
-			for (int64_t kk = 0; kk < K; kk++) {
-				double xv = layout == PAT_LAYOUT_KN ? x[kk * N + n] : x[n * K + kk];
-				ref += (double)dense[i * K + kk] * xv;
-			}
-			double got = layout == PAT_LAYOUT_KN ? c[i * N + n] : c[n * M + i];
-			unwritten |= isnan(got);
-			num += (got - ref) * (got - ref);
-			den += ref * ref;
-		}
+		for (unsigned cx = 0; cx < grid[0]; cx++)
+			for (unsigned cy = 0; cy < grid[1]; cy++)
+				for (unsigned ty = 0; ty < block[1]; ty++)
+					for (unsigned tx = 0; tx < block[0]; tx++) {
+						if (e.ctaid_z)
+							*e.ctaid_z = (int32_t)cz;
+						*e.ctaid_x = (int32_t)cx, *e.ctaid_y = (int32_t)cy;
+						*e.tid_x = (int32_t)tx, *e.tid_y = (int32_t)ty;
+						kern.fn(kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, 0, N);
+					}
+	double err = kernel_case_error(&kc);
 	x86_kernel_free(&kern);
-	prune_mask_free(&pm);
-	free(w), free(imp), free(dense), free(x), free(c), free(values);
+	kernel_case_free(&kc);
 	if (plan_out)
 		*plan_out = plan;
-	return unwritten ? INFINITY : sqrt(num / (den > 0 ? den : 1));
+	return err;
 }
 
 static const char *const patterns[] = {

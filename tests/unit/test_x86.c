@@ -2,54 +2,29 @@
  * pattern golden (shapes with padding), both layouts, one and two threads,
  * against a float64 reference on the masked weight. */
 #define _POSIX_C_SOURCE 200809L
-#include "testutil.h"
+#include "kernelcase.h"
 #include "backend_x86/x86.h"
 #include "prune/prune.h"
 
 #include <math.h>
 
-/* ||C - W_s X|| / ||W_s X|| with the reference in double. */
+/* ||C - W_s X|| / ||W_s X|| with the reference in double (kernelcase.h). */
 static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, int threads)
 {
-	const int64_t M = op->M, K = op->K;
-	float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
-	float *dense = malloc((size_t)(M * K) * sizeof *dense);
-	float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
-	synth_weights(w, M, K, 5, SYNTH_HEADS, 16);
-	synth_weights(x, K, N, 6, SYNTH_PLAIN, 1);
-	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
-	PruneMask pm;
-	char err[PRUNE_ERR_MAX];
-	ck_assert(prune_mask_build(op->ir, imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err));
-	PirMetrics m;
-	pir_metrics(op->ir, &m);
-	float *values = malloc((size_t)m.values * sizeof *values);
-	prune_pack(op->ir, &pm, w, M, K, values);
-	prune_unpack(op->ir, &pm, values, M, K, dense);
+	KernelCase kc;
+	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, M, K, N, layout, name, 0};
+	LowerKernel lk = {op->ir, op->M, op->K, N, layout, name, 0};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
-	memset(c, 0xff, (size_t)(M * N) * sizeof *c); /* NaN garbage: the kernel must zero C */
-	x86_run(&kern, x, c, values, (const int32_t *const *)pm.index, threads);
-	double num = 0, den = 0;
-	for (int64_t i = 0; i < M; i++)
-		for (int64_t n = 0; n < N; n++) {
-			double ref = 0;
-			for (int64_t kk = 0; kk < K; kk++) {
-				double xv = layout == PAT_LAYOUT_KN ? x[kk * N + n] : x[n * K + kk];
-				ref += (double)dense[i * K + kk] * xv;
-			}
-			double got = layout == PAT_LAYOUT_KN ? c[i * N + n] : c[n * M + i];
-			num += (got - ref) * (got - ref);
-			den += ref * ref;
-		}
+	memset(kc.c, 0xff, (size_t)(op->M * N) * sizeof *kc.c); /* NaN garbage: the kernel must zero C */
+	x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, threads);
+	double e = kernel_case_error(&kc);
 	x86_kernel_free(&kern);
-	prune_mask_free(&pm);
-	free(w), free(imp), free(dense), free(x), free(c), free(values);
-	return sqrt(num / (den > 0 ? den : 1));
+	kernel_case_free(&kc);
+	return e;
 }
 
 START_TEST(stdlib_kernels_match_reference)

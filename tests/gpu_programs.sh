@@ -1,0 +1,28 @@
+# gpu_programs.sh - sourced by tests/ptx.sh and tests/gpu/run.sh: the stdlib
+# patterns the GPU legality rules allow (tile_h perforates m inside a k loop
+# and unstructured joins m and k: both are refused), and one .pat program
+# per shape and layout with one op per pattern.
+gpu_patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "nm(1, 8)" "tile_v(32, 25%)"
+	"channel(50%)" "channel_in(25%)" "row_balanced(25%)" "hybrid(32, 32, 50%, 2, 4)")
+
+# gpu_programs DIR SEEDS SHAPE...: writes DIR/sI_kn.pat and DIR/sI_nk.pat for
+# the I-th "M K N" shape; SEEDS=fixed seeds the weights by op, SEEDS=fresh
+# draws them from $RANDOM.
+gpu_programs() {
+	local dir=$1 seeds=$2
+	shift 2
+	local s=0 M K N layout p seed f
+	for shape in "$@"; do
+		read -r M K N <<<"$shape"
+		for layout in kn nk; do
+			f=$dir/s${s}_$layout.pat
+			echo 'include "all.pat";' >"$f"
+			for p in "${!gpu_patterns[@]}"; do
+				seed=$p
+				[ "$seeds" = fresh ] && seed=$RANDOM
+				echo "op p$p: spmm(M = $M, K = $K, N = $N, layout = $layout) { weights = random(seed = $seed); apply ${gpu_patterns[$p]}; }" >>"$f"
+			done
+		done
+		s=$((s + 1))
+	done
+}

@@ -1,0 +1,64 @@
+/* kernelcase.h - one SpMM case for the kernel suites (x86, ptx): an op's
+ * seeded weights pruned by magnitude and packed, a seeded X in the op's
+ * layout, and the relative error of a kernel's C against a float64
+ * product of the masked weight. */
+#ifndef PATC_KERNELCASE_H
+#define PATC_KERNELCASE_H
+
+#include "testutil.h"
+#include "prune/prune.h"
+
+#include <math.h>
+
+typedef struct KernelCase {
+	int64_t M, K, N;
+	PatLayout layout;
+	float *w, *imp, *dense, *x, *c, *values;
+	PruneMask mask;
+} KernelCase;
+
+static inline void kernel_case_init(KernelCase *kc, const OpResult *op, PatLayout layout, int64_t N)
+{
+	const int64_t M = op->M, K = op->K;
+	*kc = (KernelCase){.M = M, .K = K, .N = N, .layout = layout};
+	kc->w = malloc((size_t)(M * K) * sizeof *kc->w), kc->imp = malloc((size_t)(M * K) * sizeof *kc->imp);
+	kc->dense = malloc((size_t)(M * K) * sizeof *kc->dense);
+	kc->x = malloc((size_t)(K * N) * sizeof *kc->x), kc->c = malloc((size_t)(M * N) * sizeof *kc->c);
+	ck_assert(kc->w && kc->imp && kc->dense && kc->x && kc->c);
+	synth_weights(kc->w, M, K, 5, SYNTH_HEADS, 16);
+	synth_weights(kc->x, layout == PAT_LAYOUT_KN ? K : N, layout == PAT_LAYOUT_KN ? N : K, 6, SYNTH_PLAIN, 1);
+	prune_importance(PAT_IMP_MAGNITUDE, kc->w, NULL, NULL, 0, M, K, kc->imp);
+	char err[PRUNE_ERR_MAX];
+	ck_assert_msg(prune_mask_build(op->ir, kc->imp, M, K, PAT_RANK_LOOKAHEAD, &kc->mask, err), "%s", err);
+	kc->values = prune_pack_new(op->ir, &kc->mask, kc->w, M, K, NULL, kc->dense);
+	ck_assert_ptr_nonnull(kc->values);
+}
+
+/* ||C - W_s X|| / ||W_s X|| with the reference in double; +inf when C
+ * holds a NaN (an element the kernel left unwritten). */
+static inline double kernel_case_error(const KernelCase *kc)
+{
+	const int64_t M = kc->M, K = kc->K, N = kc->N;
+	const bool kn = kc->layout == PAT_LAYOUT_KN;
+	double num = 0, den = 0;
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t n = 0; n < N; n++) {
+			double ref = 0;
+			for (int64_t kk = 0; kk < K; kk++)
+				ref += (double)kc->dense[i * K + kk] * (kn ? kc->x[kk * N + n] : kc->x[n * K + kk]);
+			double got = kn ? kc->c[i * N + n] : kc->c[n * M + i];
+			if (isnan(got))
+				return INFINITY;
+			num += (got - ref) * (got - ref);
+			den += ref * ref;
+		}
+	return sqrt(num / (den > 0 ? den : 1));
+}
+
+static inline void kernel_case_free(KernelCase *kc)
+{
+	prune_mask_free(&kc->mask);
+	free(kc->w), free(kc->imp), free(kc->dense), free(kc->x), free(kc->c), free(kc->values);
+}
+
+#endif
