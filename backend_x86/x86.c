@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "x86.h"
+#include "../support/pool.h"
 #include "../support/util.h"
 
 #include <llvm-c/Core.h>
@@ -973,19 +974,19 @@ void x86_kernel_free(X86Kernel *k)
 	memset(k, 0, sizeof *k);
 }
 
-typedef struct Slice {
+typedef struct Job {
 	const X86Kernel *k;
 	const float *X, *values;
 	float *C;
 	const int32_t *const *index;
-	int64_t n0, n1;
-} Slice;
+	int threads;
+} Job;
 
-static void *run_slice(void *arg)
+static void run_slice(void *arg, int t)
 {
-	const Slice *s = arg;
-	s->k->fn(s->X, s->C, s->values, s->index, s->n0, s->n1);
-	return NULL;
+	const Job *j = arg;
+	j->k->fn(j->X, j->C, j->values, j->index, x86_slice_bound(j->k->N, t, j->threads),
+	         x86_slice_bound(j->k->N, t + 1, j->threads));
 }
 
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
@@ -995,26 +996,8 @@ void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
 		threads = 1;
 	if (threads > k->N)
 		threads = (int)k->N;
-	if (threads <= 1) {
-		k->fn(X, C, values, index, 0, k->N);
-		return;
-	}
-	enum { MAX_THREADS = 256 };
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	pthread_t tid[MAX_THREADS];
-	bool created[MAX_THREADS] = {false};
-	Slice s[MAX_THREADS];
-	for (int t = 0; t < threads; t++)
-		s[t] = (Slice){k, X, values, C, index, x86_slice_bound(k->N, t, threads),
-		               x86_slice_bound(k->N, t + 1, threads)};
-	for (int t = 1; t < threads; t++)
-		created[t] = pthread_create(&tid[t], NULL, run_slice, &s[t]) == 0;
-	run_slice(&s[0]);
-	for (int t = 1; t < threads; t++) {
-		if (created[t])
-			pthread_join(tid[t], NULL);
-		else
-			run_slice(&s[t]); /* no thread to be had: do it here */
-	}
+	if (threads > POOL_MAX_THREADS)
+		threads = POOL_MAX_THREADS;
+	Job j = {k, X, values, C, index, threads};
+	pool_run(threads, run_slice, &j);
 }

@@ -84,6 +84,7 @@ int main(int argc, char **argv)
 			fprintf(csv, "%s,%lld,%lld,%lld,0,dense,openblas,%d,%.1f,1\n", sh->name, (long long)M,
 			        (long long)K, (long long)N, t + 1, dense[t]);
 		}
+		util_settle(); /* OpenBLAS's idle workers spin ~0.1 s: let them sleep first */
 		for (int s = 0; s < 3; s++)
 			for (int p = 0; p < NPAT; p++) {
 				char body[128];

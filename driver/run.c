@@ -4,7 +4,8 @@
  * op's shape and layout; its output is checked against OpenBLAS's product
  * of the masked dense weight (relative error below 1e-4, or the run fails),
  * and both are timed with the same number of threads: the median of
- * repeated runs, after a warm-up.
+ * repeated runs, after a warm-up.  OpenBLAS is timed first, then the kernel
+ * after util_settle(), each in its own block, as a user would run either.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
@@ -60,20 +61,23 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 	openblas_set_num_threads(threads);
 	const int32_t *const *index = (const int32_t *const *)p->mask.index;
 	bool kn = op->layout == PAT_LAYOUT_KN;
+	double tk[REPS], td[REPS];
 	gemm(kn, M, K, N, dense, x, ref);
+	for (int r = 0; r < REPS; r++) {
+		t0 = util_now();
+		gemm(kn, M, K, N, dense, x, ref);
+		td[r] = util_now() - t0;
+	}
+	util_settle(); /* OpenBLAS's idle workers must not share the CPU with the kernel */
 	x86_run(&kern, x, c, values, index, threads);
 	double num = 0, den = 0;
 	for (int64_t i = 0; i < M * N; i++)
 		num += ((double)c[i] - ref[i]) * ((double)c[i] - ref[i]), den += (double)ref[i] * ref[i];
 	double rel = sqrt(num / (den > 0 ? den : 1));
-	double tk[REPS], td[REPS];
 	for (int r = 0; r < REPS; r++) {
 		t0 = util_now();
 		x86_run(&kern, x, c, values, index, threads);
 		tk[r] = util_now() - t0;
-		t0 = util_now();
-		gemm(kn, M, K, N, dense, x, ref);
-		td[r] = util_now() - t0;
 	}
 	double k_s = util_median(tk, REPS), d_s = util_median(td, REPS);
 	double flops = 2.0 * (double)M * (double)K * (double)N;

@@ -57,6 +57,13 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
 /* Seconds on the monotonic clock, for timing. */
 double util_now(void);
+/* Sleeps for about `seconds`.  The timed comparisons call util_settle()
+ * between one library's timed block and the other's: after a call, OpenBLAS's
+ * workers spin for about 2^28 cycles (0.1 s) waiting for the next one, and on
+ * a machine with few cores they would take the CPU from the kernel's threads
+ * (measured here: a 2-thread patc kernel 0.1 ms alone, 0.5 ms beside them). */
+void util_sleep(double seconds);
+static inline void util_settle(void) { util_sleep(0.3); }
 /* Sorts v[0..n-1] and returns its median (the upper one for even n). */
 double util_median(double *v, int n);
 

@@ -1,7 +1,13 @@
-/* test_support.c - arena, string buffers, and files written atomically. */
+/* test_support.c - arena, string buffers, files written atomically, the
+ * worker pool. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
+#include "support/pool.h"
 #include "support/util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -98,6 +104,64 @@ START_TEST(atomic_write)
 }
 END_TEST
 
+typedef struct PoolCheck {
+	atomic_int count[POOL_MAX_THREADS];
+	pthread_t caller;
+	atomic_bool part0_elsewhere;
+} PoolCheck;
+
+static void pool_part(void *arg, int i)
+{
+	PoolCheck *c = arg;
+	atomic_fetch_add(&c->count[i], 1);
+	if (i == 0 && !pthread_equal(pthread_self(), c->caller))
+		atomic_store(&c->part0_elsewhere, true);
+}
+
+/* Runs a job of n parts; true when each ran once and part 0 on the caller. */
+static bool pool_job_ok(int n)
+{
+	static PoolCheck c;
+	for (int i = 0; i < POOL_MAX_THREADS; i++)
+		atomic_store(&c.count[i], 0);
+	c.caller = pthread_self();
+	atomic_store(&c.part0_elsewhere, false);
+	pool_run(n, pool_part, &c);
+	for (int i = 0; i < POOL_MAX_THREADS; i++)
+		if (atomic_load(&c.count[i]) != (i < n))
+			return false;
+	return !atomic_load(&c.part0_elsewhere);
+}
+
+START_TEST(pool_parts_once)
+{
+	/* sizes up and down, back to back (workers spinning) and after a pause
+	 * (workers asleep) */
+	for (int round = 0; round < 300; round++) {
+		int n = 1 + (round * 7) % 9;
+		ck_assert_msg(pool_job_ok(n), "round %d, %d parts", round, n);
+		if (round % 50 == 49)
+			util_sleep(0.002);
+	}
+}
+END_TEST
+
+START_TEST(pool_after_fork)
+{
+	ck_assert(pool_job_ok(4)); /* the parent has workers now */
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		alarm(20); /* a child waiting on its parent's workers would hang */
+		_exit(pool_job_ok(3) && pool_job_ok(5) ? 0 : 1);
+	}
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ck_assert(pool_job_ok(4));
+}
+END_TEST
+
 static Suite *support_suite(void)
 {
 	Suite *s = suite_create("support");
@@ -105,6 +169,8 @@ static Suite *support_suite(void)
 	tcase_add_test(tc, arena_zeroed_aligned);
 	tcase_add_test(tc, strbuf_grows);
 	tcase_add_test(tc, atomic_write);
+	tcase_add_test(tc, pool_parts_once);
+	tcase_add_test(tc, pool_after_fork);
 	suite_add_tcase(s, tc);
 	return s;
 }
