@@ -77,6 +77,9 @@ typedef struct KrunArg {
 	int64_t ldx;
 	bool xcol;
 	int64_t xrows; /* > 0: the buffer may miss a k (then X is read directly) */
+	/* panel-packed X (x86_mrun_all): row k of the tile at xt + k * ldk
+	 * (both chosen at run time: the panel, or X itself when none) */
+	LLVMValueRef xt, ldk;
 } KrunArg;
 
 static LLVMValueRef splat(LowerCtx *c, LLVMValueRef x, int width)
@@ -110,12 +113,13 @@ static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef row = p->row;
 	LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &row, 1, ""), "w");
 	LLVMValueRef wv = splat(c, w, a->width);
-	LLVMValueRef xs = a->xbuf ? a->xbuf : c->X;
-	LLVMValueRef base = a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->ldx), "")
-	                            : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
-	if (a->xbuf && a->xcol)
+	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
+	LLVMValueRef base = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
+	                    : a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->ldx), "")
+	                              : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+	if (!a->xt && a->xbuf && a->xcol)
 		base = LLVMBuildNSWAdd(c->b, base, a->n, "");
-	if (a->xbuf && a->xrows > 0) { /* outside the buffer's rows: X itself */
+	if (!a->xt && a->xbuf && a->xrows > 0) { /* outside the buffer's rows: X itself */
 		LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntULT, LLVMBuildSub(c->b, p->k, a->klo, ""), i64c(c, a->xrows), "");
 		LLVMValueRef direct = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
 		xs = LLVMBuildSelect(c->b, in, a->xbuf, c->X, "xs");
@@ -422,6 +426,13 @@ static void x86_krun_all(LowerCtx *c, int split)
  * vector is loaded once and multiplied into every row's accumulators. */
 enum { X86_ROWS = 4 };
 
+/* Vectors per row in an m run's full tile: 4 x 4 AVX-512 or 4 x 2 AVX2
+ * accumulators. */
+static int mrun_nacc(int vl) { return vl >= 16 ? 4 : 2; }
+/* Up to this many bytes of a run's weights, its column tiles go outside its
+ * row blocks (x86_mrun). */
+enum { X86_MRUN_WBYTES = 32 << 10 };
+
 typedef struct MrunArg {
 	int width, nacc;
 	LLVMValueRef n;
@@ -439,6 +450,8 @@ typedef struct MrunArg {
 	/* condensed X: the run's rows klo.. for all columns, ldx floats apart */
 	LLVMValueRef xbuf, klo;
 	int64_t ldx;
+	/* panel-packed X for the full tiles (see KrunArg) */
+	LLVMValueRef xt, ldk;
 } MrunArg;
 
 static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
@@ -449,10 +462,11 @@ static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mpad");
 	LLVMBuildCondBr(c->b, k_in_range(c, p), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
-	LLVMValueRef xs = a->xbuf ? a->xbuf : c->X;
-	LLVMValueRef row = a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->ldx), "")
-	                           : LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), "");
-	LLVMValueRef base = LLVMBuildNSWAdd(c->b, row, a->n, "");
+	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
+	LLVMValueRef row = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
+	                   : a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->ldx), "")
+	                             : LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), "");
+	LLVMValueRef base = a->xt ? row : LLVMBuildNSWAdd(c->b, row, a->n, "");
 	LLVMValueRef x[X86_UNROLL];
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
@@ -488,7 +502,8 @@ static void mrow_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	const MrowArg *ra = arg;
 	MrunArg *a = ra->a;
 	KrunArg t = {.width = a->width, .n = a->n, .nacc = a->nacc, .vty = a->vty, .fma = a->fma,
-	             .fma_ty = a->fma_ty, .xbuf = a->xbuf, .klo = a->klo, .ldx = a->ldx, .xcol = true};
+	             .fma_ty = a->fma_ty, .xbuf = a->xbuf, .klo = a->klo, .ldx = a->ldx, .xcol = true,
+	             .xt = a->xt, .ldk = a->ldk};
 	for (int u = 0; u < a->nacc; u++)
 		t.acc[u] = a->acc[ra->r][u];
 	krun_point(c, p, &t);
@@ -573,8 +588,15 @@ static void mrest_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
 {
 	const MrestArg *ma = arg;
 	MrunArg s = *ma->a;
-	s.nacc = nacc, s.n = n;
+	s.nacc = nacc, s.n = n, s.xt = s.ldk = NULL; /* the panels hold the full tiles only */
 	mrun_tile(c, ma->q, ma->first, &s);
+}
+
+/* The full column tiles: tiles of a->nacc vectors from n0. */
+static LLVMValueRef mrun_tiles(LowerCtx *c, const MrunArg *a)
+{
+	const int64_t nt = (int64_t)a->width * a->nacc;
+	return LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "tiles");
 }
 
 /* The column tiles of a block of rows q: full tiles of a->nacc vectors,
@@ -582,10 +604,8 @@ static void mrest_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
  * fits.  Returns an i64 alloca holding the first column left over. */
 static LLVMValueRef mrun_columns(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
 {
-	const int vl = a->width;
-	const int64_t nt = (int64_t)vl * a->nacc;
-	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
-	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
+	const int64_t nt = (int64_t)a->width * a->nacc;
+	LLVMValueRef tiles = mrun_tiles(c, a);
 	LowerLoop lt;
 	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
 	a->n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
@@ -594,8 +614,37 @@ static LLVMValueRef mrun_columns(LowerCtx *c, const LowerPoint *q, int first, Mr
 	LLVMValueRef from = lower_entry_alloca(c, c->i64, "mfrom");
 	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
 	MrestArg ma = {q, first, a};
-	smaller_tiles(c, from, vl, a->nacc, mrest_tile, &ma);
+	smaller_tiles(c, from, a->width, a->nacc, mrest_tile, &ma);
 	return from;
+}
+
+/* A block of rows q over the columns from `start` (after the full tiles):
+ * one tile of each smaller power-of-two count of vectors that still fits,
+ * then, row by row, one scalar accumulator per column. */
+static void mrun_rest(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a, LLVMValueRef start)
+{
+	const LowerKernel *k = c->k;
+	LLVMValueRef from = lower_entry_alloca(c, c->i64, "mfrom");
+	LLVMBuildStore(c->b, start, from);
+	MrestArg ma = {q, first, a};
+	smaller_tiles(c, from, a->width, a->nacc, mrest_tile, &ma);
+	KrunArg r1 = {.width = 1, .nacc = 1, .vty = c->f32};
+	krun_fma(c, &r1);
+	r1.acc[0] = lower_entry_alloca(c, c->f32, "macc1");
+	for (int r = 0; r < X86_ROWS; r++) {
+		LowerPoint qr = {LLVMBuildNSWAdd(c->b, q->row, i64c(c, r), ""),
+		                 LLVMBuildNSWAdd(c->b, q->m, i64c(c, (int64_t)r * a->sm), ""), q->k};
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrest");
+		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrested");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, i64c(c, k->M), ""), body, skip);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		LowerLoop lr;
+		r1.n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "mrestn");
+		krun_tile(c, &qr, first + 1, &r1);
+		lower_loop_end(c, &lr);
+		LLVMBuildBr(c->b, skip);
+		LLVMPositionBuilderAtEnd(c->b, skip);
+	}
 }
 
 /* Condensed X for the m runs: where the run's loops tile one range of k
@@ -645,6 +694,93 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 	a->xbuf = buf, a->klo = p->k, a->ldx = ldx;
 }
 
+/* Panel-packed X for the m runs.  Rows of X N floats apart fall into a few
+ * L1 sets, and the rows one m run reads are a different few k for every
+ * block row, so copying them per run (mrun_condense) copies all of X once
+ * per block row (32x32 blocks: 18% of the time, measured with perf).
+ * Where each X element feeds enough FMAs (X86_PACK_REUSE or more kept
+ * weights per k), x86_mrun_all instead copies the thread's columns of X
+ * once per call into panels of one full tile's width (64 floats with
+ * AVX-512): row k of panel t at panel + (t K + k) 64, so a tile's rows are
+ * 256 bytes apart and contiguous.  The buffer comes from malloc; without
+ * it the runs read X itself. */
+typedef struct X86Panel {
+	LLVMValueRef base; /* the panels (64-byte aligned), or null at run time */
+	int64_t nt;        /* floats per panel row */
+} X86Panel;
+
+enum { X86_PACK_REUSE = 32 };
+
+/* Points a's full tile at a->n to its panel (or to X, without one). */
+static void panel_tile(LowerCtx *c, const X86Panel *pn, MrunArg *a)
+{
+	if (!pn)
+		return;
+	const LowerKernel *k = c->k;
+	LLVMValueRef have = LLVMBuildIsNotNull(c->b, pn->base, "");
+	LLVMValueRef off = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, a->n, c->n0, ""), i64c(c, k->K), "");
+	LLVMValueRef inp = LLVMBuildGEP2(c->b, c->f32, pn->base, &off, 1, "");
+	LLVMValueRef inx = LLVMBuildGEP2(c->b, c->f32, c->X, &a->n, 1, "");
+	a->xt = LLVMBuildSelect(c->b, have, inp, inx, "xt");
+	a->ldk = LLVMBuildSelect(c->b, have, i64c(c, pn->nt), i64c(c, k->N), "ldk");
+}
+
+static LLVMValueRef libc_fn(LowerCtx *c, const char *name, LLVMTypeRef ret, LLVMTypeRef arg)
+{
+	LLVMTypeRef ty = LLVMFunctionType(ret, &arg, 1, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
+	return f ? f : LLVMAddFunction(c->mod, name, ty);
+}
+
+/* Allocates and fills the panels; returns the malloc'd pointer (to free). */
+static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
+{
+	const LowerKernel *k = c->k;
+	const int64_t nt = pn->nt;
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
+	LLVMValueRef bytes = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt * k->K * 4), ""),
+	                                     i64c(c, 64), "");
+	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
+	LLVMValueRef raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &bytes, 1, "praw");
+	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, raw, c->i64, "");
+	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), i64c(c, 63), "");
+	LLVMValueRef al = LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), raw, &pad, 1, "panels");
+	LLVMValueRef have = LLVMBuildIsNotNull(c->b, raw, "");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pack");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "packed");
+	LLVMBuildCondBr(c->b, have, body, done);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	LowerLoop lt, lk, lj;
+	LLVMValueRef t = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "pt");
+	LLVMValueRef col = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, t, i64c(c, nt), ""), "");
+	LLVMValueRef kk = lower_loop_begin(c, &lk, i64c(c, 0), i64c(c, k->K), "pk");
+	LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+	LLVMValueRef dst = LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, t, i64c(c, k->K), ""), kk, ""),
+	                                   i64c(c, nt), "");
+	LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, nt), "pj");
+	LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, j, ""), da = LLVMBuildNSWAdd(c->b, dst, j, "");
+	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
+	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, al, &da, 1, ""));
+	lower_loop_end(c, &lj);
+	lower_loop_end(c, &lk);
+	lower_loop_end(c, &lt);
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	pn->base = LLVMBuildSelect(c->b, have, al, LLVMConstPointerNull(c->ptr), "panel");
+	return raw;
+}
+
+/* Opens the loop over the blocks of X86_ROWS rows of the m run at p and
+ * returns the block's first row as a point. */
+static LowerPoint mrun_rows(LowerCtx *c, const LowerPoint *p, LowerLoop *lb, int64_t len, int64_t sm,
+                            int64_t blocks, const char *name)
+{
+	LLVMValueRef rb = lower_loop_begin(c, lb, i64c(c, 0), i64c(c, blocks), name);
+	LLVMValueRef d0 = LLVMBuildNSWMul(c->b, rb, i64c(c, X86_ROWS), "");
+	return (LowerPoint){LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), d0, ""),
+	                    LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, sm), ""), ""), p->k};
+}
+
 static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 {
 	const LowerKernel *k = c->k;
@@ -660,7 +796,7 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		shared++;
 	for (int j = first + 1; j < shared; j++)
 		Sd *= k->ir->loops[j].nnz;
-	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = S, .shared = shared, .Sd = Sd,
+	MrunArg a = {.width = vl, .nacc = mrun_nacc(vl), .S = S, .shared = shared, .Sd = Sd,
 	             .rows = X86_ROWS, .sm = sm};
 	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	{
@@ -671,33 +807,41 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	for (int r = 0; r < X86_ROWS; r++)
 		for (int u = 0; u < a.nacc; u++)
 			a.acc[r][u] = lower_entry_alloca(c, a.vty, "macc");
-	mrun_condense(c, p, first, &a);
-	const int64_t blocks = len / X86_ROWS;
-	LowerLoop lb;
-	LLVMValueRef rb = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "rows");
-	LLVMValueRef d0 = LLVMBuildNSWMul(c->b, rb, i64c(c, X86_ROWS), "");
-	LowerPoint q = {LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), d0, ""),
-	                LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, sm), ""), ""), p->k};
-	/* the tiles, all rows at once, then smaller tiles while whole vectors fit */
-	LLVMValueRef from = mrun_columns(c, &q, first, &a);
-	/* then, row by row, one scalar accumulator per column */
-	KrunArg r1 = {.width = 1, .nacc = 1, .vty = c->f32};
-	krun_fma(c, &r1);
-	r1.acc[0] = lower_entry_alloca(c, c->f32, "macc1");
-	for (int r = 0; r < X86_ROWS; r++) {
-		LowerPoint qr = {LLVMBuildNSWAdd(c->b, q.row, i64c(c, r), ""),
-		                 LLVMBuildNSWAdd(c->b, q.m, i64c(c, (int64_t)r * sm), ""), q.k};
-		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrest");
-		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrested");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, i64c(c, k->M), ""), body, skip);
-		LLVMPositionBuilderAtEnd(c->b, body);
-		LowerLoop lr;
-		r1.n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "mrestn");
-		krun_tile(c, &qr, first + 1, &r1);
-		lower_loop_end(c, &lr);
-		LLVMBuildBr(c->b, skip);
-		LLVMPositionBuilderAtEnd(c->b, skip);
+	const X86Panel *panel = c->backend;
+	if (!panel)
+		mrun_condense(c, p, first, &a);
+	const int64_t blocks = len / X86_ROWS, nt = (int64_t)vl * a.nacc;
+	LLVMValueRef tiles = mrun_tiles(c, &a);
+	LLVMValueRef start = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "");
+	/* The order of the row blocks and the column tiles.  Where the run's
+	 * weights are small (32 x 32 blocks: 4 KiB) the column tiles go outside,
+	 * so the X rows of one tile (32 x 64 floats) stay in L1 while every row
+	 * block reads them; rows outside, each row block would stream all of the
+	 * run's X rows (from L2 at best: 4 vectors per 16 FMAs, at L2's rate).
+	 * Where they are large (2:4 over all rows of W) the rows go outside, so a
+	 * row block's weights are read once for all tiles. */
+	const bool tiles_outside = len * S * 4 <= X86_MRUN_WBYTES;
+	LowerLoop lb, lt;
+	LowerPoint q;
+	if (tiles_outside) {
+		LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
+		a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+		panel_tile(c, panel, &a);
+		q = mrun_rows(c, p, &lb, len, sm, blocks, "rows");
+		mrun_tile(c, &q, first, &a);
+		lower_loop_end(c, &lb);
+		lower_loop_end(c, &lt);
+		q = mrun_rows(c, p, &lb, len, sm, blocks, "restrows");
+	} else {
+		q = mrun_rows(c, p, &lb, len, sm, blocks, "rows");
+		LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
+		a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+		panel_tile(c, panel, &a);
+		mrun_tile(c, &q, first, &a);
+		lower_loop_end(c, &lt);
 	}
+	a.xt = a.ldk = NULL;
+	mrun_rest(c, &q, first, &a, start);
 	lower_loop_end(c, &lb);
 	/* the rows after the blocks of X86_ROWS */
 	if (len % X86_ROWS) {
@@ -722,7 +866,31 @@ static void kb_mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	x86_mrun(c, p, *(const int *)arg);
 }
 
+static void mrun_all_blocks(LowerCtx *c, int first);
+
 static void x86_mrun_all(LowerCtx *c, int first)
+{
+	const LowerKernel *k = c->k;
+	const int vl = k->vector_width > 1 ? k->vector_width : 1;
+	double kept = 1; /* stored weights, per k of W */
+	for (int i = 0; i < k->ir->nloops; i++)
+		kept *= (double)k->ir->loops[i].nnz;
+	kept /= (double)k->K;
+	if (vl < 8 || kept < X86_PACK_REUSE || c->backend) {
+		mrun_all_blocks(c, first);
+		return;
+	}
+	X86Panel pn = {NULL, (int64_t)vl * mrun_nacc(vl)};
+	LLVMValueRef raw = panel_pack(c, &pn);
+	c->backend = &pn;
+	mrun_all_blocks(c, first);
+	c->backend = NULL;
+	LLVMValueRef ffree = libc_fn(c, "free", LLVMVoidTypeInContext(c->ctx), c->ptr);
+	LLVMBuildCall2(c->b, LLVMGlobalGetValueType(ffree), ffree, &raw, 1, "");
+}
+
+/* The m runs, blocked along k for L2 where X outgrows it. */
+static void mrun_all_blocks(LowerCtx *c, int first)
 {
 	const Pir *ir = c->k->ir;
 	const int run = first + 1;
@@ -773,7 +941,7 @@ static void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
 	const PirLoop *l = &k->ir->loops[first + 1];
 	const int64_t len = l->nnz;
 	const int vl = k->vector_width > 1 ? k->vector_width : 1;
-	MrunArg a = {.width = vl, .nacc = vl >= 16 ? 4 : 2, .S = 1, .rows = X86_ROWS,
+	MrunArg a = {.width = vl, .nacc = mrun_nacc(vl), .S = 1, .rows = X86_ROWS,
 	             .sm = l->comp[0].stride, .inner = true};
 	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	MrunArg a1 = a;

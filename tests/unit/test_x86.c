@@ -170,6 +170,37 @@ START_TEST(k_blocked_runs)
 }
 END_TEST
 
+/* m runs (blocks, 2:4, the hybrid) with at least X86_PACK_REUSE kept
+ * weights per k, which read X from panels packed once per call: full tiles
+ * and column tails, k padded and not, slices with no full tile (N = 70 on
+ * two threads). */
+START_TEST(panel_packed_runs)
+{
+	static const char *const patterns[] = {"apply block(32, 32, 50%);", "apply block(8, 8, 25%);",
+	                                       "apply nm(2, 4);", "apply hybrid(32, 64, 50%);"};
+	static const int64_t shapes[2][3] = {{200, 300, 1013}, {130, 256, 70}};
+	int checked = 0;
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+		for (int sh = 0; sh < 2; sh++) {
+			Arena arena;
+			arena_init(&arena);
+			char *text = arena_printf(&arena,
+			                          "include \"all.pat\";\nop b: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
+			                          (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)shapes[sh][2],
+			                          patterns[p]);
+			Program prog;
+			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+			for (int threads = 1; threads <= 2; threads++) {
+				double e = run_and_compare(&prog.ops[0], PAT_LAYOUT_KN, shapes[sh][2], threads);
+				ck_assert_msg(e < 1e-5, "%s: %g", text, e);
+				checked++;
+			}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, 16);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
 	Suite *s = suite_create("x86");
@@ -180,6 +211,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, random_patterns_property);
 	tcase_add_test(tc, slices_cover_columns);
 	tcase_add_test(tc, k_blocked_runs);
+	tcase_add_test(tc, panel_packed_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
