@@ -272,6 +272,96 @@ static LLVMValueRef digit_block(LowerCtx *c, int l, LLVMValueRef bi, int64_t db)
 	return lo;
 }
 
+/* Panel-packed X.  Rows of X N floats apart fall into a few L1 sets.  The
+ * rows one m run reads are a different few k for every block row, so
+ * copying them per run (mrun_condense) copies all of X once per block row
+ * (32x32 blocks: 18% of the time, measured with perf); and the rows of a
+ * row-balanced block of digits are only about known, so its per-block
+ * copy needs a fallback to X, whose address select cost 11 scalar
+ * instructions per weight.  Where each X element feeds enough FMAs
+ * (X86_PACK_REUSE or more kept weights per k), the thread's columns of X
+ * are instead copied once per call into panels of one full tile's width
+ * (64 floats for the AVX-512 m runs, 128 for the k runs): row k of panel t
+ * at panel + (t K + k) width, so a tile's rows are contiguous.  The buffer
+ * comes from malloc; without it the runs read X itself. */
+typedef struct X86Panel {
+	LLVMValueRef base; /* the panels (64-byte aligned), or null at run time */
+	int64_t nt;        /* floats per panel row */
+} X86Panel;
+
+enum { X86_PACK_REUSE = 32 };
+
+/* The full tile at column n in its panel (or in X, without one): row k of
+ * the tile at *xt + k * *ldk. */
+static void panel_tile(LowerCtx *c, const X86Panel *pn, LLVMValueRef n, LLVMValueRef *xt, LLVMValueRef *ldk)
+{
+	const LowerKernel *k = c->k;
+	LLVMValueRef have = LLVMBuildIsNotNull(c->b, pn->base, "");
+	LLVMValueRef off = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, n, c->n0, ""), i64c(c, k->K), "");
+	LLVMValueRef inp = LLVMBuildGEP2(c->b, c->f32, pn->base, &off, 1, "");
+	LLVMValueRef inx = LLVMBuildGEP2(c->b, c->f32, c->X, &n, 1, "");
+	*xt = LLVMBuildSelect(c->b, have, inp, inx, "xt");
+	*ldk = LLVMBuildSelect(c->b, have, i64c(c, pn->nt), i64c(c, k->N), "ldk");
+}
+
+/* Whether X is worth packing: every element feeds X86_PACK_REUSE or more
+ * stored weights (on average) and the tiles are vectors. */
+static bool panel_pays(const LowerCtx *c)
+{
+	const LowerKernel *k = c->k;
+	double kept = 1; /* stored weights, per k of W */
+	for (int i = 0; i < k->ir->nloops; i++)
+		kept *= (double)k->ir->loops[i].nnz;
+	return k->vector_width >= 8 && kept / (double)k->K >= X86_PACK_REUSE;
+}
+
+static void panel_free(LowerCtx *c, LLVMValueRef raw);
+
+static LLVMValueRef libc_fn(LowerCtx *c, const char *name, LLVMTypeRef ret, LLVMTypeRef arg)
+{
+	LLVMTypeRef ty = LLVMFunctionType(ret, &arg, 1, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
+	return f ? f : LLVMAddFunction(c->mod, name, ty);
+}
+
+/* Allocates and fills the panels; returns the malloc'd pointer (to free). */
+static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
+{
+	const LowerKernel *k = c->k;
+	const int64_t nt = pn->nt;
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
+	LLVMValueRef bytes = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt * k->K * 4), ""),
+	                                     i64c(c, 64), "");
+	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
+	LLVMValueRef raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &bytes, 1, "praw");
+	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, raw, c->i64, "");
+	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), i64c(c, 63), "");
+	LLVMValueRef al = LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), raw, &pad, 1, "panels");
+	LLVMValueRef have = LLVMBuildIsNotNull(c->b, raw, "");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pack");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "packed");
+	LLVMBuildCondBr(c->b, have, body, done);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	LowerLoop lt, lk, lj;
+	LLVMValueRef t = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "pt");
+	LLVMValueRef col = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, t, i64c(c, nt), ""), "");
+	LLVMValueRef kk = lower_loop_begin(c, &lk, i64c(c, 0), i64c(c, k->K), "pk");
+	LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+	LLVMValueRef dst = LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, t, i64c(c, k->K), ""), kk, ""),
+	                                   i64c(c, nt), "");
+	LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, nt), "pj");
+	LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, j, ""), da = LLVMBuildNSWAdd(c->b, dst, j, "");
+	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
+	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, al, &da, 1, ""));
+	lower_loop_end(c, &lj);
+	lower_loop_end(c, &lk);
+	lower_loop_end(c, &lt);
+	LLVMBuildBr(c->b, done);
+	LLVMPositionBuilderAtEnd(c->b, done);
+	pn->base = LLVMBuildSelect(c->b, have, al, LLVMConstPointerNull(c->ptr), "panel");
+	return raw;
+}
+
 /* ---- k runs blocked along k ----
  *
  * A k run whose rows keep their own k (row-balanced, 1:4 and 1:16 N:M)
@@ -285,7 +375,7 @@ static LLVMValueRef digit_block(LowerCtx *c, int l, LLVMValueRef bi, int64_t db)
  * X86_KBLOCK_DIGITS digits, so that each row's pass over it (16 weights x
  * the tile's FMAs) outweighs loading and storing its tile of C (measured:
  * 4-digit blocks at 93.75% lost to the unblocked walk). */
-enum { X86_KBLOCK_ROWS = 64, X86_KBLOCK_DIGITS = 16, X86_XSLACK = 16 };
+enum { X86_KBLOCK_ROWS = 64, X86_KBLOCK_DIGITS = 16, X86_XSLACK = 16, X86_KROW_BYTES = 256 << 10 };
 
 typedef struct KblockArg {
 	KrunArg *t;
@@ -344,7 +434,8 @@ static void x86_krun_all(LowerCtx *c, int split)
 	 * floats apart fall into a few L1 sets (4 KiB apart: the same set). */
 	int64_t xrows = 0, kstride = 0;
 	bool approx = false;
-	LLVMValueRef xbuf = NULL;
+	LLVMValueRef xbuf = NULL, raw = NULL;
+	X86Panel panel = {NULL, 0};
 	{
 		bool rows_m_only = true;
 		for (int i = 0; i < split; i++)
@@ -363,8 +454,14 @@ static void x86_krun_all(LowerCtx *c, int split)
 				approx = true;
 				xrows = (int64_t)((double)db * inner * outer->len / outer->nnz) + 2 * X86_XSLACK;
 			}
-			xbuf = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)(xrows * nt)), "xbuf");
-			LLVMSetAlignment(xbuf, 64);
+			if (approx && panel_pays(c)) { /* panels instead: every k is in them */
+				panel.nt = nt;
+				raw = panel_pack(c, &panel);
+				xrows = 0;
+			} else {
+				xbuf = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)(xrows * nt)), "xbuf");
+				LLVMSetAlignment(xbuf, 64);
+			}
 		}
 	}
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
@@ -374,6 +471,25 @@ static void x86_krun_all(LowerCtx *c, int split)
 	LowerLoop lt, lb;
 	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "ktile");
 	t.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	if (raw)
+		panel_tile(c, &panel, t.n, &t.xt, &t.ldk);
+	/* Rows in chunks whose tiles of C stay in L2 across the k blocks
+	 * (X86_KROW_BYTES): every block adds to each row's tile of C, and over
+	 * all rows of a large W those tiles (3072 x 512 bytes) went out to L3
+	 * between blocks.  The rows are the digits of the outermost loop. */
+	LowerLoop lr;
+	LLVMValueRef ri = NULL;
+	{
+		const PirLoop *l0 = &ir->loops[0];
+		double rows_per_digit = 1;
+		for (int i = 1; i < split; i++)
+			rows_per_digit *= (double)ir->loops[i].len;
+		int64_t dr = (int64_t)((double)X86_KROW_BYTES / (4.0 * (double)nt) / rows_per_digit);
+		if (split > 0 && dr >= 1 && dr < l0->nnz && !pir_loop_has_axis(l0, PIR_AXIS_K)) {
+			ri = lower_loop_begin(c, &lr, i64c(c, 0), i64c(c, (l0->nnz + dr - 1) / dr), "krows");
+			digit_block(c, 0, ri, dr);
+		}
+	}
 	int64_t blocks = (outer->nnz + db - 1) / db;
 	LLVMValueRef bi = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "kblock");
 	LLVMValueRef lo = digit_block(c, split, bi, db);
@@ -413,7 +529,14 @@ static void x86_krun_all(LowerCtx *c, int split)
 	t.xrows = 0;
 	c->lo[split] = c->hi[split] = NULL;
 	lower_loop_end(c, &lb);
+	if (ri) {
+		c->lo[0] = c->hi[0] = NULL;
+		lower_loop_end(c, &lr);
+	}
 	lower_loop_end(c, &lt);
+	t.xt = t.ldk = NULL;
+	if (raw)
+		panel_free(c, raw);
 	/* the columns left over, unblocked */
 	a.rest = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "rest");
 	lower_nest(c, 0, split, &start, kblock_rest_point, &a);
@@ -694,82 +817,6 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 	a->xbuf = buf, a->klo = p->k, a->ldx = ldx;
 }
 
-/* Panel-packed X for the m runs.  Rows of X N floats apart fall into a few
- * L1 sets, and the rows one m run reads are a different few k for every
- * block row, so copying them per run (mrun_condense) copies all of X once
- * per block row (32x32 blocks: 18% of the time, measured with perf).
- * Where each X element feeds enough FMAs (X86_PACK_REUSE or more kept
- * weights per k), x86_mrun_all instead copies the thread's columns of X
- * once per call into panels of one full tile's width (64 floats with
- * AVX-512): row k of panel t at panel + (t K + k) 64, so a tile's rows are
- * 256 bytes apart and contiguous.  The buffer comes from malloc; without
- * it the runs read X itself. */
-typedef struct X86Panel {
-	LLVMValueRef base; /* the panels (64-byte aligned), or null at run time */
-	int64_t nt;        /* floats per panel row */
-} X86Panel;
-
-enum { X86_PACK_REUSE = 32 };
-
-/* Points a's full tile at a->n to its panel (or to X, without one). */
-static void panel_tile(LowerCtx *c, const X86Panel *pn, MrunArg *a)
-{
-	if (!pn)
-		return;
-	const LowerKernel *k = c->k;
-	LLVMValueRef have = LLVMBuildIsNotNull(c->b, pn->base, "");
-	LLVMValueRef off = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, a->n, c->n0, ""), i64c(c, k->K), "");
-	LLVMValueRef inp = LLVMBuildGEP2(c->b, c->f32, pn->base, &off, 1, "");
-	LLVMValueRef inx = LLVMBuildGEP2(c->b, c->f32, c->X, &a->n, 1, "");
-	a->xt = LLVMBuildSelect(c->b, have, inp, inx, "xt");
-	a->ldk = LLVMBuildSelect(c->b, have, i64c(c, pn->nt), i64c(c, k->N), "ldk");
-}
-
-static LLVMValueRef libc_fn(LowerCtx *c, const char *name, LLVMTypeRef ret, LLVMTypeRef arg)
-{
-	LLVMTypeRef ty = LLVMFunctionType(ret, &arg, 1, 0);
-	LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
-	return f ? f : LLVMAddFunction(c->mod, name, ty);
-}
-
-/* Allocates and fills the panels; returns the malloc'd pointer (to free). */
-static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
-{
-	const LowerKernel *k = c->k;
-	const int64_t nt = pn->nt;
-	LLVMValueRef tiles = LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
-	LLVMValueRef bytes = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt * k->K * 4), ""),
-	                                     i64c(c, 64), "");
-	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
-	LLVMValueRef raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &bytes, 1, "praw");
-	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, raw, c->i64, "");
-	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), i64c(c, 63), "");
-	LLVMValueRef al = LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), raw, &pad, 1, "panels");
-	LLVMValueRef have = LLVMBuildIsNotNull(c->b, raw, "");
-	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pack");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "packed");
-	LLVMBuildCondBr(c->b, have, body, done);
-	LLVMPositionBuilderAtEnd(c->b, body);
-	LowerLoop lt, lk, lj;
-	LLVMValueRef t = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "pt");
-	LLVMValueRef col = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, t, i64c(c, nt), ""), "");
-	LLVMValueRef kk = lower_loop_begin(c, &lk, i64c(c, 0), i64c(c, k->K), "pk");
-	LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
-	LLVMValueRef dst = LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, t, i64c(c, k->K), ""), kk, ""),
-	                                   i64c(c, nt), "");
-	LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, nt), "pj");
-	LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, j, ""), da = LLVMBuildNSWAdd(c->b, dst, j, "");
-	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
-	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, al, &da, 1, ""));
-	lower_loop_end(c, &lj);
-	lower_loop_end(c, &lk);
-	lower_loop_end(c, &lt);
-	LLVMBuildBr(c->b, done);
-	LLVMPositionBuilderAtEnd(c->b, done);
-	pn->base = LLVMBuildSelect(c->b, have, al, LLVMConstPointerNull(c->ptr), "panel");
-	return raw;
-}
-
 /* Opens the loop over the blocks of X86_ROWS rows of the m run at p and
  * returns the block's first row as a point. */
 static LowerPoint mrun_rows(LowerCtx *c, const LowerPoint *p, LowerLoop *lb, int64_t len, int64_t sm,
@@ -826,7 +873,8 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	if (tiles_outside) {
 		LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
 		a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
-		panel_tile(c, panel, &a);
+		if (panel)
+			panel_tile(c, panel, a.n, &a.xt, &a.ldk);
 		q = mrun_rows(c, p, &lb, len, sm, blocks, "rows");
 		mrun_tile(c, &q, first, &a);
 		lower_loop_end(c, &lb);
@@ -836,7 +884,8 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		q = mrun_rows(c, p, &lb, len, sm, blocks, "rows");
 		LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
 		a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
-		panel_tile(c, panel, &a);
+		if (panel)
+			panel_tile(c, panel, a.n, &a.xt, &a.ldk);
 		mrun_tile(c, &q, first, &a);
 		lower_loop_end(c, &lt);
 	}
@@ -870,13 +919,8 @@ static void mrun_all_blocks(LowerCtx *c, int first);
 
 static void x86_mrun_all(LowerCtx *c, int first)
 {
-	const LowerKernel *k = c->k;
-	const int vl = k->vector_width > 1 ? k->vector_width : 1;
-	double kept = 1; /* stored weights, per k of W */
-	for (int i = 0; i < k->ir->nloops; i++)
-		kept *= (double)k->ir->loops[i].nnz;
-	kept /= (double)k->K;
-	if (vl < 8 || kept < X86_PACK_REUSE || c->backend) {
+	const int vl = c->k->vector_width;
+	if (!panel_pays(c) || c->backend) {
 		mrun_all_blocks(c, first);
 		return;
 	}
@@ -885,6 +929,11 @@ static void x86_mrun_all(LowerCtx *c, int first)
 	c->backend = &pn;
 	mrun_all_blocks(c, first);
 	c->backend = NULL;
+	panel_free(c, raw);
+}
+
+static void panel_free(LowerCtx *c, LLVMValueRef raw)
+{
 	LLVMValueRef ffree = libc_fn(c, "free", LLVMVoidTypeInContext(c->ctx), c->ptr);
 	LLVMBuildCall2(c->b, LLVMGlobalGetValueType(ffree), ffree, &raw, 1, "");
 }

@@ -78,12 +78,13 @@ int main(int argc, char **argv)
 		synth_weights(w, M, K, 1, SYNTH_PLAIN, 1);
 		synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
 		prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
-		double dense[2];
-		for (int t = 0; t < 2; t++) {
+		/* The dense baseline is timed before and after the shape's kernels and
+		 * the faster of the two medians kept: this VM's speed drifts by 10-30%
+		 * over a shape, and one slow baseline would flatter every kernel. */
+		double dense[2], us[3][NPAT][2], eus[3][NPAT];
+		bool have[3][NPAT] = {{false}};
+		for (int t = 0; t < 2; t++)
 			dense[t] = dense_us(w, x, c, M, K, N, t + 1, reps);
-			fprintf(csv, "%s,%lld,%lld,%lld,0,dense,openblas,%d,%.1f,1\n", sh->name, (long long)M,
-			        (long long)K, (long long)N, t + 1, dense[t]);
-		}
 		util_settle(); /* OpenBLAS's idle workers spin ~0.1 s: let them sleep first */
 		for (int s = 0; s < 3; s++)
 			for (int p = 0; p < NPAT; p++) {
@@ -124,28 +125,43 @@ int main(int argc, char **argv)
 						x86_run(&kern, x, c, values, index, t + 1);
 						tk[r] = util_now() - t0;
 					}
-					double us = 1e6 * util_median(tk, reps);
-					sp[s][si][p][t] = dense[t] / us;
-					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%d,%.1f,%.3f\n", sh->name,
-					        (long long)M, (long long)K, (long long)N, sparsities[s], pattern_names[p],
-					        t + 1, us, dense[t] / us);
-					if (t == 0) {
-						double sum;
-						double eus = eigen_spmm_us(masked, M, K, x, N, reps, &sum);
-						vs_eigen[s][si][p] = eus / us;
-						fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,eigen,1,%.1f,%.3f\n", sh->name,
-						        (long long)M, (long long)K, (long long)N, sparsities[s],
-						        pattern_names[p], eus, dense[0] / eus);
-					}
+					us[s][p][t] = 1e6 * util_median(tk, reps);
 				}
-				fflush(csv);
+				double sum;
+				eus[s][p] = eigen_spmm_us(masked, M, K, x, N, reps, &sum);
+				have[s][p] = true;
 				fprintf(stderr, "  %s %5g%% %-8s  %.2fx (1 thread)  %.2fx (2 threads)  %.2fx vs Eigen\n",
-				        sh->name, sparsities[s], pattern_names[p], sp[s][si][p][0], sp[s][si][p][1],
-				        vs_eigen[s][si][p]);
+				        sh->name, sparsities[s], pattern_names[p], dense[0] / us[s][p][0],
+				        dense[1] / us[s][p][1], eus[s][p] / us[s][p][0]);
 				x86_kernel_free(&kern);
 				free(values);
 				prune_mask_free(&pm);
 			}
+		for (int t = 0; t < 2; t++) {
+			double again = dense_us(w, x, c, M, K, N, t + 1, reps);
+			dense[t] = again < dense[t] ? again : dense[t];
+			fprintf(csv, "%s,%lld,%lld,%lld,0,dense,openblas,%d,%.1f,1\n", sh->name, (long long)M,
+			        (long long)K, (long long)N, t + 1, dense[t]);
+		}
+		util_settle();
+		for (int s = 0; s < 3; s++)
+			for (int p = 0; p < NPAT; p++) {
+				if (!have[s][p])
+					continue;
+				for (int t = 0; t < 2; t++) {
+					sp[s][si][p][t] = dense[t] / us[s][p][t];
+					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%d,%.1f,%.3f\n", sh->name, (long long)M,
+					        (long long)K, (long long)N, sparsities[s], pattern_names[p], t + 1,
+					        us[s][p][t], sp[s][si][p][t]);
+				}
+				vs_eigen[s][si][p] = eus[s][p] / us[s][p][0];
+				fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,eigen,1,%.1f,%.3f\n", sh->name, (long long)M,
+				        (long long)K, (long long)N, sparsities[s], pattern_names[p], eus[s][p],
+				        dense[0] / eus[s][p]);
+			}
+		fflush(csv);
+		fprintf(stderr, "  %s: OpenBLAS %.1f us (1 thread), %.1f us (2 threads), the faster of before and after\n",
+		        sh->name, dense[0], dense[1]);
 		free(w), free(imp), free(masked), free(x), free(c), free(ref);
 	}
 	fclose(csv);

@@ -170,18 +170,20 @@ START_TEST(k_blocked_runs)
 }
 END_TEST
 
-/* m runs (blocks, 2:4, the hybrid) with at least X86_PACK_REUSE kept
- * weights per k, which read X from panels packed once per call: full tiles
- * and column tails, k padded and not, slices with no full tile (N = 70 on
- * two threads). */
+/* Runs with at least X86_PACK_REUSE kept weights per k, which read X from
+ * panels packed once per call (m runs: blocks, 2:4, the hybrid; k runs:
+ * row-balanced), and k runs over rows in chunks (X86_KROW_BYTES; 1100
+ * rows: three chunks, the last one short): full tiles and column tails, k
+ * padded and not, slices with no full tile (N = 70 on two threads). */
 START_TEST(panel_packed_runs)
 {
 	static const char *const patterns[] = {"apply block(32, 32, 50%);", "apply block(8, 8, 25%);",
-	                                       "apply nm(2, 4);", "apply hybrid(32, 64, 50%);"};
-	static const int64_t shapes[2][3] = {{200, 300, 1013}, {130, 256, 70}};
+	                                       "apply nm(2, 4);", "apply hybrid(32, 64, 50%);",
+	                                       "apply row_balanced(25%);", "apply nm(1, 4);"};
+	static const int64_t shapes[3][3] = {{200, 300, 1013}, {130, 256, 70}, {1100, 300, 200}};
 	int checked = 0;
 	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
-		for (int sh = 0; sh < 2; sh++) {
+		for (int sh = 0; sh < 3; sh++) {
 			Arena arena;
 			arena_init(&arena);
 			char *text = arena_printf(&arena,
@@ -197,7 +199,7 @@ START_TEST(panel_packed_runs)
 			}
 			arena_free(&arena);
 		}
-	ck_assert_int_eq(checked, 16);
+	ck_assert_int_eq(checked, 36);
 }
 END_TEST
 
