@@ -917,6 +917,133 @@ static void kb_mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 
 static void mrun_all_blocks(LowerCtx *c, int first);
 
+/* ---- m runs accumulated across the k loops above them ----
+ *
+ * Blocks (M0 K0^c M1 K1): every row of a block row keeps the same kept
+ * blocks, so a tile of rows can walk all of them (K0, then K1) with its C
+ * tile in registers and store it once, instead of adding to C after every
+ * block (8x8 blocks: 16 loads and 16 stores of C per 8 k).  X comes from the
+ * panels (all of K for the tile, from L2).  Used for small blocks, where C
+ * traffic dominates: the m loop (`first`) at most X86_ACROSS_ROWS long. */
+enum { X86_ACROSS_ROWS = 16 };
+
+typedef struct AcrossArg {
+	MrunArg *a, *a1; /* the vector tiles; one scalar column */
+	int outer, first;
+	const X86Panel *pn;
+	const LowerPoint *p;
+} AcrossArg;
+
+/* All the rows of the m loop at x->p, in blocks of X86_ROWS, for the tile a
+ * (its columns from a->n). */
+static void across_rows(LowerCtx *c, AcrossArg *x, MrunArg *a)
+{
+	const LowerKernel *k = c->k;
+	const int first = x->first;
+	const int64_t len = k->ir->loops[first].len;
+	for (int64_t d0 = 0; d0 < len; d0 += X86_ROWS) {
+		a->rows = len - d0 < X86_ROWS ? (int)(len - d0) : X86_ROWS;
+		LLVMValueRef zero = LLVMConstNull(a->vty);
+		for (int r = 0; r < a->rows; r++)
+			for (int u = 0; u < a->nacc; u++)
+				LLVMBuildStore(c->b, zero, a->acc[r][u]);
+		c->lo[first] = i64c(c, d0), c->hi[first] = i64c(c, d0 + 1);
+		lower_nest(c, x->outer + 1, k->ir->nloops, x->p, mrun_point, a);
+		c->lo[first] = c->hi[first] = NULL;
+		for (int r = 0; r < a->rows; r++) {
+			LLVMValueRef m = LLVMBuildNSWAdd(c->b, x->p->m, i64c(c, (d0 + r) * a->sm), "");
+			LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "astore");
+			LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "astored");
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), ""), st, nx);
+			LLVMPositionBuilderAtEnd(c->b, st);
+			LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), a->n, "");
+			for (int u = 0; u < a->nacc; u++) {
+				LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+				LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+				LLVMValueRef cv = LLVMBuildLoad2(c->b, a->vty, cp, "");
+				LLVMSetAlignment(cv, 4);
+				LLVMValueRef sum = LLVMBuildFAdd(c->b, cv, LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], ""), "");
+				LLVMSetAlignment(LLVMBuildStore(c->b, sum, cp), 4);
+			}
+			LLVMBuildBr(c->b, nx);
+			LLVMPositionBuilderAtEnd(c->b, nx);
+		}
+	}
+}
+
+static void across_small_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
+{
+	AcrossArg *x = arg;
+	MrunArg s = *x->a;
+	s.nacc = nacc, s.n = n, s.xt = s.ldk = NULL;
+	across_rows(c, x, &s);
+}
+
+static void across_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	AcrossArg *x = arg;
+	MrunArg *a = x->a;
+	x->p = p;
+	const int64_t nt = (int64_t)a->width * a->nacc;
+	LLVMValueRef tiles = mrun_tiles(c, a);
+	LowerLoop lt;
+	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "atile");
+	a->n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	panel_tile(c, x->pn, a->n, &a->xt, &a->ldk);
+	across_rows(c, x, a);
+	lower_loop_end(c, &lt);
+	a->xt = a->ldk = NULL;
+	LLVMValueRef from = lower_entry_alloca(c, c->i64, "afrom");
+	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	smaller_tiles(c, from, a->width, a->nacc, across_small_tile, x);
+	LowerLoop lr;
+	x->a1->n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "arest");
+	across_rows(c, x, x->a1);
+	lower_loop_end(c, &lr);
+}
+
+/* The loop above `first` that carries m, when the loops between are k
+ * loops, the run below `first` is dense and the m loop short; else -1. */
+static int across_outer(const Pir *ir, int first)
+{
+	if (ir->loops[first].len > X86_ACROSS_ROWS)
+		return -1;
+	for (int j = first + 1; j < ir->nloops; j++)
+		if (pir_loop_is_perforated(&ir->loops[j]))
+			return -1;
+	int outer = first - 1;
+	while (outer >= 0 && !pir_loop_has_axis(&ir->loops[outer], PIR_AXIS_M))
+		outer--;
+	return outer >= 0 && outer < first - 1 ? outer : -1;
+}
+
+static void mrun_across(LowerCtx *c, int outer, int first, const X86Panel *pn)
+{
+	const LowerKernel *k = c->k;
+	const PirLoop *l = &k->ir->loops[first];
+	int64_t S = 1;
+	for (int j = first + 1; j < k->ir->nloops; j++)
+		S *= k->ir->loops[j].nnz;
+	const int vl = k->vector_width;
+	MrunArg a = {.width = vl, .nacc = mrun_nacc(vl), .S = S, .shared = k->ir->nloops, .rows = X86_ROWS,
+	             .sm = l->comp[0].stride};
+	a.vty = LLVMVectorType(c->f32, (unsigned)vl);
+	KrunArg f = {.vty = a.vty}, f1 = {.vty = c->f32};
+	krun_fma(c, &f);
+	krun_fma(c, &f1);
+	a.fma = f.fma, a.fma_ty = f.fma_ty;
+	MrunArg a1 = a;
+	a1.width = 1, a1.nacc = 1, a1.vty = c->f32, a1.fma = f1.fma, a1.fma_ty = f1.fma_ty;
+	for (int r = 0; r < X86_ROWS; r++) {
+		for (int u = 0; u < a.nacc; u++)
+			a.acc[r][u] = lower_entry_alloca(c, a.vty, "aacc");
+		a1.acc[r][0] = lower_entry_alloca(c, c->f32, "aacc1");
+	}
+	AcrossArg x = {&a, &a1, outer, first, pn, NULL};
+	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+	lower_nest(c, 0, outer + 1, &start, across_point, &x);
+}
+
 static void x86_mrun_all(LowerCtx *c, int first)
 {
 	const int vl = c->k->vector_width;
@@ -924,11 +1051,16 @@ static void x86_mrun_all(LowerCtx *c, int first)
 		mrun_all_blocks(c, first);
 		return;
 	}
+	int outer = across_outer(c->k->ir, first);
 	X86Panel pn = {NULL, (int64_t)vl * mrun_nacc(vl)};
 	LLVMValueRef raw = panel_pack(c, &pn);
-	c->backend = &pn;
-	mrun_all_blocks(c, first);
-	c->backend = NULL;
+	if (outer >= 0) {
+		mrun_across(c, outer, first, &pn);
+	} else {
+		c->backend = &pn;
+		mrun_all_blocks(c, first);
+		c->backend = NULL;
+	}
 	panel_free(c, raw);
 }
 
