@@ -1,4 +1,4 @@
-// layer.pat - two pruned layers compiled to an object for main.c.
+// layer.pat - three pruned layers compiled to an object for main.c.
 include "all.pat";
 
 // 2:4 sparsity, PyTorch layout: X is N x K, C is N x M.
@@ -11,4 +11,11 @@ op attn: spmm(M = 96, K = 100, N = 24, layout = nk) {
 op proj: spmm(M = 130, K = 128, N = 40) {
     weights = random(seed = 2);
     apply hybrid(16, 32, 50%);
+}
+
+// 32 x 32 blocks, half kept; large enough (17M multiply-adds) that _run
+// uses both threads it is given (each must get at least 8M).
+op ffn: spmm(M = 512, K = 512, N = 130) {
+    weights = random(seed = 3);
+    apply block(32, 32, 50%);
 }

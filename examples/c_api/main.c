@@ -2,9 +2,9 @@
  *
  *   patc layer.pat -o out && cc -O2 -I out main.c out/layer.o -o demo && ./demo
  *
- * Runs each op's kernel with two threads on a deterministic X, rebuilds the
- * dense masked weight with the op's unpack function, and checks the result
- * against a float64 product.  Exits 1 if any op is off by more than 1e-5. */
+ * Runs each op's kernel asking for two threads (the small ones use one: see
+ * layer.h) on a deterministic X, rebuilds the dense masked weight with the
+ * op's unpack function, and checks the result against a float64 product.  Exits 1 if any op is off by more than 1e-5. */
 #include "layer.h"
 
 #include <math.h>
@@ -50,6 +50,17 @@ int main(void)
 		layer_proj_unpack(&layer_proj_packed, W);
 		double e = check(1, M, K, N, W, X, C);
 		printf("proj: relative error %.2e\n", e);
+		bad |= !(e < 1e-5);
+	}
+	{
+		enum { M = layer_ffn_M, K = layer_ffn_K, N = layer_ffn_N };
+		static float X[K * N], C[M * N], W[M * K];
+		for (int i = 0; i < K * N; i++)
+			X[i] = (float)((i * 13) % 19) / 9.0f - 1.0f;
+		layer_ffn_run(X, C, &layer_ffn_packed, 2);
+		layer_ffn_unpack(&layer_ffn_packed, W);
+		double e = check(1, M, K, N, W, X, C);
+		printf("ffn: relative error %.2e\n", e);
 		bad |= !(e < 1e-5);
 	}
 	return bad;
