@@ -458,6 +458,11 @@ static void x86_krun_all(LowerCtx *c, int split)
 				panel.nt = nt;
 				raw = panel_pack(c, &panel);
 				xrows = 0;
+				/* a panel's rows are contiguous: blocks twice as long fit as
+				 * well, and halve the passes over C (row-balanced 25% on
+				 * 1024x4096x1024: 62 -> 52 ms; 3072x768x512: 9.8 -> 9.2 ms) */
+				if (2 * db < outer->nnz && (int64_t)(2 * X86_KBLOCK_ROWS / span) > db)
+					db = (int64_t)(2 * X86_KBLOCK_ROWS / span);
 			} else {
 				xbuf = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)(xrows * nt)), "xbuf");
 				LLVMSetAlignment(xbuf, 64);
