@@ -19,6 +19,8 @@ typedef struct X86Kernel {
 	void *jit; /* LLVMOrcLLJITRef */
 	X86KernelFn fn;
 	int64_t N;
+	int64_t chunk; /* x86_run calls fn on at most this many columns at a time
+	                * (column chunks: see x86.c) */
 } X86Kernel;
 
 enum { X86_ERR_MAX = 512 };
@@ -28,6 +30,7 @@ enum { X86_ERR_MAX = 512 };
 bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
              char err[X86_ERR_MAX]);
 void x86_kernel_free(X86Kernel *k);
+
 /* The same with other lowering hooks (e.g. the GPU mapping, emulated on
  * the host by the tests). */
 bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cpu, const char *features,

@@ -203,6 +203,27 @@ START_TEST(panel_packed_runs)
 }
 END_TEST
 
+/* X over X86_CHUNK_FROM_BYTES: x86_run walks each slice's columns in
+ * chunks of 128 (K = 4100), the last one short, with panels and without. */
+START_TEST(column_chunks)
+{
+	static const char *const patterns[] = {"apply block(8, 8, 50%);", "apply tile_v(32, 50%);", "apply nm(2, 4);"};
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+		Arena arena;
+		arena_init(&arena);
+		char *text = arena_printf(&arena, "include \"all.pat\";\nop b: spmm(M = 128, K = 4100, N = 700) { %s }\n",
+		                          patterns[p]);
+		Program prog;
+		ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+		for (int threads = 1; threads <= 2; threads++) {
+			double e = run_and_compare(&prog.ops[0], PAT_LAYOUT_KN, 700, threads);
+			ck_assert_msg(e < 1e-5, "%s: %g", text, e);
+		}
+		arena_free(&arena);
+	}
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
 	Suite *s = suite_create("x86");
@@ -214,6 +235,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, slices_cover_columns);
 	tcase_add_test(tc, k_blocked_runs);
 	tcase_add_test(tc, panel_packed_runs);
+	tcase_add_test(tc, column_chunks);
 	suite_add_tcase(s, tc);
 	return s;
 }
