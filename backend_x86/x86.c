@@ -670,23 +670,13 @@ static void minner_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	mrun_point(c, &q, a);
 }
 
-/* One pass of X86_ROWS rows from q for columns a->n.. a->n + width * nacc - 1. */
-static void mrun_tile(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
+/* Adds the accumulators of a's rows to C's rows m0 + (r0 + r) sm, those
+ * below M, at columns a->n.. */
+static void mrun_store(LowerCtx *c, const MrunArg *a, LLVMValueRef m0, int64_t r0)
 {
 	const LowerKernel *k = c->k;
-	const int64_t sm = a->sm;
-	LLVMValueRef zero = LLVMConstNull(a->vty);
-	for (int r = 0; r < a->rows; r++)
-		for (int u = 0; u < a->nacc; u++)
-			LLVMBuildStore(c->b, zero, a->acc[r][u]);
-	if (a->inner)
-		lower_nest(c, first, first + 1, q, minner_point, a);
-	else if (a->shared == k->ir->nloops)
-		lower_nest(c, first + 1, k->ir->nloops, q, mrun_point, a);
-	else
-		lower_nest(c, first + 1, a->shared, q, mrun_group, a);
 	for (int r = 0; r < a->rows; r++) {
-		LLVMValueRef m = LLVMBuildNSWAdd(c->b, q->m, i64c(c, (int64_t)r * sm), "");
+		LLVMValueRef m = LLVMBuildNSWAdd(c->b, m0, i64c(c, (r0 + r) * a->sm), "");
 		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
 		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), ""), st, nx);
@@ -698,12 +688,28 @@ static void mrun_tile(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
 			LLVMValueRef cv = LLVMBuildLoad2(c->b, a->vty, cp, "");
 			LLVMSetAlignment(cv, 4);
 			LLVMValueRef sum = LLVMBuildFAdd(c->b, cv, LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], ""), "");
-			LLVMValueRef s = LLVMBuildStore(c->b, sum, cp);
-			LLVMSetAlignment(s, 4);
+			LLVMSetAlignment(LLVMBuildStore(c->b, sum, cp), 4);
 		}
 		LLVMBuildBr(c->b, nx);
 		LLVMPositionBuilderAtEnd(c->b, nx);
 	}
+}
+
+/* One pass of X86_ROWS rows from q for columns a->n.. a->n + width * nacc - 1. */
+static void mrun_tile(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a)
+{
+	const LowerKernel *k = c->k;
+	LLVMValueRef zero = LLVMConstNull(a->vty);
+	for (int r = 0; r < a->rows; r++)
+		for (int u = 0; u < a->nacc; u++)
+			LLVMBuildStore(c->b, zero, a->acc[r][u]);
+	if (a->inner)
+		lower_nest(c, first, first + 1, q, minner_point, a);
+	else if (a->shared == k->ir->nloops)
+		lower_nest(c, first + 1, k->ir->nloops, q, mrun_point, a);
+	else
+		lower_nest(c, first + 1, a->shared, q, mrun_group, a);
+	mrun_store(c, a, q->m, 0);
 }
 
 typedef struct MrestArg {
@@ -955,24 +961,7 @@ static void across_rows(LowerCtx *c, AcrossArg *x, MrunArg *a)
 		c->lo[first] = i64c(c, d0), c->hi[first] = i64c(c, d0 + 1);
 		lower_nest(c, x->outer + 1, k->ir->nloops, x->p, mrun_point, a);
 		c->lo[first] = c->hi[first] = NULL;
-		for (int r = 0; r < a->rows; r++) {
-			LLVMValueRef m = LLVMBuildNSWAdd(c->b, x->p->m, i64c(c, (d0 + r) * a->sm), "");
-			LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "astore");
-			LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "astored");
-			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), ""), st, nx);
-			LLVMPositionBuilderAtEnd(c->b, st);
-			LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), a->n, "");
-			for (int u = 0; u < a->nacc; u++) {
-				LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
-				LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
-				LLVMValueRef cv = LLVMBuildLoad2(c->b, a->vty, cp, "");
-				LLVMSetAlignment(cv, 4);
-				LLVMValueRef sum = LLVMBuildFAdd(c->b, cv, LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], ""), "");
-				LLVMSetAlignment(LLVMBuildStore(c->b, sum, cp), 4);
-			}
-			LLVMBuildBr(c->b, nx);
-			LLVMPositionBuilderAtEnd(c->b, nx);
-		}
+		mrun_store(c, a, x->p->m, d0);
 	}
 }
 

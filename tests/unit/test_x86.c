@@ -140,17 +140,13 @@ START_TEST(slices_cover_columns)
 }
 END_TEST
 
-/* Shapes wide enough in N and K that the k runs and m runs are walked in
- * several blocks along k (X86_KBLOCK_ROWS, X86_KBLOCK_BYTES), with k padded
- * and not. */
-START_TEST(k_blocked_runs)
+/* Compiles each pattern body on each M x K x N shape and checks its kernel
+ * (layout kn) with 1 and 2 threads; returns the number of checks. */
+static int check_patterns(const char *const *patterns, size_t np, const int64_t (*shapes)[3], size_t ns)
 {
-	static const char *const patterns[] = {"apply nm(2, 4);", "apply nm(1, 4);", "apply row_balanced(25%);",
-	                                       "apply channel(50%);", "apply hybrid(16, 32, 50%);"};
-	static const int64_t shapes[2][3] = {{9, 1024, 2100}, {6, 1001, 1030}};
 	int checked = 0;
-	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
-		for (int sh = 0; sh < 2; sh++) {
+	for (size_t p = 0; p < np; p++)
+		for (size_t sh = 0; sh < ns; sh++) {
 			Arena arena;
 			arena_init(&arena);
 			char *text = arena_printf(&arena,
@@ -166,7 +162,18 @@ START_TEST(k_blocked_runs)
 			}
 			arena_free(&arena);
 		}
-	ck_assert_int_eq(checked, 20);
+	return checked;
+}
+
+/* Shapes wide enough in N and K that the k runs and m runs are walked in
+ * several blocks along k (X86_KBLOCK_ROWS, X86_KBLOCK_BYTES), with k padded
+ * and not. */
+START_TEST(k_blocked_runs)
+{
+	static const char *const patterns[] = {"apply nm(2, 4);", "apply nm(1, 4);", "apply row_balanced(25%);",
+	                                       "apply channel(50%);", "apply hybrid(16, 32, 50%);"};
+	static const int64_t shapes[2][3] = {{9, 1024, 2100}, {6, 1001, 1030}};
+	ck_assert_int_eq(check_patterns(patterns, 5, shapes, 2), 20);
 }
 END_TEST
 
@@ -181,25 +188,7 @@ START_TEST(panel_packed_runs)
 	                                       "apply nm(2, 4);", "apply hybrid(32, 64, 50%);",
 	                                       "apply row_balanced(25%);", "apply nm(1, 4);"};
 	static const int64_t shapes[3][3] = {{200, 300, 1013}, {130, 256, 70}, {1100, 300, 200}};
-	int checked = 0;
-	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
-		for (int sh = 0; sh < 3; sh++) {
-			Arena arena;
-			arena_init(&arena);
-			char *text = arena_printf(&arena,
-			                          "include \"all.pat\";\nop b: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
-			                          (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)shapes[sh][2],
-			                          patterns[p]);
-			Program prog;
-			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
-			for (int threads = 1; threads <= 2; threads++) {
-				double e = run_and_compare(&prog.ops[0], PAT_LAYOUT_KN, shapes[sh][2], threads);
-				ck_assert_msg(e < 1e-5, "%s: %g", text, e);
-				checked++;
-			}
-			arena_free(&arena);
-		}
-	ck_assert_int_eq(checked, 36);
+	ck_assert_int_eq(check_patterns(patterns, 6, shapes, 3), 36);
 }
 END_TEST
 
@@ -208,19 +197,8 @@ END_TEST
 START_TEST(column_chunks)
 {
 	static const char *const patterns[] = {"apply block(8, 8, 50%);", "apply tile_v(32, 50%);", "apply nm(2, 4);"};
-	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
-		Arena arena;
-		arena_init(&arena);
-		char *text = arena_printf(&arena, "include \"all.pat\";\nop b: spmm(M = 128, K = 4100, N = 700) { %s }\n",
-		                          patterns[p]);
-		Program prog;
-		ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
-		for (int threads = 1; threads <= 2; threads++) {
-			double e = run_and_compare(&prog.ops[0], PAT_LAYOUT_KN, 700, threads);
-			ck_assert_msg(e < 1e-5, "%s: %g", text, e);
-		}
-		arena_free(&arena);
-	}
+	static const int64_t shapes[1][3] = {{128, 4100, 700}};
+	ck_assert_int_eq(check_patterns(patterns, 3, shapes, 1), 6);
 }
 END_TEST
 
