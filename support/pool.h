@@ -16,7 +16,8 @@ enum { POOL_MAX_THREADS = 256 };
 /* Runs fn(arg, i) for i = 0 .. n-1, i = 0 on the calling thread and the
  * others on the pool's workers (started on first need), and returns when all
  * have finished.  n is clamped to 1 .. POOL_MAX_THREADS.  Where a worker
- * cannot be started, its parts run on the calling thread. */
+ * cannot be started, its parts run on the calling thread.  fn must not call
+ * pool_run itself (the job would wait for its own pool). */
 void pool_run(int n, void (*fn)(void *arg, int i), void *arg);
 
 #endif

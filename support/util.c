@@ -214,7 +214,7 @@ double util_now(void)
 void util_sleep(double seconds)
 {
 	struct timespec t = {(time_t)seconds, (long)(1e9 * (seconds - (double)(time_t)seconds))};
-	while (nanosleep(&t, &t) != 0)
+	while (nanosleep(&t, &t) != 0 && errno == EINTR) /* the rest, after a signal */
 		;
 }
 
