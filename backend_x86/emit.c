@@ -72,27 +72,42 @@ static LLVMValueRef slice_bound(LLVMBuilderRef b, LLVMTypeRef i64, LLVMValueRef 
 enum { EMIT_MIN_FMA_PER_THREAD = 8 << 20 };
 
 /* void P_run(const float *X, float *C, const weights *w, int threads);
- * `stored` weights (the packed tensor's length). */
+ * `stored` weights (the packed tensor's length).  Each slice of columns
+ * runs in chunks of at most `chunk` columns, as x86_run does. */
 static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
-                      int64_t N, double stored)
+                      int64_t N, int64_t chunk, double stored)
 {
 	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i64 = LLVMInt64TypeInContext(ctx),
 	            i32 = LLVMInt32TypeInContext(ctx), vt = LLVMVoidTypeInContext(ctx);
 	LLVMTypeRef kty = LLVMGlobalGetValueType(kernel);
 	LLVMTypeRef args_ty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, i64, i64}, 6, 0);
-	/* the thread trampoline: ptr tramp(ptr args) */
+	/* the thread trampoline, ptr tramp(ptr args): the slice's columns
+	 * [n0, n1) in chunks, for (c = n0; c < n1; c += chunk) */
 	char tname[256];
 	snprintf(tname, sizeof tname, "%.200s.slice", name);
 	LLVMTypeRef tty = LLVMFunctionType(ptr, &ptr, 1, 0);
 	LLVMValueRef tramp = LLVMAddFunction(mod, tname, tty);
 	LLVMSetLinkage(tramp, LLVMInternalLinkage);
 	LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
-	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, tramp, "entry"));
+	LLVMBasicBlockRef tentry = LLVMAppendBasicBlockInContext(ctx, tramp, "entry"),
+	                  tbody = LLVMAppendBasicBlockInContext(ctx, tramp, "chunk"),
+	                  tdone = LLVMAppendBasicBlockInContext(ctx, tramp, "done");
+	LLVMPositionBuilderAtEnd(b, tentry);
 	LLVMValueRef a = LLVMGetParam(tramp, 0), f[6];
 	LLVMTypeRef ft[6] = {ptr, ptr, ptr, ptr, i64, i64};
 	for (unsigned i = 0; i < 6; i++)
 		f[i] = LLVMBuildLoad2(b, ft[i], LLVMBuildStructGEP2(b, args_ty, a, i, ""), "");
+	LLVMValueRef start = f[4], end = f[5];
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, end, ""), tbody, tdone);
+	LLVMPositionBuilderAtEnd(b, tbody);
+	LLVMValueRef c0 = LLVMBuildPhi(b, i64, "c0");
+	LLVMValueRef c1 = LLVMBuildAdd(b, c0, LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
+	c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c1, end, ""), c1, end, "c1");
+	f[4] = c0, f[5] = c1;
 	LLVMBuildCall2(b, kty, kernel, f, 6, "");
+	LLVMAddIncoming(c0, (LLVMValueRef[]){start, c1}, (LLVMBasicBlockRef[]){tentry, tbody}, 2);
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, c1, end, ""), tbody, tdone);
+	LLVMPositionBuilderAtEnd(b, tdone);
 	LLVMBuildRet(b, LLVMConstNull(ptr));
 
 	LLVMTypeRef rty = LLVMFunctionType(vt, (LLVMTypeRef[]){ptr, ptr, ptr, i32}, 4, 0);
@@ -100,8 +115,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef X = LLVMGetParam(run, 0), C = LLVMGetParam(run, 1), w = LLVMGetParam(run, 2),
 	             th = LLVMGetParam(run, 3);
 	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, run, "entry"),
-	                  one = LLVMAppendBasicBlockInContext(ctx, run, "one"),
-	                  many = LLVMAppendBasicBlockInContext(ctx, run, "many");
+	                  many = LLVMAppendBasicBlockInContext(ctx, run, "slices");
 	LLVMPositionBuilderAtEnd(b, entry);
 	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr}, 2, 0);
 	LLVMValueRef values = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 0, ""), "values");
@@ -116,15 +130,10 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	                    LLVMConstInt(i64, 1, 0), t, "");
 	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, t, LLVMConstInt(i64, (unsigned long long)cap, 0), ""),
 	                    LLVMConstInt(i64, (unsigned long long)cap, 0), t, "t");
-	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, t, LLVMConstInt(i64, 1, 0), ""), one, many);
-	LLVMPositionBuilderAtEnd(b, one);
-	LLVMBuildCall2(b, kty, kernel,
-	               (LLVMValueRef[]){X, C, values, index, LLVMConstInt(i64, 0, 0),
-	                                LLVMConstInt(i64, (unsigned long long)N, 0)}, 6, "");
-	LLVMBuildRetVoid(b);
+	LLVMBuildBr(b, many);
 
-	/* many: fill one args record per slice, start slices 1..t-1 on threads
-	 * (a slice whose thread cannot start runs here), run slice 0, join */
+	/* fill one args record per slice, start slices 1..t-1 on threads (a
+	 * slice whose thread cannot start runs here), run slice 0, join */
 	LLVMPositionBuilderAtEnd(b, many);
 	LLVMValueRef recs = LLVMBuildArrayAlloca(b, args_ty, t, "recs");
 	LLVMValueRef tids = LLVMBuildArrayAlloca(b, i64, t, "tids");
@@ -270,7 +279,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		double stored = 1;
 		for (int j = 0; j < ir->nloops; j++)
 			stored *= (double)ir->loops[j].nnz;
-		build_run(ctx, mod, kernel, name, op->N, stored);
+		build_run(ctx, mod, kernel, name, op->N, x86_chunk_columns(&lk), stored);
 		snprintf(name, sizeof name, "%.200s_unpack", pre);
 		build_unpack(ctx, mod, ukernel, name);
 		char paper[PIR_PAPER_MAX];

@@ -1250,8 +1250,6 @@ void *x86_lookup(const X86Kernel *k, const char *name)
 	return (void *)(uintptr_t)addr;
 }
 
-static int64_t chunk_columns(const LowerKernel *k);
-
 bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cpu, const char *features,
                    X86Kernel *out, char err[X86_ERR_MAX])
 {
@@ -1302,7 +1300,7 @@ bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cp
 	out->fn = (X86KernelFn)(uintptr_t)addr;
 	out->jit = jit;
 	out->N = k->N;
-	out->chunk = hooks == &x86_update_hooks ? chunk_columns(k) : k->N;
+	out->chunk = hooks == &x86_update_hooks ? x86_chunk_columns(k) : k->N;
 	jit = NULL;
 	ok = true;
 done:
@@ -1337,26 +1335,36 @@ static void run_slice(void *arg, int t)
 		j->k->fn(j->X, j->C, j->values, j->index, a, n1 - a < w ? n1 : a + w);
 }
 
-/* Column chunks.  Where X is large (over X86_CHUNK_FROM_BYTES), a thread's
- * columns are run in chunks whose X (K x chunk floats, about
- * X86_CHUNK_X_BYTES; at least one tile) stays in L2 while every row reads
- * it, instead of streaming all of X from L3 once per block row; the weights
- * are read once per chunk instead.  On 4096^3, one thread: 32x32 blocks at
- * 50% 1206 -> 824 ms, tile_v 4146 -> 2701 ms; 8x8 blocks on 256/1152/3136
- * 9.9 -> 4.6 ms.  Not where the k run's outer loop is perforated
- * (row-balanced): its X blocks already stay in L1, and re-reading its
- * weights per chunk lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is a
- * multiple of X86_CHUNK_ALIGN columns (the widest tile), so only a slice's
- * last chunk has partial tiles.  Returns N where there are no chunks. */
-enum { X86_CHUNK_FROM_BYTES = 8 << 20, X86_CHUNK_X_BYTES = 1 << 20, X86_CHUNK_ALIGN = 128 };
+/* Column chunks.  Where X is large, a thread's columns are run in chunks
+ * whose X (K x chunk floats, about X86_CHUNK_X_BYTES; at least one tile)
+ * stays in L2 while every row reads it, instead of streaming all of X from
+ * L3 once per block row; the weights are read once per chunk instead.
+ * "Large" is X86_CHUNK_MRUN_FROM for the m runs (blocks, 2:4, the hybrid),
+ * whose weights are few beside their work, and X86_CHUNK_FROM_BYTES for
+ * the rest.  One thread: 1024^3 8x8 blocks at 50% 15.6 -> 8.7 ms and 32x32
+ * 9.5 -> 8.3 ms, 768/3072/512 8x8 blocks 19.0 -> 10.6 ms (but tile_v there
+ * 25 -> 44 ms, and 1:16 N:M lost ~10% on the smaller shapes: hence the two
+ * thresholds); 4096^3 32x32 blocks at 50% 1206 -> 824 ms, tile_v 4146 ->
+ * 2701 ms.  Not where the k run's outer loop is perforated (row-balanced):
+ * its X blocks already stay in L1, and re-reading its weights per chunk
+ * lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is a multiple of
+ * X86_CHUNK_ALIGN columns (the widest tile), so only a slice's last chunk
+ * has partial tiles.  Returns N where there are no chunks. */
+enum {
+	X86_CHUNK_MRUN_FROM = 1 << 20,
+	X86_CHUNK_FROM_BYTES = 8 << 20,
+	X86_CHUNK_X_BYTES = 1 << 20,
+	X86_CHUNK_ALIGN = 128
+};
 
-static int64_t chunk_columns(const LowerKernel *k)
+int64_t x86_chunk_columns(const LowerKernel *k)
 {
 	const Pir *ir = k->ir;
 	int split = ir->nloops;
 	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
 		split--;
-	if ((double)k->K * (double)k->N * 4 <= X86_CHUNK_FROM_BYTES || k->layout != PAT_LAYOUT_KN ||
+	const double from = lower_path(k, &x86_update_hooks) == LOWER_MRUN ? X86_CHUNK_MRUN_FROM : X86_CHUNK_FROM_BYTES;
+	if ((double)k->K * (double)k->N * 4 <= from || k->layout != PAT_LAYOUT_KN ||
 	    (split < ir->nloops && pir_loop_is_perforated(&ir->loops[split])))
 		return k->N;
 	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->K)) / X86_CHUNK_ALIGN * X86_CHUNK_ALIGN;

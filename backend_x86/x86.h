@@ -52,6 +52,11 @@ static inline int64_t x86_slice_bound(int64_t N, int64_t s, int64_t t)
 	return b < N ? b : N;
 }
 
+/* How many columns x86_run (and the emitted _run) give the update kernel
+ * of k at a time: N, or a chunk whose X stays in L2 where X is large (see
+ * x86.c). */
+int64_t x86_chunk_columns(const LowerKernel *k);
+
 /* Runs the kernel over all N columns with `threads` threads, each taking a
  * contiguous slice of columns (columns never write the same C element). */
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,

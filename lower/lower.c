@@ -176,6 +176,46 @@ static bool minner_nest(const Pir *ir)
 	       !pir_loop_has_axis(k, PIR_AXIS_M);
 }
 
+/* The trailing loops that run along k only start here. */
+static int trailing_k(const Pir *ir)
+{
+	int split = ir->nloops;
+	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
+		split--;
+	return split;
+}
+
+LowerPath lower_path(const LowerKernel *k, const LowerHooks *hooks)
+{
+	const Pir *ir = k->ir;
+	const int n = ir->nloops, split = trailing_k(ir);
+	const bool kn = k->layout == PAT_LAYOUT_KN;
+	bool dense_run = split < n;
+	for (int i = split; i < n; i++)
+		dense_run &= !pir_loop_is_perforated(&ir->loops[i]);
+	const PirLoop *up = split > 0 ? &ir->loops[split - 1] : NULL;
+	bool mloop = up && !pir_loop_is_perforated(up) && up->ncomp == 1 &&
+	             up->comp[0].axis == PIR_AXIS_M;
+	/* Rows can walk the run together when its outermost loop is dense.
+	 * With perforated inner loops (N:M) that pays only when they keep at
+	 * least half of each group, so that a block of rows reads most of the
+	 * group's X rows (measured: 2:4 gains ~30%, 1:4 and 1:16 lose). */
+	int64_t kept = 1, len = 1;
+	for (int i = split; i < n; i++)
+		kept *= ir->loops[i].nnz, len *= ir->loops[i].len;
+	bool shared = dense_run || (split < n && !pir_loop_is_perforated(&ir->loops[split]) &&
+	                            2 * kept >= len);
+	if (hooks->body)
+		return LOWER_BODY;
+	if (hooks->mrun && kn && shared && mloop)
+		return LOWER_MRUN;
+	if (hooks->krun && kn && split < n)
+		return LOWER_KRUN;
+	if (hooks->minner && kn && minner_nest(ir))
+		return LOWER_MINNER;
+	return LOWER_POINT;
+}
+
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks)
 {
@@ -208,41 +248,25 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 			LLVMValueRef slot = LLVMBuildGEP2(c.b, c.ptr, c.index, &at, 1, "");
 			c.idx[i] = LLVMBuildLoad2(c.b, c.ptr, slot, ir->loops[i].name);
 		}
-	/* the trailing loops that run along k only */
-	int split = n;
-	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
-		split--;
-	c.split = split;
 	LowerPoint start = {i64c(&c, 0), i64c(&c, 0), i64c(&c, 0)};
-	bool dense_run = split < n;
-	for (int i = split; i < n; i++)
-		dense_run &= !pir_loop_is_perforated(&ir->loops[i]);
-	const PirLoop *up = split > 0 ? &ir->loops[split - 1] : NULL;
-	bool mloop = up && !pir_loop_is_perforated(up) && up->ncomp == 1 &&
-	             up->comp[0].axis == PIR_AXIS_M;
-	/* Rows can walk the run together when its outermost loop is dense.
-	 * With perforated inner loops (N:M) that pays only when they keep at
-	 * least half of each group, so that a block of rows reads most of the
-	 * group's X rows (measured: 2:4 gains ~30%, 1:4 and 1:16 lose). */
-	int64_t kept = 1, len = 1;
-	for (int i = split; i < n; i++)
-		kept *= ir->loops[i].nnz, len *= ir->loops[i].len;
-	bool shared = dense_run || (split < n && !pir_loop_is_perforated(&ir->loops[split]) &&
-	                            2 * kept >= len);
-	if (hooks->body)
-		hooks->body(&c);
-	else if (hooks->mrun && hooks->mrun_all && k->layout == PAT_LAYOUT_KN && shared && mloop)
-		hooks->mrun_all(&c, split - 1);
-	else if (hooks->mrun && k->layout == PAT_LAYOUT_KN && shared && mloop)
-		lower_nest(&c, 0, split - 1, &start, at_mrun, (void *)hooks);
-	else if (hooks->krun && hooks->krun_all && k->layout == PAT_LAYOUT_KN && split < n)
-		hooks->krun_all(&c, split);
-	else if (hooks->krun && k->layout == PAT_LAYOUT_KN && split < n)
-		lower_nest(&c, 0, split, &start, at_krun, (void *)hooks);
-	else if (hooks->minner && k->layout == PAT_LAYOUT_KN && minner_nest(ir))
-		lower_nest(&c, 0, n - 2, &start, at_minner, (void *)hooks);
-	else
-		lower_nest(&c, 0, n, &start, at_point, (void *)hooks);
+	c.split = trailing_k(ir);
+	switch (lower_path(k, hooks)) {
+	case LOWER_BODY: hooks->body(&c); break;
+	case LOWER_MRUN:
+		if (hooks->mrun_all)
+			hooks->mrun_all(&c, c.split - 1);
+		else
+			lower_nest(&c, 0, c.split - 1, &start, at_mrun, (void *)hooks);
+		break;
+	case LOWER_KRUN:
+		if (hooks->krun_all)
+			hooks->krun_all(&c, c.split);
+		else
+			lower_nest(&c, 0, c.split, &start, at_krun, (void *)hooks);
+		break;
+	case LOWER_MINNER: lower_nest(&c, 0, n - 2, &start, at_minner, (void *)hooks); break;
+	case LOWER_POINT: lower_nest(&c, 0, n, &start, at_point, (void *)hooks); break;
+	}
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);
 	return c.fn;

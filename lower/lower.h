@@ -108,6 +108,12 @@ LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name)
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks);
 
+/* How lower_kernel walks k's nest with these hooks: the backend's own body,
+ * m runs (rows sharing each X row), k runs, an m loop innermost, or point
+ * by point. */
+typedef enum LowerPath { LOWER_BODY, LOWER_MRUN, LOWER_KRUN, LOWER_MINNER, LOWER_POINT } LowerPath;
+LowerPath lower_path(const LowerKernel *k, const LowerHooks *hooks);
+
 /* A counted loop: for (iv = from; iv < to; iv++).  lower_loop_begin leaves
  * the builder in the body; lower_loop_end closes it and leaves the builder
  * after the loop. */

@@ -13,9 +13,10 @@ op proj: spmm(M = 130, K = 128, N = 40) {
     apply hybrid(16, 32, 50%);
 }
 
-// 32 x 32 blocks, half kept; large enough (17M multiply-adds) that _run
-// uses both threads it is given (each must get at least 8M).
-op ffn: spmm(M = 512, K = 512, N = 130) {
+// 32 x 32 blocks, half kept; large enough (81M multiply-adds) that _run
+// uses both threads it is given (each must get at least 8M), and X (1.27 MB)
+// large enough that each thread walks its columns in chunks.
+op ffn: spmm(M = 512, K = 1060, N = 300) {
     weights = random(seed = 3);
     apply block(32, 32, 50%);
 }
