@@ -237,7 +237,7 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	LLVMPositionBuilderAtEnd(c.b, LLVMAppendBasicBlockInContext(ctx, c.fn, "entry"));
 	if (hooks->prologue)
 		hooks->prologue(&c);
-	else
+	else if (!hooks->stores_c || !hooks->stores_c(k))
 		zero_c(&c);
 
 	const Pir *ir = k->ir;

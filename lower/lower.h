@@ -61,6 +61,10 @@ typedef struct LowerPoint {
 typedef struct LowerHooks {
 	/* Emits what comes before the nest; NULL: zero C's columns n0..n1. */
 	void (*prologue)(LowerCtx *c);
+	/* Optional: whether the body these hooks emit for k stores every
+	 * element of C's columns n0..n1 once, whole (its sum over all k), so
+	 * that C need not be zeroed first (no prologue then). */
+	bool (*stores_c)(const LowerKernel *k);
 	/* Emits C[m, n] += w * X[k, n] for n0 <= n < n1 at the builder's
 	 * position (m, k: i64; w: float), leaving the builder after it. */
 	void (*update)(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w);
