@@ -19,7 +19,8 @@ static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, i
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
-	memset(kc.c, 0xff, (size_t)(op->M * N) * sizeof *kc.c); /* NaN garbage: the kernel must zero C */
+	/* NaN garbage: the kernel must zero C, or store every element */
+	memset(kc.c, 0xff, (size_t)(op->M * N) * sizeof *kc.c);
 	x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, threads);
 	double e = kernel_case_error(&kc);
 	x86_kernel_free(&kern);
@@ -167,13 +168,15 @@ static int check_patterns(const char *const *patterns, size_t np, const int64_t 
 
 /* Shapes wide enough in N and K that the k runs and m runs are walked in
  * several blocks along k (X86_KBLOCK_ROWS, X86_KBLOCK_BYTES), with k padded
- * and not. */
+ * and not; C starts as NaN garbage and is not zeroed by these kernels, so
+ * a block other than the first that stored instead of adding would show. */
 START_TEST(k_blocked_runs)
 {
 	static const char *const patterns[] = {"apply nm(2, 4);", "apply nm(1, 4);", "apply row_balanced(25%);",
-	                                       "apply channel(50%);", "apply hybrid(16, 32, 50%);"};
+	                                       "apply channel(50%);", "apply hybrid(16, 32, 50%);",
+	                                       "apply block(32, 32, 50%);"};
 	static const int64_t shapes[2][3] = {{9, 1024, 2100}, {6, 1001, 1030}};
-	ck_assert_int_eq(check_patterns(patterns, 5, shapes, 2), 20);
+	ck_assert_int_eq(check_patterns(patterns, 6, shapes, 2), 24);
 }
 END_TEST
 
