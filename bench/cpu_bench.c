@@ -109,7 +109,8 @@ int main(int argc, char **argv)
 				/* timed twice, before and after Eigen, the faster median kept (as
 				 * for the baseline: one slow spell of the VM must not decide) */
 				for (int t = 0; t < 4; t++) {
-					x86_run(&kern, x, c, values, index, t % 2 + 1);
+					if (t < 2) /* a warm-up per thread count (the second round runs warm) */
+						x86_run(&kern, x, c, values, index, t % 2 + 1);
 					if (t == 0) {
 						double num = 0, den = 0;
 						for (int64_t i = 0; i < M * N; i++)
