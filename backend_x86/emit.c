@@ -114,9 +114,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef run = LLVMAddFunction(mod, name, rty);
 	LLVMValueRef X = LLVMGetParam(run, 0), C = LLVMGetParam(run, 1), w = LLVMGetParam(run, 2),
 	             th = LLVMGetParam(run, 3);
-	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, run, "entry"),
-	                  many = LLVMAppendBasicBlockInContext(ctx, run, "slices");
-	LLVMPositionBuilderAtEnd(b, entry);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, run, "entry"));
 	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr}, 2, 0);
 	LLVMValueRef values = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 0, ""), "values");
 	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 1, "index");
@@ -130,11 +128,9 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	                    LLVMConstInt(i64, 1, 0), t, "");
 	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, t, LLVMConstInt(i64, (unsigned long long)cap, 0), ""),
 	                    LLVMConstInt(i64, (unsigned long long)cap, 0), t, "t");
-	LLVMBuildBr(b, many);
 
 	/* fill one args record per slice, start slices 1..t-1 on threads (a
 	 * slice whose thread cannot start runs here), run slice 0, join */
-	LLVMPositionBuilderAtEnd(b, many);
 	LLVMValueRef recs = LLVMBuildArrayAlloca(b, args_ty, t, "recs");
 	LLVMValueRef tids = LLVMBuildArrayAlloca(b, i64, t, "tids");
 	LLVMValueRef ok = LLVMBuildArrayAlloca(b, i32, t, "started");

@@ -1050,6 +1050,11 @@ static void mrun_all_blocks(LowerCtx *c, int first);
  * panels (all of K for the tile, from L2).  Used for small blocks, where C
  * traffic dominates: the m loop (`first`) at most X86_ACROSS_ROWS long. */
 enum { X86_ACROSS_ROWS = 16 };
+/* Each tile of rows reads its whole panel (K x 64 floats) from L2: where
+ * that is over X86_ACROSS_PANEL_BYTES the runs go blocked along k instead
+ * (8x8 blocks at 50% on 512/16384/1024, one thread: 226 -> 173 ms; a
+ * bound of 256 KiB lost on K = 3072 and 4096, 14.8 -> 19.0 ms). */
+enum { X86_ACROSS_PANEL_BYTES = 1 << 20 };
 
 typedef struct AcrossArg {
 	MrunArg *a, *a1; /* the vector tiles; one scalar column */
@@ -1131,6 +1136,9 @@ static int across_outer(const Pir *ir, int first)
  * or -1. */
 static int across_for(const LowerKernel *k, int first)
 {
+	const int vl = k->vector_width;
+	if ((double)k->K * 4.0 * vl * mrun_nacc(vl) > X86_ACROSS_PANEL_BYTES)
+		return -1;
 	return panel_pays(k) ? across_outer(k->ir, first) : -1;
 }
 
@@ -1141,9 +1149,7 @@ static int across_for(const LowerKernel *k, int first)
 static bool x86_stores_c(const LowerKernel *k)
 {
 	const Pir *ir = k->ir;
-	int split = ir->nloops;
-	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
-		split--;
+	const int split = lower_split(ir);
 	switch (lower_path(k, &x86_update_hooks)) {
 	case LOWER_MRUN: return c_fresh_ok(ir, split - 1);
 	case LOWER_KRUN: return c_fresh_ok(ir, split);
@@ -1444,7 +1450,7 @@ bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cp
 	out->fn = (X86KernelFn)(uintptr_t)addr;
 	out->jit = jit;
 	out->N = k->N;
-	out->chunk = hooks == &x86_update_hooks ? x86_chunk_columns(k) : k->N;
+	out->chunk = hooks == &x86_update_hooks ? x86_chunk_columns(&kv) : k->N;
 	jit = NULL;
 	ok = true;
 done:
@@ -1485,15 +1491,19 @@ static void run_slice(void *arg, int t)
  * L3 once per block row; the weights are read once per chunk instead.
  * "Large" is X86_CHUNK_MRUN_FROM for the m runs (blocks, 2:4, the hybrid),
  * whose weights are few beside their work, and X86_CHUNK_FROM_BYTES for
- * the rest.  One thread: 1024^3 8x8 blocks at 50% 15.6 -> 8.7 ms and 32x32
- * 9.5 -> 8.3 ms, 768/3072/512 8x8 blocks 19.0 -> 10.6 ms (but tile_v there
- * 25 -> 44 ms, and 1:16 N:M lost ~10% on the smaller shapes: hence the two
- * thresholds); 4096^3 32x32 blocks at 50% 1206 -> 824 ms, tile_v 4146 ->
- * 2701 ms.  Not where the k run's outer loop is perforated (row-balanced):
- * its X blocks already stay in L1, and re-reading its weights per chunk
- * lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is a multiple of
- * X86_CHUNK_ALIGN columns (the widest tile), so only a slice's last chunk
- * has partial tiles.  Returns N where there are no chunks. */
+ * the rest (1:16 N:M lost ~10% on the smaller shapes with the lower bound;
+ * tile_v on 768/3072/512 was within this VM's noise).  One thread: 1024^3
+ * 8x8 blocks at 50% 15.6 -> 8.7 ms and 32x32 9.5 -> 8.3 ms, 768/3072/512
+ * 8x8 blocks 19.0 -> 10.6 ms; 4096^3 32x32 blocks at 50% 1206 -> 824 ms,
+ * tile_v 4146 -> 2701 ms.  Not where the k run's outer loop is perforated
+ * (row-balanced): its X blocks already stay in L1, and re-reading its
+ * weights per chunk lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is
+ * a multiple of the widest tile (64 columns for the AVX-512 m runs,
+ * X86_CHUNK_ALIGN for the rest), so only a slice's last chunk has partial
+ * tiles; with K = 4096 or more, the m runs' chunks of 64 columns keep X at
+ * 1 MiB where 128 made it 2 MiB (32x32 blocks at 50%, one thread:
+ * 1024/4096/1024 45.4 -> 34.5 ms, 512/16384/1024 103.6 -> 93.9 ms).
+ * Returns N where there are no chunks. */
 enum {
 	X86_CHUNK_MRUN_FROM = 1 << 20,
 	X86_CHUNK_FROM_BYTES = 8 << 20,
@@ -1504,15 +1514,15 @@ enum {
 int64_t x86_chunk_columns(const LowerKernel *k)
 {
 	const Pir *ir = k->ir;
-	int split = ir->nloops;
-	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
-		split--;
-	const double from = lower_path(k, &x86_update_hooks) == LOWER_MRUN ? X86_CHUNK_MRUN_FROM : X86_CHUNK_FROM_BYTES;
+	const int split = lower_split(ir);
+	const bool mrun = lower_path(k, &x86_update_hooks) == LOWER_MRUN;
+	const double from = mrun ? X86_CHUNK_MRUN_FROM : X86_CHUNK_FROM_BYTES;
 	if ((double)k->K * (double)k->N * 4 <= from || k->layout != PAT_LAYOUT_KN ||
 	    (split < ir->nloops && pir_loop_is_perforated(&ir->loops[split])))
 		return k->N;
-	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->K)) / X86_CHUNK_ALIGN * X86_CHUNK_ALIGN;
-	return w < X86_CHUNK_ALIGN ? X86_CHUNK_ALIGN : w;
+	const int64_t al = mrun ? (int64_t)k->vector_width * mrun_nacc(k->vector_width) : X86_CHUNK_ALIGN;
+	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->K)) / al * al;
+	return w < al ? al : w;
 }
 
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,

@@ -176,8 +176,7 @@ static bool minner_nest(const Pir *ir)
 	       !pir_loop_has_axis(k, PIR_AXIS_M);
 }
 
-/* The trailing loops that run along k only start here. */
-static int trailing_k(const Pir *ir)
+int lower_split(const Pir *ir)
 {
 	int split = ir->nloops;
 	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
@@ -188,7 +187,7 @@ static int trailing_k(const Pir *ir)
 LowerPath lower_path(const LowerKernel *k, const LowerHooks *hooks)
 {
 	const Pir *ir = k->ir;
-	const int n = ir->nloops, split = trailing_k(ir);
+	const int n = ir->nloops, split = lower_split(ir);
 	const bool kn = k->layout == PAT_LAYOUT_KN;
 	bool dense_run = split < n;
 	for (int i = split; i < n; i++)
@@ -249,7 +248,7 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 			c.idx[i] = LLVMBuildLoad2(c.b, c.ptr, slot, ir->loops[i].name);
 		}
 	LowerPoint start = {i64c(&c, 0), i64c(&c, 0), i64c(&c, 0)};
-	c.split = trailing_k(ir);
+	c.split = lower_split(ir);
 	switch (lower_path(k, hooks)) {
 	case LOWER_BODY: hooks->body(&c); break;
 	case LOWER_MRUN:

@@ -61,9 +61,10 @@ typedef struct LowerPoint {
 typedef struct LowerHooks {
 	/* Emits what comes before the nest; NULL: zero C's columns n0..n1. */
 	void (*prologue)(LowerCtx *c);
-	/* Optional: whether the body these hooks emit for k stores every
-	 * element of C's columns n0..n1 once, whole (its sum over all k), so
-	 * that C need not be zeroed first (no prologue then). */
+	/* Optional: whether the body these hooks emit for k writes every
+	 * element of C's columns n0..n1, the first write of each a store (the
+	 * later ones add), so that C need not be zeroed first (with no
+	 * prologue). */
 	bool (*stores_c)(const LowerKernel *k);
 	/* Emits C[m, n] += w * X[k, n] for n0 <= n < n1 at the builder's
 	 * position (m, k: i64; w: float), leaving the builder after it. */
@@ -111,6 +112,10 @@ LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name)
 /* Adds the kernel function to mod and returns it. */
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks);
+
+/* The first of the trailing loops that run along k only (the k run); nloops
+ * where the last loop has m (LowerCtx.split). */
+int lower_split(const Pir *ir);
 
 /* How lower_kernel walks k's nest with these hooks: the backend's own body,
  * m runs (rows sharing each X row), k runs, an m loop innermost, or point
