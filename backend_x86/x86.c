@@ -1052,7 +1052,8 @@ static void mrun_all_blocks(LowerCtx *c, int first);
 enum { X86_ACROSS_ROWS = 16 };
 /* Each tile of rows reads its whole panel (K x 64 floats) from L2: where
  * that is over X86_ACROSS_PANEL_BYTES the runs go blocked along k instead
- * (8x8 blocks at 50% on 512/16384/1024, one thread: 226 -> 173 ms; a
+ * (8x8 blocks at 50%: 512/16384/1024, one thread, 226 -> 173 ms;
+ * 4096/16384/4096, two threads, 3926 -> 3129 ms, minimum of 2-3 runs; a
  * bound of 256 KiB lost on K = 3072 and 4096, 14.8 -> 19.0 ms). */
 enum { X86_ACROSS_PANEL_BYTES = 1 << 20 };
 
@@ -1500,9 +1501,12 @@ static void run_slice(void *arg, int t)
  * weights per chunk lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is
  * a multiple of the widest tile (64 columns for the AVX-512 m runs,
  * X86_CHUNK_ALIGN for the rest), so only a slice's last chunk has partial
- * tiles; with K = 4096 or more, the m runs' chunks of 64 columns keep X at
- * 1 MiB where 128 made it 2 MiB (32x32 blocks at 50%, one thread:
- * 1024/4096/1024 45.4 -> 34.5 ms, 512/16384/1024 103.6 -> 93.9 ms).
+ * tiles.  The m runs take chunks of one tile where that keeps X within
+ * X86_CHUNK_X_BYTES (K = 4096: 1 MiB, where 128 columns made it 2 MiB):
+ * 32x32 blocks at 50% on 1024/4096/1024, one thread, 45.4 -> 34.5 ms; on
+ * 4096^3, two threads, 406 -> 367 ms.  With larger K, X outgrows L2
+ * either way and narrower chunks only read the weights more often: on
+ * 4096/16384/4096, two threads, 64 columns took 1860 ms and 128 1668 ms.
  * Returns N where there are no chunks. */
 enum {
 	X86_CHUNK_MRUN_FROM = 1 << 20,
@@ -1520,7 +1524,8 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 	if ((double)k->K * (double)k->N * 4 <= from || k->layout != PAT_LAYOUT_KN ||
 	    (split < ir->nloops && pir_loop_is_perforated(&ir->loops[split])))
 		return k->N;
-	const int64_t al = mrun ? (int64_t)k->vector_width * mrun_nacc(k->vector_width) : X86_CHUNK_ALIGN;
+	const int64_t tile = (int64_t)k->vector_width * mrun_nacc(k->vector_width);
+	const int64_t al = mrun && (double)k->K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES ? tile : X86_CHUNK_ALIGN;
 	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->K)) / al * al;
 	return w < al ? al : w;
 }
