@@ -96,6 +96,8 @@ typedef struct KrunArg {
  * first block. */
 static bool x86_stores_c(const LowerKernel *k);
 
+/* Whether loops 0..upto-1 are each a dense loop along m only or a loop
+ * along k only. */
 static bool c_fresh_ok(const Pir *ir, int upto)
 {
 	for (int j = 0; j < upto; j++) {
@@ -346,7 +348,6 @@ static void krun_at(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef fr
 }
 
 static void x86_krun(LowerCtx *c, const LowerPoint *p, int first) { krun_at(c, p, first, NULL); }
-
 
 /* X rows one storage digit of the run's outermost loop `run` spans. */
 static double run_rows_per_digit(const Pir *ir, int run)

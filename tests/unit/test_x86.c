@@ -196,12 +196,14 @@ START_TEST(panel_packed_runs)
 END_TEST
 
 /* X over X86_CHUNK_FROM_BYTES: x86_run walks each slice's columns in
- * chunks of 128 (K = 4100), the last one short, with panels and without. */
+ * chunks of 128 (K = 4100), the last one short, with panels and without;
+ * and X over X86_CHUNK_MRUN_FROM with K = 3000, where the m runs (8x8
+ * blocks, 2:4) take chunks of one 64-column tile and tile_v none. */
 START_TEST(column_chunks)
 {
 	static const char *const patterns[] = {"apply block(8, 8, 50%);", "apply tile_v(32, 50%);", "apply nm(2, 4);"};
-	static const int64_t shapes[1][3] = {{128, 4100, 700}};
-	ck_assert_int_eq(check_patterns(patterns, 3, shapes, 1), 6);
+	static const int64_t shapes[2][3] = {{128, 4100, 700}, {96, 3000, 500}};
+	ck_assert_int_eq(check_patterns(patterns, 3, shapes, 2), 12);
 }
 END_TEST
 
