@@ -1042,6 +1042,16 @@ static void kb_mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 
 static void mrun_all_blocks(LowerCtx *c, int first);
 
+/* The nearest loop above the m runs at `first` that is along k only (the
+ * loops between along m), or -1. */
+static int mrun_outer_k(const Pir *ir, int first)
+{
+	int j = first - 1;
+	while (j >= 0 && pir_loop_has_axis(&ir->loops[j], PIR_AXIS_M))
+		j--;
+	return j;
+}
+
 /* ---- m runs accumulated across the k loops above them ----
  *
  * Blocks (M0 K0^c M1 K1): every row of a block row keeps the same kept
@@ -1214,15 +1224,30 @@ static void panel_free(LowerCtx *c, LLVMValueRef raw)
 	LLVMBuildCall2(c->b, LLVMGlobalGetValueType(ffree), ffree, &raw, 1, "");
 }
 
-/* The m runs, blocked along k for L2 where X outgrows it. */
+/* The m runs, blocked along k for L2 where X outgrows it: along the
+ * nearest loop above them that is along k only (blocks: K0 of M0 K0 M1 K1,
+ * each kept block a digit; the same digits of every block row are a narrow
+ * range of k, since kept blocks ascend), for the X of one column chunk;
+ * else along the run's outermost loop, for all N columns. */
 static void mrun_all_blocks(LowerCtx *c, int first)
 {
 	const Pir *ir = c->k->ir;
-	const int run = first + 1;
+	int run = mrun_outer_k(ir, first);
+	double span, width;
+	if (run >= 0) {
+		span = (double)ir->loops[run].len / (double)ir->loops[run].nnz;
+		for (int j = run + 1; j < ir->nloops; j++)
+			if (!pir_loop_has_axis(&ir->loops[j], PIR_AXIS_M))
+				span *= (double)ir->loops[j].len;
+		width = (double)x86_chunk_columns(c->k);
+	} else {
+		run = first + 1;
+		span = run_rows_per_digit(ir, run);
+		width = (double)c->k->N;
+	}
 	const PirLoop *outer = &ir->loops[run];
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
-	double span = run_rows_per_digit(ir, run);
-	double rows = (double)X86_KBLOCK_BYTES / (4.0 * (double)c->k->N);
+	double rows = (double)X86_KBLOCK_BYTES / (4.0 * width);
 	int64_t db = (int64_t)(rows / span);
 	if (db < X86_KBLOCK_DIGITS)
 		db = X86_KBLOCK_DIGITS;
@@ -1502,12 +1527,13 @@ static void run_slice(void *arg, int t)
  * weights per chunk lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is
  * a multiple of the widest tile (64 columns for the AVX-512 m runs,
  * X86_CHUNK_ALIGN for the rest), so only a slice's last chunk has partial
- * tiles.  The m runs take chunks of one tile where that keeps X within
- * X86_CHUNK_X_BYTES (K = 4096: 1 MiB, where 128 columns made it 2 MiB):
- * 32x32 blocks at 50% on 1024/4096/1024, one thread, 45.4 -> 34.5 ms; on
- * 4096^3, two threads, 406 -> 367 ms.  With larger K, X outgrows L2
- * either way and narrower chunks only read the weights more often: on
- * 4096/16384/4096, two threads, 64 columns took 1860 ms and 128 1668 ms.
+ * tiles.  The m runs under an outer k loop (blocks, the hybrid) are blocked
+ * along it for the chunk's X (mrun_all_blocks), so their chunks keep at
+ * least 128 columns and read the weights half as often as one-tile chunks:
+ * 32x32 blocks at 50% on 4096^3, two threads, 399 -> 351 ms (1024/4096/1024
+ * and 768/3072/512 within noise).  The other m runs (2:4; small blocks
+ * going across) take chunks of one tile where that keeps X within
+ * X86_CHUNK_X_BYTES (K = 4096: 1 MiB, where 128 columns made it 2 MiB).
  * Returns N where there are no chunks. */
 enum {
 	X86_CHUNK_MRUN_FROM = 1 << 20,
@@ -1526,7 +1552,9 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 	    (split < ir->nloops && pir_loop_is_perforated(&ir->loops[split])))
 		return k->N;
 	const int64_t tile = (int64_t)k->vector_width * mrun_nacc(k->vector_width);
-	const int64_t al = mrun && (double)k->K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES ? tile : X86_CHUNK_ALIGN;
+	const bool one_tile = mrun && (double)k->K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES &&
+	                      (mrun_outer_k(ir, split - 1) < 0 || across_for(k, split - 1) >= 0);
+	const int64_t al = one_tile ? tile : X86_CHUNK_ALIGN;
 	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->K)) / al * al;
 	return w < al ? al : w;
 }
