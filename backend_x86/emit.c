@@ -73,7 +73,8 @@ enum { EMIT_MIN_FMA_PER_THREAD = 8 << 20 };
 
 /* void P_run(const float *X, float *C, const weights *w, int threads);
  * `stored` weights (the packed tensor's length).  Each slice of columns
- * runs in chunks of at most `chunk` columns, as x86_run does. */
+ * runs in chunks of `chunk` columns, the last taking a remainder under half
+ * a chunk, as x86_run does. */
 static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
                       int64_t N, int64_t chunk, double stored)
 {
@@ -102,7 +103,10 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMPositionBuilderAtEnd(b, tbody);
 	LLVMValueRef c0 = LLVMBuildPhi(b, i64, "c0");
 	LLVMValueRef c1 = LLVMBuildAdd(b, c0, LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
-	c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c1, end, ""), c1, end, "c1");
+	/* x86_chunk_end: the slice's end where under half a chunk would be left */
+	LLVMValueRef left = LLVMBuildSub(b, end, c1, "");
+	c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, LLVMConstInt(i64, (unsigned long long)(chunk / 2), 0), ""),
+	                     end, c1, "c1");
 	f[4] = c0, f[5] = c1;
 	LLVMBuildCall2(b, kty, kernel, f, 6, "");
 	LLVMAddIncoming(c0, (LLVMValueRef[]){start, c1}, (LLVMBasicBlockRef[]){tentry, tbody}, 2);

@@ -1508,8 +1508,10 @@ static void run_slice(void *arg, int t)
 	const Job *j = arg;
 	const int64_t n0 = x86_slice_bound(j->k->N, t, j->threads), n1 = x86_slice_bound(j->k->N, t + 1, j->threads);
 	const int64_t w = j->k->chunk > 0 ? j->k->chunk : n1 - n0;
-	for (int64_t a = n0; a < n1; a += w)
-		j->k->fn(j->X, j->C, j->values, j->index, a, n1 - a < w ? n1 : a + w);
+	for (int64_t a = n0, b; a < n1; a = b) {
+		b = x86_chunk_end(a, n1, w);
+		j->k->fn(j->X, j->C, j->values, j->index, a, b);
+	}
 }
 
 /* Column chunks.  Where X is large, a thread's columns are run in chunks
@@ -1527,7 +1529,9 @@ static void run_slice(void *arg, int t)
  * weights per chunk lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is
  * a multiple of the widest tile (64 columns for the AVX-512 m runs,
  * X86_CHUNK_ALIGN for the rest), so only a slice's last chunk has partial
- * tiles.  The m runs under an outer k loop (blocks, the hybrid) are blocked
+ * tiles; a remainder under half a chunk goes with the slice's last chunk
+ * (x86_chunk_end), since a chunk of a few columns reads all the weights for
+ * little work (128/576/784 in 384 + 8 columns).  The m runs under an outer k loop (blocks, the hybrid) are blocked
  * along it for the chunk's X (mrun_all_blocks), so their chunks keep at
  * least 128 columns and read the weights half as often as one-tile chunks:
  * 32x32 blocks at 50% on 4096^3, two threads, 399 -> 351 ms (1024/4096/1024

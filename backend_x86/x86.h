@@ -56,6 +56,13 @@ static inline int64_t x86_slice_bound(int64_t N, int64_t s, int64_t t)
  * of k at a time: N, or a chunk whose X stays in L2 where X is large (see
  * x86.c). */
 int64_t x86_chunk_columns(const LowerKernel *k);
+/* The end of the chunk of w columns from a in a slice ending at n1: a + w,
+ * or n1 where that would leave fewer than w / 2 columns (so the last chunk
+ * takes up to 1.5 w). */
+static inline int64_t x86_chunk_end(int64_t a, int64_t n1, int64_t w)
+{
+	return n1 - (a + w) < w / 2 ? n1 : a + w;
+}
 
 /* Runs the kernel over all N columns with `threads` threads, each taking a
  * contiguous slice of columns (columns never write the same C element). */

@@ -13,10 +13,11 @@ op proj: spmm(M = 130, K = 128, N = 40) {
     apply hybrid(16, 32, 50%);
 }
 
-// 32 x 32 blocks, half kept; large enough (81M multiply-adds) that _run
-// uses both threads it is given (each must get at least 8M), and X (1.27 MB)
-// large enough that each thread walks its columns in chunks.
-op ffn: spmm(M = 512, K = 1060, N = 300) {
+// 32 x 32 blocks, half kept; large enough (163M multiply-adds) that _run
+// uses both threads it is given (each must get at least 8M), and X (2.5 MB)
+// large enough that each thread walks its 300 columns in two chunks, the
+// second taking the remainder (128 + 176, 128 + 168).
+op ffn: spmm(M = 512, K = 1060, N = 600) {
     weights = random(seed = 3);
     apply block(32, 32, 50%);
 }

@@ -141,6 +141,27 @@ START_TEST(slices_cover_columns)
 }
 END_TEST
 
+/* A slice's chunks cover it in order: each w columns wide but the last,
+ * which takes the remainder and is w / 2 to 1.5 w wide (or the slice). */
+START_TEST(chunks_cover_slices)
+{
+	for (int64_t w = 1; w <= 130; w++)
+		for (int64_t len = 1; len <= 700; len++) {
+			int64_t a = 40, end = 40 + len, b;
+			for (; a < end; a = b) {
+				b = x86_chunk_end(a, end, w);
+				ck_assert_msg(b > a && b <= end, "w %lld, len %lld: chunk %lld..%lld", (long long)w,
+				              (long long)len, (long long)a, (long long)b);
+				if (b < end)
+					ck_assert_int_eq(b - a, w);
+				else if (a > 40)
+					ck_assert(b - a >= w / 2 && b - a < w + w / 2 + 1);
+			}
+			ck_assert_int_eq(a, end);
+		}
+}
+END_TEST
+
 /* Compiles each pattern body on each M x K x N shape and checks its kernel
  * (layout kn) with 1 and 2 threads; returns the number of checks. */
 static int check_patterns(const char *const *patterns, size_t np, const int64_t (*shapes)[3], size_t ns)
@@ -216,6 +237,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, stdlib_patterns_six_shapes);
 	tcase_add_test(tc, random_patterns_property);
 	tcase_add_test(tc, slices_cover_columns);
+	tcase_add_test(tc, chunks_cover_slices);
 	tcase_add_test(tc, k_blocked_runs);
 	tcase_add_test(tc, panel_packed_runs);
 	tcase_add_test(tc, column_chunks);
