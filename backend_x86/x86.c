@@ -349,13 +349,16 @@ static void krun_at(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef fr
 
 static void x86_krun(LowerCtx *c, const LowerPoint *p, int first) { krun_at(c, p, first, NULL); }
 
-/* X rows one storage digit of the run's outermost loop `run` spans. */
+/* X rows one storage digit of loop `run` (a loop along k) spans: the loops
+ * below it along k, on average over its kept digits.  The loops along m
+ * below it (the m runs under K0 of blocks) add no rows of X. */
 static double run_rows_per_digit(const Pir *ir, int run)
 {
 	const PirLoop *outer = &ir->loops[run];
 	double span = (double)outer->len / (double)outer->nnz;
 	for (int i = run + 1; i < ir->nloops; i++)
-		span *= (double)ir->loops[i].len;
+		if (!pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
+			span *= (double)ir->loops[i].len;
 	return span;
 }
 
@@ -1232,19 +1235,9 @@ static void panel_free(LowerCtx *c, LLVMValueRef raw)
 static void mrun_all_blocks(LowerCtx *c, int first)
 {
 	const Pir *ir = c->k->ir;
-	int run = mrun_outer_k(ir, first);
-	double span, width;
-	if (run >= 0) {
-		span = (double)ir->loops[run].len / (double)ir->loops[run].nnz;
-		for (int j = run + 1; j < ir->nloops; j++)
-			if (!pir_loop_has_axis(&ir->loops[j], PIR_AXIS_M))
-				span *= (double)ir->loops[j].len;
-		width = (double)x86_chunk_columns(c->k);
-	} else {
-		run = first + 1;
-		span = run_rows_per_digit(ir, run);
-		width = (double)c->k->N;
-	}
+	const int ko = mrun_outer_k(ir, first), run = ko >= 0 ? ko : first + 1;
+	const double span = run_rows_per_digit(ir, run);
+	const double width = (double)(ko >= 0 ? x86_chunk_columns(c->k) : c->k->N);
 	const PirLoop *outer = &ir->loops[run];
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
 	double rows = (double)X86_KBLOCK_BYTES / (4.0 * width);
@@ -1531,11 +1524,12 @@ static void run_slice(void *arg, int t)
  * X86_CHUNK_ALIGN for the rest), so only a slice's last chunk has partial
  * tiles; a remainder under half a chunk goes with the slice's last chunk
  * (x86_chunk_end), since a chunk of a few columns reads all the weights for
- * little work (128/576/784 in 384 + 8 columns).  The m runs under an outer k loop (blocks, the hybrid) are blocked
- * along it for the chunk's X (mrun_all_blocks), so their chunks keep at
- * least 128 columns and read the weights half as often as one-tile chunks:
- * 32x32 blocks at 50% on 4096^3, two threads, 399 -> 351 ms (1024/4096/1024
- * and 768/3072/512 within noise).  The other m runs (2:4; small blocks
+ * little work (128/576/784 in 384 + 8 columns).  The m runs under an outer
+ * k loop (blocks, the hybrid) are blocked along it for the chunk's X
+ * (mrun_all_blocks), so their chunks keep at least 128 columns and read
+ * the weights half as often as one-tile chunks: 32x32 blocks at 50% on
+ * 4096^3, two threads, 399 -> 351 ms (1024/4096/1024 and 768/3072/512
+ * within noise).  The other m runs (2:4; small blocks
  * going across) take chunks of one tile where that keeps X within
  * X86_CHUNK_X_BYTES (K = 4096: 1 MiB, where 128 columns made it 2 MiB).
  * Returns N where there are no chunks. */
