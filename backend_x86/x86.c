@@ -406,14 +406,21 @@ static void panel_tile(LowerCtx *c, const X86Panel *pn, LLVMValueRef n, LLVMValu
 	*ldk = LLVMBuildSelect(c->b, have, i64c(c, pn->nt), i64c(c, k->N), "ldk");
 }
 
+/* The stored weights per k of W: how many FMAs (per column) each element
+ * of X feeds, on average. */
+static double x_reuse(const LowerKernel *k)
+{
+	double kept = 1;
+	for (int i = 0; i < k->ir->nloops; i++)
+		kept *= (double)k->ir->loops[i].nnz;
+	return kept / (double)k->K;
+}
+
 /* Whether X is worth packing: every element feeds X86_PACK_REUSE or more
  * stored weights (on average) and the tiles are vectors. */
 static bool panel_pays(const LowerKernel *k)
 {
-	double kept = 1; /* stored weights, per k of W */
-	for (int i = 0; i < k->ir->nloops; i++)
-		kept *= (double)k->ir->loops[i].nnz;
-	return k->vector_width >= 8 && kept / (double)k->K >= X86_PACK_REUSE;
+	return k->vector_width >= 8 && x_reuse(k) >= X86_PACK_REUSE;
 }
 
 static void panel_free(LowerCtx *c, LLVMValueRef raw);
@@ -477,6 +484,32 @@ static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
  * the tile's FMAs) outweighs loading and storing its tile of C (measured:
  * 4-digit blocks at 93.75% lost to the unblocked walk). */
 enum { X86_KBLOCK_ROWS = 64, X86_KBLOCK_DIGITS = 16, X86_XSLACK = 16, X86_KROW_BYTES = 256 << 10 };
+/* Below this reuse (x_reuse) the blocks read X itself rather than a copy of
+ * their rows: each copied element would feed only a few FMAs, and the copy
+ * (a tile's columns of every X row, from L3) was 43% of 1:16 N:M on
+ * 64 x 576 x 3136 (reuse 4).  One thread, AMD EPYC (Zen 5 class),
+ * minimum of 5 interleaved runs: that op 0.239 -> 0.155 ms, row-balanced
+ * at 93.75% 0.281 -> 0.222 ms, and on 128 x 576 x 784 (reuse 8) 0.098 ->
+ * 0.073 and 0.103 -> 0.074 ms.  At reuse 16 (256 x 1152 x 3136) it was
+ * mixed (row-balanced 1.87 -> 1.55 ms, 1:16 1.63 -> 1.73 ms), so the copy
+ * stays from there on.  Only where X's rows spread over L1's sets
+ * (x_rows_spread): rows 4 KiB apart share one set, and there reading X
+ * itself lost (128 x 576 x 1024 row-balanced 0.129 -> 0.191 ms, 1:16 on
+ * 128 x 1024 x 1024 0.214 -> 0.356 ms). */
+enum { X86_XBUF_REUSE = 16, X86_L1_WAY_BYTES = 4096 };
+
+/* Whether consecutive rows of X start in at least 16 different sets of L1
+ * (a way: 64 sets of 64 bytes): the rows are N floats apart, and only a
+ * multiple of 4 KiB maps them all to one set. */
+static bool x_rows_spread(const LowerKernel *k)
+{
+	int64_t a = X86_L1_WAY_BYTES, b = (k->N * 4) % X86_L1_WAY_BYTES;
+	while (b) {
+		const int64_t r = a % b;
+		a = b, b = r;
+	}
+	return X86_L1_WAY_BYTES / a >= 16;
+}
 
 typedef struct KblockArg {
 	KrunArg *t;
@@ -546,7 +579,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 		int64_t inner = 1;
 		for (int i = split + 1; i < ir->nloops; i++)
 			inner *= ir->loops[i].len;
-		if (rows_m_only && outer->ncomp == 1 && outer->comp[0].axis == PIR_AXIS_K &&
+		if ((x_reuse(c->k) >= X86_XBUF_REUSE || !x_rows_spread(c->k)) && rows_m_only && outer->ncomp == 1 && outer->comp[0].axis == PIR_AXIS_K &&
 		    outer->comp[0].stride == inner && db < outer->nnz) {
 			kstride = inner;
 			xrows = db * inner;
