@@ -82,7 +82,7 @@ OPENBLAS_CORE := $(shell grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
 	(grep -qw avx2 /proc/cpuinfo && echo Haswell) || echo)
 
 # The CPU kernels beside OpenBLAS and Eigen (bench/results/cpu.csv);
-# BENCH=quick keeps the smaller shapes.
+# BENCH=quick keeps the smaller shapes; BENCH=64/576/3136,128/576/784 those.
 bench: build
 	@mkdir -p bench/results
 	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/cpu_bench stdlib bench/results/cpu.csv $(BENCH)

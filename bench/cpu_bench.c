@@ -1,6 +1,6 @@
 /* cpu_bench.c - the CPU benchmark of `make bench`.
  *
- *   cpu_bench STDLIB CSV [quick]
+ *   cpu_bench STDLIB CSV [quick | SHAPE,...]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's kernels for block 8x8 and 32x32, vector-wise N:M, tile-wise,
@@ -10,7 +10,8 @@
  * against OpenBLAS's product of the masked weight first.  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,threads,median_us,speedup_vs_dense
  * and prints a Markdown summary.  `quick` keeps the shapes of at most
- * 2^32 multiply-adds.
+ * 2^32 multiply-adds; a comma-separated list of shape names (such as
+ * 64/576/3136,128/576/784) keeps those.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "patterns.h"
@@ -27,30 +28,106 @@
 double eigen_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N, int reps,
                      double *checksum);
 
-static double dense_us(const float *w, const float *x, float *c, int64_t M, int64_t K, int64_t N,
-                       int threads, int reps)
+/* Whether `name` is one of the comma-separated names in `list`. */
+static bool shape_listed(const char *list, const char *name)
 {
-	openblas_set_num_threads(threads);
-	double t[64];
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1, w, (int)K, x,
-	            (int)N, 0, c, (int)N);
+	const size_t n = strlen(name);
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
+			return true;
+	return false;
+}
+
+/* Timing.  Each method is warmed up for at least BENCH_WARM_S (a first
+ * call alone left the small shapes' kernels 20-50% slow: the CPU comes back
+ * from util_settle's pause at a lower clock, and X from DRAM) and then
+ * timed over at least `reps` calls and about BENCH_TIMED_S, at most
+ * BENCH_MAX_REPS calls; the median is kept.  The same for OpenBLAS, patc
+ * and Eigen (eigen_spmm.cpp). */
+#define BENCH_WARM_S 0.02
+#define BENCH_TIMED_S 0.05
+enum { BENCH_MAX_REPS = 64 };
+
+typedef void (*BenchCall)(void *arg);
+
+/* Warms `call` up; returns how many timed calls to make. */
+static int bench_warm(BenchCall call, void *arg, int reps)
+{
+	double t0 = util_now(), t1 = t0, last;
+	do {
+		double a = util_now();
+		call(arg);
+		t1 = util_now();
+		last = t1 - a;
+	} while (t1 - t0 < BENCH_WARM_S);
+	int want = last > 0 ? (int)fmin(BENCH_MAX_REPS, ceil(BENCH_TIMED_S / last)) : BENCH_MAX_REPS;
+	return want > reps ? want : reps > BENCH_MAX_REPS ? BENCH_MAX_REPS : reps;
+}
+
+/* The median of `reps` timed calls (after bench_warm), in microseconds. */
+static double bench_time(BenchCall call, void *arg, int reps)
+{
+	double t[BENCH_MAX_REPS];
+	reps = bench_warm(call, arg, reps);
 	for (int r = 0; r < reps; r++) {
 		double t0 = util_now();
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1, w, (int)K,
-		            x, (int)N, 0, c, (int)N);
+		call(arg);
 		t[r] = util_now() - t0;
 	}
 	return 1e6 * util_median(t, reps);
 }
 
+typedef struct DenseCall {
+	const float *w, *x;
+	float *c;
+	int64_t M, K, N;
+} DenseCall;
+
+static void dense_call(void *arg)
+{
+	const DenseCall *d = arg;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->M, (int)d->N, (int)d->K, 1, d->w, (int)d->K,
+	            d->x, (int)d->N, 0, d->c, (int)d->N);
+}
+
+static double dense_us(const float *w, const float *x, float *c, int64_t M, int64_t K, int64_t N,
+                       int threads, int reps)
+{
+	openblas_set_num_threads(threads);
+	DenseCall d = {w, x, c, M, K, N};
+	return bench_time(dense_call, &d, reps);
+}
+
+typedef struct KernelCall {
+	const X86Kernel *kern;
+	const float *x, *values;
+	float *c;
+	const int32_t *const *index;
+	int threads;
+} KernelCall;
+
+static void kernel_call(void *arg)
+{
+	const KernelCall *k = arg;
+	x86_run(k->kern, k->x, k->c, k->values, k->index, k->threads);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: cpu_bench STDLIB CSV [quick]\n");
+		fprintf(stderr, "usage: cpu_bench STDLIB CSV [quick | SHAPE,...]\n");
 		return 2;
 	}
 	const char *stdlib = argv[1];
 	bool quick = argc > 3 && !strcmp(argv[3], "quick");
+	const char *only = argc > 3 && !quick ? argv[3] : NULL;
+	bool named = !only;
+	for (int si = 0; only && si < NSHAPES; si++)
+		named |= shape_listed(only, shapes[si].name);
+	if (!named) {
+		fprintf(stderr, "cpu_bench: no shape named in '%s' (names such as %s)\n", only, shapes[0].name);
+		return 2;
+	}
 	FILE *csv = fopen(argv[2], "w");
 	if (!csv) {
 		perror(argv[2]);
@@ -63,14 +140,14 @@ int main(int argc, char **argv)
 	for (int si = 0; si < NSHAPES; si++) {
 		const Shape *sh = &shapes[si];
 		const int64_t M = sh->M, K = sh->K, N = sh->N;
-		if (quick && (double)M * (double)K * (double)N > 4294967296.0)
+		if ((quick && (double)M * (double)K * (double)N > 4294967296.0) || (only && !shape_listed(only, sh->name)))
 			continue;
 		ran[si] = true;
 		int reps = (int)fmin(15, fmax(3, 4e9 / (2.0 * (double)M * (double)K * (double)N)));
-		float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
-		float *masked = malloc((size_t)(M * K) * sizeof *masked);
-		float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
-		float *ref = malloc((size_t)(M * N) * sizeof *ref);
+		float *w = util_alloc_timed((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
+		float *masked = util_alloc_timed((size_t)(M * K) * sizeof *masked);
+		float *x = util_alloc_timed((size_t)(K * N) * sizeof *x), *c = util_alloc_timed((size_t)(M * N) * sizeof *c);
+		float *ref = util_alloc_timed((size_t)(M * N) * sizeof *ref);
 		if (!w || !imp || !masked || !x || !c || !ref) {
 			fprintf(stderr, "cpu_bench: out of memory at %s\n", sh->name);
 			return 3;
@@ -109,9 +186,8 @@ int main(int argc, char **argv)
 				/* timed twice, before and after Eigen, the faster median kept (as
 				 * for the baseline: one slow spell of the VM must not decide) */
 				for (int t = 0; t < 4; t++) {
-					if (t < 2) /* a warm-up per thread count (the second round runs warm) */
-						x86_run(&kern, x, c, values, index, t % 2 + 1);
 					if (t == 0) {
+						x86_run(&kern, x, c, values, index, 1);
 						double num = 0, den = 0;
 						for (int64_t i = 0; i < M * N; i++)
 							num += ((double)c[i] - ref[i]) * ((double)c[i] - ref[i]),
@@ -122,13 +198,8 @@ int main(int argc, char **argv)
 							return 4;
 						}
 					}
-					double tk[64];
-					for (int r = 0; r < reps; r++) {
-						double t0 = util_now();
-						x86_run(&kern, x, c, values, index, t % 2 + 1);
-						tk[r] = util_now() - t0;
-					}
-					double med = 1e6 * util_median(tk, reps);
+					KernelCall kc = {&kern, x, values, c, index, t % 2 + 1};
+					double med = bench_time(kernel_call, &kc, reps);
 					if (t < 2 || med < us[s][p][t % 2])
 						us[s][p][t % 2] = med;
 					if (t == 1) {
@@ -197,6 +268,6 @@ int main(int argc, char **argv)
 		printf(" %.2fx |\n", minE);
 	}
 	printf("\nspeedup over OpenBLAS sgemm with the same threads (geometric mean over %s shapes); "
-	       "OpenBLAS: %s\n", quick ? "the quick" : "the 12", openblas_get_config());
+	       "OpenBLAS: %s\n", quick ? "the quick" : only ? "the named" : "the 12", openblas_get_config());
 	return 0;
 }

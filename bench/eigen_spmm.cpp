@@ -5,14 +5,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 extern "C" double eigen_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N,
                                 int reps, double *checksum);
 
 // W (M x K, zeros where pruned) times X (K x N); the median time in
-// microseconds over reps runs (one where a call takes over 2 s), and a
-// checksum of the result.
+// microseconds over at least reps runs after a warm-up (one run where a
+// call takes over 2 s), and a checksum of the result.
 extern "C" double eigen_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N,
                                 int reps, double *checksum)
 {
@@ -25,12 +26,25 @@ extern "C" double eigen_spmm_us(const float *w, int64_t M, int64_t K, const floa
 	s.setFromTriplets(t.begin(), t.end());
 	Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> X(x, K, N);
 	Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> C(M, N);
-	auto w0 = std::chrono::steady_clock::now();
-	C.noalias() = s * X; // warm-up
+	// warmed up and timed as cpu_bench.c's bench_time: at least 20 ms of
+	// calls first, then about 50 ms of them (at most 64, at least reps)
+	auto secs = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+		return std::chrono::duration<double>(b - a).count();
+	};
+	auto w0 = std::chrono::steady_clock::now(), w1 = w0;
+	double last;
+	do {
+		auto a = std::chrono::steady_clock::now();
+		C.noalias() = s * X;
+		w1 = std::chrono::steady_clock::now();
+		last = secs(a, w1);
+	} while (secs(w0, w1) < 0.02);
 	// over 2 s a call (the largest shapes at 50%), one timed run: the bench
 	// would otherwise spend most of its hour here
-	if (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() > 2.0)
+	if (last > 2.0)
 		reps = 1;
+	else
+		reps = std::min(64, std::max(reps, last > 0 ? (int)std::ceil(0.05 / last) : 64));
 	std::vector<double> us;
 	for (int r = 0; r < reps; r++) {
 		auto a = std::chrono::steady_clock::now();

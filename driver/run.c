@@ -35,10 +35,11 @@ static void gemm(bool kn, int64_t M, int64_t K, int64_t N, const float *w, const
 bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512])
 {
 	const int64_t M = op->M, K = op->K, N = op->N;
-	float *dense = malloc((size_t)(M * K) * sizeof *dense);
+	/* aligned as a framework's tensors are (util_alloc_timed) */
+	float *dense = util_alloc_timed((size_t)(M * K) * sizeof *dense);
 	float *values = dense ? prune_pack_new(op->ir, &p->mask, p->w, M, K, NULL, dense) : NULL;
-	float *x = malloc((size_t)(K * N) * sizeof *x), *c = malloc((size_t)(M * N) * sizeof *c);
-	float *ref = malloc((size_t)(M * N) * sizeof *ref);
+	float *x = util_alloc_timed((size_t)(K * N) * sizeof *x), *c = util_alloc_timed((size_t)(M * N) * sizeof *c);
+	float *ref = util_alloc_timed((size_t)(M * N) * sizeof *ref);
 	if (!values || !dense || !x || !c || !ref) {
 		snprintf(err, 512, "not enough memory to run op '%s'", op->name);
 		free(values), free(dense), free(x), free(c), free(ref);

@@ -204,6 +204,11 @@ fail:;
 	return false;
 }
 
+void *util_alloc_timed(size_t bytes)
+{
+	return aligned_alloc(64, (bytes + 63) / 64 * 64 + (bytes == 0) * 64);
+}
+
 double util_now(void)
 {
 	struct timespec t;
