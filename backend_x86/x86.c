@@ -66,8 +66,9 @@ enum { X86_UNROLL = 8 };
 typedef struct KrunArg {
 	int width; /* floats per step: VL for the tiles, 1 for the leftovers */
 	LLVMValueRef n;
-	LLVMValueRef acc[X86_UNROLL];
+	LLVMValueRef acc[X86_UNROLL]; /* row r's vector u: acc[r nacc + u] */
 	int nacc;
+	int rows; /* rows of W walked together (krun_tile_rows); 0 or 1: one */
 	LLVMTypeRef vty;
 	LLVMValueRef fma;
 	LLVMTypeRef fma_ty;
@@ -185,9 +186,9 @@ static LLVMValueRef k_in_range(LowerCtx *c, const LowerPoint *p)
 	return LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, c->k->K), "");
 }
 
-static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
+/* The weight at p into the accumulators of row r. */
+static void krun_point_at(LowerCtx *c, const LowerPoint *p, KrunArg *a, int r)
 {
-	KrunArg *a = arg;
 	const LowerKernel *k = c->k;
 	/* a padding column of W: its weight is 0, and X has no such row */
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kpoint");
@@ -213,17 +214,26 @@ static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
 		LLVMValueRef x = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, xs, &at, 1, ""), "x");
 		LLVMSetAlignment(x, a->xbuf && !a->xrows && !a->xcol ? 64 : 4);
-		LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[u], "");
+		LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[r * a->nacc + u], "");
 		LLVMValueRef args[3] = {wv, x, acc};
-		LLVMBuildStore(c->b, LLVMBuildCall2(c->b, a->fma_ty, a->fma, args, 3, ""), a->acc[u]);
+		LLVMBuildStore(c->b, LLVMBuildCall2(c->b, a->fma_ty, a->fma, args, 3, ""), a->acc[r * a->nacc + u]);
 	}
 	LLVMBuildBr(c->b, skip);
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
 
+static void krun_point(LowerCtx *c, const LowerPoint *p, void *arg) { krun_point_at(c, p, arg, 0); }
+
+static void krun_points(LowerCtx *c, const LowerPoint *ps, int rows, void *arg)
+{
+	for (int r = 0; r < rows; r++)
+		krun_point_at(c, &ps[r], arg, r);
+}
+
 typedef struct KrunWrite {
 	const LowerPoint *p;
 	const KrunArg *a;
+	int r; /* the row's accumulators */
 } KrunWrite;
 
 static void krun_write(LowerCtx *c, bool add, const void *arg)
@@ -234,7 +244,7 @@ static void krun_write(LowerCtx *c, bool add, const void *arg)
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
 		c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
-		         LLVMBuildLoad2(c->b, a->vty, a->acc[u], ""), add);
+		         LLVMBuildLoad2(c->b, a->vty, a->acc[w->r * a->nacc + u], ""), add);
 	}
 }
 
@@ -246,8 +256,23 @@ static void krun_tile(LowerCtx *c, const LowerPoint *p, int first, KrunArg *a)
 	for (int u = 0; u < a->nacc; u++)
 		LLVMBuildStore(c->b, zero, a->acc[u]);
 	lower_nest(c, first, k->ir->nloops, p, krun_point, a);
-	KrunWrite w = {p, a};
+	KrunWrite w = {p, a, 0};
 	c_write(c, a->fresh, krun_write, &w);
+}
+
+/* The same for a->rows rows at once (points ps, real rows): the k run's
+ * loops are emitted once, with a->rows x a->nacc accumulators, so that the
+ * rows' FMA chains are independent where each row alone has few vectors. */
+static void krun_tile_rows(LowerCtx *c, const LowerPoint *ps, int first, KrunArg *a)
+{
+	LLVMValueRef zero = LLVMConstNull(a->vty);
+	for (int u = 0; u < a->rows * a->nacc; u++)
+		LLVMBuildStore(c->b, zero, a->acc[u]);
+	lower_nest_rows(c, first, c->k->ir->nloops, ps, a->rows, krun_points, a);
+	for (int r = 0; r < a->rows; r++) {
+		KrunWrite w = {&ps[r], a, r};
+		c_write(c, a->fresh, krun_write, &w);
+	}
 }
 
 /* Declares llvm.fmuladd for a's vector type. */
@@ -389,18 +414,50 @@ static LLVMValueRef digit_block(LowerCtx *c, int l, LLVMValueRef bi, int64_t db)
 typedef struct X86Panel {
 	LLVMValueRef base; /* the panels (64-byte aligned), or null at run time */
 	int64_t nt;        /* floats per panel row */
+	/* one tile's panel, filled by panel_tile for each tile in turn (the k
+	 * runs: a thread's columns at K = 4096 and N = 4096 made 64 MiB of
+	 * panels per call, whose page faults and copy from memory were half of
+	 * row-balanced at 93.75% on 4096^3) */
+	bool per_tile;
 } X86Panel;
 
 enum { X86_PACK_REUSE = 32 };
 
+/* Copies the K x nt floats of X from column col into dst, row k at dst + k nt. */
+static void panel_copy(LowerCtx *c, LLVMValueRef dst, LLVMValueRef col, int64_t nt)
+{
+	const LowerKernel *k = c->k;
+	LowerLoop lk, lj;
+	LLVMValueRef kk = lower_loop_begin(c, &lk, i64c(c, 0), i64c(c, k->K), "pk");
+	LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+	LLVMValueRef to = LLVMBuildNSWMul(c->b, kk, i64c(c, nt), "");
+	LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, nt), "pj");
+	LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, j, ""), da = LLVMBuildNSWAdd(c->b, to, j, "");
+	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
+	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, dst, &da, 1, ""));
+	lower_loop_end(c, &lj);
+	lower_loop_end(c, &lk);
+}
+
 /* The full tile at column n in its panel (or in X, without one): row k of
- * the tile at *xt + k * *ldk. */
+ * the tile at *xt + k * *ldk.  A per-tile panel is filled here. */
 static void panel_tile(LowerCtx *c, const X86Panel *pn, LLVMValueRef n, LLVMValueRef *xt, LLVMValueRef *ldk)
 {
 	const LowerKernel *k = c->k;
 	LLVMValueRef have = LLVMBuildIsNotNull(c->b, pn->base, "");
-	LLVMValueRef off = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, n, c->n0, ""), i64c(c, k->K), "");
-	LLVMValueRef inp = LLVMBuildGEP2(c->b, c->f32, pn->base, &off, 1, "");
+	LLVMValueRef inp = pn->base;
+	if (pn->per_tile) {
+		LLVMBasicBlockRef fill = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "tpack");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "tpacked");
+		LLVMBuildCondBr(c->b, have, fill, done);
+		LLVMPositionBuilderAtEnd(c->b, fill);
+		panel_copy(c, pn->base, n, pn->nt);
+		LLVMBuildBr(c->b, done);
+		LLVMPositionBuilderAtEnd(c->b, done);
+	} else {
+		LLVMValueRef off = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, n, c->n0, ""), i64c(c, k->K), "");
+		inp = LLVMBuildGEP2(c->b, c->f32, pn->base, &off, 1, "");
+	}
 	LLVMValueRef inx = LLVMBuildGEP2(c->b, c->f32, c->X, &n, 1, "");
 	*xt = LLVMBuildSelect(c->b, have, inp, inx, "xt");
 	*ldk = LLVMBuildSelect(c->b, have, i64c(c, pn->nt), i64c(c, k->N), "ldk");
@@ -432,12 +489,15 @@ static LLVMValueRef libc_fn(LowerCtx *c, const char *name, LLVMTypeRef ret, LLVM
 	return f ? f : LLVMAddFunction(c->mod, name, ty);
 }
 
-/* Allocates and fills the panels; returns the malloc'd pointer (to free). */
+/* Allocates the panels and fills them (all the thread's tiles; a per-tile
+ * panel: one tile's room, filled by panel_tile); returns the malloc'd
+ * pointer (to free). */
 static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
 {
 	const LowerKernel *k = c->k;
 	const int64_t nt = pn->nt;
-	LLVMValueRef tiles = LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
+	LLVMValueRef tiles = pn->per_tile ? i64c(c, 1)
+	                                  : LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
 	LLVMValueRef bytes = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt * k->K * 4), ""),
 	                                     i64c(c, 64), "");
 	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
@@ -446,26 +506,20 @@ static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
 	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), i64c(c, 63), "");
 	LLVMValueRef al = LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), raw, &pad, 1, "panels");
 	LLVMValueRef have = LLVMBuildIsNotNull(c->b, raw, "");
-	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pack");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "packed");
-	LLVMBuildCondBr(c->b, have, body, done);
-	LLVMPositionBuilderAtEnd(c->b, body);
-	LowerLoop lt, lk, lj;
-	LLVMValueRef t = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "pt");
-	LLVMValueRef col = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, t, i64c(c, nt), ""), "");
-	LLVMValueRef kk = lower_loop_begin(c, &lk, i64c(c, 0), i64c(c, k->K), "pk");
-	LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
-	LLVMValueRef dst = LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, t, i64c(c, k->K), ""), kk, ""),
-	                                   i64c(c, nt), "");
-	LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, nt), "pj");
-	LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, j, ""), da = LLVMBuildNSWAdd(c->b, dst, j, "");
-	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
-	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, al, &da, 1, ""));
-	lower_loop_end(c, &lj);
-	lower_loop_end(c, &lk);
-	lower_loop_end(c, &lt);
-	LLVMBuildBr(c->b, done);
-	LLVMPositionBuilderAtEnd(c->b, done);
+	if (!pn->per_tile) {
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pack");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "packed");
+		LLVMBuildCondBr(c->b, have, body, done);
+		LLVMPositionBuilderAtEnd(c->b, body);
+		LowerLoop lt;
+		LLVMValueRef t = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "pt");
+		LLVMValueRef col = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, t, i64c(c, nt), ""), "");
+		LLVMValueRef off = LLVMBuildNSWMul(c->b, t, i64c(c, k->K * nt), "");
+		panel_copy(c, LLVMBuildGEP2(c->b, c->f32, al, &off, 1, ""), col, nt);
+		lower_loop_end(c, &lt);
+		LLVMBuildBr(c->b, done);
+		LLVMPositionBuilderAtEnd(c->b, done);
+	}
 	pn->base = LLVMBuildSelect(c->b, have, al, LLVMConstPointerNull(c->ptr), "panel");
 	return raw;
 }
@@ -551,6 +605,65 @@ static void kblock_rest_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
 
+/* Rows of W walked together in the blocked k runs: X86_KROWS rows of half a
+ * tile each instead of one row of a full tile (AVX-512: 2 x 4 vectors, not
+ * 1 x 8).  The same registers, the tile's X rows half as wide, so a block
+ * of them is half the bytes and stays in L1 (or L2) better, and each
+ * weight's chain of FMAs is shorter.  One thread, minimum of 3 interleaved
+ * runs of --run on this AMD EPYC (Zen 5 class): 1024^3 at 93.75%
+ * row-balanced 1.87 -> 1.57 ms, 1:16 1.89 -> 1.43 ms, row-balanced at 75%
+ * 5.97 -> 5.46 ms; 768/768/512 1:16 0.50 -> 0.36 ms, row-balanced 0.49 ->
+ * 0.44; 256/1152/3136 1:16 1.75 -> 1.60; the same for AVX2 (2 x 2
+ * vectors): 1024^3 row-balanced 1.85 -> 1.63, 1:16 1.76 -> 1.54 ms;
+ * within noise on 64/576/3136, 128/576/784, 1024/4096/1024 and 4096^3.
+ * Four rows of a quarter tile lost on most of these (1:16 on 1024^3
+ * 1.93 ms). */
+enum { X86_KROWS = 2 };
+
+/* Rows of W walked together (krun_tile_rows): the digits of loop
+ * a->first - 1, a dense loop along m, a->t->rows at a time from point p;
+ * a group that reaches a padding row, and the digits left over, one by
+ * one. */
+static void kblock_rows_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	KblockArg *a = arg;
+	KrunArg *t = a->t;
+	const int s = a->first - 1, rows = t->rows;
+	const PirLoop *l = &c->k->ir->loops[s];
+	LLVMValueRef lo = c->lo[s] ? c->lo[s] : i64c(c, 0), hi = c->hi[s] ? c->hi[s] : i64c(c, l->nnz);
+	LLVMValueRef groups = LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, hi, lo, ""), i64c(c, rows), "groups");
+	LLVMValueRef base = LLVMBuildNSWMul(c->b, p->row, i64c(c, l->nnz), "");
+	LowerPoint ps[LOWER_MAX_ROWS];
+	LowerLoop lg, lr;
+	LLVMValueRef g = lower_loop_begin(c, &lg, i64c(c, 0), groups, "rgroup");
+	LLVMValueRef d0 = LLVMBuildNSWAdd(c->b, lo, LLVMBuildNSWMul(c->b, g, i64c(c, rows), ""), "");
+	for (int r = 0; r < rows; r++) {
+		LLVMValueRef d = LLVMBuildNSWAdd(c->b, d0, i64c(c, r), ""), dm, dk;
+		lower_offsets(c, l, d, &dm, &dk);
+		ps[r] = (LowerPoint){LLVMBuildNSWAdd(c->b, base, d, ""), LLVMBuildNSWAdd(c->b, p->m, dm, "m"), p->k};
+	}
+	LLVMBasicBlockRef all = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgall");
+	LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgeach");
+	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgdone");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ps[rows - 1].m, i64c(c, c->k->M), ""), all, each);
+	LLVMPositionBuilderAtEnd(c->b, all);
+	t->fresh = a->store ? c_fresh_at(c, ps[0].row, a->first) : NULL;
+	krun_tile_rows(c, ps, a->first, t);
+	LLVMBuildBr(c->b, next);
+	LLVMPositionBuilderAtEnd(c->b, each);
+	for (int r = 0; r < rows; r++)
+		kblock_tile_point(c, &ps[r], a);
+	LLVMBuildBr(c->b, next);
+	LLVMPositionBuilderAtEnd(c->b, next);
+	lower_loop_end(c, &lg);
+	LLVMValueRef d = lower_loop_begin(c, &lr, LLVMBuildNSWAdd(c->b, lo, LLVMBuildNSWMul(c->b, groups, i64c(c, rows), ""), ""),
+	                                  hi, "rleft"), dm, dk;
+	lower_offsets(c, l, d, &dm, &dk);
+	LowerPoint q = {LLVMBuildNSWAdd(c->b, base, d, ""), LLVMBuildNSWAdd(c->b, p->m, dm, "m"), p->k};
+	kblock_tile_point(c, &q, a);
+	lower_loop_end(c, &lr);
+}
+
 static void x86_krun_all(LowerCtx *c, int split)
 {
 	const Pir *ir = c->k->ir;
@@ -560,7 +673,15 @@ static void x86_krun_all(LowerCtx *c, int split)
 	if (db < X86_KBLOCK_DIGITS)
 		db = X86_KBLOCK_DIGITS;
 	KrunArg t;
-	const int64_t nt = krun_full_tile(c, &t);
+	int64_t nt = krun_full_tile(c, &t);
+	{ /* X86_KROWS rows at a time where the loop above the run is a dense m loop */
+		const PirLoop *ml = split > 0 ? &ir->loops[split - 1] : NULL;
+		if (ml && !pir_loop_is_perforated(ml) && !pir_loop_has_axis(ml, PIR_AXIS_K) && t.nacc % X86_KROWS == 0) {
+			t.rows = X86_KROWS;
+			t.nacc /= X86_KROWS;
+			nt /= X86_KROWS;
+		}
+	}
 	const int vl = t.width, unroll = t.nacc;
 	KblockArg a = {&t, split, vl, unroll, lower_entry_alloca(c, c->i64, "from"), NULL, x86_stores_c(c->k)};
 	/* Condensed X: where the run's outer loop is a dense k loop whose
@@ -571,7 +692,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 	int64_t xrows = 0, kstride = 0;
 	bool approx = false;
 	LLVMValueRef xbuf = NULL, raw = NULL;
-	X86Panel panel = {NULL, 0};
+	X86Panel panel = {NULL, 0, true};
 	{
 		bool rows_m_only = true;
 		for (int i = 0; i < split; i++)
@@ -665,7 +786,10 @@ static void x86_krun_all(LowerCtx *c, int split)
 		lower_loop_end(c, &lj);
 		t.xbuf = xbuf;
 	}
-	lower_nest(c, 0, split, &start, kblock_tile_point, &a);
+	if (t.rows > 1)
+		lower_nest(c, 0, split - 1, &start, kblock_rows_point, &a);
+	else
+		lower_nest(c, 0, split, &start, kblock_tile_point, &a);
 	t.xbuf = NULL;
 	t.xrows = 0;
 	c->lo[split] = c->hi[split] = NULL;
@@ -1242,7 +1366,7 @@ static void x86_mrun_all(LowerCtx *c, int first)
 		return;
 	}
 	int outer = across_for(c->k, first);
-	X86Panel pn = {NULL, (int64_t)vl * mrun_nacc(vl)};
+	X86Panel pn = {NULL, (int64_t)vl * mrun_nacc(vl), false};
 	LLVMValueRef raw = panel_pack(c, &pn);
 	if (outer >= 0) {
 		mrun_across(c, outer, first, &pn);

@@ -82,30 +82,52 @@ static void zero_c(LowerCtx *c)
 	}
 }
 
-void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt at, void *arg)
+void lower_nest_rows(LowerCtx *c, int first, int last, const LowerPoint *ps, int rows, LowerAtRows at, void *arg)
 {
 	const Pir *ir = c->k->ir;
 	LowerLoop loops[PIR_MAX_LOOPS];
-	LowerPoint q = *p;
+	LowerPoint q[LOWER_MAX_ROWS];
+	memcpy(q, ps, (size_t)rows * sizeof *q);
 	for (int i = first; i < last; i++) {
 		const PirLoop *l = &ir->loops[i];
 		LLVMValueRef d = lower_loop_begin(c, &loops[i], c->lo[i] ? c->lo[i] : i64c(c, 0),
 		                                  c->hi[i] ? c->hi[i] : i64c(c, l->nnz), l->name);
-		LLVMValueRef v = d;
-		if (c->idx[i]) {
-			LLVMValueRef at_ = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q.row, i64c(c, l->nnz), ""), d, "");
-			LLVMValueRef e = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &at_, 1, ""), "");
-			v = LLVMBuildSExt(c->b, e, c->i64, "");
+		for (int r = 0; r < rows; r++) {
+			LLVMValueRef v = d;
+			if (c->idx[i]) {
+				LLVMValueRef at_ = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q[r].row, i64c(c, l->nnz), ""), d, "");
+				LLVMValueRef e =
+					LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &at_, 1, ""), "");
+				v = LLVMBuildSExt(c->b, e, c->i64, "");
+			}
+			q[r].row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q[r].row, i64c(c, l->nnz), ""), d, "");
+			LLVMValueRef dm, dk;
+			lower_offsets(c, l, v, &dm, &dk);
+			q[r].m = LLVMBuildNSWAdd(c->b, q[r].m, dm, "m");
+			q[r].k = LLVMBuildNSWAdd(c->b, q[r].k, dk, "k");
 		}
-		q.row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q.row, i64c(c, l->nnz), ""), d, "");
-		LLVMValueRef dm, dk;
-		lower_offsets(c, l, v, &dm, &dk);
-		q.m = LLVMBuildNSWAdd(c->b, q.m, dm, "m");
-		q.k = LLVMBuildNSWAdd(c->b, q.k, dk, "k");
 	}
-	at(c, &q, arg);
+	at(c, q, rows, arg);
 	for (int i = last - 1; i >= first; i--)
 		lower_loop_end(c, &loops[i]);
+}
+
+typedef struct AtOne {
+	LowerAt at;
+	void *arg;
+} AtOne;
+
+static void at_one(LowerCtx *c, const LowerPoint *ps, int rows, void *arg)
+{
+	(void)rows;
+	const AtOne *a = arg;
+	a->at(c, ps, a->arg);
+}
+
+void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt at, void *arg)
+{
+	AtOne a = {at, arg};
+	lower_nest_rows(c, first, last, p, 1, at_one, &a);
 }
 
 LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name)

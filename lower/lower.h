@@ -104,6 +104,13 @@ typedef struct LowerHooks {
  * every innermost point with the point and the weight's storage index. */
 typedef void (*LowerAt)(LowerCtx *c, const LowerPoint *p, void *arg);
 void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt at, void *arg);
+/* The same for `rows` points at once (at most LOWER_MAX_ROWS), e.g. rows of
+ * W whose loops below have the same structure: each loop is emitted once,
+ * and every point gets its own storage prefix, index loads and offsets;
+ * `at` gets the points in order. */
+enum { LOWER_MAX_ROWS = 8 };
+typedef void (*LowerAtRows)(LowerCtx *c, const LowerPoint *ps, int rows, void *arg);
+void lower_nest_rows(LowerCtx *c, int first, int last, const LowerPoint *ps, int rows, LowerAtRows at, void *arg);
 /* The (m, k) offsets of iteration v (i64) of loop l. */
 void lower_offsets(LowerCtx *c, const PirLoop *l, LLVMValueRef v, LLVMValueRef *dm, LLVMValueRef *dk);
 /* An alloca in the function's entry block (promoted to registers). */
