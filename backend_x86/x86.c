@@ -406,10 +406,11 @@ static LLVMValueRef digit_block(LowerCtx *c, int l, LLVMValueRef bi, int64_t db)
  * row-balanced block of digits are only about known, so its per-block
  * copy needs a fallback to X, whose address select cost 11 scalar
  * instructions per weight.  Where each X element feeds enough FMAs
- * (X86_PACK_REUSE or more kept weights per k), the thread's columns of X
- * are instead copied once per call into panels of one full tile's width
- * (64 floats for the AVX-512 m runs, 128 for the k runs): row k of panel t
- * at panel + (t K + k) width, so a tile's rows are contiguous.  The buffer
+ * (X86_PACK_REUSE or more kept weights per k), X is instead copied into
+ * panels of one full tile's width (64 floats for the AVX-512 m runs and k
+ * runs): the thread's columns once per call for the m runs, row k of panel
+ * t at panel + (t K + k) width, so a tile's rows are contiguous; one
+ * tile's panel before each tile for the k runs (per_tile).  The buffer
  * comes from malloc; without it the runs read X itself. */
 typedef struct X86Panel {
 	LLVMValueRef base; /* the panels (64-byte aligned), or null at run time */
