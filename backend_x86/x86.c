@@ -614,9 +614,9 @@ static void kblock_rest_point(LowerCtx *c, const LowerPoint *p, void *arg)
  * runs of --run on this AMD EPYC (Zen 5 class): 1024^3 at 93.75%
  * row-balanced 1.87 -> 1.57 ms, 1:16 1.89 -> 1.43 ms, row-balanced at 75%
  * 5.97 -> 5.46 ms; 768/768/512 1:16 0.50 -> 0.36 ms, row-balanced 0.49 ->
- * 0.44; 256/1152/3136 1:16 1.75 -> 1.60; the same for AVX2 (2 x 2
- * vectors): 1024^3 row-balanced 1.85 -> 1.63, 1:16 1.76 -> 1.54 ms;
- * within noise on 64/576/3136, 128/576/784, 1024/4096/1024 and 4096^3.
+ * 0.44; 256/1152/3136 1:16 1.75 -> 1.60; within noise on 64/576/3136,
+ * 128/576/784, 1024/4096/1024 and 4096^3.  AVX2 (2 x 2 vectors) takes the
+ * same path unmeasured: this machine times only its host's AVX-512 code.
  * Four rows of a quarter tile lost on most of these (1:16 on 1024^3
  * 1.93 ms). */
 enum { X86_KROWS = 2 };
