@@ -166,8 +166,8 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 		return tensor_fail(err, "%s: the array is empty", file);
 	size_t data = start + hl;
 	if (count > (int64_t)((len - data) / (size_t)item))
-		return tensor_fail(err, "%s: truncated: the shape needs %lld bytes of data, the file has %zu",
-		            file, (long long)count * item, len - data);
+		return tensor_fail(err, "%s: truncated: the shape needs %lld values of %d bytes, the file has %zu "
+		                 "bytes of data", file, (long long)count, item, len - data);
 	if ((size_t)count * (size_t)item != len - data)
 		return tensor_fail(err, "%s: %zu bytes after the data the shape describes", file,
 		            len - data - (size_t)count * (size_t)item);
