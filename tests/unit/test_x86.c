@@ -203,10 +203,11 @@ START_TEST(k_blocked_runs)
 END_TEST
 
 /* Runs with at least X86_PACK_REUSE kept weights per k, which read X from
- * panels packed once per call (m runs: blocks, 2:4, the hybrid; k runs:
- * row-balanced), and k runs over rows in chunks (X86_KROW_BYTES; 1100
- * rows: three chunks, the last one short): full tiles and column tails, k
- * padded and not, slices with no full tile (N = 70 on two threads). */
+ * panels (m runs: blocks, 2:4, the hybrid, packed once per call; k runs:
+ * row-balanced, one tile's panel filled before each tile, two rows at a
+ * time), and k runs over rows in chunks (X86_KROW_BYTES; 1100 rows: three
+ * chunks, the last one short): full tiles and column tails, k padded and
+ * not, slices with no full tile (N = 70 on two threads). */
 START_TEST(panel_packed_runs)
 {
 	static const char *const patterns[] = {"apply block(32, 32, 50%);", "apply block(8, 8, 25%);",
