@@ -230,6 +230,18 @@ START_TEST(column_chunks)
 }
 END_TEST
 
+/* m runs over X rows that share L1's sets (N = 512: rows 2 KiB apart, not
+ * x_rows_spread) and fewer than X86_PACK_REUSE weights per k: the run's X
+ * rows are condensed into a buffer per point (mrun_condense), with M and K
+ * padded and not.  The shapes above all spread, so they read X in place. */
+START_TEST(condensed_m_runs)
+{
+	static const char *const patterns[] = {"apply block(32, 32, 25%);", "apply hybrid(32, 32, 50%);"};
+	static const int64_t shapes[2][3] = {{70, 100, 512}, {64, 96, 512}};
+	ck_assert_int_eq(check_patterns(patterns, 2, shapes, 2), 8);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
 	Suite *s = suite_create("x86");
@@ -243,6 +255,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, k_blocked_runs);
 	tcase_add_test(tc, panel_packed_runs);
 	tcase_add_test(tc, column_chunks);
+	tcase_add_test(tc, condensed_m_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
