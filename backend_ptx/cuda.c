@@ -55,6 +55,10 @@ typedef int (*CublasCreate)(void **);
 typedef int (*CublasDestroy)(void *);
 typedef int (*CublasSgemm)(void *, int, int, int, int, int, const float *, const float *, int,
                            const float *, int, const float *, float *, int);
+/* cublasGemmEx: handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+ * Btype, ldb, beta, C, Ctype, ldc, computeType, algo */
+typedef int (*CublasGemmEx)(void *, int, int, int, int, int, const void *, const void *, int, int, const void *, int,
+                            int, const void *, void *, int, int, int, int);
 
 struct Cuda {
 	void *lib;
@@ -69,6 +73,7 @@ struct Cuda {
 	void *blas_lib, *blas;
 	CublasDestroy blas_destroy;
 	CublasSgemm sgemm;
+	CublasGemmEx gemm_ex;
 	char blas_err[CUDA_ERR_MAX];
 };
 
@@ -296,8 +301,9 @@ static bool load_cublas(Cuda *cu)
 	CublasCreate create = (CublasCreate)sym(cu->blas_lib, "cublasCreate_v2", NULL);
 	cu->blas_destroy = (CublasDestroy)sym(cu->blas_lib, "cublasDestroy_v2", NULL);
 	cu->sgemm = (CublasSgemm)sym(cu->blas_lib, "cublasSgemm_v2", NULL);
+	cu->gemm_ex = (CublasGemmEx)sym(cu->blas_lib, "cublasGemmEx", NULL);
 	int r = -1;
-	if (!create || !cu->blas_destroy || !cu->sgemm || (r = create(&cu->blas)) != 0) {
+	if (!create || !cu->blas_destroy || !cu->sgemm || !cu->gemm_ex || (r = create(&cu->blas)) != 0) {
 		snprintf(cu->blas_err, CUDA_ERR_MAX, "cuBLAS could not start (cublasCreate: status %d)", r);
 		cu->blas = NULL;
 		return false;
@@ -322,6 +328,29 @@ bool cuda_sgemm(Cuda *cu, bool kn, int64_t M, int64_t K, int64_t N, CuPtr w, CuP
 	                       (int)K, (const float *)(uintptr_t)x, (int)K, &zero, (float *)(uintptr_t)c, (int)M);
 	if (r != 0) {
 		snprintf(err, CUDA_ERR_MAX, "cublasSgemm failed: status %d", r);
+		return false;
+	}
+	return true;
+}
+
+bool cuda_gemm16(Cuda *cu, bool f16, int64_t M, int64_t K, int64_t N, CuPtr w, CuPtr x, CuPtr c,
+                 char err[CUDA_ERR_MAX])
+{
+	if (!load_cublas(cu)) {
+		snprintf(err, CUDA_ERR_MAX, "%s", cu->blas_err);
+		return false;
+	}
+	const float one = 1, zero = 0;
+	/* library_types.h and cublas_api.h: CUDA_R_32F 0, CUDA_R_16F 2,
+	 * CUDA_R_16BF 14; CUBLAS_COMPUTE_32F 68; CUBLAS_GEMM_DEFAULT -1 */
+	enum { N_ = 0, R32F = 0, R16F = 2, R16BF = 14, COMPUTE_32F = 68, GEMM_DEFAULT = -1 };
+	const int in = f16 ? R16F : R16BF;
+	/* the column-major view of C = W X (row-major): C^T = X^T W^T */
+	int r = cu->gemm_ex(cu->blas, N_, N_, (int)N, (int)M, (int)K, &one, (const void *)(uintptr_t)x, in, (int)N,
+	                    (const void *)(uintptr_t)w, in, (int)K, &zero, (void *)(uintptr_t)c, R32F, (int)N,
+	                    COMPUTE_32F, GEMM_DEFAULT);
+	if (r != 0) {
+		snprintf(err, CUDA_ERR_MAX, "cublasGemmEx (%s) failed: status %d", f16 ? "f16" : "bf16", r);
 		return false;
 	}
 	return true;

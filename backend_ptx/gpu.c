@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gpu.h"
 #include "../support/util.h"
+#include "../weights/tensor.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +31,22 @@ static void dev_free(Cuda *cu, Dev *d)
 		cuda_free(cu, d->index[i]);
 }
 
-static double sampled_error(const GpuProblem *p, const float *c)
+/* v as the kernel sees it: rounded to 16 bits on tensor cores. */
+static double as_input(float v, PatDtype dt)
+{
+	return dt == PAT_F16 ? fp16_to_f32(f32_to_fp16(v)) : dt == PAT_BF16 ? bf16_to_f32(f32_to_bf16(v)) : v;
+}
+
+/* n floats as 16-bit dt values (malloc'd; NULL when out of memory). */
+static uint16_t *to16(const float *v, size_t n, PatDtype dt)
+{
+	uint16_t *h = malloc((n ? n : 1) * sizeof *h);
+	for (size_t i = 0; h && i < n; i++)
+		h[i] = dt == PAT_F16 ? f32_to_fp16(v[i]) : f32_to_bf16(v[i]);
+	return h;
+}
+
+static double sampled_error(const GpuProblem *p, PatDtype dt, const float *c)
 {
 	const int64_t M = p->M, K = p->K, N = p->N;
 	int64_t want = p->check_cols > 0 ? p->check_cols : SAMPLE_COLS;
@@ -43,7 +59,7 @@ static double sampled_error(const GpuProblem *p, const float *c)
 			double ref = 0;
 			const float *w = p->dense + m * K;
 			for (int64_t k = 0; k < K; k++)
-				ref += (double)w[k] * (kn ? p->x[k * N + n] : p->x[n * K + k]);
+				ref += as_input(w[k], dt) * as_input(kn ? p->x[k * N + n] : p->x[n * K + k], dt);
 			double got = kn ? c[m * N + n] : c[n * M + m];
 			num += (got - ref) * (got - ref), den += ref * ref;
 		}
@@ -104,6 +120,12 @@ static bool launch_blas(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 	return cuda_sgemm(cu, l->p->layout == PAT_LAYOUT_KN, l->p->M, l->p->K, l->p->N, l->d->w, l->d->x, l->d->c, err);
 }
 
+static bool launch_blas16(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
+{
+	BlasLaunch *l = arg;
+	return cuda_gemm16(cu, l->p->dtype == PAT_F16, l->p->M, l->p->K, l->p->N, l->d->w, l->d->x, l->d->c, err);
+}
+
 bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 {
 	memset(r, 0, sizeof *r);
@@ -112,7 +134,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	const int64_t M = p->M, K = p->K, N = p->N;
 	char name[PIR_NAME_MAX + 16];
 	snprintf(name, sizeof name, "patc_spmm");
-	PtxKernelSpec spec = {.k = {ir, M, K, N, p->layout, name, 1}, .s = p->s};
+	PtxKernelSpec spec = {.k = {ir, M, K, N, p->layout, name, 1, p->dtype}, .s = p->s};
 	char *ptx = NULL;
 	double t0 = util_now();
 	if (!ptx_compile(&spec, 1, p->sm, &ptx, NULL, err))
@@ -125,15 +147,21 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	PirMetrics pm;
 	pir_metrics(ir, &pm);
 	size_t nc = (size_t)(M * N);
-	bool ok = c && cuda_load_ptx(cu, ptx, &module, err) && cuda_kernel(cu, module, name, &fn, err) &&
-	          cuda_alloc(cu, &d.x, (size_t)(K * N) * 4, err) && cuda_alloc(cu, &d.c, nc * 4, err) &&
-	          cuda_alloc(cu, &d.values, (size_t)pm.values * 4, err) &&
+	/* on tensor cores X and the weights go up as 16-bit values */
+	const bool tc = spec.plan.tc;
+	const PatDtype dt = tc ? p->dtype : PAT_F32;
+	const size_t es = tc ? 2 : 4;
+	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL, *v16 = tc ? to16(p->values, (size_t)pm.values, dt) : NULL;
+	const void *xs = tc ? (const void *)x16 : p->x, *vs = tc ? (const void *)v16 : p->values;
+	bool ok = c && (!tc || (x16 && v16)) && cuda_load_ptx(cu, ptx, &module, err) &&
+	          cuda_kernel(cu, module, name, &fn, err) && cuda_alloc(cu, &d.x, (size_t)(K * N) * es, err) &&
+	          cuda_alloc(cu, &d.c, nc * 4, err) && cuda_alloc(cu, &d.values, (size_t)pm.values * es, err) &&
 	          cuda_alloc(cu, &d.index_ptrs, PIR_MAX_LOOPS * sizeof(CuPtr), err) &&
-	          cuda_alloc(cu, &d.flush, FLUSH_BYTES, err) &&
-	          cuda_upload(cu, d.x, p->x, (size_t)(K * N) * 4, err) &&
-	          cuda_upload(cu, d.values, p->values, (size_t)pm.values * 4, err);
-	if (!c)
-		snprintf(err, CUDA_ERR_MAX, "out of memory for C (%zu floats) on the host", nc);
+	          cuda_alloc(cu, &d.flush, FLUSH_BYTES, err) && cuda_upload(cu, d.x, xs, (size_t)(K * N) * es, err) &&
+	          cuda_upload(cu, d.values, vs, (size_t)pm.values * es, err);
+	if (!c || (tc && (!x16 || !v16)))
+		snprintf(err, CUDA_ERR_MAX, "out of memory for C and the 16-bit inputs on the host");
+	free(x16), free(v16);
 	free(ptx);
 	CuPtr ptrs[PIR_MAX_LOOPS] = {0};
 	for (int i = 0; ok && i < ir->nloops; i++)
@@ -154,20 +182,25 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	if (ok) {
 		for (size_t i = 0; i < nc; i++)
 			r->unwritten += isnan(c[i]);
-		r->rel_err = sampled_error(p, c);
+		r->rel_err = sampled_error(p, dt, c);
 		ok = time_us(cu, &d, p->reps, launch_kernel, &kl, &r->kernel_us, err);
 	}
 	if (ok && p->cublas) {
 		BlasLaunch bl = {p, &d};
 		char berr[CUDA_ERR_MAX];
-		if (cuda_alloc(cu, &d.w, (size_t)(M * K) * 4, err) &&
-		    cuda_upload(cu, d.w, p->dense, (size_t)(M * K) * 4, err)) {
-			if (!time_us(cu, &d, p->reps, launch_blas, &bl, &r->cublas_us, berr)) {
+		uint16_t *w16 = tc ? to16(p->dense, (size_t)(M * K), dt) : NULL;
+		const void *ws = tc ? (const void *)w16 : p->dense;
+		if (tc && !w16)
+			snprintf(err, CUDA_ERR_MAX, "out of memory for the 16-bit dense weight on the host");
+		ok = (!tc || w16) && cuda_alloc(cu, &d.w, (size_t)(M * K) * es, err) &&
+		     cuda_upload(cu, d.w, ws, (size_t)(M * K) * es, err);
+		free(w16);
+		if (ok) {
+			if (!time_us(cu, &d, p->reps, tc ? launch_blas16 : launch_blas, &bl, &r->cublas_us, berr)) {
 				r->cublas_us = -1;
 				snprintf(r->note, sizeof r->note, "%s", berr);
 			}
-		} else
-			ok = false;
+		}
 	}
 	dev_free(cu, &d);
 	cuda_unload(cu, module);

@@ -16,10 +16,14 @@ typedef struct GpuProblem {
 	const PruneMask *mask; /* its index arrays */
 	const float *dense;    /* the masked weight, M x K (reference and cuBLAS) */
 	const float *x;        /* K x N (kn) or N x K (nk) */
+	PatDtype dtype;        /* f16, bf16: the tensor cores where the pattern allows
+	                        * (X, the weights and cuBLAS's operands rounded to
+	                        * it, the reference too); f32: CUDA cores */
 	const char *sm;        /* the PTX target */
 	PtxSchedule s;
 	int reps;              /* timed runs (median) */
-	bool cublas;           /* also time cuBLAS sgemm on the dense weight */
+	bool cublas;           /* also time cuBLAS on the dense weight (sgemm; on
+	                        * tensor cores GemmEx in the same 16-bit type) */
 	int check_cols;        /* columns checked against float64 (0: 64) */
 } GpuProblem;
 

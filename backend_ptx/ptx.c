@@ -1,6 +1,6 @@
 /* ptx.c - the NVPTX backend; see ptx.h. */
 #define _POSIX_C_SOURCE 200809L
-#include "ptx.h"
+#include "ptx_impl.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -116,6 +116,8 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 {
 	const Pir *ir = k->ir;
 	memset(plan, 0, sizeof *plan);
+	if (ptx_tc_plan(k, plan))
+		return;
 	bool tune = !s || !s->bx;
 	plan->s = tune ? ptx_default_schedule : *s;
 	if (tune && s && s->stage < 0)
@@ -211,6 +213,13 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])
 {
 	const PtxSchedule *s = &plan->s;
+	if (plan->tc) { /* a warp per 16 rows and PTX_TC_COLS columns */
+		grid[0] = (unsigned)plan->nsets;
+		grid[1] = (unsigned)((n + PTX_TC_WARPS * PTX_TC_COLS - 1) / (PTX_TC_WARPS * PTX_TC_COLS));
+		grid[2] = 1;
+		block[0] = 32, block[1] = PTX_TC_WARPS, block[2] = 1;
+		return;
+	}
 	int64_t cols = (int64_t)s->bx * s->v;
 	grid[0] = (unsigned)((plan->nsets + s->by - 1) / s->by);
 	grid[1] = (unsigned)((n + cols - 1) / cols);
@@ -255,7 +264,7 @@ typedef struct GpuArg {
 
 static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
 
-static LLVMValueRef sreg(LowerCtx *c, const char *name)
+LLVMValueRef ptx_sreg(LowerCtx *c, const char *name)
 {
 	const PtxPlan *plan = c->backend;
 	if (plan->emulate) { /* a global the host's emulator sets per thread */
@@ -589,8 +598,8 @@ static void gpu_body(LowerCtx *c)
 	a.wr = plan->wr;
 	a.inner = n - 1;
 
-	LLVMValueRef tx = sreg(c, "tid.x"), ty = sreg(c, "tid.y");
-	LLVMValueRef cx = sreg(c, "ctaid.x"), cy = sreg(c, "ctaid.y");
+	LLVMValueRef tx = ptx_sreg(c, "tid.x"), ty = ptx_sreg(c, "tid.y");
+	LLVMValueRef cx = ptx_sreg(c, "ctaid.x"), cy = ptx_sreg(c, "ctaid.y");
 	LLVMValueRef set = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, cx, i64c(c, plan->s.by), ""), ty, "set");
 	LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "work");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "done");
@@ -624,7 +633,7 @@ static void gpu_body(LowerCtx *c)
 	}
 
 	if (plan->split >= 0) { /* this block's part of the split loop */
-		LLVMValueRef lo = LLVMBuildNSWMul(c->b, sreg(c, "ctaid.z"), i64c(c, plan->split_chunk), "zlo");
+		LLVMValueRef lo = LLVMBuildNSWMul(c->b, ptx_sreg(c, "ctaid.z"), i64c(c, plan->split_chunk), "zlo");
 		LLVMValueRef hi = LLVMBuildNSWAdd(c->b, lo, i64c(c, plan->split_chunk), "");
 		LLVMValueRef nnz = i64c(c, ir->loops[plan->split].nnz);
 		hi = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, nnz, ""), hi, nnz, "zhi");
@@ -717,7 +726,7 @@ static void no_prologue(LowerCtx *c) { (void)c; }
 
 LowerHooks ptx_hooks(PtxPlan *plan)
 {
-	return (LowerHooks){.prologue = no_prologue, .body = gpu_body, .backend = plan};
+	return (LowerHooks){.prologue = no_prologue, .body = plan->tc ? ptx_tc_body : gpu_body, .backend = plan};
 }
 
 /* ---- the module ---- */

@@ -65,14 +65,40 @@ typedef struct PtxPlan {
 	int64_t stage_u, stage_p; /* stage: iterations of it per stage, points per iteration */
 	bool xvec, wk, wr;  /* 16-byte loads of X, of weights along k, along rows */
 	bool emulate;       /* thread and block ids from globals patc_emu_tid_x, ..
-	                     * (i32), for running the mapping on the host */
+	                     * (i32), for running the mapping on the host; on
+	                     * tensor cores each mma calls the host function that
+	                     * the global patc_emu_mma points to (PtxEmuMma) */
+	bool tc;            /* tensor cores (tc.c): 16-bit X and weights, mma.sync */
+	const char *tc_why; /* why the tensor cores are used or not, for --explain */
 } PtxPlan;
+
+/* The tensor-core mapping (tc.c), for a kernel whose dtype is f16 or bf16.
+ * The nest must end in a dense loop along m and a dense loop along k, each
+ * a multiple of 16 long (blocks of 16 x 16 and up: the kept tiles are
+ * dense 16 x 16 tiles of W), with no loop along both axes before them.  A warp owns 16 consecutive rows of that m loop (the loops
+ * along m before it spread over thread blocks, one digit each) and
+ * PTX_TC_COLS columns, and walks the loops along k: for every kept tile,
+ * every 16 k of it is one mma.sync.m16n8k16 per 8 columns, the weights
+ * (A) read as 16-bit pairs along k, X (B, layout kn) element by element,
+ * C accumulated in f32 registers and stored once.  X and the weights are
+ * f16 or bf16 in memory; C is f32. */
+enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES };
+
+/* In emulation: the host runs the 32 lanes of a warp; each lane's mma
+ * passes its fragments (a: 4 words, b: 2 words of two 16-bit values each)
+ * and its accumulators c, which it gets back as D = A B + C once all 32
+ * lanes have passed theirs.  f16: the elements are f16, else bf16. */
+typedef void (*PtxEmuMma)(const int32_t *a, const int32_t *b, float *c, int32_t f16);
 
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
 void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
+
+/* Whether kernel k runs on tensor cores; fills plan's tensor-core fields
+ * (plan->tc_why either way).  Called by ptx_plan. */
+bool ptx_tc_plan(const LowerKernel *k, PtxPlan *plan);
 
 /* The lowering hooks of the GPU mapping for plan (filled by ptx_plan).
  * With plan->emulate the kernel compiles for any target (tests run it on

@@ -270,11 +270,11 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		LLVMSetGlobalConstant(packed, 1);
 		/* the kernels and their C entry points */
 		snprintf(name, sizeof name, "%.200s.kernel", pre);
-		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, x86_vector_width(tm)};
+		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, x86_vector_width(tm), PAT_F32};
 		LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
 		LLVMSetLinkage(kernel, LLVMInternalLinkage);
 		snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
-		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1};
+		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32};
 		LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 		LLVMSetLinkage(ukernel, LLVMInternalLinkage);
 		snprintf(name, sizeof name, "%.200s_run", pre);

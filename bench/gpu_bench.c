@@ -1,11 +1,14 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--shapes=I,J,..]
+ *             [--no-tc]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
  * tile-wise, the hybrid and row-balanced element-wise, beside cuBLAS
- * sgemm (fp32, no TF32) on the same device in the same run.  Every
+ * sgemm (fp32, no TF32) on the same device in the same run; then (unless
+ * --no-tc) the tensor-core kernels of 32x32 and 64x64 blocks in bf16 beside
+ * cuBLAS GemmEx in bf16 (f32 accumulation).  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); a wrong result stops the benchmark.  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense
@@ -22,15 +25,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The tensor-core patterns, in bf16: blocks whose tiles are dense 16 x 16 tiles. */
+static const int tc_blocks[] = {32, 64};
+static const char *const tc_names[] = {"block32", "block64"};
+enum { NTC = sizeof tc_blocks / sizeof *tc_blocks };
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
-		                "[--shapes=I,J,..]\n");
+		                "[--shapes=I,J,..] [--no-tc]\n");
 		return 2;
 	}
 	const char *stdlib = argv[1], *sm = "sm_90";
-	bool quick = false, only[NSHAPES] = {false}, some = false;
+	bool quick = false, only[NSHAPES] = {false}, some = false, with_tc = true;
 	PtxSchedule sched = {0}; /* patc's choice */
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "quick"))
@@ -45,6 +53,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--no-stage")) {
 			sched.stage = -1;
+		} else if (!strcmp(argv[i], "--no-tc")) {
+			with_tc = false;
 		} else if (!strncmp(argv[i], "--shapes=", 9)) {
 			for (char *q = argv[i] + 9; *q;) {
 				long v = strtol(q, &q, 10);
@@ -80,7 +90,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu_bench: %s, kernels for %s, patc's schedules%s\n", cuda_device_name(cu), sm,
 		        sched.stage < 0 ? " without staging" : "");
 	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense\n");
-	static double sp[3][NSHAPES][NPAT];
+	static double sp[3][NSHAPES][NPAT + NTC];
 	bool ran[NSHAPES] = {false};
 	int rc = 0;
 	for (int si = 0; si < NSHAPES && !rc; si++) {
@@ -99,18 +109,27 @@ int main(int argc, char **argv)
 		synth_weights(w, M, K, 1, SYNTH_PLAIN, 1);
 		synth_weights(x, K, N, (uint64_t)(2 + si), SYNTH_PLAIN, 1);
 		prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
-		double dense_us = -1;
+		double dense_us = -1, dense16_us = -1;
 		for (int s = 0; s < 3 && !rc; s++)
-			for (int p = 0; p < NPAT && !rc; p++) {
+			for (int p = 0; p < NPAT + NTC && !rc; p++) {
+				/* after the fp32 patterns, the tensor-core ones in bf16 */
+				const bool tc = p >= NPAT;
+				if (tc && !with_tc)
+					continue;
 				char body[128];
-				pattern_body(p, sparsities[s], body, sizeof body);
+				if (tc)
+					snprintf(body, sizeof body, "apply block(%d, %d, %g%%);", tc_blocks[p - NPAT], tc_blocks[p - NPAT],
+					         100 - sparsities[s]);
+				else
+					pattern_body(p, sparsities[s], body, sizeof body);
 				Pir ir;
 				PruneMask pm;
 				float *values = bench_prune("gpu_bench", stdlib, sh->name, M, K, body, w, imp, &ir, &pm, masked);
 				if (!values)
 					continue;
-				GpuProblem gp = {&ir, M, K, N, PAT_LAYOUT_KN, values, &pm, masked, x, sm, sched, 15,
-				                 dense_us < 0, 16};
+				double *base = tc ? &dense16_us : &dense_us;
+				GpuProblem gp = {&ir, M, K, N, PAT_LAYOUT_KN, values, &pm, masked, x, tc ? PAT_BF16 : PAT_F32,
+				                 sm, sched, 15, *base < 0, 16};
 				GpuResult r;
 				if (!gpu_measure(cu, &gp, &r, err)) {
 					fprintf(stderr, "gpu_bench: %s %s: %s\n", sh->name, body, err);
@@ -119,23 +138,27 @@ int main(int argc, char **argv)
 					fprintf(stderr, "gpu_bench: %s %s: WRONG (relative error %g, %lld unwritten)\n", sh->name,
 					        body, r.rel_err, (long long)r.unwritten);
 					rc = 4;
+				} else if (tc && !r.plan.tc) {
+					fprintf(stderr, "gpu_bench: %s %s: not on tensor cores (%s)\n", sh->name, body, r.plan.tc_why);
+					rc = 4;
 				} else {
-					if (dense_us < 0) {
+					const char *dt = tc ? "bf16" : "f32";
+					const char *name = tc ? tc_names[p - NPAT] : pattern_names[p];
+					if (*base < 0) {
 						if (r.cublas_us < 0) {
 							fprintf(stderr, "gpu_bench: %s\n", r.note);
 							rc = 3;
 						}
-						dense_us = r.cublas_us;
-						fprintf(csv, "%s,%lld,%lld,%lld,0,dense,cublas,f32,%.2f,1\n", sh->name, (long long)M,
-						        (long long)K, (long long)N, dense_us);
+						*base = r.cublas_us;
+						fprintf(csv, "%s,%lld,%lld,%lld,0,dense,cublas,%s,%.2f,1\n", sh->name, (long long)M,
+						        (long long)K, (long long)N, dt, *base);
 					}
-					sp[s][si][p] = dense_us / r.kernel_us;
-					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,f32,%.2f,%.3f\n", sh->name, (long long)M,
-					        (long long)K, (long long)N, sparsities[s], pattern_names[p], r.kernel_us,
-					        sp[s][si][p]);
+					sp[s][si][p] = *base / r.kernel_us;
+					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%s,%.2f,%.3f\n", sh->name, (long long)M,
+					        (long long)K, (long long)N, sparsities[s], name, dt, r.kernel_us, sp[s][si][p]);
 					fflush(csv);
-					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s\n",
-					        sh->name, sparsities[s], pattern_names[p], r.kernel_us, sp[s][si][p], dense_us,
+					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s\n",
+					        sh->name, sparsities[s], name, r.kernel_us, sp[s][si][p], dt, *base,
 					        r.rel_err, r.plan.s.bx, r.plan.s.by, r.plan.s.v, r.plan.s.r, r.plan.s.ksplit,
 					        r.plan.atomic ? " atomic" : "", r.plan.xvec ? " xvec" : "", r.plan.wk ? " wk" : "",
 					        r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "");
@@ -174,5 +197,29 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	printf("\nfp32 speedup over cuBLAS sgemm (no TF32), geometric mean over %d shapes\n", nran);
+	if (!with_tc)
+		return 0;
+	printf("\n| sparsity | best, bf16 tensor cores | block32 | block64 |\n|---:|---:|---:|---:|\n");
+	for (int s = 0; s < 3; s++) {
+		double best = 0, g[NTC] = {0};
+		int n = 0;
+		for (int si = 0; si < NSHAPES; si++) {
+			if (!ran[si])
+				continue;
+			double b = 0;
+			for (int p = 0; p < NTC; p++) {
+				b = sp[s][si][NPAT + p] > b ? sp[s][si][NPAT + p] : b;
+				g[p] += log(sp[s][si][NPAT + p]);
+			}
+			best += log(b);
+			n++;
+		}
+		printf("| %g%% | %.2fx |", sparsities[s], exp(best / n));
+		for (int p = 0; p < NTC; p++)
+			printf(" %.2fx |", exp(g[p] / n));
+		printf("\n");
+	}
+	printf("\nbf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16, geometric mean over %d "
+	       "shapes\n", nran);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "emit_cuda.h"
 #include "../support/util.h"
+#include "../weights/tensor.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -149,14 +150,15 @@ static const char launcher_body[] =
 
 static const char header_head[] =
 	" *\n"
-	" * @B@.ptx holds one fp32 SpMM kernel per op; @B@_launch.c (plain C, no CUDA\n"
+	" * @B@.ptx holds one SpMM kernel per op; @B@_launch.c (plain C, no CUDA\n"
 	" * headers) loads it through the CUDA driver, found at run time with\n"
 	" * dlopen(\"libcuda.so.1\"), and uploads each op's packed Fractal-ELL weights\n"
 	" * from @B@.bin.  Every function returns 0 on success (open: the handle, or\n"
 	" * NULL with a message); @B@_gpu_error() says what failed.\n"
 	" *\n"
 	" * Layout kn: X is K x N and C is M x N; layout nk: X is N x K and C is\n"
-	" * N x M; row-major floats in device memory. */\n"
+	" * N x M; row-major in device memory.  C holds floats; X holds floats too,\n"
+	" * but f16 or bf16 values (OP_XBYTES = 2) for an op on tensor cores. */\n"
 	"#ifndef PATC_@B@_H\n#define PATC_@B@_H\n\n#include <stddef.h>\n\n"
 	"typedef unsigned long long @B@_devptr; /* a CUDA device pointer */\n"
 	"typedef struct @B@_gpu @B@_gpu;\n\n"
@@ -217,10 +219,17 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		float *w = malloc((size_t)(op->M * op->K) * sizeof *w);
 		float *values = w ? prune_pack_new(op->ir, &p->mask, p->w, op->M, op->K, &nvalues, w) : NULL;
 		ok = values && w;
+		const bool tc = e->specs[i].plan.tc; /* 16-bit values on tensor cores */
+		uint16_t *v16 = ok && tc ? malloc((size_t)(nvalues ? nvalues : 1) * sizeof *v16) : NULL;
+		ok = ok && (!tc || v16);
+		for (int64_t j = 0; ok && tc && j < nvalues; j++)
+			v16[j] = op->dtype == PAT_F16 ? f32_to_fp16(values[j]) : f32_to_bf16(values[j]);
 		if (ok) {
 			blob[i].values = (int64_t)bin.len;
-			blob[i].nvalues = nvalues * 4;
-			sb_append(&bin, values, (size_t)blob[i].nvalues);
+			blob[i].nvalues = nvalues * (tc ? 2 : 4);
+			sb_append(&bin, tc ? (const void *)v16 : values, (size_t)blob[i].nvalues);
+			while (bin.len % 4) /* the index arrays after it stay aligned */
+				sb_putc(&bin, 0);
 			for (int l = 0; l < op->ir->nloops; l++)
 				if (p->mask.index[l]) {
 					blob[i].index[l] = (int64_t)bin.len;
@@ -230,7 +239,7 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 			blob[i].dense = (int64_t)bin.len;
 			sb_append(&bin, w, (size_t)(op->M * op->K) * 4);
 		}
-		free(values), free(w);
+		free(values), free(w), free(v16);
 	}
 	if (!ok) {
 		snprintf(err, 512, "out of memory writing the GPU launcher");
@@ -243,15 +252,20 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		const char *o = op->name;
+		const bool tc = e->specs[i].plan.tc;
+		sb_printf(&h, "\n/* op %s: C = W_s X for a %lld x %lld weight and N = %lld tokens, layout %s; %s. */\n",
+		          o, (long long)op->M, (long long)op->K, (long long)op->N, pat_layout_names[op->layout],
+		          tc ? (op->dtype == PAT_F16 ? "tensor cores, X and W in f16, C in f32"
+		                                     : "tensor cores, X and W in bf16, C in f32")
+		             : "fp32 on CUDA cores");
+		sb_printf(&h, "enum { %s_%s_XBYTES = %d };\n", b, o, tc ? 2 : 4);
 		sb_printf(&h,
-		          "\n/* op %s: C = W_s X for a %lld x %lld weight and N = %lld tokens, layout %s. */\n"
 		          "enum { %s_%s_M = %lld, %s_%s_K = %lld, %s_%s_N = %lld, %s_%s_KN = %d };\n"
 		          "/* Launches the kernel on the default stream (asynchronous). */\n"
 		          "int %s_%s_launch(%s_gpu *g, %s_devptr X, %s_devptr C);\n"
 		          "/* The masked dense weight W_s (M x K floats), for checking results. */\n"
 		          "int %s_%s_dense(%s_gpu *g, float *w);\n",
-		          o, (long long)op->M, (long long)op->K, (long long)op->N, pat_layout_names[op->layout], b, o,
-		          (long long)op->M, b, o, (long long)op->K, b, o, (long long)op->N, b, o,
+		          b, o, (long long)op->M, b, o, (long long)op->K, b, o, (long long)op->N, b, o,
 		          op->layout == PAT_LAYOUT_KN, b, o, b, b, b, b, o, b);
 	}
 	sb_printf(&h, "\n#endif\n");

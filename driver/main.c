@@ -79,7 +79,8 @@ static void usage(FILE *f)
 	      "  --run              compile each op's kernel, check it and time it: x86-64\n"
 	      "                     targets JIT-compile it and compare with a dense OpenBLAS\n"
 	      "                     sgemm with the same threads; GPU targets run it through\n"
-	      "                     the CUDA driver (exit 3 without one) beside cuBLAS sgemm\n"
+	      "                     the CUDA driver (exit 3 without one) beside cuBLAS (sgemm;\n"
+	      "                     on tensor cores GemmEx in the op's 16-bit dtype)\n"
 	      "  --threads=N        threads for --run (default: all cores)\n"
 	      "  --rank=total|lookahead\n"
 	      "                     how a perforation ranks its candidates, for ops that do\n"
@@ -93,7 +94,8 @@ static void usage(FILE *f)
 	      "                     perforate, condense, or all) to stderr\n"
 	      "  --target=NAME      x86-64 (default), x86-64-avx2, x86-64-avx512, sm_80, sm_86,\n"
 	      "                     sm_89, sm_90; GPU targets check the GPU legality rules and\n"
-	      "                     compile to PTX (fp32 on CUDA cores)\n"
+	      "                     compile to PTX (fp32 on CUDA cores; ops of dtype f16 or\n"
+	      "                     bf16 whose kept tiles are dense 16 x 16 on tensor cores)\n"
 	      "  -o PATH            write the output to PATH (atomically) instead of stdout;\n"
 	      "                     without --emit/--explain/--run, PATH is a directory that gets\n"
 	      "                     BASE.o (the kernels), BASE.h (their C ABI) and\n"
@@ -330,11 +332,19 @@ static const char *target_cpu(const char *target)
 /* --explain on a GPU target: the kernel's path and mapping. */
 static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
 {
-	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1};
+	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype};
 	PtxPlan plan;
 	ptx_plan(&lk, NULL, &plan);
 	const PtxSchedule *s = &plan.s;
-	sb_printf(out, "  GPU kernel for %s: fp32 FMA on CUDA cores (patc has no tensor-core path yet)\n", sm);
+	if (plan.tc) {
+		sb_printf(out, "  GPU kernel for %s: %s\n", sm, plan.tc_why);
+		sb_printf(out, "    mapping: a warp per 16 rows of a kept tile's m loop and %d columns; blocks of %d warps "
+		               "along the columns; %lld row sets; X and W in %s, C in f32%s\n",
+		          PTX_TC_COLS, PTX_TC_WARPS, (long long)plan.nsets, pat_dtype_names[op->dtype],
+		          plan.zero ? "; C is zeroed before the launch" : "");
+		return;
+	}
+	sb_printf(out, "  GPU kernel for %s: %s\n", sm, plan.tc_why);
 	sb_printf(out, "    mapping: %s\n", plan.why);
 	sb_printf(out, "    schedule: blocks of %d x %d threads, %d column%s and %d row%s per thread, k walk in %d "
 	               "part%s; %lld row sets\n",
@@ -357,7 +367,7 @@ static int compile_ptx(const Options *o, const char *base, const Program *prog, 
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1};
+		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1, op->dtype};
 	}
 	char *ptx = NULL, *ll = NULL, err[PTX_ERR_MAX];
 	int rc = PATC_EXIT_OK;

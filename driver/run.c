@@ -49,7 +49,7 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 	              SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
 	snprintf(name, sizeof name, "patc_%s", op->name);
-	LowerKernel lk = {op->ir, M, K, N, op->layout, name, 0};
+	LowerKernel lk = {op->ir, M, K, N, op->layout, name, 0, PAT_F32};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	double t0 = util_now();
@@ -141,7 +141,7 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Str
 		bool kn = op->layout == PAT_LAYOUT_KN;
 		/* a fresh X each run: the kernel must be right on any input */
 		synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
-		GpuProblem gp = {op->ir, M, K, N, op->layout, values, &p->mask, dense, x, sm,
+		GpuProblem gp = {op->ir, M, K, N, op->layout, values, &p->mask, dense, x, op->dtype, sm,
 		                 (PtxSchedule){0}, 20, true, 64};
 		GpuResult r;
 		if (!gpu_measure(cu, &gp, &r, cerr)) {
@@ -156,13 +156,20 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Str
 			          (long long)K, (long long)N, r.compile_ms, r.plan.why);
 			sb_printf(out, "  patc kernel   %10.1f us  %7.2f TFLOP/s dense-equivalent, %7.2f effective\n",
 			          r.kernel_us, flops / ks * 1e-12, eff / ks * 1e-12);
-			if (r.cublas_us > 0)
+			const char *dt = pat_dtype_names[op->dtype];
+			if (r.cublas_us > 0 && r.plan.tc)
+				sb_printf(out, "  cuBLAS GemmEx %10.1f us  %7.2f TFLOP/s (dense %s, f32 accumulation)\n"
+				               "  speedup over dense %.2fx; ",
+				          r.cublas_us, flops / (r.cublas_us * 1e-6) * 1e-12, dt, r.cublas_us / r.kernel_us);
+			else if (r.cublas_us > 0)
 				sb_printf(out, "  cuBLAS sgemm  %10.1f us  %7.2f TFLOP/s (dense fp32, no TF32)\n"
 				               "  speedup over dense %.2fx; ",
 				          r.cublas_us, flops / (r.cublas_us * 1e-6) * 1e-12, r.cublas_us / r.kernel_us);
 			else
 				sb_printf(out, "  cuBLAS not measured: %s\n  ", r.note);
-			sb_printf(out, "relative error vs float64 on the masked weight %.2e\n", r.rel_err);
+			sb_printf(out, "relative error vs float64 on the masked weight%s %.2e\n",
+			          r.plan.tc ? (op->dtype == PAT_F16 ? " (inputs rounded to f16)" : " (inputs rounded to bf16)") : "",
+			          r.rel_err);
 			if (r.unwritten || !(r.rel_err < 1e-4)) {
 				snprintf(err, 512, "op '%s': the GPU kernel's result is wrong (relative error %g, %lld elements "
 				         "not written)", op->name, r.rel_err, (long long)r.unwritten);

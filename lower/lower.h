@@ -34,6 +34,10 @@ typedef struct LowerKernel {
 	PatLayout layout;
 	const char *name;
 	int vector_width; /* floats per vector register, for backends that use it */
+	/* The element type of X and the weights where a backend computes in
+	 * it (the NVPTX tensor cores: f16 or bf16, accumulating in f32; C is
+	 * f32).  PAT_F32 (0): f32 everywhere. */
+	PatDtype dtype;
 } LowerKernel;
 
 typedef struct LowerCtx {

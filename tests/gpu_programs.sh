@@ -1,9 +1,15 @@
 # gpu_programs.sh - sourced by tests/ptx.sh and tests/gpu/run.sh: the stdlib
 # patterns the GPU legality rules allow (tile_h perforates m inside a k loop
 # and unstructured joins m and k: both are refused), and one .pat program
-# per shape and layout with one op per pattern.
+# per shape and layout with one op per pattern, and one per shape with the
+# 16-bit ops (DIR/sI_tc.pat).
 gpu_patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "nm(1, 8)" "tile_v(32, 25%)"
 	"channel(50%)" "channel_in(25%)" "row_balanced(25%)" "hybrid(32, 32, 50%, 2, 4)")
+
+# The tensor-core ops (dtype f16 or bf16, kept tiles dense 16 x 16 tiles)
+# and a 16-bit op that stays on CUDA cores (2:4 keeps no dense tiles).
+gpu_tc_patterns=("block(16, 16, 50%)|bf16" "block(32, 32, 25%)|bf16" "block(32, 32, 25%)|f16"
+	"block(64, 64, 25%)|bf16" "nm(2, 4)|bf16")
 
 # gpu_programs DIR SEEDS SHAPE...: writes DIR/sI_kn.pat and DIR/sI_nk.pat for
 # the I-th "M K N" shape; SEEDS=fixed seeds the weights by op, SEEDS=fresh
@@ -22,6 +28,13 @@ gpu_programs() {
 				[ "$seeds" = fresh ] && seed=$RANDOM
 				echo "op p$p: spmm(M = $M, K = $K, N = $N, layout = $layout) { weights = random(seed = $seed); apply ${gpu_patterns[$p]}; }" >>"$f"
 			done
+		done
+		f=$dir/s${s}_tc.pat
+		echo 'include "all.pat";' >"$f"
+		for p in "${!gpu_tc_patterns[@]}"; do
+			seed=$p
+			[ "$seeds" = fresh ] && seed=$RANDOM
+			echo "op t$p: spmm(M = $M, K = $K, N = $N, dtype = ${gpu_tc_patterns[$p]#*|}) { weights = random(seed = $seed); apply ${gpu_tc_patterns[$p]%|*}; }" >>"$f"
 		done
 		s=$((s + 1))
 	done

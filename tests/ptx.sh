@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ptx.sh - the NVPTX backend without a GPU: PTX for every stdlib pattern on
-# three shapes (two that no tile size divides) and both activation layouts
-# is written by `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas
+# three shapes (two that no tile size divides) and both activation layouts,
+# and the 16-bit ops (tensor cores: mma.sync, bf16 and f16), is written by `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas
 # for its target; `ptxas -v` must report no local-memory spills and no
 # stack frame for any kernel.  Then the no-driver path: `--run` on a GPU
 # target exits 3 with a clear message on a machine without libcuda.so.1.
@@ -39,7 +39,16 @@ else
 				continue
 			fi
 			kernels=$(grep -c "Compiling entry function" "$tmp/log" || true)
-			[ "$kernels" -eq "${#patterns[@]}" ] || { bad "$base $sm: $kernels kernels"; continue; }
+			want=${#patterns[@]}
+			case $base in *_tc)
+				want=${#gpu_tc_patterns[@]}
+				# every block op on tensor cores, the 2:4 one on CUDA cores
+				mma=$(grep -c "mma.sync.aligned.m16n8k16.row.col.f32" "$out/$base.ptx" || true)
+				[ "$mma" -gt 0 ] || { bad "$base $sm: no mma.sync"; continue; }
+				grep -q "tensor cores, X and W in bf16" "$out/$base.h" && grep -q "tensor cores, X and W in f16" "$out/$base.h" &&
+					grep -q "fp32 on CUDA cores" "$out/$base.h" || { bad "$base $sm: the header's paths"; continue; } ;;
+			esac
+			[ "$kernels" -eq "$want" ] || { bad "$base $sm: $kernels kernels"; continue; }
 			if grep -E "[1-9][0-9]* bytes (spill|stack)" "$tmp/log" >/dev/null; then
 				bad "$base $sm spills: $(grep -E '[1-9][0-9]* bytes (spill|stack)' "$tmp/log" | head -2)"
 				continue
@@ -47,7 +56,7 @@ else
 			ok
 		done
 	done
-	echo "ptxas ($("$ptxas" --version | tail -1)): $((pass)) modules of ${#patterns[@]} kernels assembled without spills"
+	echo "ptxas ($("$ptxas" --version | tail -1)): $((pass)) modules (${#patterns[@]} kernels each, ${#gpu_tc_patterns[@]} in the 16-bit ones) assembled without spills"
 fi
 
 # the patterns GPU targets refuse: a diagnostic and exit 1, no output

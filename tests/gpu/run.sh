@@ -5,11 +5,14 @@
 #      tiles divide and shapes they do not, both activation layouts, PTX for
 #      sm_80 (JIT-compiled by the driver) and for the GPU's own target,
 #      fresh random inputs each run, C poisoned (NaN) before the checked
-#      run, float64 reference (`patc --run`; a wrong result exits 4);
+#      run, float64 reference (`patc --run`; a wrong result exits 4); and
+#      the 16-bit ops (tensor cores in bf16 and f16, the reference on the
+#      rounded inputs);
 #   2. the benchmark: gpu_bench over the paper's shapes beside cuBLAS,
 #      writing gpu.csv and printing the table (staging X in shared memory
 #      is compared with the plain path on three shapes first, and the
-#      benchmark runs with the faster);
+#      benchmark runs with the faster), then the bf16 tensor-core kernels
+#      beside cuBLAS in bf16;
 #   3. optionally (SWEEP=1) a sweep of kernel schedules on three shapes.
 #
 #   tests/gpu/run.sh [BIN] [OUTDIR]
@@ -74,8 +77,27 @@ for s in "${!shapes[@]}"; do
 		done
 	done
 done
+# the 16-bit ops: tensor cores (bf16, f16) and one that stays on CUDA cores
+for s in "${!shapes[@]}"; do
+	read -r M K N <<<"${shapes[$s]}"
+	f=$tmp/s${s}_tc.pat
+	for target in $sm sm_80; do
+		[ $target = sm_80 ] && [ $s -ne 1 ] && continue
+		if "$bin/patc" "$f" --target=$target --run >"$tmp/log" 2>"$tmp/err"; then
+			checked=$((checked + ${#gpu_tc_patterns[@]}))
+		else
+			echo "FAIL: $M/$K/$N 16-bit ops $target: $(grep -E 'error' "$tmp/err" | head -3)"
+			fail=$((fail + 1))
+		fi
+		awk -v s="$M/$K/$N" -v t=$target '
+			/^t[0-9]+:/ {op=$1; sub(":", "", op)}
+			/patc kernel/ {us=$3}
+			/speedup over dense/ {sp=$4; err=$NF; printf "  %-15s tc %s %-4s %9.1f us  %6s  err %s\n", s, t, op, us, sp, err}
+			/cuBLAS not measured/ {printf "  %-15s tc %s %-4s %9.1f us  (no cuBLAS)\n", s, t, op, us}' "$tmp/log" >>"$out/gpu_check.txt"
+	done
+done
 echo "correctness: $checked kernels checked, $fail failing runs ($(( $(date +%s) - start )) s)"
-echo "  (per kernel: $out/gpu_check.txt; patterns: ${patterns[*]})"
+echo "  (per kernel: $out/gpu_check.txt; patterns: ${patterns[*]}; 16-bit: ${gpu_tc_patterns[*]})"
 
 # the launcher example: PTX for sm_80 (JIT-compiled by the driver) and for
 # the GPU's own target, built with the system C compiler, run on the GPU
@@ -97,8 +119,8 @@ fi
 # shapes first (geometric mean of the best structured pattern over the
 # three sparsities); the benchmark runs with the faster one.
 score() { awk -F'|' 'NR>2 && /^\|/ {gsub(/[ x]/, "", $3); s += log($3); n++} END {printf "%.4f", n ? exp(s / n) : 0}'; }
-staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/a.csv" --sm=$sm --shapes=3,1,8 2>/dev/null | score)
-plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/b.csv" --sm=$sm --shapes=3,1,8 --no-stage 2>/dev/null | score)
+staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/a.csv" --sm=$sm --shapes=3,1,8 --no-tc 2>/dev/null | score)
+plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/b.csv" --sm=$sm --shapes=3,1,8 --no-stage --no-tc 2>/dev/null | score)
 stage_flag=""
 awk -v a="$staged" -v b="$plain" 'BEGIN {exit !(b > a)}' && stage_flag=--no-stage
 echo "staging X in shared memory: ${staged}x, plain: ${plain}x (768/768/512, 4096/1024/1024, 256/1152/3136);" \
@@ -113,7 +135,7 @@ echo "benchmark done ($(( $(date +%s) - start )) s)"
 # ---- 3. schedules ----
 if [ "${SWEEP:-0}" = 1 ]; then
 	for sc in ${SCHEDULES:-32,4,4,4,1,0 32,4,4,4,1,1 32,4,4,8,1,1 32,4,8,4,1,1 64,2,4,4,1,1}; do
-		"$bin/gpu_bench" "$root/stdlib" "$tmp/sweep.csv" --sm=$sm --shapes=3,1,8 --schedule=$sc 2>/dev/null |
+		"$bin/gpu_bench" "$root/stdlib" "$tmp/sweep.csv" --sm=$sm --shapes=3,1,8 --schedule=$sc --no-tc 2>/dev/null |
 			awk -v sc=$sc 'NR>2 && /^\|/ {printf "  schedule %-10s %s\n", sc, $0}'
 	done | tee "$out/gpu_sweep.txt"
 	echo "sweep done ($(( $(date +%s) - start )) s)"

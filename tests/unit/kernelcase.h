@@ -14,6 +14,7 @@ typedef struct KernelCase {
 	int64_t M, K, N;
 	PatLayout layout;
 	float *w, *imp, *dense, *x, *c, *values;
+	int64_t nvalues;
 	PruneMask mask;
 } KernelCase;
 
@@ -30,7 +31,7 @@ static inline void kernel_case_init(KernelCase *kc, const OpResult *op, PatLayou
 	prune_importance(PAT_IMP_MAGNITUDE, kc->w, NULL, NULL, 0, M, K, kc->imp);
 	char err[PRUNE_ERR_MAX];
 	ck_assert_msg(prune_mask_build(op->ir, kc->imp, M, K, PAT_RANK_LOOKAHEAD, &kc->mask, err), "%s", err);
-	kc->values = prune_pack_new(op->ir, &kc->mask, kc->w, M, K, NULL, kc->dense);
+	kc->values = prune_pack_new(op->ir, &kc->mask, kc->w, M, K, &kc->nvalues, kc->dense);
 	ck_assert_ptr_nonnull(kc->values);
 }
 

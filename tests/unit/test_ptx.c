@@ -15,6 +15,9 @@
 #include "prune/prune.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <string.h>
 
 typedef struct Emu {
 	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z;
@@ -26,7 +29,7 @@ static double emulate(const OpResult *op, PatLayout layout, int64_t N, const Ptx
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1};
+	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, PAT_F32};
 	PtxPlan plan;
 	ptx_plan(&lk, s, &plan);
 	plan.emulate = true;
@@ -140,7 +143,7 @@ START_TEST(plans)
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->M, op->K, 4096, PAT_LAYOUT_KN, "k", 1};
+		LowerKernel lk = {op->ir, op->M, op->K, 4096, PAT_LAYOUT_KN, "k", 1, PAT_F32};
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
@@ -179,6 +182,281 @@ START_TEST(ptx_for_both_targets)
 }
 END_TEST
 
+/* ---- tensor cores ----
+ *
+ * mma.sync is a warp's instruction: lane l passes its fragments and gets
+ * its part of D = A B + C back once all 32 lanes have passed theirs.  The
+ * emulator runs the 32 lanes of a warp as threads, one at a time (the
+ * thread and block ids are globals of the kernel, set before a lane runs):
+ * a lane runs until it ends or reaches an mma whose other lanes have not
+ * all arrived; the last to arrive multiplies for the whole warp. */
+enum { LANES = 32 };
+
+typedef struct Warp {
+	sem_t go[LANES]; /* lane l may run */
+	sem_t back;      /* the running lane stopped: the scheduler may run */
+	int turn;        /* the lane that runs */
+	bool done[LANES], parked[LANES];
+	unsigned parked_gen[LANES], gen;
+	int arrived;
+	int32_t a[LANES][4], b[LANES][2];
+	float c[LANES][4];
+	/* the kernel and its arguments */
+	const X86Kernel *kern;
+	const void *x, *values;
+	float *out;
+	const int32_t *const *index;
+	int64_t N;
+} Warp;
+
+static Warp *warp; /* the warp being emulated */
+
+static float half_to_f32(uint16_t h, int32_t f16) { return f16 ? fp16_to_f32(h) : bf16_to_f32(h); }
+
+/* The 16-bit element `hi` of word w as a float. */
+static float elem(int32_t w, int hi, int32_t f16) { return half_to_f32((uint16_t)((uint32_t)w >> (hi ? 16 : 0)), f16); }
+
+/* D = A B + C for the warp, from every lane's fragments (see tc.c). */
+static void warp_mma(Warp *w, int32_t f16)
+{
+	float A[16][16], B[16][8], C[16][8];
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++)
+			for (int h = 0; h < 2; h++)
+				A[g + (e & 1 ? 8 : 0)][2 * t + h + (e & 2 ? 8 : 0)] = elem(w->a[l][e], h, f16);
+		for (int e = 0; e < 2; e++)
+			for (int h = 0; h < 2; h++)
+				B[2 * t + h + 8 * e][g] = elem(w->b[l][e], h, f16);
+		for (int e = 0; e < 4; e++)
+			C[g + (e & 2 ? 8 : 0)][2 * t + (e & 1)] = w->c[l][e];
+	}
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++) {
+			const int i = g + (e & 2 ? 8 : 0), j = 2 * t + (e & 1);
+			float d = C[i][j];
+			for (int kk = 0; kk < 16; kk++)
+				d += A[i][kk] * B[kk][j];
+			w->c[l][e] = d;
+		}
+	}
+}
+
+/* Called by the running lane (only one runs at a time). */
+static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
+{
+	Warp *w = warp;
+	const int l = w->turn;
+	memcpy(w->a[l], a, sizeof w->a[l]);
+	memcpy(w->b[l], b, sizeof w->b[l]);
+	memcpy(w->c[l], c, sizeof w->c[l]);
+	if (++w->arrived == LANES) {
+		warp_mma(w, f16);
+		w->arrived = 0;
+		w->gen++;
+	} else { /* park until the others have arrived */
+		w->parked[l] = true;
+		w->parked_gen[l] = w->gen;
+		sem_post(&w->back);
+		while (sem_wait(&w->go[l]))
+			;
+		w->parked[l] = false;
+	}
+	memcpy(c, w->c[l], sizeof w->c[l]);
+}
+
+typedef struct LaneArg {
+	Warp *w;
+	int l;
+} LaneArg;
+
+static void *lane_main(void *arg)
+{
+	const LaneArg *la = arg;
+	Warp *w = la->w;
+	while (sem_wait(&w->go[la->l]))
+		;
+	w->kern->fn(w->x, w->out, w->values, w->index, 0, w->N);
+	w->done[la->l] = true;
+	sem_post(&w->back);
+	return NULL;
+}
+
+/* Runs one warp (ids in e, lane = tid.x) to its end, one lane at a time,
+ * each until it ends or parks at an mma; fails the test on a deadlock
+ * (lanes waiting at an mma that the others never reach). */
+static void run_warp(Warp *w, const Emu *e)
+{
+	pthread_t th[LANES];
+	LaneArg la[LANES];
+	w->arrived = 0;
+	w->gen = 0;
+	memset(w->done, 0, sizeof w->done);
+	memset(w->parked, 0, sizeof w->parked);
+	for (int l = 0; l < LANES; l++) {
+		la[l] = (LaneArg){w, l};
+		ck_assert_int_eq(pthread_create(&th[l], NULL, lane_main, &la[l]), 0);
+	}
+	for (;;) {
+		int ran = 0, left = 0;
+		for (int l = 0; l < LANES; l++) {
+			if (w->done[l])
+				continue;
+			left++;
+			if (w->parked[l] && w->parked_gen[l] == w->gen)
+				continue; /* its mma has not completed */
+			*e->tid_x = l;
+			w->turn = l;
+			sem_post(&w->go[l]);
+			while (sem_wait(&w->back))
+				;
+			ran++;
+		}
+		if (!left)
+			break;
+		ck_assert_msg(ran > 0, "tensor-core emulation: lanes wait at an mma the others never reach");
+	}
+	for (int l = 0; l < LANES; l++)
+		pthread_join(th[l], NULL);
+}
+
+/* x rounded to f16 or bf16 and back. */
+static float round_half(float x, PatDtype dt)
+{
+	return dt == PAT_F16 ? fp16_to_f32(f32_to_fp16(x)) : bf16_to_f32(f32_to_bf16(x));
+}
+
+/* Runs the tensor-core kernel of op (layout kn, dtype dt) on the emulator;
+ * returns its relative error against the float64 product of the weight and
+ * X rounded to dt (+inf where an element of C is left unwritten). */
+static double emulate_tc(const OpResult *op, PatDtype dt, PtxPlan *plan_out)
+{
+	const int64_t N = op->N;
+	KernelCase kc;
+	kernel_case_init(&kc, op, PAT_LAYOUT_KN, N);
+	LowerKernel lk = {op->ir, op->M, op->K, N, PAT_LAYOUT_KN, "emu", 1, dt};
+	PtxPlan plan;
+	ptx_plan(&lk, NULL, &plan);
+	ck_assert_msg(plan.tc, "%s", plan.tc_why);
+	plan.emulate = true;
+	LowerHooks hooks = ptx_hooks(&plan);
+	X86Kernel kern;
+	char xerr[X86_ERR_MAX];
+	ck_assert_msg(x86_jit_hooks(&lk, &hooks, NULL, NULL, &kern, xerr), "%s", xerr);
+	Emu e = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
+	         x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"), NULL};
+	PtxEmuMma *mma = x86_lookup(&kern, "patc_emu_mma");
+	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y && mma);
+	*mma = emu_mma;
+	/* 16-bit X and weights; the reference on the same rounded values */
+	uint16_t *x16 = malloc((size_t)(op->K * N) * sizeof *x16), *v16 = malloc((size_t)kc.nvalues * sizeof *v16 + 4);
+	ck_assert(x16 && v16);
+	for (int64_t i = 0; i < op->K * N; i++) {
+		x16[i] = dt == PAT_F16 ? f32_to_fp16(kc.x[i]) : f32_to_bf16(kc.x[i]);
+		kc.x[i] = round_half(kc.x[i], dt);
+	}
+	for (int64_t i = 0; i < kc.nvalues; i++)
+		v16[i] = dt == PAT_F16 ? f32_to_fp16(kc.values[i]) : f32_to_bf16(kc.values[i]);
+	for (int64_t i = 0; i < op->M * op->K; i++)
+		kc.dense[i] = round_half(kc.dense[i], dt);
+	for (int64_t i = 0; i < op->M * N; i++)
+		kc.c[i] = plan.zero ? 0.0f : NAN;
+	Warp w = {.kern = &kern, .x = x16, .values = v16, .out = kc.c,
+	          .index = (const int32_t *const *)kc.mask.index, .N = N};
+	for (int l = 0; l < LANES; l++)
+		sem_init(&w.go[l], 0, 0);
+	sem_init(&w.back, 0, 0);
+	warp = &w;
+	unsigned grid[3], block[3];
+	ptx_grid(&plan, N, grid, block);
+	ck_assert_int_eq(block[0], LANES);
+	for (unsigned cx = 0; cx < grid[0]; cx++)
+		for (unsigned cy = 0; cy < grid[1]; cy++)
+			for (unsigned ty = 0; ty < block[1]; ty++) {
+				*e.ctaid_x = (int32_t)cx, *e.ctaid_y = (int32_t)cy, *e.tid_y = (int32_t)ty;
+				run_warp(&w, &e);
+			}
+	warp = NULL;
+	for (int l = 0; l < LANES; l++)
+		sem_destroy(&w.go[l]);
+	sem_destroy(&w.back);
+	double err = kernel_case_error(&kc);
+	free(x16), free(v16);
+	x86_kernel_free(&kern);
+	kernel_case_free(&kc);
+	if (plan_out)
+		*plan_out = plan;
+	return err;
+}
+
+static const char *const tc_patterns[] = {"apply block(16, 16, 50%);", "apply block(32, 32, 25%);",
+                                          "apply block(16, 32, 50%);", "apply block(32, 16, 75%);"};
+enum { NTC = sizeof tc_patterns / sizeof *tc_patterns };
+
+static Program compile_typed(Arena *arena, const char *pattern, const int64_t *shape, const char *dtype)
+{
+	char *text = arena_printf(arena,
+	                          "include \"all.pat\";\nop w: spmm(M = %lld, K = %lld, N = %lld, dtype = %s) { %s }\n",
+	                          (long long)shape[0], (long long)shape[1], (long long)shape[2], dtype, pattern);
+	Program prog;
+	ck_assert_msg(compile_quiet("t.pat", text, arena, &prog) == 0, "%s", text);
+	return prog;
+}
+
+/* The tensor-core kernels of the patterns that keep dense 16 x 16 tiles,
+ * on shapes no tile divides (M, K and N), bf16 and f16, on the warp
+ * emulator against a float64 reference on the rounded inputs. */
+START_TEST(tc_mapping_matches_reference)
+{
+	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
+	int checked = 0;
+	for (int p = 0; p < NTC; p++)
+		for (int s = 0; s < 4; s++)
+			for (int d = 0; d < 2; d++) {
+				Arena arena;
+				arena_init(&arena);
+				Program prog = compile_typed(&arena, tc_patterns[p], shapes[s], pat_dtype_names[dts[d]]);
+				double e = emulate_tc(&prog.ops[0], dts[d], NULL);
+				ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, %s: %g", tc_patterns[p], (long long)shapes[s][0],
+				              (long long)shapes[s][1], (long long)shapes[s][2], pat_dtype_names[dts[d]], e);
+				checked++;
+				arena_free(&arena);
+			}
+	ck_assert_int_eq(checked, NTC * 4 * 2);
+}
+END_TEST
+
+/* Which kernels take the tensor cores: 16-bit ops whose kept tiles are dense
+ * 16 x 16 tiles; the others say why not. */
+START_TEST(tc_choice)
+{
+	static const struct {
+		const char *pattern, *dtype;
+		bool tc;
+	} want[] = {
+		{"apply block(32, 32, 25%);", "bf16", true}, {"apply block(16, 16, 50%);", "f16", true},
+		{"apply block(32, 32, 25%);", "f32", false}, {"apply block(8, 8, 25%);", "bf16", false},
+		{"apply nm(2, 4);", "bf16", false},          {"apply row_balanced(25%);", "f16", false},
+		{"apply block(24, 32, 25%);", "bf16", false},
+	};
+	static const int64_t shape[3] = {256, 256, 64};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		Arena arena;
+		arena_init(&arena);
+		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
+		const OpResult *op = &prog.ops[0];
+		LowerKernel lk = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "k", 1, op->dtype};
+		PtxPlan plan;
+		ptx_plan(&lk, NULL, &plan);
+		ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
+		ck_assert_ptr_nonnull(plan.tc_why);
+		ck_assert_ptr_nonnull(strstr(plan.tc_why, want[i].tc ? "tensor cores:" : "CUDA cores"));
+		arena_free(&arena);
+	}
+}
+END_TEST
+
 /* Without a driver, opening CUDA fails with a message, never a crash. */
 START_TEST(no_driver)
 {
@@ -201,6 +479,8 @@ int main(void)
 	tcase_add_test(tc, plans);
 	tcase_add_test(tc, ptx_for_both_targets);
 	tcase_add_test(tc, no_driver);
+	tcase_add_test(tc, tc_mapping_matches_reference);
+	tcase_add_test(tc, tc_choice);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

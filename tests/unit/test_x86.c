@@ -15,7 +15,7 @@ static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, i
 	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, op->M, op->K, N, layout, name, 0};
+	LowerKernel lk = {op->ir, op->M, op->K, N, layout, name, 0, PAT_F32};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
