@@ -146,6 +146,23 @@ void explain_op(StrBuf *out, const OpResult *op, const Diag *diag, const PruneOp
 	else
 		sb_printf(out, "  importance: %s\n", pat_importance_names[op->importance]);
 	sb_printf(out, "  rank: %s\n", pat_rank_names[op->rank]);
+	if (op->search.given) {
+		const OpSearch *q = &op->search;
+		sb_puts(out, "  search:");
+		const char *sep = " ";
+		if (q->sparsity >= 0)
+			sb_printf(out, "%ssparsity %.4g%%", sep, 100 * q->sparsity), sep = ", ";
+		if (q->tolerance >= 0)
+			sb_printf(out, "%stolerance %.4g%%", sep, 100 * q->tolerance), sep = ", ";
+		if (q->budget >= 0)
+			sb_printf(out, "%sbudget %.4g%%", sep, 100 * q->budget), sep = ", ";
+		const int iv[] = {q->max_depth, q->min_length, q->max_pattern, q->topk};
+		static const char *const in[] = {"max_depth", "min_length", "max_pattern", "topk"};
+		for (int i = 0; i < 4; i++)
+			if (iv[i] >= 0)
+				sb_printf(out, "%s%s %d", sep, in[i], iv[i]), sep = ", ";
+		sb_puts(out, strcmp(sep, " ") ? "\n" : " (defaults)\n");
+	}
 	if (!op->ir)
 		return;
 	Pir start;

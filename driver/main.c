@@ -15,6 +15,7 @@
 #include "run.h"
 #include "../backend_ptx/ptx.h"
 #include "explain.h"
+#include "search_cli.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
@@ -60,7 +61,15 @@ typedef struct Options {
 	const char *includes[64];
 	int ninclude;
 	int color; /* -1 auto, 0 never, 1 always */
+	bool search;  /* --search */
+	const char *search_op; /* --op */
+	SearchSettings s;      /* its settings, defaults overridden by the options */
+	unsigned s_given;      /* which of them the options set (SET_* bits) */
 } Options;
+
+/* The search settings an option can set; the op's `search = search(...)`
+ * sets those the command line leaves. */
+enum { SET_SPARSITY = 1, SET_TOLERANCE = 2, SET_BUDGET = 4, SET_DEPTH = 8, SET_TOPK = 16 };
 
 static void usage(FILE *f)
 {
@@ -81,7 +90,25 @@ static void usage(FILE *f)
 	      "                     sgemm with the same threads; GPU targets run it through\n"
 	      "                     the CUDA driver (exit 3 without one) beside cuBLAS (sgemm;\n"
 	      "                     on tensor cores GemmEx in the op's 16-bit dtype)\n"
-	      "  --threads=N        threads for --run (default: all cores)\n"
+	      "  --threads=N        threads for --run and --search (default: all cores)\n"
+	      "  --search           search the op's pattern and kernel schedule jointly: tile\n"
+	      "                     and perforate W's loops, drop candidates whose magnitude\n"
+	      "                     loss exceeds the unstructured bound's by more than the\n"
+	      "                     budget, rank the rest by a cost model, then compile, check\n"
+	      "                     and time the best ranked (each in a child process with a\n"
+	      "                     timeout) beside dense OpenBLAS; writes report.json,\n"
+	      "                     report.csv, tune.jsonl and the best kernel to -o DIR\n"
+	      "                     (default BASE.search)\n"
+	      "  --sparsity=P       --search: the target sparsity, a percentage (default 75%)\n"
+	      "  --tolerance=P      --search: how far the density may be from it (default 2%)\n"
+	      "  --budget=P         --search: magnitude loss allowed over the unstructured\n"
+	      "                     bound, in points (default 5%)\n"
+	      "  --topk=N           --search: candidates measured (default 8)\n"
+	      "  --max-depth=N      --search: levels per axis, 1 to 3 (default 3)\n"
+	      "  --seed=N           --search: the order of equally ranked candidates\n"
+	      "  --timeout=S        --search: seconds one measurement may take (default 60)\n"
+	      "  --no-measure       --search: rank by the cost model alone\n"
+	      "  --op=NAME          --search: the op to search (default: the one with weights)\n"
 	      "  --rank=total|lookahead\n"
 	      "                     how a perforation ranks its candidates, for ops that do\n"
 	      "                     not set 'rank': their sub-block's total importance, or\n"
@@ -145,7 +172,34 @@ static int usage_error(const char *fmt, const char *arg)
 /* -o without another kind of output: compile the kernels to DIR. */
 static bool objects(const Options *o)
 {
-	return o->output && !o->emit_pir && !o->emit_weights && !o->explain && !o->run;
+	return o->output && !o->emit_pir && !o->emit_weights && !o->explain && !o->run && !o->search;
+}
+
+/* "75%" or "0.75" into (0, 1]. */
+static bool parse_fraction(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s)
+		return false;
+	if (*end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (*end || !(v >= 0 && v <= 1))
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_count(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
 }
 
 static int parse_args(int argc, char **argv, Options *o)
@@ -154,6 +208,7 @@ static int parse_args(int argc, char **argv, Options *o)
 	o->target = "x86-64";
 	o->color = -1;
 	o->rank = PAT_RANK_DEFAULT;
+	o->s = search_defaults;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -191,6 +246,49 @@ static int parse_args(int argc, char **argv, Options *o)
 			if (*end || t < 1 || t > 256)
 				return usage_error("--threads takes a count from 1 to 256, not '%s'", a + 10);
 			o->threads = (int)t;
+		} else if (!strcmp(a, "--search")) {
+			o->search = true;
+		} else if (!strcmp(a, "--no-measure")) {
+			o->s.measure = false;
+		} else if (!strncmp(a, "--op=", 5)) {
+			o->search_op = a + 5;
+		} else if (!strncmp(a, "--sparsity=", 11)) {
+			if (!parse_fraction(a + 11, &o->s.sparsity) || o->s.sparsity <= 0 || o->s.sparsity >= 1)
+				return usage_error("--sparsity takes a percentage between 0 and 100, such as 75%%, not '%s'",
+				                   a + 11);
+			o->s_given |= SET_SPARSITY;
+		} else if (!strncmp(a, "--tolerance=", 12)) {
+			if (!parse_fraction(a + 12, &o->s.tolerance))
+				return usage_error("--tolerance takes a percentage, such as 2%%, not '%s'", a + 12);
+			o->s_given |= SET_TOLERANCE;
+		} else if (!strncmp(a, "--timeout=", 10)) {
+			char *end;
+			double t = strtod(a + 10, &end);
+			if (end == a + 10 || *end || !(t > 0 && t <= 86400))
+				return usage_error("--timeout takes seconds, more than 0 and at most 86400, not '%s'", a + 10);
+			o->s.timeout_s = t;
+		} else if (!strncmp(a, "--budget=", 9)) {
+			if (!parse_fraction(a + 9, &o->s.budget))
+				return usage_error("--budget takes a percentage of loss, such as 5%%, not '%s'", a + 9);
+			o->s_given |= SET_BUDGET;
+		} else if (!strncmp(a, "--topk=", 7) || !strncmp(a, "--max-depth=", 12) || !strncmp(a, "--seed=", 7)) {
+			const char *v = strchr(a, '=') + 1;
+			long n;
+			if (a[2] == 't') {
+				if (!parse_count(v, 1, 10000, &n))
+					return usage_error("--topk takes a count from 1 to 10000, not '%s'", v);
+				o->s.topk = (int)n;
+				o->s_given |= SET_TOPK;
+			} else if (a[2] == 'm') {
+				if (!parse_count(v, 1, 3, &n))
+					return usage_error("--max-depth takes 1, 2 or 3, not '%s'", v);
+				o->s.max_depth = (int)n;
+				o->s_given |= SET_DEPTH;
+			} else {
+				if (!parse_count(v, 0, 2147483647L, &n))
+					return usage_error("--seed takes an integer from 0 to 2^31 - 1, not '%s'", v);
+				o->s.seed = (uint64_t)n;
+			}
 		} else if (!strncmp(a, "--rank=", 7)) {
 			if (!strcmp(a + 7, "total"))
 				o->rank = PAT_RANK_TOTAL;
@@ -443,6 +541,15 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+static int emit_stdout(const StrBuf *out)
+{
+	if (fputs(out->data ? out->data : "", stdout) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "patc: error: cannot write to standard output: %s\n", strerror(errno));
+		return PATC_EXIT_ENV;
+	}
+	return PATC_EXIT_OK;
+}
+
 /* Writes out to -o's file or stdout; 0 or PATC_EXIT_ENV. */
 static int emit(const Options *o, const StrBuf *out)
 {
@@ -591,6 +698,8 @@ int main(int argc, char **argv)
 		const OpResult *op = &prog.ops[i];
 		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights && !o.run && !objects(&o))
 			continue;
+		if (o.search && op->weights.kind == WEIGHTS_NONE)
+			continue;
 		char err[PRUNE_ERR_MAX];
 		SrcLoc where;
 		if (!prune_op(op, &pruned[i], err, &where)) {
@@ -627,13 +736,45 @@ int main(int argc, char **argv)
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
 			free(t);
-		} else if (!o.emit_weights && !o.run && !objects(&o)) {
+		} else if (!o.emit_weights && !o.run && !objects(&o) && !o.search) {
 			explain_summary(&out, op->ir, p ? &p->metrics : NULL);
 		}
 	}
 	if (prog.nops == 0)
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
-	if (objects(&o)) {
+	if (o.search) {
+		char base[128], dir[4096];
+		program_base(o.input, base, sizeof base);
+		snprintf(dir, sizeof dir, "%s.search", base);
+		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.s};
+		sc.s.gpu = o.gpu;
+		/* the op's own settings where the command line gives none */
+		for (int i = 0; i < prog.nops; i++) {
+			const OpSearch *os = &prog.ops[i].search;
+			if (!os->given || (o.search_op && strcmp(o.search_op, prog.ops[i].name)) ||
+			    prog.ops[i].weights.kind == WEIGHTS_NONE)
+				continue;
+			if (os->sparsity >= 0 && !(o.s_given & SET_SPARSITY))
+				sc.s.sparsity = os->sparsity;
+			if (os->tolerance >= 0 && !(o.s_given & SET_TOLERANCE))
+				sc.s.tolerance = os->tolerance;
+			if (os->budget >= 0 && !(o.s_given & SET_BUDGET))
+				sc.s.budget = os->budget;
+			if (os->max_depth >= 0 && !(o.s_given & SET_DEPTH))
+				sc.s.max_depth = os->max_depth;
+			if (os->topk >= 0 && !(o.s_given & SET_TOPK))
+				sc.s.topk = os->topk;
+			if (os->min_length >= 0)
+				sc.s.min_length = os->min_length;
+			if (os->max_pattern >= 0)
+				sc.s.max_pattern = os->max_pattern;
+		}
+		sc.s.threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+		rc = search_cli(&sc, &prog, pruned, &out);
+		int erc = emit_stdout(&out);
+		if (rc == PATC_EXIT_OK)
+			rc = erc;
+	} else if (objects(&o)) {
 		rc = compile_objects(&o, &prog, pruned);
 	} else if (o.run && o.gpu) {
 		char err[512];

@@ -68,6 +68,15 @@ typedef struct TraceStep {
 	char warning[256];
 } TraceStep;
 
+/* An op's `search = search(...)` setting (patc --search): each value, or
+ * a negative one where it is not given (the command line's or the default
+ * then).  Fractions (0.75 for 75%). */
+typedef struct OpSearch {
+	bool given;
+	double sparsity, tolerance, budget;
+	int max_depth, min_length, max_pattern, topk;
+} OpSearch;
+
 typedef struct OpResult {
 	const char *name;
 	SrcLoc loc;
@@ -80,6 +89,7 @@ typedef struct OpResult {
 	WeightBinding scores;      /* when importance == PAT_IMP_TENSOR */
 	PatRank rank;
 	bool rank_set;             /* given in the op (else the command line's) */
+	OpSearch search;           /* settings for --search */
 	bool ok; /* every primitive applied and the target's rules hold */
 	Pir *ir;
 	int ntrace;

@@ -77,7 +77,7 @@ typedef struct Sema {
 	LoopOrigin origins[MAX_ORIGINS];
 	int norigins;
 	int nprims; /* primitives applied to the op so far */
-	SrcLoc set_loc[4]; /* where each setting was given (line 0: not yet) */
+	SrcLoc set_loc[5]; /* where each setting was given (line 0: not yet) */
 } Sema;
 
 static void error_at(Sema *S, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -638,7 +638,67 @@ static bool bind_source(Sema *S, const Call *c, SrcLoc loc, bool allow_random, W
 }
 
 /* The settings of an op body, defined once: name, what it takes. */
-static const char *const setting_names[] = {"weights", "calibration", "importance", "rank"};
+static const char *const setting_names[] = {"weights", "calibration", "importance", "rank", "search"};
+
+/* A percentage as a fraction. */
+static double pct_fraction(PirPercent p)
+{
+	double v = (double)p.num;
+	for (int i = 0; i < p.decimals; i++)
+		v /= 10;
+	return v / 100;
+}
+
+/* search(sparsity, tolerance, budget, max_depth, min_length, max_pattern,
+ * topk): the settings of patc --search for this op. */
+static void bind_search(Sema *S, const Call *c, OpSearch *out)
+{
+	static const char *const names[] = {"sparsity", "tolerance", "budget", "max_depth",
+	                                    "min_length", "max_pattern", "topk"};
+	enum { NS = sizeof names / sizeof *names };
+	if (strcmp(c->callee->name, "search") != 0) {
+		error_at(S, c->callee->loc, "search takes search(sparsity, tolerance, budget, max_depth, min_length, "
+		                            "max_pattern, topk), not '%s'",
+		         c->callee->name);
+		return;
+	}
+	Value v[NS];
+	bool given[NS] = {false};
+	Binder b = {"search", NS, names, v, given};
+	if (!bind_args(S, NULL, c, &b))
+		return;
+	OpSearch o = {.given = true, -1, -1, -1, -1, -1, -1, -1};
+	for (int i = 0; i < NS; i++) {
+		if (!given[i])
+			continue;
+		if (i < 3) { /* percentages */
+			if (v[i].kind != V_PERCENT) {
+				error_at(S, v[i].loc, "the %s of search must be a percentage such as 75%%, found %s", names[i],
+				         value_kind_name(v[i].kind));
+				return;
+			}
+			double f = pct_fraction(v[i].pct);
+			if (i == 0 ? !(f > 0 && f < 1) : !(f >= 0 && f <= 1)) {
+				error_at(S, v[i].loc, "%s %g%% is out of range (%s)", names[i], 100 * f,
+				         i == 0 ? "more than 0% and less than 100%" : "0% to 100%");
+				return;
+			}
+			(i == 0 ? &o.sparsity : i == 1 ? &o.tolerance : &o.budget)[0] = f;
+			continue;
+		}
+		if (!want_int(S, NULL, &v[i], names[i]))
+			return;
+		static const int64_t lo[] = {1, 1, 1, 1}, hi[] = {3, 1 << 20, 1 << 20, 10000};
+		if (v[i].i < lo[i - 3] || v[i].i > hi[i - 3]) {
+			error_at(S, v[i].loc, "%s %lld is out of range (%lld to %lld)", names[i], (long long)v[i].i,
+			         (long long)lo[i - 3], (long long)hi[i - 3]);
+			return;
+		}
+		int *dst = i == 3 ? &o.max_depth : i == 4 ? &o.min_length : i == 5 ? &o.max_pattern : &o.topk;
+		*dst = (int)v[i].i;
+	}
+	*out = o;
+}
 
 /* `NAME = SOURCE(...);` or `NAME = value;` in an op body. */
 static void run_set(Sema *S, const Frame *f, const Stmt *st)
@@ -648,12 +708,12 @@ static void run_set(Sema *S, const Frame *f, const Stmt *st)
 		return; /* reported where the pattern is defined */
 	const char *name = st->u.set.name->name;
 	int which = -1;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (strcmp(name, setting_names[i]) == 0)
 			which = i;
 	if (which < 0) {
 		error_at(S, st->u.set.name->loc,
-		         "unknown setting '%s' (an op sets weights, calibration, importance or rank)", name);
+		         "unknown setting '%s' (an op sets weights, calibration, importance, rank or search)", name);
 		return;
 	}
 	SrcLoc *prev = &S->set_loc[which];
@@ -689,6 +749,14 @@ static void run_set(Sema *S, const Frame *f, const Stmt *st)
 			op->importance = (PatImportance)k;
 		return;
 	}
+	case 4: /* search */
+		if (!c) {
+			error_at(S, st->u.set.value->loc, "search takes search(sparsity, tolerance, budget, max_depth, "
+			                                  "min_length, max_pattern, topk)");
+			return;
+		}
+		bind_search(S, c, &op->search);
+		return;
 	default: { /* rank */
 		int k;
 		if (c) {
@@ -917,7 +985,7 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	/* Calibration, importance and rank only mean something with weights
 	 * (unless the weights setting itself failed, which was reported). */
 	if (op->weights.kind == WEIGHTS_NONE && !S->set_loc[0].line)
-		for (int i = 1; i < 4; i++)
+		for (int i = 1; i < 5; i++)
 			if (S->set_loc[i].line) {
 				error_at(S, S->set_loc[i], "op '%s' sets %s but has no weights to prune: set "
 				                           "'weights = ...'", op->name, setting_names[i]);

@@ -1,0 +1,126 @@
+/* search_cli.c - `patc FILE.pat --search`; see search_cli.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "search_cli.h"
+#include "../backend_x86/x86.h"
+#include "../weights/tensor.h"
+#include "emit_weights.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out)
+{
+	int which = -1, with_weights = 0;
+	for (int i = 0; i < prog->nops; i++) {
+		if (prog->ops[i].weights.kind == WEIGHTS_NONE)
+			continue;
+		with_weights++;
+		if (c->op ? !strcmp(prog->ops[i].name, c->op) : which < 0)
+			which = i;
+	}
+	if (which < 0 || (!c->op && with_weights > 1)) {
+		if (c->op)
+			fprintf(stderr, "patc: error: --op=%s: no op of that name with weights in '%s'\n", c->op, c->input);
+		else if (with_weights > 1)
+			fprintf(stderr, "patc: error: '%s' has %d ops with weights; --search takes one: name it with "
+			                "--op=NAME\n",
+			        c->input, with_weights);
+		else
+			fprintf(stderr, "patc: error: --search needs an op with weights in '%s' (weights = ...)\n",
+			        c->input);
+		return PATC_EXIT_USAGE;
+	}
+	if (c->gpu && c->s.measure) {
+		fprintf(stderr, "patc: error: --search --target=%s measures candidates on the GPU, which patc cannot do "
+		                "yet; add --no-measure to rank them by the cost model alone\n",
+		        c->target);
+		return PATC_EXIT_ENV;
+	}
+	if (mkdir(c->dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "patc: error: cannot create '%s': %s\n", c->dir, strerror(errno));
+		return PATC_EXIT_ENV;
+	}
+	const OpResult *op = &prog->ops[which];
+	const PruneOp *p = &pruned[which];
+	SearchResult r;
+	char err[256];
+	if (!search_run(op, p->w, p->imp, &c->s, stderr, &r, err)) {
+		fprintf(stderr, "patc: error: op '%s': %s\n", op->name, err);
+		return PATC_EXIT_INPUT;
+	}
+	int rc = PATC_EXIT_OK;
+	if (!search_write_reports(c->dir, PATC_VERSION, c->input, op, &c->s, &r, c->target, err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		rc = PATC_EXIT_ENV;
+	}
+	int measured = 0, failed = 0;
+	for (int i = 0; i < r.n; i++)
+		measured += r.c[i].status == SEARCH_MEASURED, failed += r.c[i].status == SEARCH_FAILED;
+	sb_printf(out, "search: op %s, %lldx%lldx%lld, %.4g%% sparsity, loss budget %.4g over the unstructured bound\n",
+	          op->name, (long long)op->M, (long long)op->K, (long long)op->N, 100 * c->s.sparsity, c->s.budget);
+	sb_printf(out, "  %lld patterns, %lld distinct masks, %lld within the budget, %d measured",
+	          (long long)r.patterns, (long long)r.masks, (long long)r.within, measured);
+	if (failed)
+		sb_printf(out, " (%d failed)", failed);
+	sb_printf(out, " in %.1f s\n", r.seconds);
+	if (r.best < 0) {
+		double least = -1;
+		for (int i = 0; i < r.n; i++)
+			if (r.c[i].metrics.nreal && (least < 0 || r.c[i].metrics.loss_over_bound < least))
+				least = r.c[i].metrics.loss_over_bound;
+		if (!r.within)
+			sb_printf(out, "  no pattern is within the budget: the least loss over the unstructured bound is %.4f "
+			               "(--budget)\n",
+			          least);
+		else
+			sb_printf(out, "  every measured candidate failed (see report.json)\n");
+		search_result_free(&r);
+		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
+	}
+	const SearchCandidate *b = &r.c[r.best];
+	sb_printf(out, "  best: %s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation,
+	          100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);
+	if (b->status == SEARCH_MEASURED && r.dense_us > 0)
+		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
+		          r.dense_us / b->measured_us, r.dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
+	else
+		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
+	sb_printf(out, "  reports: %s/report.json, %s/report.csv", c->dir, c->dir);
+	if (measured + failed)
+		sb_printf(out, "; measurements appended to %s/tune.jsonl", c->dir);
+	sb_putc(out, '\n');
+	/* the best kernel, as -o writes it (x86 targets) */
+	if (rc == PATC_EXIT_OK && !c->gpu) {
+		OpResult best = *op;
+		Pir ir = b->ir;
+		best.ir = &ir;
+		PruneOp bp = *p;
+		memset(&bp.mask, 0, sizeof bp.mask);
+		char perr[PRUNE_ERR_MAX];
+		if (!prune_mask_build(&ir, p->imp, op->M, op->K, PAT_RANK_LOOKAHEAD, &bp.mask, perr)) {
+			fprintf(stderr, "patc: error: %s\n", perr);
+			rc = PATC_EXIT_INTERNAL;
+		} else {
+			bp.metrics = b->metrics;
+			X86Emit e = {c->dir, c->base, NULL, NULL, PATC_VERSION, c->input, 1, &best, &bp, false, false};
+			char xerr[X86_ERR_MAX];
+			Program one = {1, &best};
+			char path[4096], terr[TENSOR_ERR_MAX];
+			snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
+			if (!x86_emit(&e, xerr)) {
+				fprintf(stderr, "patc: error: %s\n", xerr);
+				rc = PATC_EXIT_ENV;
+			} else if (!emit_weights(path, &one, &bp, false, PATC_VERSION, terr)) {
+				fprintf(stderr, "patc: error: %s\n", terr);
+				rc = PATC_EXIT_ENV;
+			} else
+				sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base,
+				          c->dir, c->base);
+			prune_mask_free(&bp.mask);
+		}
+	}
+	search_result_free(&r);
+	return rc;
+}

@@ -1,0 +1,20 @@
+/* search_cli.h - `patc FILE.pat --search`: runs search/ on one op and
+ * writes its reports and the best kernel. */
+#ifndef PATC_SEARCH_CLI_H
+#define PATC_SEARCH_CLI_H
+
+#include "../search/search.h"
+#include "../support/util.h"
+
+typedef struct SearchCli {
+	const char *input, *dir, *base; /* reports and kernel go to dir */
+	const char *op;                 /* --op, or NULL: the one op with weights */
+	const char *target;
+	bool gpu;
+	SearchSettings s;
+} SearchCli;
+
+/* Returns patc's exit code; the summary goes to out. */
+int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out);
+
+#endif

@@ -1,0 +1,249 @@
+/* report.c - a search's reports: report.json and report.csv (every
+ * candidate: its PatternIR, density, metrics, predicted and measured
+ * latency, the dense baseline's latency, the speedup, the Pareto set
+ * marked) and one line per measurement appended to tune.jsonl. */
+#define _POSIX_C_SOURCE 200809L
+#include "search.h"
+#include "../support/util.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The CPU's model name, for the tuning log. */
+static void cpu_name(char *buf, size_t len)
+{
+	snprintf(buf, len, "unknown CPU");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "model name", 10)) {
+			char *v = strchr(line, ':');
+			if (v) {
+				v += 1 + (v[1] == ' ');
+				v[strcspn(v, "\n")] = 0;
+				snprintf(buf, len, "%s", v);
+			}
+			break;
+		}
+	fclose(f);
+}
+
+static cJSON *candidate_json(const SearchCandidate *c, double dense_us, int rank)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "rank", rank);
+	cJSON_AddStringToObject(j, "pattern", c->notation);
+	char *text = pir_print_text(&c->ir);
+	cJSON_AddStringToObject(j, "pir", text ? text : "");
+	free(text);
+	cJSON_AddStringToObject(j, "mask_key", c->key);
+	cJSON_AddStringToObject(j, "status", search_status_names[c->status]);
+	if (c->status != SEARCH_RANKED || c->metrics.nreal) {
+		cJSON_AddNumberToObject(j, "density", c->metrics.density);
+		cJSON_AddNumberToObject(j, "magnitude_loss", c->metrics.loss);
+		cJSON_AddNumberToObject(j, "unstructured_loss", c->metrics.bound_loss);
+		cJSON_AddNumberToObject(j, "loss_over_bound", c->metrics.loss_over_bound);
+		cJSON_AddNumberToObject(j, "log_mask_diversity", c->metrics.log_diversity);
+	}
+	if (c->status != SEARCH_REJECTED)
+		cJSON_AddNumberToObject(j, "predicted_us", c->predicted_us);
+	if (c->status == SEARCH_MEASURED) {
+		cJSON_AddNumberToObject(j, "latency_us", c->measured_us);
+		cJSON_AddNumberToObject(j, "relative_error", c->rel_err);
+		if (dense_us > 0) {
+			cJSON_AddNumberToObject(j, "dense_us", dense_us);
+			cJSON_AddNumberToObject(j, "speedup", dense_us / c->measured_us);
+		}
+		cJSON_AddBoolToObject(j, "pareto", c->pareto);
+	}
+	if (c->why[0])
+		cJSON_AddStringToObject(j, "why", c->why);
+	return j;
+}
+
+/* The candidates in report order: measured by latency, then ranked by
+ * prediction, then failed, then rejected by loss. */
+static int report_class(const SearchCandidate *c)
+{
+	switch (c->status) {
+	case SEARCH_MEASURED: return 0;
+	case SEARCH_RANKED: return 1;
+	case SEARCH_FAILED: return 2;
+	default: return 3;
+	}
+}
+
+static const SearchCandidate *sort_base;
+
+static int cmp_report(const void *a, const void *b)
+{
+	const SearchCandidate *x = &sort_base[*(const int *)a], *y = &sort_base[*(const int *)b];
+	int cx = report_class(x), cy = report_class(y);
+	if (cx != cy)
+		return cx - cy;
+	double kx = cx == 0 ? x->measured_us : cx == 3 ? x->metrics.loss : x->predicted_us;
+	double ky = cy == 0 ? y->measured_us : cy == 3 ? y->metrics.loss : y->predicted_us;
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return *(const int *)a - *(const int *)b;
+}
+
+static bool write_text(const char *dir, const char *name, const char *text, char err[256])
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (!util_write_file_atomic(path, text, strlen(text))) {
+		snprintf(err, 256, "cannot write '%.200s': %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static void csv_field(StrBuf *b, const char *s)
+{
+	sb_putc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			sb_putc(b, '"');
+		sb_putc(b, *s);
+	}
+	sb_putc(b, '"');
+}
+
+bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
+                          const SearchSettings *s, const SearchResult *r, const char *target, char err[256])
+{
+	int *order = malloc((size_t)(r->n ? r->n : 1) * sizeof *order);
+	if (!order) {
+		snprintf(err, 256, "out of memory writing the report");
+		return false;
+	}
+	for (int i = 0; i < r->n; i++)
+		order[i] = i;
+	sort_base = r->c;
+	qsort(order, (size_t)r->n, sizeof *order, cmp_report);
+	char cpu[256];
+	cpu_name(cpu, sizeof cpu);
+	/* report.json */
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "patc", version);
+	cJSON_AddStringToObject(root, "source", source);
+	cJSON_AddStringToObject(root, "op", op->name);
+	cJSON_AddStringToObject(root, "target", target);
+	cJSON_AddStringToObject(root, "device", cpu);
+	cJSON_AddNumberToObject(root, "M", (double)op->M);
+	cJSON_AddNumberToObject(root, "K", (double)op->K);
+	cJSON_AddNumberToObject(root, "N", (double)op->N);
+	cJSON *set = cJSON_AddObjectToObject(root, "settings");
+	cJSON_AddNumberToObject(set, "sparsity", s->sparsity);
+	cJSON_AddNumberToObject(set, "tolerance", s->tolerance);
+	cJSON_AddNumberToObject(set, "budget", s->budget);
+	cJSON_AddNumberToObject(set, "max_depth", s->max_depth);
+	cJSON_AddNumberToObject(set, "min_length", s->min_length);
+	cJSON_AddNumberToObject(set, "max_pattern", s->max_pattern);
+	cJSON_AddNumberToObject(set, "topk", s->topk);
+	cJSON_AddNumberToObject(set, "seed", (double)s->seed);
+	cJSON_AddBoolToObject(set, "measured", s->measure);
+	cJSON_AddNumberToObject(root, "patterns_considered", (double)r->patterns);
+	cJSON_AddNumberToObject(root, "distinct_masks", (double)r->masks);
+	cJSON_AddNumberToObject(root, "within_budget", (double)r->within);
+	cJSON_AddNumberToObject(root, "seconds", r->seconds);
+	if (r->dense_us > 0)
+		cJSON_AddNumberToObject(root, "dense_us", r->dense_us);
+	if (r->best >= 0)
+		cJSON_AddItemToObject(root, "best", candidate_json(&r->c[r->best], r->dense_us, 1));
+	cJSON *arr = cJSON_AddArrayToObject(root, "candidates");
+	for (int i = 0; i < r->n; i++)
+		cJSON_AddItemToArray(arr, candidate_json(&r->c[order[i]], r->dense_us, i + 1));
+	char *json = cJSON_Print(root);
+	cJSON_Delete(root);
+	bool ok = json && write_text(dir, "report.json", json, err);
+	free(json);
+	/* report.csv */
+	StrBuf csv;
+	sb_init(&csv);
+	sb_puts(&csv, "rank,pattern,status,density,magnitude_loss,unstructured_loss,loss_over_bound,predicted_us,"
+	              "latency_us,dense_us,speedup,pareto,why\n");
+	for (int i = 0; ok && i < r->n; i++) {
+		const SearchCandidate *c = &r->c[order[i]];
+		sb_printf(&csv, "%d,", i + 1);
+		csv_field(&csv, c->notation);
+		sb_printf(&csv, ",%s,%.6f,%.6f,%.6f,%.6f,", search_status_names[c->status], c->metrics.density,
+		          c->metrics.loss, c->metrics.bound_loss, c->metrics.loss_over_bound);
+		if (c->status != SEARCH_REJECTED)
+			sb_printf(&csv, "%.2f", c->predicted_us);
+		sb_putc(&csv, ',');
+		if (c->status == SEARCH_MEASURED)
+			sb_printf(&csv, "%.2f", c->measured_us);
+		sb_putc(&csv, ',');
+		if (r->dense_us > 0)
+			sb_printf(&csv, "%.2f", r->dense_us);
+		sb_putc(&csv, ',');
+		if (c->status == SEARCH_MEASURED && r->dense_us > 0)
+			sb_printf(&csv, "%.4f", r->dense_us / c->measured_us);
+		sb_printf(&csv, ",%d,", c->pareto);
+		csv_field(&csv, c->why);
+		sb_putc(&csv, '\n');
+	}
+	ok = ok && write_text(dir, "report.csv", csv.data, err);
+	sb_free(&csv);
+	/* tune.jsonl: appended, one line per measurement */
+	if (ok) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/tune.jsonl", dir);
+		FILE *f = fopen(path, "a");
+		if (!f) {
+			snprintf(err, 256, "cannot append to '%.200s': %s", path, strerror(errno));
+			ok = false;
+		}
+		time_t now = time(NULL);
+		char when[32];
+		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+		for (int i = 0; f && i < r->n; i++) {
+			const SearchCandidate *c = &r->c[i];
+			if (c->status != SEARCH_MEASURED && c->status != SEARCH_FAILED)
+				continue;
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "time", when);
+			cJSON_AddStringToObject(j, "patc", version);
+			cJSON_AddStringToObject(j, "target", target);
+			cJSON_AddStringToObject(j, "device", cpu);
+			cJSON_AddNumberToObject(j, "seed", (double)s->seed);
+			cJSON_AddStringToObject(j, "source", source);
+			cJSON_AddStringToObject(j, "op", op->name);
+			cJSON_AddNumberToObject(j, "M", (double)op->M);
+			cJSON_AddNumberToObject(j, "K", (double)op->K);
+			cJSON_AddNumberToObject(j, "N", (double)op->N);
+			cJSON_AddNumberToObject(j, "threads", s->threads);
+			cJSON_AddStringToObject(j, "pattern", c->notation);
+			char *text = pir_print_text(&c->ir);
+			cJSON_AddStringToObject(j, "pir", text ? text : "");
+			free(text);
+			cJSON_AddNumberToObject(j, "density", c->metrics.density);
+			cJSON_AddNumberToObject(j, "magnitude_loss", c->metrics.loss);
+			cJSON_AddNumberToObject(j, "predicted_us", c->predicted_us);
+			if (c->status == SEARCH_MEASURED)
+				cJSON_AddNumberToObject(j, "latency_us", c->measured_us);
+			else
+				cJSON_AddStringToObject(j, "failed", c->why);
+			if (r->dense_us > 0)
+				cJSON_AddNumberToObject(j, "dense_us", r->dense_us);
+			char *line = cJSON_PrintUnformatted(j);
+			cJSON_Delete(j);
+			if (line)
+				fprintf(f, "%s\n", line);
+			free(line);
+		}
+		if (f && fclose(f) != 0 && ok) {
+			snprintf(err, 256, "cannot write '%.200s': %s", path, strerror(errno));
+			ok = false;
+		}
+	}
+	free(order);
+	return ok;
+}

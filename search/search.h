@@ -1,0 +1,103 @@
+/* search.h - `patc --search`: a joint search over sparse patterns and
+ * kernel schedules for one op (DESIGN.md section 6).
+ *
+ *   1. The pattern space.  Each axis is tiled into up to max_depth levels
+ *      (split with padding), every inner level a power of two from
+ *      min_length to max_pattern; one level is perforated (the region it
+ *      chooses in spans the loops inside it: the inner levels of its own
+ *      axis and, of the other axis, every level from a cut point on), and
+ *      optionally the innermost k level too, 2 or 1 of 4 or 8 (the
+ *      hybrid's N:M inside).  Candidates are kept where the density is the
+ *      target's within the tolerance.  Two tilings whose perforations
+ *      choose among the same blocks in the same regions make the same mask:
+ *      they are one candidate (its key).
+ *   2. The accuracy filter: every candidate's mask is built from the op's
+ *      importance and scored (magnitude loss beside the unstructured
+ *      bound, one PruneBound for all); those whose loss exceeds the bound's
+ *      by more than the budget are dropped.
+ *   3. Schedules and the cost model: each survivor gets the loop orders
+ *      that realise it (the dense loops inside and outside the perforated
+ *      one, rows or columns first), ranked by an analytic model of the
+ *      x86 kernels.
+ *   4. Measurement: the top candidates are compiled and timed, each in a
+ *      child process with a timeout, and checked against a float64
+ *      reference before they count; a crash, hang or wrong result costs
+ *      that candidate, not the search.  The dense OpenBLAS sgemm is timed
+ *      the same way.
+ *
+ * The result is every candidate with its metrics, prediction and (for the
+ * measured ones) latency; the caller writes the reports. */
+#ifndef PATC_SEARCH_H
+#define PATC_SEARCH_H
+
+#include "../frontend/frontend.h"
+#include "../prune/prune.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct SearchSettings {
+	double sparsity;   /* target, in (0, 1) */
+	double tolerance;  /* |density - (1 - sparsity)| allowed */
+	double budget;     /* loss - unstructured bound's loss allowed (0.05: 5 points) */
+	int max_depth;     /* levels per axis */
+	int min_length;    /* shortest loop */
+	int max_pattern;   /* longest inner level */
+	int topk;          /* schedules measured */
+	int threads;       /* for the measured kernels */
+	double timeout_s;  /* per measurement */
+	uint64_t seed;     /* the order of equally ranked candidates */
+	bool measure;      /* false: rank by the cost model alone */
+	bool gpu;          /* keep only candidates the GPU legality rules allow */
+} SearchSettings;
+
+extern const SearchSettings search_defaults;
+
+typedef enum SearchStatus {
+	SEARCH_REJECTED,  /* over the accuracy budget */
+	SEARCH_RANKED,    /* within it, not measured */
+	SEARCH_MEASURED,  /* timed and checked */
+	SEARCH_FAILED,    /* its measurement crashed, timed out or was wrong */
+} SearchStatus;
+
+extern const char *const search_status_names[];
+
+typedef struct SearchCandidate {
+	Pir ir;
+	char notation[256]; /* the paper's notation (pir_print_paper) */
+	char key[128];      /* what makes its mask: candidates with one key share it */
+	PruneMetrics metrics;
+	double predicted_us;
+	double measured_us; /* SEARCH_MEASURED */
+	double rel_err;     /* of the checked run */
+	SearchStatus status;
+	char why[160];      /* SEARCH_FAILED: what went wrong */
+	bool pareto;        /* on the measured candidates' loss / latency front */
+} SearchCandidate;
+
+typedef struct SearchResult {
+	SearchCandidate *c; /* malloc'd */
+	int n;
+	int best;           /* the fastest measured (or, unmeasured, best predicted) one within the budget; -1: none */
+	double dense_us;    /* OpenBLAS sgemm with the same threads; < 0 when not measured */
+	int64_t patterns;   /* pattern candidates considered (before the filter) */
+	int64_t masks;      /* distinct masks among them (the candidates before schedules) */
+	int64_t within;     /* within the accuracy budget */
+	double seconds;
+} SearchResult;
+
+/* Searches op's pattern and schedule for weights w and importance imp (M x
+ * K) with N tokens (layout kn).  progress: one line per stage (NULL: none).
+ * false with err when the search cannot run (no candidate at all, out of
+ * memory); a candidate that fails is only marked. */
+bool search_run(const OpResult *op, const float *w, const float *imp, const SearchSettings *s,
+                FILE *progress, SearchResult *out, char err[256]);
+void search_result_free(SearchResult *r);
+
+/* report.json, report.csv and an append to tune.jsonl in dir; version:
+ * patc's, for the log. */
+bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
+                          const SearchSettings *s, const SearchResult *r, const char *target, char err[256]);
+
+#endif
