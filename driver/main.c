@@ -63,6 +63,7 @@ typedef struct Options {
 	int color; /* -1 auto, 0 never, 1 always */
 	bool search;  /* --search */
 	const char *search_op; /* --op */
+	bool resume;           /* --resume */
 	SearchSettings s;      /* its settings, defaults overridden by the options */
 	unsigned s_given;      /* which of them the options set (SET_* bits) */
 } Options;
@@ -75,6 +76,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: patc FILE.pat [options]\n"
 	      "       patc FILE.pir [options]     (read PatternIR text form)\n"
+	      "       patc merge LOG... -o OUT    (join --search tuning logs)\n"
 	      "\n"
 	      "Compiles sparse weight patterns written as loop schedules (.pat) to PatternIR.\n"
 	      "\n"
@@ -109,6 +111,12 @@ static void usage(FILE *f)
 	      "  --timeout=S        --search: seconds one measurement may take (default 60)\n"
 	      "  --no-measure       --search: rank by the cost model alone\n"
 	      "  --op=NAME          --search: the op to search (default: the one with weights)\n"
+	      "  --resume           --search: take over the measurements DIR/tune.jsonl holds\n"
+	      "                     (a search killed half-way goes on where it was)\n"
+	      "  --shard=I/N        --search: measure only the I-th of every N ranked\n"
+	      "                     candidates (0 <= I < N; SLURM_ARRAY_TASK_ID and\n"
+	      "                     SLURM_ARRAY_TASK_COUNT give them in a Slurm job array);\n"
+	      "                     `patc merge LOG... -o OUT` joins the shards' logs\n"
 	      "  --rank=total|lookahead\n"
 	      "                     how a perforation ranks its candidates, for ops that do\n"
 	      "                     not set 'rank': their sub-block's total importance, or\n"
@@ -250,6 +258,14 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->search = true;
 		} else if (!strcmp(a, "--no-measure")) {
 			o->s.measure = false;
+		} else if (!strcmp(a, "--resume")) {
+			o->resume = true;
+		} else if (!strncmp(a, "--shard=", 8)) {
+			int si, sn, used = 0;
+			if (sscanf(a + 8, "%d/%d%n", &si, &sn, &used) != 2 || a[8 + used] || sn < 1 || sn > 100000 || si < 0 ||
+			    si >= sn)
+				return usage_error("--shard takes I/N with 0 <= I < N, not '%s'", a + 8);
+			o->s.shard = si, o->s.shards = sn;
 		} else if (!strncmp(a, "--op=", 5)) {
 			o->search_op = a + 5;
 		} else if (!strncmp(a, "--sparsity=", 11)) {
@@ -651,10 +667,56 @@ static int run_pir_file(const Options *o)
 	return rc;
 }
 
+/* `patc merge LOG... -o OUT`. */
+static int merge_main(int argc, char **argv)
+{
+	const char *output = NULL;
+	char *logs[256];
+	int n = 0;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "-o")) {
+			if (i + 1 == argc)
+				return usage_error("%s", "-o needs an argument");
+			output = argv[++i];
+		} else if (argv[i][0] == '-')
+			return usage_error("unknown option '%s' of patc merge (patc merge LOG... -o OUT)", argv[i]);
+		else if (n == 256)
+			return usage_error("%s", "patc merge takes at most 256 logs");
+		else
+			logs[n++] = argv[i];
+	}
+	if (!n || !output)
+		return usage_error("%s", "patc merge LOG... -o OUT: give the logs and the output");
+	return search_merge(n, logs, output);
+}
+
+/* A Slurm job array's task as the shard, where --shard is not given. */
+static bool slurm_shard(Options *o)
+{
+	const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
+	const char *min = getenv("SLURM_ARRAY_TASK_MIN");
+	if (o->s.shards || !id || !count)
+		return true;
+	char *e1, *e2, *e3 = NULL;
+	long i = strtol(id, &e1, 10), n = strtol(count, &e2, 10), lo = min ? strtol(min, &e3, 10) : 0;
+	if (*e1 || *e2 || (min && *e3) || n < 1 || i - lo < 0 || i - lo >= n) {
+		fprintf(stderr, "patc: error: SLURM_ARRAY_TASK_ID=%s, SLURM_ARRAY_TASK_COUNT=%s%s%s: not a task of the "
+		                "array (--shard=I/N overrides them)\n",
+		        id, count, min ? ", SLURM_ARRAY_TASK_MIN=" : "", min ? min : "");
+		return false;
+	}
+	o->s.shard = (int)(i - lo), o->s.shards = (int)n;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "merge"))
+		return merge_main(argc, argv);
 	Options o;
 	int rc = parse_args(argc, argv, &o);
+	if (rc == PATC_EXIT_OK && o.search && !slurm_shard(&o))
+		rc = PATC_EXIT_USAGE;
 	if (rc != PATC_EXIT_OK)
 		return rc;
 	if (ends_with(o.input, ".pir")) {
@@ -746,7 +808,7 @@ int main(int argc, char **argv)
 		char base[128], dir[4096];
 		program_base(o.input, base, sizeof base);
 		snprintf(dir, sizeof dir, "%s.search", base);
-		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.s};
+		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.resume, o.s};
 		sc.s.gpu = o.gpu;
 		/* the op's own settings where the command line gives none */
 		for (int i = 0; i < prog.nops; i++) {

@@ -5,10 +5,33 @@
 #include "../weights/tensor.h"
 #include "emit_weights.h"
 
+#include <cjson/cJSON.h>
+
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* Ends the log with a newline if a killed search left its last line cut
+ * short, so that the next line starts on its own. */
+static bool log_terminated(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT;
+	int last = EOF;
+	if (fseek(f, -1, SEEK_END) == 0)
+		last = fgetc(f);
+	fclose(f);
+	if (last == EOF || last == '\n')
+		return true;
+	f = fopen(path, "a");
+	bool ok = f && fputc('\n', f) != EOF;
+	if (f)
+		ok = fclose(f) == 0 && ok;
+	return ok;
+}
 
 int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out)
 {
@@ -45,13 +68,33 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	const OpResult *op = &prog->ops[which];
 	const PruneOp *p = &pruned[which];
 	SearchResult r;
-	char err[256];
-	if (!search_run(op, p->w, p->imp, &c->s, stderr, &r, err)) {
+	char err[256], device[256], log_path[4096];
+	search_device_name(device, sizeof device);
+	snprintf(log_path, sizeof log_path, "%s/tune.jsonl", c->dir);
+	SearchSettings s = c->s;
+	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->N, s.threads, s.seed};
+	s.log_path = s.measure ? log_path : NULL;
+	s.log_info = &info;
+	SearchLogged *logged = NULL;
+	int nlogged = 0;
+	if (c->resume && !search_log_load(log_path, &info, &logged, &nlogged, err)) {
+		fprintf(stderr, "patc: error: --resume: %s\n", err);
+		return PATC_EXIT_INPUT;
+	}
+	s.logged = logged, s.nlogged = nlogged;
+	if (s.log_path && !log_terminated(log_path)) {
+		fprintf(stderr, "patc: error: cannot append to '%s': %s\n", log_path, strerror(errno));
+		search_log_free(logged, nlogged);
+		return PATC_EXIT_ENV;
+	}
+	bool ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
+	search_log_free(logged, nlogged);
+	if (!ran) {
 		fprintf(stderr, "patc: error: op '%s': %s\n", op->name, err);
 		return PATC_EXIT_INPUT;
 	}
 	int rc = PATC_EXIT_OK;
-	if (!search_write_reports(c->dir, PATC_VERSION, c->input, op, &c->s, &r, c->target, err)) {
+	if (!search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target, err)) {
 		fprintf(stderr, "patc: error: %s\n", err);
 		rc = PATC_EXIT_ENV;
 	}
@@ -64,6 +107,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	          (long long)r.patterns, (long long)r.masks, (long long)r.within, measured);
 	if (failed)
 		sb_printf(out, " (%d failed)", failed);
+	if (r.resumed)
+		sb_printf(out, " (%d taken from the log)", r.resumed);
+	if (s.shards > 1)
+		sb_printf(out, " (shard %d of %d)", s.shard + 1, s.shards);
 	sb_printf(out, " in %.1f s\n", r.seconds);
 	if (r.best < 0) {
 		double least = -1;
@@ -122,5 +169,69 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		}
 	}
 	search_result_free(&r);
+	return rc;
+}
+
+int search_merge(int n, char *const *paths, const char *output)
+{
+	StrBuf all;
+	sb_init(&all);
+	char **seen = NULL;
+	size_t nseen = 0, cap = 0;
+	int rc = PATC_EXIT_OK, skipped = 0, lines = 0;
+	for (int i = 0; i < n && rc == PATC_EXIT_OK; i++) {
+		FILE *f = fopen(paths[i], "r");
+		if (!f) {
+			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
+			rc = PATC_EXIT_INPUT;
+			break;
+		}
+		char *line = NULL;
+		size_t lcap = 0;
+		ssize_t len;
+		while ((len = getline(&line, &lcap, f)) > 0) {
+			line[strcspn(line, "\n")] = 0;
+			if (!line[0])
+				continue;
+			cJSON *j = cJSON_Parse(line);
+			bool entry = j && cJSON_IsObject(j) && cJSON_GetObjectItemCaseSensitive(j, "pir");
+			cJSON_Delete(j);
+			if (!entry) { /* a line cut short by a killed search */
+				skipped++;
+				continue;
+			}
+			bool dup = false;
+			for (size_t k = 0; k < nseen && !dup; k++)
+				dup = !strcmp(seen[k], line);
+			if (dup)
+				continue;
+			if (nseen == cap) {
+				cap = cap ? 2 * cap : 256;
+				char **ns = realloc(seen, cap * sizeof *ns);
+				if (!ns)
+					util_ice(__FILE__, __LINE__, "out of memory");
+				seen = ns;
+			}
+			seen[nseen] = strdup(line);
+			if (!seen[nseen])
+				util_ice(__FILE__, __LINE__, "out of memory");
+			nseen++;
+			sb_printf(&all, "%s\n", line);
+			lines++;
+		}
+		free(line);
+		fclose(f);
+	}
+	if (rc == PATC_EXIT_OK && !util_write_file_atomic(output, all.data ? all.data : "", all.len)) {
+		fprintf(stderr, "patc: error: cannot write '%s': %s\n", output, strerror(errno));
+		rc = PATC_EXIT_ENV;
+	}
+	if (rc == PATC_EXIT_OK)
+		printf("merge: %d measurements from %d log%s into %s%s\n", lines, n, n == 1 ? "" : "s", output,
+		       skipped ? " (lines that were not log entries skipped)" : "");
+	for (size_t k = 0; k < nseen; k++)
+		free(seen[k]);
+	free(seen);
+	sb_free(&all);
 	return rc;
 }

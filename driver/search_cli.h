@@ -11,10 +11,15 @@ typedef struct SearchCli {
 	const char *op;                 /* --op, or NULL: the one op with weights */
 	const char *target;
 	bool gpu;
+	bool resume;                    /* take over what DIR/tune.jsonl has measured */
 	SearchSettings s;
 } SearchCli;
 
 /* Returns patc's exit code; the summary goes to out. */
 int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out);
+
+/* `patc merge LOG... -o OUT`: the tuning logs' entries, each once, in one
+ * log written atomically.  Returns patc's exit code. */
+int search_merge(int n, char *const *paths, const char *output);
 
 #endif

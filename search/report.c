@@ -1,7 +1,7 @@
 /* report.c - a search's reports: report.json and report.csv (every
  * candidate: its PatternIR, density, metrics, predicted and measured
  * latency, the dense baseline's latency, the speedup, the Pareto set
- * marked) and one line per measurement appended to tune.jsonl. */
+ * marked), pareto.svg, and the lines of the tuning log (tune.jsonl). */
 #define _POSIX_C_SOURCE 200809L
 #include "search.h"
 #include "../support/util.h"
@@ -12,8 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-/* The CPU's model name, for the tuning log. */
-static void cpu_name(char *buf, size_t len)
+void search_device_name(char *buf, size_t len)
 {
 	snprintf(buf, len, "unknown CPU");
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -128,7 +127,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	sort_base = r->c;
 	qsort(order, (size_t)r->n, sizeof *order, cmp_report);
 	char cpu[256];
-	cpu_name(cpu, sizeof cpu);
+	search_device_name(cpu, sizeof cpu);
 	/* report.json */
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "patc", version);
@@ -192,58 +191,122 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	}
 	ok = ok && write_text(dir, "report.csv", csv.data, err);
 	sb_free(&csv);
-	/* tune.jsonl: appended, one line per measurement */
-	if (ok) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/tune.jsonl", dir);
-		FILE *f = fopen(path, "a");
-		if (!f) {
-			snprintf(err, 256, "cannot append to '%.200s': %s", path, strerror(errno));
-			ok = false;
-		}
-		time_t now = time(NULL);
-		char when[32];
-		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-		for (int i = 0; f && i < r->n; i++) {
-			const SearchCandidate *c = &r->c[i];
-			if (c->status != SEARCH_MEASURED && c->status != SEARCH_FAILED)
-				continue;
-			cJSON *j = cJSON_CreateObject();
-			cJSON_AddStringToObject(j, "time", when);
-			cJSON_AddStringToObject(j, "patc", version);
-			cJSON_AddStringToObject(j, "target", target);
-			cJSON_AddStringToObject(j, "device", cpu);
-			cJSON_AddNumberToObject(j, "seed", (double)s->seed);
-			cJSON_AddStringToObject(j, "source", source);
-			cJSON_AddStringToObject(j, "op", op->name);
-			cJSON_AddNumberToObject(j, "M", (double)op->M);
-			cJSON_AddNumberToObject(j, "K", (double)op->K);
-			cJSON_AddNumberToObject(j, "N", (double)op->N);
-			cJSON_AddNumberToObject(j, "threads", s->threads);
-			cJSON_AddStringToObject(j, "pattern", c->notation);
-			char *text = pir_print_text(&c->ir);
-			cJSON_AddStringToObject(j, "pir", text ? text : "");
-			free(text);
-			cJSON_AddNumberToObject(j, "density", c->metrics.density);
-			cJSON_AddNumberToObject(j, "magnitude_loss", c->metrics.loss);
-			cJSON_AddNumberToObject(j, "predicted_us", c->predicted_us);
-			if (c->status == SEARCH_MEASURED)
-				cJSON_AddNumberToObject(j, "latency_us", c->measured_us);
-			else
-				cJSON_AddStringToObject(j, "failed", c->why);
-			if (r->dense_us > 0)
-				cJSON_AddNumberToObject(j, "dense_us", r->dense_us);
-			char *line = cJSON_PrintUnformatted(j);
-			cJSON_Delete(j);
-			if (line)
-				fprintf(f, "%s\n", line);
-			free(line);
-		}
-		if (f && fclose(f) != 0 && ok) {
-			snprintf(err, 256, "cannot write '%.200s': %s", path, strerror(errno));
-			ok = false;
-		}
-	}
 	free(order);
 	return ok;
+}
+
+char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, double dense_us)
+{
+	time_t now = time(NULL);
+	char when[32];
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "time", when);
+	cJSON_AddStringToObject(j, "patc", info->version);
+	cJSON_AddStringToObject(j, "target", info->target);
+	cJSON_AddStringToObject(j, "device", info->device);
+	cJSON_AddNumberToObject(j, "seed", (double)info->seed);
+	cJSON_AddStringToObject(j, "source", info->source);
+	cJSON_AddStringToObject(j, "op", info->op);
+	cJSON_AddNumberToObject(j, "M", (double)c->ir.len[PIR_AXIS_M]);
+	cJSON_AddNumberToObject(j, "K", (double)c->ir.len[PIR_AXIS_K]);
+	cJSON_AddNumberToObject(j, "N", (double)info->N);
+	cJSON_AddNumberToObject(j, "threads", info->threads);
+	cJSON_AddStringToObject(j, "pattern", c->notation);
+	char *text = pir_print_text(&c->ir);
+	cJSON_AddStringToObject(j, "pir", text ? text : "");
+	free(text);
+	cJSON_AddNumberToObject(j, "density", c->metrics.density);
+	cJSON_AddNumberToObject(j, "magnitude_loss", c->metrics.loss);
+	cJSON_AddNumberToObject(j, "predicted_us", c->predicted_us);
+	if (c->status == SEARCH_MEASURED) {
+		cJSON_AddNumberToObject(j, "latency_us", c->measured_us);
+		cJSON_AddNumberToObject(j, "relative_error", c->rel_err);
+	} else
+		cJSON_AddStringToObject(j, "failed", c->why);
+	if (dense_us > 0)
+		cJSON_AddNumberToObject(j, "dense_us", dense_us);
+	char *line = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	return line;
+}
+
+/* The logged measurements that a search with this info can take over. */
+bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged **out, int *n, char err[256])
+{
+	*out = NULL;
+	*n = 0;
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return true; /* nothing logged yet */
+		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		return false;
+	}
+	int cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	bool ok = true;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		cJSON *j = cJSON_Parse(line);
+		const cJSON *pir = cJSON_GetObjectItemCaseSensitive(j, "pir");
+		const cJSON *tg = cJSON_GetObjectItemCaseSensitive(j, "target");
+		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
+		const cJSON *nn = cJSON_GetObjectItemCaseSensitive(j, "N");
+		const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threads");
+		const cJSON *lat = cJSON_GetObjectItemCaseSensitive(j, "latency_us");
+		const cJSON *fl = cJSON_GetObjectItemCaseSensitive(j, "failed");
+		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(j, "dense_us");
+		const cJSON *re = cJSON_GetObjectItemCaseSensitive(j, "relative_error");
+		/* a line of another target, device, token count or thread count is not this search's */
+		bool mine = cJSON_IsString(pir) && cJSON_IsString(tg) && cJSON_IsString(dev) && cJSON_IsNumber(nn) &&
+		            cJSON_IsNumber(th) && !strcmp(tg->valuestring, info->target) &&
+		            !strcmp(dev->valuestring, info->device) && nn->valuedouble == (double)info->N &&
+		            th->valuedouble == (double)info->threads && (cJSON_IsNumber(lat) || cJSON_IsString(fl));
+		/* a line that is not JSON (cut short by a killed search) is skipped:
+		 * its candidate is measured again */
+		if (mine) {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				SearchLogged *nl = realloc(*out, (size_t)cap * sizeof *nl);
+				if (!nl) {
+					cJSON_Delete(j);
+					snprintf(err, 256, "out of memory reading '%.200s'", path);
+					ok = false;
+					break;
+				}
+				*out = nl;
+			}
+			SearchLogged *e = &(*out)[(*n)++];
+			memset(e, 0, sizeof *e);
+			e->pir = strdup(pir->valuestring);
+			e->latency_us = cJSON_IsNumber(lat) ? lat->valuedouble : -1;
+			e->dense_us = cJSON_IsNumber(dn) ? dn->valuedouble : -1;
+			e->rel_err = cJSON_IsNumber(re) ? re->valuedouble : 0;
+			snprintf(e->why, sizeof e->why, "%s", cJSON_IsString(fl) ? fl->valuestring : "");
+			if (!e->pir) {
+				(*n)--;
+				ok = false;
+				snprintf(err, 256, "out of memory reading '%.200s'", path);
+			}
+		}
+		cJSON_Delete(j);
+		if (!ok)
+			break;
+	}
+	free(line);
+	fclose(f);
+	if (!ok) {
+		search_log_free(*out, *n);
+		*out = NULL, *n = 0;
+	}
+	return ok;
+}
+
+void search_log_free(SearchLogged *l, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(l[i].pir);
+	free(l);
 }

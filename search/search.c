@@ -486,6 +486,49 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 	return m;
 }
 
+/* ---- the tuning log ---- */
+
+/* --resume: c's measurement as logged, if it is. */
+static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measured *m)
+{
+	if (!s->nlogged)
+		return false;
+	char *text = pir_print_text(&c->ir);
+	bool found = false;
+	for (int i = 0; text && i < s->nlogged && !found; i++) {
+		const SearchLogged *e = &s->logged[i];
+		if (strcmp(e->pir, text))
+			continue;
+		found = true;
+		*m = (Measured){.us = e->latency_us, .rel_err = e->rel_err, .ok = e->latency_us >= 0};
+		snprintf(m->why, sizeof m->why, "%.119s", e->why);
+	}
+	free(text);
+	return found;
+}
+
+/* Appends c's measurement to the log at once, so that a search killed
+ * later keeps it. */
+static void log_measurement(const SearchSettings *s, const SearchCandidate *c, Measured m, double dense_us,
+                            FILE *progress)
+{
+	if (!s->log_path || !s->log_info)
+		return;
+	SearchCandidate logged = *c;
+	logged.status = m.ok ? SEARCH_MEASURED : SEARCH_FAILED;
+	logged.measured_us = m.us;
+	logged.rel_err = m.rel_err;
+	snprintf(logged.why, sizeof logged.why, "%s", m.why);
+	char *line = search_log_line(s->log_info, &logged, dense_us);
+	FILE *f = line ? fopen(s->log_path, "a") : NULL;
+	bool ok = f && fprintf(f, "%s\n", line) > 0;
+	if (f)
+		ok = fclose(f) == 0 && ok;
+	if (!ok && progress)
+		fprintf(progress, "search: warning: cannot append to '%s': %s\n", s->log_path, strerror(errno));
+	free(line);
+}
+
 /* ---- the search ---- */
 
 static uint64_t mix(uint64_t x)
@@ -634,15 +677,28 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		else
 			synth_weights(x, N, K, 2, SYNTH_PLAIN, 1);
 		Problem p = {op, w, imp, x, M, K, N, threads, -1};
-		Measured dm = measure(&p, NULL, s->timeout_s);
-		out->dense_us = dm.ok ? dm.us : -1;
+		for (int i = 0; i < s->nlogged && out->dense_us < 0; i++)
+			if (s->logged[i].dense_us > 0)
+				out->dense_us = s->logged[i].dense_us; /* --resume: the baseline as logged */
+		if (out->dense_us < 0) {
+			Measured dm = measure(&p, NULL, s->timeout_s);
+			out->dense_us = dm.ok ? dm.us : -1;
+		}
 		if (progress)
 			fprintf(progress, "search: dense OpenBLAS sgemm %.1f us (%d thread%s); measuring the %d best ranked\n",
 			        out->dense_us, threads, threads == 1 ? "" : "s", nord < s->topk ? nord : s->topk);
 		for (int j = 0; j < nord && j < s->topk; j++) {
 			SearchCandidate *c = &out->c[ord[j].i];
+			if (s->shards > 1 && j % s->shards != s->shard)
+				continue; /* another shard's */
 			p.which = j;
-			Measured m = measure(&p, &c->ir, s->timeout_s);
+			Measured m;
+			if (taken_over(s, c, &m))
+				out->resumed++;
+			else {
+				m = measure(&p, &c->ir, s->timeout_s);
+				log_measurement(s, c, m, out->dense_us, progress);
+			}
 			if (m.ok) {
 				c->status = SEARCH_MEASURED;
 				c->measured_us = m.us;

@@ -37,6 +37,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* ---- the tuning log (tune.jsonl: one JSON object per line, appended
+ * as each measurement is made) ---- */
+
+typedef struct SearchLogInfo {
+	const char *version, *target, *device, *source, *op;
+	int64_t N;
+	int threads;
+	uint64_t seed;
+} SearchLogInfo;
+
+/* A measurement read back from a log. */
+typedef struct SearchLogged {
+	char *pir;          /* the candidate's PatternIR text form */
+	double latency_us;  /* < 0: it failed (why) */
+	double dense_us, rel_err;
+	char why[160];
+} SearchLogged;
+
 typedef struct SearchSettings {
 	double sparsity;   /* target, in (0, 1) */
 	double tolerance;  /* |density - (1 - sparsity)| allowed */
@@ -50,6 +68,11 @@ typedef struct SearchSettings {
 	uint64_t seed;     /* the order of equally ranked candidates */
 	bool measure;      /* false: rank by the cost model alone */
 	bool gpu;          /* keep only candidates the GPU legality rules allow */
+	int shard, shards; /* measure only the ranked candidates j with j % shards == shard */
+	const char *log_path;   /* tune.jsonl: each measurement appended (NULL: none) */
+	const SearchLogInfo *log_info;
+	const SearchLogged *logged; /* --resume: measurements taken over, not redone */
+	int nlogged;
 } SearchSettings;
 
 extern const SearchSettings search_defaults;
@@ -85,6 +108,7 @@ typedef struct SearchResult {
 	int64_t masks;      /* distinct masks among them (the candidates before schedules) */
 	int64_t within;     /* within the accuracy budget */
 	double seconds;
+	int resumed;        /* measurements taken from the log */
 } SearchResult;
 
 /* Searches op's pattern and schedule for weights w and importance imp (M x
@@ -95,8 +119,18 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
                 FILE *progress, SearchResult *out, char err[256]);
 void search_result_free(SearchResult *r);
 
-/* report.json, report.csv and an append to tune.jsonl in dir; version:
- * patc's, for the log. */
+/* ---- the tuning log's functions (report.c) ---- */
+
+/* The line for candidate c (malloc'd, no newline; NULL when out of memory). */
+char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, double dense_us);
+/* The measurements in the log at path whose target, device, N and threads
+ * are info's (none when the file does not exist). */
+bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged **out, int *n, char err[256]);
+void search_log_free(SearchLogged *l, int n);
+/* The CPU's model name. */
+void search_device_name(char *buf, size_t len);
+
+/* report.json and report.csv in dir; version: patc's. */
 bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
                           const SearchSettings *s, const SearchResult *r, const char *target, char err[256]);
 

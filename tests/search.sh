@@ -3,8 +3,10 @@
 # divides): the reports (report.json, report.csv, tune.jsonl appended per
 # measurement), the best kernel written, candidates whose measuring process
 # crashes, hangs or returns a wrong C marked failed while the search goes
-# on, --no-measure, --seed reproducibility, the GPU targets' refusal to
-# measure, and the usage and environment errors.
+# on, --no-measure, --seed reproducibility, the op's search settings, the
+# GPU targets' refusal to measure, a killed search resumed, shards (and
+# Slurm's array variables) merged with `patc merge`, and the usage and
+# environment errors.
 #
 #   tests/search.sh PATC
 set -u
@@ -117,7 +119,50 @@ import json; r = json.load(open('$tmp/g/report.json'))
 assert r['target'] == 'sm_90' and r['best'] and not [x for x in r['candidates'] if x['status'] == 'measured']" &&
 	ok || bad "--target=sm_90 --no-measure: $(tail -2 "$tmp/err")"
 
-# 5. errors
+# 5. a search killed half-way and resumed measures nothing twice; two
+#    shards (--shard and Slurm's variables) merged give one run's set
+"$patc" "$tmp/op.pat" --search --topk=8 --threads=1 --budget=20% -o "$tmp/k" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+	[ -s "$tmp/k/tune.jsonl" ] && [ "$(wc -l <"$tmp/k/tune.jsonl")" -ge 2 ] && break
+	sleep 0.1
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+before=$(wc -l <"$tmp/k/tune.jsonl" 2>/dev/null || echo 0)
+printf '{"time":"2026-' >>"$tmp/k/tune.jsonl" # a line cut short by the kill
+"$patc" "$tmp/op.pat" --search --topk=8 --threads=1 --budget=20% --resume -o "$tmp/k" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/k" "$before" <<'EOF2' && [ $rc -eq 0 ] && ok || bad "--resume after a kill: exit $rc; $(tail -3 "$tmp/out")"
+import json, sys
+d, before = sys.argv[1], int(sys.argv[2])
+r = json.load(open(d + "/report.json"))
+meas = [x for x in r["candidates"] if x["status"] in ("measured", "failed")]
+lines = [l for l in open(d + "/tune.jsonl").read().split("\n") if l.startswith("{") and l.endswith("}")]
+pirs = [json.loads(l)["pir"] for l in lines]
+assert before >= 2 and len(meas) == 8, (before, len(meas))
+assert len(pirs) == len(set(pirs)) == 8, "a candidate measured twice, or one missing"
+EOF2
+grep -q "taken from the log" "$tmp/out" && ok || bad "--resume summary: $(cat "$tmp/out")"
+"$patc" "$tmp/op.pat" --search --topk=6 --threads=1 --budget=20% --shard=0/2 -o "$tmp/sh0" >/dev/null 2>&1 &&
+	SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=2 \
+		"$patc" "$tmp/op.pat" --search --topk=6 --threads=1 --budget=20% -o "$tmp/sh1" >"$tmp/out1" 2>/dev/null &&
+	grep -q "shard 2 of 2" "$tmp/out1" &&
+	"$patc" merge "$tmp/sh0/tune.jsonl" "$tmp/sh1/tune.jsonl" "$tmp/sh1/tune.jsonl" -o "$tmp/merged.jsonl" >/dev/null &&
+	mkdir -p "$tmp/m" && cp "$tmp/merged.jsonl" "$tmp/m/tune.jsonl" &&
+	"$patc" "$tmp/op.pat" --search --topk=6 --threads=1 --budget=20% --resume -o "$tmp/m" >"$tmp/out2" 2>/dev/null &&
+	"$patc" "$tmp/op.pat" --search --topk=6 --threads=1 --budget=20% -o "$tmp/one" >/dev/null 2>&1 &&
+	python3 - "$tmp" <<'EOF2' && ok || bad "shards: $(cat "$tmp/out1" "$tmp/out2")"
+import json, sys
+t = sys.argv[1]
+a, b, c, d = (json.load(open(t + x + "/report.json")) for x in ("/sh0", "/sh1", "/m", "/one"))
+got = lambda r: sorted(x["pattern"] for x in r["candidates"] if x["status"] in ("measured", "failed"))
+assert len(got(a)) == 3 and len(got(b)) == 3 and not set(got(a)) & set(got(b))
+assert got(c) == got(d) and len(got(c)) == 6, (got(c), got(d))
+assert len(open(t + "/merged.jsonl").read().splitlines()) == 6, "merge kept a duplicate"
+EOF2
+
+# 6. errors
 echo 'op w: spmm(M = 8, K = 8, N = 8) { }' >"$tmp/noweights.pat"
 "$patc" "$tmp/noweights.pat" --search -o "$tmp/x" 2>"$tmp/err"
 rc=$?
