@@ -808,7 +808,7 @@ int main(int argc, char **argv)
 		char base[128], dir[4096];
 		program_base(o.input, base, sizeof base);
 		snprintf(dir, sizeof dir, "%s.search", base);
-		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.resume, o.s};
+		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.resume, stdlib, o.s};
 		sc.s.gpu = o.gpu;
 		/* the op's own settings where the command line gives none */
 		for (int i = 0; i < prog.nops; i++) {

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,45 @@ static bool log_terminated(const char *path)
 	if (f)
 		ok = fclose(f) == 0 && ok;
 	return ok;
+}
+
+/* The standard library's patterns at the target density for an M x K op,
+ * as reference points: their IRs in refs and names in names (arena). */
+static int reference_patterns(const SearchCli *c, const OpResult *op, double sparsity, Arena *arena, Pir *refs,
+                              const char **names, int max)
+{
+	char d[32], d2[32];
+	snprintf(d, sizeof d, "%.6g%%", 100 * (1 - sparsity));
+	snprintf(d2, sizeof d2, "%.6g%%", 200 * (1 - sparsity));
+	const double dens = 1 - sparsity;
+	const char *nm = fabs(dens - 0.5) < 1e-9      ? "nm(2, 4)"
+	                 : fabs(dens - 0.25) < 1e-9   ? "nm(1, 4)"
+	                 : fabs(dens - 0.125) < 1e-9  ? "nm(1, 8)"
+	                 : fabs(dens - 0.0625) < 1e-9 ? "nm(1, 16)"
+	                                              : NULL;
+	const char *forms[] = {"block(8, 8, %s)", "block(32, 32, %s)", "tile_v(32, %s)", "tile_h(32, %s)",
+	                       "channel(%s)", "row_balanced(%s)", "hybrid(32, 32, %s, 2, 4)", nm};
+	int n = 0;
+	for (size_t i = 0; i < sizeof forms / sizeof *forms && n < max; i++) {
+		if (!forms[i] || (strstr(forms[i], "hybrid") && 2 * dens > 1))
+			continue;
+		char *name = arena_printf(arena, forms[i], strstr(forms[i], "hybrid") ? d2 : d);
+		char *text = arena_printf(arena, "include \"all.pat\";\nop %s: spmm(M = %lld, K = %lld, N = %lld) { apply %s; }\n",
+		                          op->name, (long long)op->M, (long long)op->K, (long long)op->N, name);
+		Diag diag;
+		FILE *sink = fopen("/dev/null", "w");
+		diag_init(&diag, arena, sink ? sink : stderr);
+		FrontendOptions fo = {.stdlib_dir = c->stdlib, .gpu = c->gpu, .target = c->target};
+		Program p;
+		bool ok = frontend_compile(&fo, &diag, arena, "reference.pat", text, &p) == 0 && p.nops == 1 && p.ops[0].ok;
+		if (sink)
+			fclose(sink);
+		if (!ok)
+			continue; /* it does not fit this shape or target */
+		refs[n] = *p.ops[0].ir;
+		names[n++] = name;
+	}
+	return n;
 }
 
 int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out)
@@ -82,13 +122,21 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		return PATC_EXIT_INPUT;
 	}
 	s.logged = logged, s.nlogged = nlogged;
+	Arena arena;
+	arena_init(&arena);
+	Pir refs[16];
+	const char *ref_names[16];
+	s.nrefs = reference_patterns(c, op, s.sparsity, &arena, refs, ref_names, 16);
+	s.refs = refs, s.ref_names = ref_names;
 	if (s.log_path && !log_terminated(log_path)) {
 		fprintf(stderr, "patc: error: cannot append to '%s': %s\n", log_path, strerror(errno));
 		search_log_free(logged, nlogged);
+		arena_free(&arena);
 		return PATC_EXIT_ENV;
 	}
 	bool ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
 	search_log_free(logged, nlogged);
+	arena_free(&arena);
 	if (!ran) {
 		fprintf(stderr, "patc: error: op '%s': %s\n", op->name, err);
 		return PATC_EXIT_INPUT;
@@ -98,15 +146,22 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		fprintf(stderr, "patc: error: %s\n", err);
 		rc = PATC_EXIT_ENV;
 	}
-	int measured = 0, failed = 0;
-	for (int i = 0; i < r.n; i++)
+	int measured = 0, failed = 0, nref = 0;
+	for (int i = 0; i < r.n; i++) {
+		if (r.c[i].ref[0]) {
+			nref += r.c[i].status == SEARCH_MEASURED;
+			continue;
+		}
 		measured += r.c[i].status == SEARCH_MEASURED, failed += r.c[i].status == SEARCH_FAILED;
+	}
 	sb_printf(out, "search: op %s, %lldx%lldx%lld, %.4g%% sparsity, loss budget %.4g over the unstructured bound\n",
 	          op->name, (long long)op->M, (long long)op->K, (long long)op->N, 100 * c->s.sparsity, c->s.budget);
 	sb_printf(out, "  %lld patterns, %lld distinct masks, %lld within the budget, %d measured",
 	          (long long)r.patterns, (long long)r.masks, (long long)r.within, measured);
 	if (failed)
 		sb_printf(out, " (%d failed)", failed);
+	if (nref)
+		sb_printf(out, ", %d standard-library patterns", nref);
 	if (r.resumed)
 		sb_printf(out, " (%d taken from the log)", r.resumed);
 	if (s.shards > 1)
@@ -134,7 +189,15 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		          r.dense_us / b->measured_us, r.dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
 	else
 		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
-	sb_printf(out, "  reports: %s/report.json, %s/report.csv", c->dir, c->dir);
+	if (r.best_ref >= 0 && b->status == SEARCH_MEASURED) {
+		const SearchCandidate *f = &r.c[r.best_ref];
+		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the search's "
+		               "best is %.2fx as fast\n",
+		          f->ref, f->notation, f->metrics.loss, f->measured_us, f->measured_us / b->measured_us);
+	} else if (s.nrefs && s.measure)
+		sb_printf(out, "  no standard-library pattern is within the budget (%d measured as reference points)\n",
+		          s.nrefs);
+	sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg", c->dir, c->dir, c->dir);
 	if (measured + failed)
 		sb_printf(out, "; measurements appended to %s/tune.jsonl", c->dir);
 	sb_putc(out, '\n');

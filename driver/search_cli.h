@@ -12,6 +12,7 @@ typedef struct SearchCli {
 	const char *target;
 	bool gpu;
 	bool resume;                    /* take over what DIR/tune.jsonl has measured */
+	const char *stdlib;             /* for the reference patterns */
 	SearchSettings s;
 } SearchCli;
 

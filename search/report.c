@@ -32,11 +32,14 @@ void search_device_name(char *buf, size_t len)
 	fclose(f);
 }
 
-static cJSON *candidate_json(const SearchCandidate *c, double dense_us, int rank)
+static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double budget, int rank)
 {
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddNumberToObject(j, "rank", rank);
 	cJSON_AddStringToObject(j, "pattern", c->notation);
+	if (c->ref[0])
+		cJSON_AddStringToObject(j, "reference", c->ref);
+	cJSON_AddBoolToObject(j, "within_budget", c->metrics.nreal && c->metrics.loss_over_bound <= budget);
 	char *text = pir_print_text(&c->ir);
 	cJSON_AddStringToObject(j, "pir", text ? text : "");
 	free(text);
@@ -90,6 +93,125 @@ static int cmp_report(const void *a, const void *b)
 	if (kx != ky)
 		return kx < ky ? -1 : 1;
 	return *(const int *)a - *(const int *)b;
+}
+
+/* Text for SVG: the XML specials escaped. */
+static void svg_text(StrBuf *b, const char *t)
+{
+	for (; *t; t++)
+		switch (*t) {
+		case '<': sb_puts(b, "&lt;"); break;
+		case '>': sb_puts(b, "&gt;"); break;
+		case '&': sb_puts(b, "&amp;"); break;
+		case '"': sb_puts(b, "&quot;"); break;
+		default: sb_putc(b, *t);
+		}
+}
+
+/* pareto.svg: speedup over dense against magnitude loss, every measured
+ * candidate a dot, the Pareto front joined, the reference patterns as
+ * labelled squares, the budget's limit as a dashed line. */
+static void pareto_svg(StrBuf *b, const OpResult *op, const SearchSettings *s, const SearchResult *r)
+{
+	const double W = 720, H = 480, L = 70, R = 20, T = 40, B = 60;
+	double x0 = 1e300, x1 = -1e300, y1 = 0, limit = -1;
+	int n = 0;
+	for (int i = 0; i < r->n; i++) {
+		const SearchCandidate *c = &r->c[i];
+		if (limit < 0 && c->metrics.nreal)
+			limit = c->metrics.bound_loss + s->budget;
+		if (c->status != SEARCH_MEASURED || r->dense_us <= 0)
+			continue;
+		double sp = r->dense_us / c->measured_us;
+		x0 = c->metrics.loss < x0 ? c->metrics.loss : x0;
+		x1 = c->metrics.loss > x1 ? c->metrics.loss : x1;
+		y1 = sp > y1 ? sp : y1;
+		n++;
+	}
+	if (limit >= 0) {
+		x0 = limit < x0 ? limit : x0;
+		x1 = limit > x1 ? limit : x1;
+	}
+	if (!n || x1 <= x0) {
+		x0 = x0 < 1e300 ? x0 - 0.01 : 0;
+		x1 = x0 + 0.02;
+	}
+	double pad = 0.05 * (x1 - x0);
+	x0 -= pad, x1 += pad;
+	y1 = y1 > 0 ? 1.1 * y1 : 1;
+#define PX(v) (L + ((v) - x0) / (x1 - x0) * (W - L - R))
+#define PY(v) (H - B - (v) / y1 * (H - T - B))
+	sb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" "
+	             "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+	sb_puts(b, "<text x=\"10\" y=\"20\" font-size=\"13\">patc --search: op ");
+	svg_text(b, op->name);
+	sb_printf(b, ", %lldx%lldx%lld, %.4g%% sparsity: speedup over dense OpenBLAS against magnitude loss</text>\n",
+	          (long long)op->M, (long long)op->K, (long long)op->N, 100 * s->sparsity);
+	/* axes and ticks */
+	sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
+	sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, T, L, H - B);
+	for (int i = 0; i <= 5; i++) {
+		double xv = x0 + (x1 - x0) * i / 5, yv = y1 * i / 5;
+		sb_printf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">%.3f</text>\n", PX(xv), H - B + 16, xv);
+		sb_printf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%.2fx</text>\n", L - 6, PY(yv) + 4, yv);
+	}
+	sb_printf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">magnitude loss (1 - retained importance)</text>\n",
+	          (L + W - R) / 2, H - 20);
+	sb_printf(b, "<text x=\"16\" y=\"%g\" transform=\"rotate(-90 16 %g)\" text-anchor=\"middle\">speedup over "
+	             "dense</text>\n",
+	          (T + H - B) / 2, (T + H - B) / 2);
+	if (limit >= 0)
+		sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"gray\" stroke-dasharray=\"4 3\"/>"
+		             "<text x=\"%g\" y=\"%g\" fill=\"gray\">budget</text>\n",
+		          PX(limit), T, PX(limit), H - B, PX(limit) + 3, T + 10);
+	/* the Pareto front, by loss */
+	int *front = malloc((size_t)(r->n ? r->n : 1) * sizeof *front), nf = 0;
+	for (int i = 0; front && i < r->n; i++)
+		if (r->c[i].pareto && r->c[i].status == SEARCH_MEASURED && r->dense_us > 0)
+			front[nf++] = i;
+	for (int i = 1; i < nf; i++)
+		for (int j = i; j > 0 && r->c[front[j]].metrics.loss < r->c[front[j - 1]].metrics.loss; j--) {
+			int t = front[j];
+			front[j] = front[j - 1], front[j - 1] = t;
+		}
+	if (nf > 1) {
+		sb_puts(b, "<polyline fill=\"none\" stroke=\"#1f77b4\" points=\"");
+		for (int i = 0; i < nf; i++) {
+			const SearchCandidate *c = &r->c[front[i]];
+			sb_printf(b, "%g,%g ", PX(c->metrics.loss), PY(r->dense_us / c->measured_us));
+		}
+		sb_puts(b, "\"/>\n");
+	}
+	free(front);
+	for (int i = 0; i < r->n; i++) {
+		const SearchCandidate *c = &r->c[i];
+		if (c->status != SEARCH_MEASURED || r->dense_us <= 0)
+			continue;
+		double x = PX(c->metrics.loss), y = PY(r->dense_us / c->measured_us);
+		if (c->ref[0]) {
+			sb_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"8\" height=\"8\" fill=\"#ff7f0e\"><title>", x - 4, y - 4);
+			svg_text(b, c->ref);
+			sb_printf(b, "</title></rect><text x=\"%g\" y=\"%g\" fill=\"#ff7f0e\">", x + 6, y + 4);
+			svg_text(b, c->ref);
+			sb_puts(b, "</text>\n");
+		} else {
+			sb_printf(b, "<circle cx=\"%g\" cy=\"%g\" r=\"%s\" fill=\"#1f77b4\"><title>", x, y,
+			          i == r->best ? "6" : "4");
+			svg_text(b, c->notation);
+			sb_puts(b, "</title></circle>\n");
+			if (i == r->best) {
+				sb_printf(b, "<text x=\"%g\" y=\"%g\" fill=\"#1f77b4\">best: ", x + 8, y - 6);
+				svg_text(b, c->notation);
+				sb_puts(b, "</text>\n");
+			}
+		}
+	}
+	sb_printf(b, "<text x=\"%g\" y=\"%g\" fill=\"#1f77b4\">&#9679; searched (line: Pareto front)</text>"
+	             "<text x=\"%g\" y=\"%g\" fill=\"#ff7f0e\">&#9632; standard library</text>\n",
+	          W - R - 330, T + 4, W - R - 130, T + 4);
+	sb_puts(b, "</svg>\n");
+#undef PX
+#undef PY
 }
 
 static bool write_text(const char *dir, const char *name, const char *text, char err[256])
@@ -155,10 +277,13 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	if (r->dense_us > 0)
 		cJSON_AddNumberToObject(root, "dense_us", r->dense_us);
 	if (r->best >= 0)
-		cJSON_AddItemToObject(root, "best", candidate_json(&r->c[r->best], r->dense_us, 1));
+		cJSON_AddItemToObject(root, "best", candidate_json(&r->c[r->best], r->dense_us, s->budget, 1));
+	if (r->best_ref >= 0)
+		cJSON_AddItemToObject(root, "best_reference",
+		                      candidate_json(&r->c[r->best_ref], r->dense_us, s->budget, 0));
 	cJSON *arr = cJSON_AddArrayToObject(root, "candidates");
 	for (int i = 0; i < r->n; i++)
-		cJSON_AddItemToArray(arr, candidate_json(&r->c[order[i]], r->dense_us, i + 1));
+		cJSON_AddItemToArray(arr, candidate_json(&r->c[order[i]], r->dense_us, s->budget, i + 1));
 	char *json = cJSON_Print(root);
 	cJSON_Delete(root);
 	bool ok = json && write_text(dir, "report.json", json, err);
@@ -166,12 +291,14 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	/* report.csv */
 	StrBuf csv;
 	sb_init(&csv);
-	sb_puts(&csv, "rank,pattern,status,density,magnitude_loss,unstructured_loss,loss_over_bound,predicted_us,"
-	              "latency_us,dense_us,speedup,pareto,why\n");
+	sb_puts(&csv, "rank,pattern,reference,status,density,magnitude_loss,unstructured_loss,loss_over_bound,"
+	              "predicted_us,latency_us,dense_us,speedup,pareto,why\n");
 	for (int i = 0; ok && i < r->n; i++) {
 		const SearchCandidate *c = &r->c[order[i]];
 		sb_printf(&csv, "%d,", i + 1);
 		csv_field(&csv, c->notation);
+		sb_putc(&csv, ',');
+		csv_field(&csv, c->ref);
 		sb_printf(&csv, ",%s,%.6f,%.6f,%.6f,%.6f,", search_status_names[c->status], c->metrics.density,
 		          c->metrics.loss, c->metrics.bound_loss, c->metrics.loss_over_bound);
 		if (c->status != SEARCH_REJECTED)
@@ -191,6 +318,13 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	}
 	ok = ok && write_text(dir, "report.csv", csv.data, err);
 	sb_free(&csv);
+	if (ok) {
+		StrBuf svg;
+		sb_init(&svg);
+		pareto_svg(&svg, op, s, r);
+		ok = write_text(dir, "pareto.svg", svg.data, err);
+		sb_free(&svg);
+	}
 	free(order);
 	return ok;
 }

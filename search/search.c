@@ -575,6 +575,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 {
 	memset(out, 0, sizeof *out);
 	out->best = -1;
+	out->best_ref = -1;
 	out->dense_us = -1;
 	const double t0 = util_now();
 	const int64_t M = op->M, K = op->K, N = op->N;
@@ -590,10 +591,23 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		         s->max_depth, 100 * s->sparsity, 100 * s->tolerance);
 		return false;
 	}
+	const int nown = pool.n;
+	for (int i = 0; i < s->nrefs; i++) { /* the reference points */
+		SearchCandidate c = {.status = SEARCH_RANKED, .measured_us = -1, .ir = s->refs[i]};
+		Spec none = {0};
+		snprintf(c.ref, sizeof c.ref, "%s", s->ref_names[i]);
+		snprintf(c.key, sizeof c.key, "reference %.100s", s->ref_names[i]);
+		pir_print_paper(&c.ir, c.notation, sizeof c.notation);
+		if (!pool_add(&pool, &c, &none)) {
+			free(pool.c), free(pool.spec);
+			snprintf(err, 256, "out of memory listing candidates");
+			return false;
+		}
+	}
 	if (progress)
 		fprintf(progress, "search: %d patterns (of %lld tilings and perforations) for %s, %lldx%lld at %.4g%% "
 		                  "sparsity\n",
-		        pool.n, (long long)out->patterns, op->name, (long long)M, (long long)K, 100 * s->sparsity);
+		        nown, (long long)out->patterns, op->name, (long long)M, (long long)K, 100 * s->sparsity);
 	/* the accuracy filter, one bound and one workspace for all */
 	PruneBound bound;
 	prune_bound_init(&bound, imp, M * K);
@@ -613,7 +627,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			c->status = SEARCH_REJECTED;
 			snprintf(c->why, sizeof c->why, "loss %.4f is %.4f over the unstructured bound (budget %.4f)",
 			         c->metrics.loss, c->metrics.loss_over_bound, s->budget);
-		} else
+		} else if (!c->ref[0])
 			out->within++;
 	}
 	prune_workspace_free(&ws);
@@ -625,9 +639,9 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	/* schedules: each survivor also with the loops inside its perforated
 	 * one in the other order */
 	const int nbase = pool.n;
-	out->masks = nbase;
+	out->masks = nown;
 	for (int i = 0; i < nbase; i++) {
-		if (pool.c[i].status == SEARCH_REJECTED)
+		if (pool.c[i].status == SEARCH_REJECTED || pool.c[i].ref[0])
 			continue;
 		Spec sp = pool.spec[i];
 		sp.inner_k_first = 1;
@@ -648,9 +662,9 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	int nord = 0;
 	for (int i = 0; ord && i < pool.n; i++) {
 		SearchCandidate *c = &pool.c[i];
-		if (c->status == SEARCH_REJECTED)
-			continue;
 		c->predicted_us = predict_us(&c->ir, N, threads, &c->metrics);
+		if (c->status == SEARCH_REJECTED || c->ref[0])
+			continue;
 		ord[nord++] = (Order){c->predicted_us, mix(s->seed ^ mix((uint64_t)i + 1)), i};
 	}
 	if (!ord) {
@@ -715,6 +729,43 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			else if (progress)
 				fprintf(progress, "search: [%d/%d] %-40s predicted %9.1f us, FAILED: %s\n", j + 1,
 				        nord < s->topk ? nord : s->topk, c->notation, c->predicted_us, m.why);
+		}
+		/* the reference points: every one, so that they can be drawn (shard 0's job) */
+		for (int i = 0; i < out->n && (s->shards < 2 || s->shard == 0); i++) {
+			SearchCandidate *c = &out->c[i];
+			if (!c->ref[0])
+				continue;
+			p.which = -1;
+			Measured m;
+			int same = -1; /* a searched candidate with the same nest, measured already */
+			for (int k = 0; k < out->n && same < 0; k++)
+				if (!out->c[k].ref[0] && (out->c[k].status == SEARCH_MEASURED || out->c[k].status == SEARCH_FAILED) &&
+				    pir_equal(&out->c[k].ir, &c->ir))
+					same = k;
+			if (same >= 0) {
+				const SearchCandidate *o = &out->c[same];
+				m = (Measured){.us = o->measured_us, .rel_err = o->rel_err, .ok = o->status == SEARCH_MEASURED};
+				snprintf(m.why, sizeof m.why, "%.119s", o->why);
+			} else if (taken_over(s, c, &m))
+				out->resumed++;
+			else {
+				m = measure(&p, &c->ir, s->timeout_s);
+				log_measurement(s, c, m, out->dense_us, progress);
+			}
+			if (m.ok) {
+				c->status = SEARCH_MEASURED;
+				c->measured_us = m.us;
+				c->rel_err = m.rel_err;
+				if (c->metrics.loss_over_bound <= s->budget &&
+				    (out->best_ref < 0 || m.us < out->c[out->best_ref].measured_us))
+					out->best_ref = i;
+			} else {
+				c->status = SEARCH_FAILED;
+				snprintf(c->why, sizeof c->why, "%s", m.why);
+			}
+			if (progress)
+				fprintf(progress, "search: reference %-28s %-30s %s %9.1f us\n", c->ref, c->notation,
+				        m.ok ? "measured" : "FAILED", m.ok ? m.us : 0.0);
 		}
 		free(x);
 		mark_pareto(out);

@@ -73,6 +73,11 @@ typedef struct SearchSettings {
 	const SearchLogInfo *log_info;
 	const SearchLogged *logged; /* --resume: measurements taken over, not redone */
 	int nlogged;
+	/* fixed patterns (the standard library's) scored and measured beside the
+	 * search as reference points, never chosen as its best */
+	const Pir *refs;
+	const char *const *ref_names;
+	int nrefs;
 } SearchSettings;
 
 extern const SearchSettings search_defaults;
@@ -97,6 +102,7 @@ typedef struct SearchCandidate {
 	SearchStatus status;
 	char why[160];      /* SEARCH_FAILED: what went wrong */
 	bool pareto;        /* on the measured candidates' loss / latency front */
+	char ref[64];       /* a reference pattern's name ("" for the search's own) */
 } SearchCandidate;
 
 typedef struct SearchResult {
@@ -109,6 +115,7 @@ typedef struct SearchResult {
 	int64_t within;     /* within the accuracy budget */
 	double seconds;
 	int resumed;        /* measurements taken from the log */
+	int best_ref;       /* the fastest measured reference within the budget; -1: none */
 } SearchResult;
 
 /* Searches op's pattern and schedule for weights w and importance imp (M x
@@ -130,7 +137,7 @@ void search_log_free(SearchLogged *l, int n);
 /* The CPU's model name. */
 void search_device_name(char *buf, size_t len);
 
-/* report.json and report.csv in dir; version: patc's. */
+/* report.json, report.csv and pareto.svg in dir; version: patc's. */
 bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
                           const SearchSettings *s, const SearchResult *r, const char *target, char err[256]);
 
