@@ -197,6 +197,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	} else if (s.nrefs && s.measure)
 		sb_printf(out, "  no standard-library pattern is within the budget (%d measured as reference points)\n",
 		          s.nrefs);
+	int nsp;
+	double rho = search_spearman(&r, &nsp);
+	if (rho <= 1)
+		sb_printf(out, "  cost model: Spearman rank correlation %.2f with the %d measured latencies\n", rho, nsp);
 	sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg", c->dir, c->dir, c->dir);
 	if (measured + failed)
 		sb_printf(out, "; measurements appended to %s/tune.jsonl", c->dir);

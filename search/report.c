@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -236,6 +237,46 @@ static void csv_field(StrBuf *b, const char *s)
 	sb_putc(b, '"');
 }
 
+/* Ranks of v[0..n-1] (1-based, ties averaged). */
+static void ranks(const double *v, int n, double *rank)
+{
+	for (int i = 0; i < n; i++) {
+		int below = 0, equal = 0;
+		for (int j = 0; j < n; j++)
+			below += v[j] < v[i], equal += v[j] == v[i];
+		rank[i] = below + (equal + 1) / 2.0;
+	}
+}
+
+/* Spearman's rank correlation of the cost model's predictions with the
+ * measured latencies of the searched candidates; 2 (none) under 3 of them. */
+double search_spearman(const SearchResult *r, int *n_out)
+{
+	int n = 0;
+	for (int i = 0; i < r->n; i++)
+		n += r->c[i].status == SEARCH_MEASURED && !r->c[i].ref[0];
+	*n_out = n;
+	if (n < 3)
+		return 2;
+	double *p = malloc((size_t)n * 4 * sizeof *p);
+	if (!p)
+		return 2;
+	double *m = p + n, *rp = m + n, *rm = rp + n;
+	int k = 0;
+	for (int i = 0; i < r->n; i++)
+		if (r->c[i].status == SEARCH_MEASURED && !r->c[i].ref[0])
+			p[k] = r->c[i].predicted_us, m[k++] = r->c[i].measured_us;
+	ranks(p, n, rp);
+	ranks(m, n, rm);
+	double mp = 0, mm = 0, sxy = 0, sxx = 0, syy = 0;
+	for (int i = 0; i < n; i++)
+		mp += rp[i] / n, mm += rm[i] / n;
+	for (int i = 0; i < n; i++)
+		sxy += (rp[i] - mp) * (rm[i] - mm), sxx += (rp[i] - mp) * (rp[i] - mp), syy += (rm[i] - mm) * (rm[i] - mm);
+	free(p);
+	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
+}
+
 bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
                           const SearchSettings *s, const SearchResult *r, const char *target, char err[256])
 {
@@ -276,6 +317,13 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddNumberToObject(root, "seconds", r->seconds);
 	if (r->dense_us > 0)
 		cJSON_AddNumberToObject(root, "dense_us", r->dense_us);
+	int nsp;
+	double rho = search_spearman(r, &nsp);
+	cJSON *cm = cJSON_AddObjectToObject(root, "cost_model");
+	cJSON_AddStringToObject(cm, "kind", "analytic (x86)");
+	cJSON_AddNumberToObject(cm, "measured", nsp);
+	if (rho <= 1)
+		cJSON_AddNumberToObject(cm, "spearman", rho);
 	if (r->best >= 0)
 		cJSON_AddItemToObject(root, "best", candidate_json(&r->c[r->best], r->dense_us, s->budget, 1));
 	if (r->best_ref >= 0)

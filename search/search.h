@@ -134,6 +134,10 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
  * are info's (none when the file does not exist). */
 bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged **out, int *n, char err[256]);
 void search_log_free(SearchLogged *l, int n);
+/* Spearman's rank correlation between the cost model's predictions and the
+ * measured latencies of the searched (not reference) candidates, over *n
+ * of them; 2 where fewer than 3 were measured. */
+double search_spearman(const SearchResult *r, int *n);
 /* The CPU's model name. */
 void search_device_name(char *buf, size_t len);
 

@@ -52,6 +52,8 @@ own = [x for x in c if "reference" not in x]
 assert not any("reference" in x for x in own if x is best)
 if "best_reference" in r:
     assert r["best_reference"]["within_budget"] and r["best_reference"]["reference"]
+cm = r["cost_model"]
+assert cm["measured"] == len(meas) and (len(meas) < 3 or -1 <= cm["spearman"] <= 1), cm
 import xml.etree.ElementTree as E
 svg = E.parse(d + "/pareto.svg").getroot()
 assert svg.tag.endswith("svg") and len(list(svg)) > 10
