@@ -529,6 +529,19 @@ static void log_measurement(const SearchSettings *s, const SearchCandidate *c, M
 	free(line);
 }
 
+/* A measurement's outcome into its candidate. */
+static void record(SearchCandidate *c, const Measured *m)
+{
+	if (m->ok) {
+		c->status = SEARCH_MEASURED;
+		c->measured_us = m->us;
+		c->rel_err = m->rel_err;
+	} else {
+		c->status = SEARCH_FAILED;
+		snprintf(c->why, sizeof c->why, "%s", m->why);
+	}
+}
+
 /* ---- the search ---- */
 
 static uint64_t mix(uint64_t x)
@@ -713,16 +726,9 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 				m = measure(&p, &c->ir, s->timeout_s);
 				log_measurement(s, c, m, out->dense_us, progress);
 			}
-			if (m.ok) {
-				c->status = SEARCH_MEASURED;
-				c->measured_us = m.us;
-				c->rel_err = m.rel_err;
-				if (out->best < 0 || m.us < out->c[out->best].measured_us)
-					out->best = ord[j].i;
-			} else {
-				c->status = SEARCH_FAILED;
-				snprintf(c->why, sizeof c->why, "%s", m.why);
-			}
+			record(c, &m);
+			if (m.ok && (out->best < 0 || m.us < out->c[out->best].measured_us))
+				out->best = ord[j].i;
 			if (progress && m.ok)
 				fprintf(progress, "search: [%d/%d] %-40s predicted %9.1f us, measured %9.1f us\n", j + 1,
 				        nord < s->topk ? nord : s->topk, c->notation, c->predicted_us, m.us);
@@ -752,17 +758,10 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 				m = measure(&p, &c->ir, s->timeout_s);
 				log_measurement(s, c, m, out->dense_us, progress);
 			}
-			if (m.ok) {
-				c->status = SEARCH_MEASURED;
-				c->measured_us = m.us;
-				c->rel_err = m.rel_err;
-				if (c->metrics.loss_over_bound <= s->budget &&
-				    (out->best_ref < 0 || m.us < out->c[out->best_ref].measured_us))
-					out->best_ref = i;
-			} else {
-				c->status = SEARCH_FAILED;
-				snprintf(c->why, sizeof c->why, "%s", m.why);
-			}
+			record(c, &m);
+			if (m.ok && c->metrics.loss_over_bound <= s->budget &&
+			    (out->best_ref < 0 || m.us < out->c[out->best_ref].measured_us))
+				out->best_ref = i;
 			if (progress)
 				fprintf(progress, "search: reference %-28s %-30s %s %9.1f us\n", c->ref, c->notation,
 				        m.ok ? "measured" : "FAILED", m.ok ? m.us : 0.0);
