@@ -38,44 +38,9 @@ static bool shape_listed(const char *list, const char *name)
 	return false;
 }
 
-/* Timing.  Each method is warmed up for at least BENCH_WARM_S (a first
- * call alone left the small shapes' kernels 20-50% slow: the CPU comes back
- * from util_settle's pause at a lower clock, and X from DRAM) and then
- * timed over at least `reps` calls and about BENCH_TIMED_S, at most
- * BENCH_MAX_REPS calls; the median is kept.  The same for OpenBLAS, patc
- * and Eigen (eigen_spmm.cpp). */
-#define BENCH_WARM_S 0.02
-#define BENCH_TIMED_S 0.05
-enum { BENCH_MAX_REPS = 64 };
-
-typedef void (*BenchCall)(void *arg);
-
-/* Warms `call` up; returns how many timed calls to make. */
-static int bench_warm(BenchCall call, void *arg, int reps)
-{
-	double t0 = util_now(), t1 = t0, last;
-	do {
-		double a = util_now();
-		call(arg);
-		t1 = util_now();
-		last = t1 - a;
-	} while (t1 - t0 < BENCH_WARM_S);
-	int want = last > 0 ? (int)fmin(BENCH_MAX_REPS, ceil(BENCH_TIMED_S / last)) : BENCH_MAX_REPS;
-	return want > reps ? want : reps > BENCH_MAX_REPS ? BENCH_MAX_REPS : reps;
-}
-
-/* The median of `reps` timed calls (after bench_warm), in microseconds. */
-static double bench_time(BenchCall call, void *arg, int reps)
-{
-	double t[BENCH_MAX_REPS];
-	reps = bench_warm(call, arg, reps);
-	for (int r = 0; r < reps; r++) {
-		double t0 = util_now();
-		call(arg);
-		t[r] = util_now() - t0;
-	}
-	return 1e6 * util_median(t, reps);
-}
+/* Timing: util_time_us for every method (OpenBLAS, patc; eigen_spmm.cpp
+ * does the same in C++): at least 20 ms of warm-up, then the median of
+ * about 50 ms of calls, at least `reps` of them. */
 
 typedef struct DenseCall {
 	const float *w, *x;
@@ -95,7 +60,7 @@ static double dense_us(const float *w, const float *x, float *c, int64_t M, int6
 {
 	openblas_set_num_threads(threads);
 	DenseCall d = {w, x, c, M, K, N};
-	return bench_time(dense_call, &d, reps);
+	return util_time_us(dense_call, &d, reps);
 }
 
 typedef struct KernelCall {
@@ -199,7 +164,7 @@ int main(int argc, char **argv)
 						}
 					}
 					KernelCall kc = {&kern, x, values, c, index, t % 2 + 1};
-					double med = bench_time(kernel_call, &kc, reps);
+					double med = util_time_us(kernel_call, &kc, reps);
 					if (t < 2 || med < us[s][p][t % 2])
 						us[s][p][t % 2] = med;
 					if (t == 1) {

@@ -213,7 +213,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		PruneOp bp = *p;
 		memset(&bp.mask, 0, sizeof bp.mask);
 		char perr[PRUNE_ERR_MAX];
-		if (!prune_mask_build(&ir, p->imp, op->M, op->K, PAT_RANK_LOOKAHEAD, &bp.mask, perr)) {
+		if (!prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask, perr)) {
 			fprintf(stderr, "patc: error: %s\n", perr);
 			rc = PATC_EXIT_INTERNAL;
 		} else {

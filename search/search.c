@@ -297,28 +297,6 @@ typedef struct Measured {
 	char why[120];
 } Measured;
 
-static double median_us(double *t, int n) { return 1e6 * util_median(t, n); }
-
-/* In the child: time call(arg) after a 20 ms warm-up, median of about
- * 50 ms of calls (3..64). */
-static double time_calls(void (*call)(void *), void *arg)
-{
-	double t0 = util_now(), last = 0;
-	do {
-		double a = util_now();
-		call(arg);
-		last = util_now() - a;
-	} while (util_now() - t0 < 0.02);
-	int reps = last > 0 ? (int)fmin(64, fmax(3, ceil(0.05 / last))) : 64;
-	double t[64];
-	for (int r = 0; r < reps; r++) {
-		double a = util_now();
-		call(arg);
-		t[r] = util_now() - a;
-	}
-	return median_us(t, reps);
-}
-
 typedef struct KernelRun {
 	const X86Kernel *k;
 	const float *x, *values;
@@ -390,13 +368,13 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	if (!ir) {
 		openblas_set_num_threads(p->threads);
 		DenseRun d = {p->w, p->x, c, M, K, N, p->op->layout == PAT_LAYOUT_KN};
-		m.us = time_calls(dense_call, &d);
+		m.us = util_time_us(dense_call, &d, 3);
 		m.ok = 1;
 		return m;
 	}
 	PruneMask pm;
 	char err[PRUNE_ERR_MAX];
-	if (!prune_mask_build(ir, p->imp, M, K, PAT_RANK_LOOKAHEAD, &pm, err)) {
+	if (!prune_mask_build(ir, p->imp, M, K, p->op->rank, &pm, err)) {
 		snprintf(m.why, sizeof m.why, "mask: %.100s", err);
 		return m;
 	}
@@ -436,7 +414,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	KernelRun r = {&kern, p->x, values, c, index, p->threads};
-	m.us = time_calls(kernel_call, &r);
+	m.us = util_time_us(kernel_call, &r, 3);
 	m.ok = 1;
 	return m;
 }
@@ -629,7 +607,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		SearchCandidate *c = &pool.c[i];
 		PruneMask pm;
 		char perr[PRUNE_ERR_MAX];
-		if (!prune_mask_build_ws(&c->ir, imp, M, K, PAT_RANK_LOOKAHEAD, &ws, &pm, perr)) {
+		if (!prune_mask_build_ws(&c->ir, imp, M, K, op->rank, &ws, &pm, perr)) {
 			c->status = SEARCH_REJECTED;
 			snprintf(c->why, sizeof c->why, "%.150s", perr);
 			continue;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,4 +234,29 @@ double util_median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
 	return v[n / 2];
+}
+
+double util_time_us(void (*call)(void *arg), void *arg, int min_reps)
+{
+	double t0 = util_now(), t1 = t0, last;
+	do {
+		double a = util_now();
+		call(arg);
+		t1 = util_now();
+		last = t1 - a;
+	} while (t1 - t0 < UTIL_WARM_S);
+	int reps = last > 0 ? (int)ceil(UTIL_TIMED_S / last) : UTIL_MAX_REPS;
+	if (reps < min_reps)
+		reps = min_reps;
+	if (reps > UTIL_MAX_REPS)
+		reps = UTIL_MAX_REPS;
+	if (reps < 1)
+		reps = 1;
+	double t[UTIL_MAX_REPS];
+	for (int r = 0; r < reps; r++) {
+		double a = util_now();
+		call(arg);
+		t[r] = util_now() - a;
+	}
+	return 1e6 * util_median(t, reps);
 }

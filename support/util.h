@@ -73,6 +73,15 @@ static inline void util_settle(void) { util_sleep(0.3); }
 void *util_alloc_timed(size_t bytes);
 /* Sorts v[0..n-1] and returns its median (the upper one for even n). */
 double util_median(double *v, int n);
+/* Times call(arg) as the benchmarks and the search do: warms it up for at
+ * least UTIL_WARM_S (a first call alone left small kernels 20-50% slow: the
+ * CPU back from a pause at a lower clock, X coming from DRAM), then returns
+ * the median, in microseconds, of about UTIL_TIMED_S of calls, at least
+ * min_reps and at most UTIL_MAX_REPS of them. */
+#define UTIL_WARM_S 0.02
+#define UTIL_TIMED_S 0.05
+enum { UTIL_MAX_REPS = 64 };
+double util_time_us(void (*call)(void *arg), void *arg, int min_reps);
 
 /* Checked 64-bit multiply: false on overflow. */
 static inline bool util_mul_ok(int64_t a, int64_t b, int64_t *out)

@@ -125,6 +125,20 @@ assert (a["sparsity"], a["budget"], a["topk"], a["max_depth"]) == (0.5, 0.2, 2, 
 assert (b["sparsity"], b["budget"], b["topk"], b["max_depth"]) == (0.75, 0.2, 5, 2), b
 EOF2
 
+# the op's rank setting decides the masks the search scores (two-level
+# perforations keep less under total ranking than under lookahead)
+for rank in total lookahead; do
+	sed "s/weights = random(3, rows);/weights = random(3, rows); rank = $rank;/" "$tmp/op.pat" >"$tmp/r_$rank.pat"
+	"$patc" "$tmp/r_$rank.pat" --search --no-measure -o "$tmp/r_$rank" >/dev/null 2>&1 || bad "rank = $rank: exit $?"
+done
+python3 - "$tmp/r_total" "$tmp/r_lookahead" <<'EOF2' && ok || bad "the op's rank: see above"
+import json, sys
+t, l = ({x["pattern"]: x["magnitude_loss"] for x in json.load(open(d + "/report.json"))["candidates"]
+         if x["pattern"].count("^") == 2 and "reference" not in x} for d in sys.argv[1:])
+assert t.keys() == l.keys() and t
+assert all(l[k] <= t[k] + 1e-12 for k in t) and any(l[k] < t[k] - 1e-9 for k in t), "rank ignored"
+EOF2
+
 # 4. GPU targets: no measuring there yet (exit 3); --no-measure ranks the
 #    candidates the GPU rules allow
 "$patc" "$tmp/op.pat" --search --target=sm_90 -o "$tmp/g" >/dev/null 2>"$tmp/err"

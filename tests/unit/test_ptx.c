@@ -23,6 +23,17 @@ typedef struct Emu {
 	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z;
 } Emu;
 
+/* The emulated kernel's thread and block ids (ctaid_z is NULL where the
+ * kernel does not read it). */
+static Emu emu_ids(const X86Kernel *kern)
+{
+	Emu e = {x86_lookup(kern, "patc_emu_tid_x"), x86_lookup(kern, "patc_emu_tid_y"),
+	         x86_lookup(kern, "patc_emu_ctaid_x"), x86_lookup(kern, "patc_emu_ctaid_y"),
+	         x86_lookup(kern, "patc_emu_ctaid_z")};
+	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y);
+	return e;
+}
+
 /* Runs the emulated kernel over its grid; returns ||C - ref|| / ||ref||,
  * or +inf when an element of C is left unwritten. */
 static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
@@ -37,10 +48,7 @@ static double emulate(const OpResult *op, PatLayout layout, int64_t N, const Ptx
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit_hooks(&lk, &hooks, NULL, NULL, &kern, xerr), "%s", xerr);
-	Emu e = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
-	         x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"),
-	         x86_lookup(&kern, "patc_emu_ctaid_z")};
-	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y);
+	Emu e = emu_ids(&kern);
 	ck_assert(e.ctaid_z || plan.nsplit == 1);
 	for (int64_t i = 0; i < op->M * N; i++)
 		kc.c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
@@ -344,10 +352,9 @@ static double emulate_tc(const OpResult *op, PatDtype dt, PtxPlan *plan_out)
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit_hooks(&lk, &hooks, NULL, NULL, &kern, xerr), "%s", xerr);
-	Emu e = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
-	         x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"), NULL};
+	Emu e = emu_ids(&kern);
 	PtxEmuMma *mma = x86_lookup(&kern, "patc_emu_mma");
-	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y && mma);
+	ck_assert(mma);
 	*mma = emu_mma;
 	/* 16-bit X and weights; the reference on the same rounded values */
 	uint16_t *x16 = malloc((size_t)(op->K * N) * sizeof *x16), *v16 = malloc((size_t)kc.nvalues * sizeof *v16 + 4);
