@@ -270,11 +270,14 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		LLVMSetGlobalConstant(packed, 1);
 		/* the kernels and their C entry points */
 		snprintf(name, sizeof name, "%.200s.kernel", pre);
-		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, x86_vector_width(tm), PAT_F32};
+		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, 0, PAT_F32, {0}};
+		if (e->schedules)
+			lk.sched = e->schedules[i];
+		lk.vector_width = x86_schedule_width(&lk.sched, tm);
 		LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
 		LLVMSetLinkage(kernel, LLVMInternalLinkage);
 		snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
-		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32};
+		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32, {0}};
 		LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 		LLVMSetLinkage(ukernel, LLVMInternalLinkage);
 		snprintf(name, sizeof name, "%.200s_run", pre);

@@ -343,7 +343,8 @@ static void krun_rest(LowerCtx *c, const LowerPoint *p, int first, int vl, int u
 static int64_t krun_full_tile(LowerCtx *c, KrunArg *t)
 {
 	const int vl = c->k->vector_width > 1 ? c->k->vector_width : 1;
-	*t = (KrunArg){.width = vl, .nacc = vl >= 16 ? 8 : 4};
+	const int nacc = vl >= 16 ? 8 : 4, want = c->k->sched.col_tiles;
+	*t = (KrunArg){.width = vl, .nacc = want > 0 && want < nacc ? want : nacc};
 	t->vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	krun_fma(c, t);
 	for (int u = 0; u < t->nacc; u++)
@@ -817,7 +818,13 @@ enum { X86_ROWS = 4 };
 
 /* Vectors per row in an m run's full tile: 4 x 4 AVX-512 or 4 x 2 AVX2
  * accumulators. */
-static int mrun_nacc(int vl) { return vl >= 16 ? 4 : 2; }
+/* Vector accumulators per row of an m run: 4 of 32 registers (AVX-512) or
+ * 2 of 16, fewer where the schedule says so. */
+static int mrun_nacc(const LowerKernel *k)
+{
+	const int n = k->vector_width >= 16 ? 4 : 2;
+	return k->sched.col_tiles > 0 && k->sched.col_tiles < n ? k->sched.col_tiles : n;
+}
 /* Up to this many bytes of a run's weights, its column tiles go outside its
  * row blocks (x86_mrun). */
 enum { X86_MRUN_WBYTES = 32 << 10 };
@@ -1131,7 +1138,7 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		shared++;
 	for (int j = first + 1; j < shared; j++)
 		Sd *= k->ir->loops[j].nnz;
-	MrunArg a = {.width = vl, .nacc = mrun_nacc(vl), .S = S, .shared = shared, .Sd = Sd,
+	MrunArg a = {.width = vl, .nacc = mrun_nacc(k), .S = S, .shared = shared, .Sd = Sd,
 	             .rows = X86_ROWS, .sm = sm};
 	if (x86_stores_c(k))
 		a.fresh = c_fresh_at(c, p->row, first);
@@ -1314,7 +1321,7 @@ static int across_outer(const Pir *ir, int first)
 static int across_for(const LowerKernel *k, int first)
 {
 	const int vl = k->vector_width;
-	if ((double)k->K * 4.0 * vl * mrun_nacc(vl) > X86_ACROSS_PANEL_BYTES)
+	if ((double)k->K * 4.0 * vl * mrun_nacc(k) > X86_ACROSS_PANEL_BYTES)
 		return -1;
 	return panel_pays(k) ? across_outer(k->ir, first) : -1;
 }
@@ -1343,7 +1350,7 @@ static void mrun_across(LowerCtx *c, int outer, int first, const X86Panel *pn)
 	for (int j = first + 1; j < k->ir->nloops; j++)
 		S *= k->ir->loops[j].nnz;
 	const int vl = k->vector_width;
-	MrunArg a = {.width = vl, .nacc = mrun_nacc(vl), .S = S, .shared = k->ir->nloops, .rows = X86_ROWS,
+	MrunArg a = {.width = vl, .nacc = mrun_nacc(k), .S = S, .shared = k->ir->nloops, .rows = X86_ROWS,
 	             .sm = l->comp[0].stride};
 	const bool store = x86_stores_c(k);
 	a.vty = LLVMVectorType(c->f32, (unsigned)vl);
@@ -1371,7 +1378,7 @@ static void x86_mrun_all(LowerCtx *c, int first)
 		return;
 	}
 	int outer = across_for(c->k, first);
-	X86Panel pn = {NULL, (int64_t)vl * mrun_nacc(vl), false};
+	X86Panel pn = {NULL, (int64_t)vl * mrun_nacc(c->k), false};
 	LLVMValueRef raw = panel_pack(c, &pn);
 	if (outer >= 0) {
 		mrun_across(c, outer, first, &pn);
@@ -1446,7 +1453,7 @@ static void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
 	const PirLoop *l = &k->ir->loops[first + 1];
 	const int64_t len = l->nnz;
 	const int vl = k->vector_width > 1 ? k->vector_width : 1;
-	MrunArg a = {.width = vl, .nacc = mrun_nacc(vl), .S = 1, .rows = X86_ROWS,
+	MrunArg a = {.width = vl, .nacc = mrun_nacc(k), .S = 1, .rows = X86_ROWS,
 	             .sm = l->comp[0].stride, .inner = true};
 	if (x86_stores_c(k))
 		a.fresh = c_fresh_at(c, p->row, first);
@@ -1496,6 +1503,12 @@ static void init_targets(void)
 }
 
 void x86_init_llvm(void) { pthread_once(&init_once, init_targets); }
+
+int x86_schedule_width(const KernelSchedule *s, LLVMTargetMachineRef tm)
+{
+	const int w = x86_vector_width(tm);
+	return s->vector_width > 0 && s->vector_width < w ? s->vector_width : w;
+}
 
 int x86_vector_width(LLVMTargetMachineRef tm)
 {
@@ -1595,7 +1608,7 @@ bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cp
 	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
 	LLVMModuleRef mod = x86_module(ctx, k->name, tm);
 	LowerKernel kv = *k;
-	kv.vector_width = x86_vector_width(tm);
+	kv.vector_width = x86_schedule_width(&k->sched, tm);
 	lower_kernel(ctx, mod, &kv, hooks);
 	char *msg = NULL;
 	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
@@ -1704,6 +1717,13 @@ enum {
 
 int64_t x86_chunk_columns(const LowerKernel *k)
 {
+	if (k->sched.chunk < 0)
+		return k->N;
+	if (k->sched.chunk > 0) { /* the schedule's: whole tiles of the widest kind */
+		const int64_t al = (int64_t)k->vector_width * 8 > 0 ? (int64_t)k->vector_width * 8 : 1;
+		const int64_t w = (k->sched.chunk + al - 1) / al * al;
+		return w < k->N ? w : k->N;
+	}
 	const Pir *ir = k->ir;
 	const int split = lower_split(ir);
 	const bool mrun = lower_path(k, &x86_update_hooks) == LOWER_MRUN;
@@ -1711,7 +1731,7 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 	if ((double)k->K * (double)k->N * 4 <= from || k->layout != PAT_LAYOUT_KN ||
 	    (split < ir->nloops && pir_loop_is_perforated(&ir->loops[split])))
 		return k->N;
-	const int64_t tile = (int64_t)k->vector_width * mrun_nacc(k->vector_width);
+	const int64_t tile = (int64_t)k->vector_width * mrun_nacc(k);
 	const bool one_tile = mrun && (double)k->K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES &&
 	                      (mrun_outer_k(ir, split - 1) < 0 || across_for(k, split - 1) >= 0);
 	const int64_t al = one_tile ? tile : X86_CHUNK_ALIGN;

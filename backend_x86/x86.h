@@ -78,6 +78,9 @@ LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, b
                                         char err[X86_ERR_MAX]);
 /* Floats per vector register on the machine: 16 (AVX-512), 8 (AVX), 4. */
 int x86_vector_width(LLVMTargetMachineRef tm);
+/* The vector width a kernel of schedule s gets on tm: the schedule's where
+ * it asks for a narrower one than tm's. */
+int x86_schedule_width(const KernelSchedule *s, LLVMTargetMachineRef tm);
 /* An empty module for tm's triple and data layout. */
 LLVMModuleRef x86_module(LLVMContextRef ctx, const char *name, LLVMTargetMachineRef tm);
 /* Gives every function the machine's CPU and features and runs O3. */
@@ -91,6 +94,7 @@ typedef struct X86Emit {
 	int nops;
 	const OpResult *ops;
 	const PruneOp *pruned;
+	const KernelSchedule *schedules; /* per op, or NULL: the backend's own */
 	bool llvm, asm_;
 } X86Emit;
 bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX]);

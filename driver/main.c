@@ -65,6 +65,7 @@ typedef struct Options {
 	const char *search_op; /* --op */
 	bool resume;           /* --resume */
 	SearchSettings s;      /* its settings, defaults overridden by the options */
+	const char *cost_model; /* --cost-model */
 	unsigned s_given;      /* which of them the options set (SET_* bits) */
 } Options;
 
@@ -77,6 +78,8 @@ static void usage(FILE *f)
 	fputs("usage: patc FILE.pat [options]\n"
 	      "       patc FILE.pir [options]     (read PatternIR text form)\n"
 	      "       patc merge LOG... -o OUT    (join --search tuning logs)\n"
+	      "       patc train-cost-model LOG... -o MODEL [--target=T] [--folds=K] [--seed=N]\n"
+	      "                                   (learn the search's cost model from tuning logs)\n"
 	      "\n"
 	      "Compiles sparse weight patterns written as loop schedules (.pat) to PatternIR.\n"
 	      "\n"
@@ -107,10 +110,18 @@ static void usage(FILE *f)
 	      "  --budget=P         --search: magnitude loss allowed over the unstructured\n"
 	      "                     bound, in points (default 5%)\n"
 	      "  --topk=N           --search: candidates measured (default 8)\n"
+	      "  --tune=N           --search: tune the kernel schedules (vector width,\n"
+	      "                     accumulators, column chunks) of the N fastest (default 3)\n"
+	      "  --explore=P        --search: the share of them drawn at random from the\n"
+	      "                     ranked rest instead of taken from the top (default 0%;\n"
+	      "                     varied logs train a better cost model)\n"
 	      "  --max-depth=N      --search: levels per axis, 1 to 3 (default 3)\n"
 	      "  --seed=N           --search: the order of equally ranked candidates\n"
 	      "  --timeout=S        --search: seconds one measurement may take (default 60)\n"
 	      "  --no-measure       --search: rank by the cost model alone\n"
+	      "  --cost-model=FILE  --search: rank with this learned model, or 'analytic'\n"
+	      "                     (default: the standard library's for the target,\n"
+	      "                     cost-x86-64.model, else the analytic model)\n"
 	      "  --op=NAME          --search: the op to search (default: the one with weights)\n"
 	      "  --resume           --search: take over the measurements DIR/tune.jsonl holds\n"
 	      "                     (a search killed half-way goes on where it was)\n"
@@ -278,6 +289,18 @@ static int parse_args(int argc, char **argv, Options *o)
 			if (!parse_fraction(a + 12, &o->s.tolerance))
 				return usage_error("--tolerance takes a percentage, such as 2%%, not '%s'", a + 12);
 			o->s_given |= SET_TOLERANCE;
+		} else if (!strncmp(a, "--cost-model=", 13)) {
+			if (!a[13])
+				return usage_error("%s", "--cost-model takes a model file or 'analytic'");
+			o->cost_model = a + 13;
+		} else if (!strncmp(a, "--tune=", 7)) {
+			long n;
+			if (!parse_count(a + 7, 0, 100, &n))
+				return usage_error("--tune takes a count from 0 to 100, not '%s'", a + 7);
+			o->s.tune = (int)n;
+		} else if (!strncmp(a, "--explore=", 10)) {
+			if (!parse_fraction(a + 10, &o->s.explore) || o->s.explore > 1)
+				return usage_error("--explore takes a percentage from 0 to 100, not '%s'", a + 10);
 		} else if (!strncmp(a, "--timeout=", 10)) {
 			char *end;
 			double t = strtod(a + 10, &end);
@@ -447,7 +470,7 @@ static const char *target_cpu(const char *target)
 /* --explain on a GPU target: the kernel's path and mapping. */
 static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
 {
-	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype};
+	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
 	PtxPlan plan;
 	ptx_plan(&lk, NULL, &plan);
 	const PtxSchedule *s = &plan.s;
@@ -482,7 +505,7 @@ static int compile_ptx(const Options *o, const char *base, const Program *prog, 
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1, op->dtype};
+		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1, op->dtype, {0}};
 	}
 	char *ptx = NULL, *ll = NULL, err[PTX_ERR_MAX];
 	int rc = PATC_EXIT_OK;
@@ -537,7 +560,7 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	}
 	const char *cpu = target_cpu(o->target);
 	X86Emit e = {o->output, base, cpu, cpu ? "" : NULL, PATC_VERSION, o->input, prog->nops,
-	             prog->ops, pruned, o->emit_llvm, o->emit_asm};
+	             prog->ops, pruned, NULL, o->emit_llvm, o->emit_asm};
 	char err[X86_ERR_MAX];
 	if (!x86_emit(&e, err)) {
 		fprintf(stderr, "patc: error: %s\n", err);
@@ -691,6 +714,43 @@ static int merge_main(int argc, char **argv)
 	return search_merge(n, logs, output);
 }
 
+/* `patc train-cost-model LOG... -o MODEL [--target=T] [--folds=K] [--seed=N]`. */
+static int train_main(int argc, char **argv)
+{
+	CostTrainOptions t = {.target = "x86-64", .folds = 5};
+	const char *logs[256];
+	int n = 0;
+	for (int i = 2; i < argc; i++) {
+		long v;
+		if (!strcmp(argv[i], "-o")) {
+			if (i + 1 == argc)
+				return usage_error("%s", "-o needs an argument");
+			t.out = argv[++i];
+		} else if (!strncmp(argv[i], "--target=", 9) && argv[i][9])
+			t.target = argv[i] + 9;
+		else if (!strncmp(argv[i], "--folds=", 8)) {
+			if (!parse_count(argv[i] + 8, 2, 20, &v))
+				return usage_error("--folds takes a count from 2 to 20, not '%s'", argv[i] + 8);
+			t.folds = (int)v;
+		} else if (!strncmp(argv[i], "--seed=", 7)) {
+			if (!parse_count(argv[i] + 7, 0, 2147483647L, &v))
+				return usage_error("--seed takes an integer from 0 to 2^31 - 1, not '%s'", argv[i] + 7);
+			t.seed = (uint64_t)v;
+		} else if (argv[i][0] == '-')
+			return usage_error("unknown option '%s' of patc train-cost-model (patc train-cost-model LOG... -o "
+			                   "MODEL)",
+			                   argv[i]);
+		else if (n == 256)
+			return usage_error("%s", "patc train-cost-model takes at most 256 logs");
+		else
+			logs[n++] = argv[i];
+	}
+	if (!n || !t.out)
+		return usage_error("%s", "patc train-cost-model LOG... -o MODEL: give the logs and the output");
+	t.logs = logs, t.nlogs = n;
+	return search_train(&t);
+}
+
 /* A Slurm job array's task as the shard, where --shard is not given. */
 static bool slurm_shard(Options *o)
 {
@@ -714,6 +774,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "merge"))
 		return merge_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "train-cost-model"))
+		return train_main(argc, argv);
 	Options o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc == PATC_EXIT_OK && o.search && !slurm_shard(&o))
@@ -809,7 +871,8 @@ int main(int argc, char **argv)
 		char base[128], dir[4096];
 		program_base(o.input, base, sizeof base);
 		snprintf(dir, sizeof dir, "%s.search", base);
-		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.resume, stdlib, o.s};
+		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.resume, stdlib, o.s,
+		                o.cost_model};
 		sc.s.gpu = o.gpu;
 		/* the op's own settings where the command line gives none */
 		for (int i = 0; i < prog.nops; i++) {

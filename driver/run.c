@@ -49,7 +49,7 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 	              SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
 	snprintf(name, sizeof name, "patc_%s", op->name);
-	LowerKernel lk = {op->ir, M, K, N, op->layout, name, 0, PAT_F32};
+	LowerKernel lk = {op->ir, M, K, N, op->layout, name, 0, PAT_F32, {0}};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	double t0 = util_now();

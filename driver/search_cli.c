@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Ends the log with a newline if a killed search left its last line cut
  * short, so that the next line starts on its own. */
@@ -112,7 +113,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	search_device_name(device, sizeof device);
 	snprintf(log_path, sizeof log_path, "%s/tune.jsonl", c->dir);
 	SearchSettings s = c->s;
-	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->N, s.threads, s.seed};
+	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->N,
+	                      op->layout == PAT_LAYOUT_KN ? "kn" : "nk", s.threads, s.seed};
 	s.log_path = s.measure ? log_path : NULL;
 	s.log_info = &info;
 	SearchLogged *logged = NULL;
@@ -134,7 +136,31 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		arena_free(&arena);
 		return PATC_EXIT_ENV;
 	}
+	/* the cost model: --cost-model's, else the standard library's for x86 */
+	CostModel model = {0};
+	char model_path[4096] = "";
+	if (c->cost_model && strcmp(c->cost_model, "analytic"))
+		snprintf(model_path, sizeof model_path, "%s", c->cost_model);
+	else if (!c->cost_model && !c->gpu && c->stdlib) {
+		snprintf(model_path, sizeof model_path, "%s/cost-x86-64.model", c->stdlib);
+		if (access(model_path, R_OK) != 0)
+			model_path[0] = 0; /* none installed: the analytic one */
+	}
+	if (model_path[0] && !cost_model_load(model_path, &model, err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		search_log_free(logged, nlogged);
+		arena_free(&arena);
+		return PATC_EXIT_INPUT;
+	}
+	s.model = model.gbt ? &model : NULL;
+	if (model.gbt)
+		fprintf(stderr, "search: cost model %s (learned on %d measurements of %d searches on %s; held-out Spearman "
+		                "%.2f, top-10 recall %.2f)\n",
+		        model_path, model.samples, model.groups, model.device, model.spearman, model.recall);
+	else
+		fprintf(stderr, "search: cost model: analytic%s\n", c->gpu ? " (the x86 one; none is learned for GPUs)" : "");
 	bool ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
+	cost_model_free(&model);
 	search_log_free(logged, nlogged);
 	arena_free(&arena);
 	if (!ran) {
@@ -162,6 +188,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		sb_printf(out, " (%d failed)", failed);
 	if (nref)
 		sb_printf(out, ", %d standard-library patterns", nref);
+	if (r.tuned)
+		sb_printf(out, ", %d schedules tuned", r.tuned);
+	if (r.stopped)
+		sb_printf(out, " (%d stopped early)", r.stopped);
 	if (r.resumed)
 		sb_printf(out, " (%d taken from the log)", r.resumed);
 	if (s.shards > 1)
@@ -182,7 +212,9 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
 	}
 	const SearchCandidate *b = &r.c[r.best];
-	sb_printf(out, "  best: %s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation,
+	char sched[80];
+	search_schedule_text(&b->sched, sched, sizeof sched);
+	sb_printf(out, "  best: %s, schedule: %s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation, sched,
 	          100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);
 	if (b->status == SEARCH_MEASURED && r.dense_us > 0)
 		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
@@ -200,7 +232,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	int nsp;
 	double rho = search_spearman(&r, &nsp);
 	if (rho <= 1)
-		sb_printf(out, "  cost model: Spearman rank correlation %.2f with the %d measured latencies\n", rho, nsp);
+		sb_printf(out, "  cost model (%s): Spearman rank correlation %.2f with the %d measured latencies\n",
+		          model_path[0] ? "learned" : "analytic", rho, nsp);
 	sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg", c->dir, c->dir, c->dir);
 	if (measured + failed)
 		sb_printf(out, "; measurements appended to %s/tune.jsonl", c->dir);
@@ -218,7 +251,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			rc = PATC_EXIT_INTERNAL;
 		} else {
 			bp.metrics = b->metrics;
-			X86Emit e = {c->dir, c->base, NULL, NULL, PATC_VERSION, c->input, 1, &best, &bp, false, false};
+			X86Emit e = {c->dir, c->base, NULL, NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched, false, false};
 			char xerr[X86_ERR_MAX];
 			Program one = {1, &best};
 			char path[4096], terr[TENSOR_ERR_MAX];
@@ -301,4 +334,15 @@ int search_merge(int n, char *const *paths, const char *output)
 	free(seen);
 	sb_free(&all);
 	return rc;
+}
+
+int search_train(const CostTrainOptions *o)
+{
+	char err[256];
+	if (!cost_train(o, stdout, err)) {
+		fprintf(stderr, "patc: error: train-cost-model: %s\n", err);
+		return PATC_EXIT_INPUT;
+	}
+	printf("wrote %s\n", o->out);
+	return PATC_EXIT_OK;
 }

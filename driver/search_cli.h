@@ -12,8 +12,9 @@ typedef struct SearchCli {
 	const char *target;
 	bool gpu;
 	bool resume;                    /* take over what DIR/tune.jsonl has measured */
-	const char *stdlib;             /* for the reference patterns */
+	const char *stdlib;             /* for the reference patterns and the default cost model */
 	SearchSettings s;
+	const char *cost_model;         /* a model file, "analytic", or NULL: the stdlib's for the target */
 } SearchCli;
 
 /* Returns patc's exit code; the summary goes to out. */
@@ -22,5 +23,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 /* `patc merge LOG... -o OUT`: the tuning logs' entries, each once, in one
  * log written atomically.  Returns patc's exit code. */
 int search_merge(int n, char *const *paths, const char *output);
+
+/* `patc train-cost-model LOG... -o MODEL`.  Returns patc's exit code. */
+int search_train(const CostTrainOptions *o);
 
 #endif

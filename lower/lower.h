@@ -28,6 +28,15 @@
 
 #include <llvm-c/Core.h>
 
+/* A kernel schedule: the choices beyond the pattern that a backend would
+ * otherwise make by itself, tuned by the search.  Zero fields keep the
+ * backend's own choice. */
+typedef struct KernelSchedule {
+	int vector_width; /* floats per vector register, at most the target's (x86: 8 or 16) */
+	int col_tiles;    /* vector accumulators along N per row (x86: at most the default) */
+	int64_t chunk;    /* x86: columns per chunk (x86_chunk_columns); -1: no chunks */
+} KernelSchedule;
+
 typedef struct LowerKernel {
 	const Pir *ir;
 	int64_t M, K, N;
@@ -38,6 +47,7 @@ typedef struct LowerKernel {
 	 * it (the NVPTX tensor cores: f16 or bf16, accumulating in f32; C is
 	 * f32).  PAT_F32 (0): f32 everywhere. */
 	PatDtype dtype;
+	KernelSchedule sched;
 } LowerKernel;
 
 typedef struct LowerCtx {

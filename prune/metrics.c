@@ -160,34 +160,20 @@ static double frobenius(const float *a, int64_t n)
 	return sqrt(s);
 }
 
-void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const PruneBound *bound,
-                   const float *w, const float *x, int64_t n, int64_t M, int64_t K,
-                   PruneMetrics *out)
+void prune_metrics_from(const Pir *ir, double kept, int64_t nkept, const PruneBound *bound, int64_t count,
+                        PruneMetrics *out)
 {
 	memset(out, 0, sizeof *out);
-	const int64_t count = M * K;
-	PruneBound own;
-	if (!bound) {
-		prune_bound_init(&own, imp, count);
-		bound = &own;
-	}
-	out->total = bound->total;
 	PirMetrics pm;
 	pir_metrics(ir, &pm);
-	if (m->has_kept && pm.pad[PIR_AXIS_M] == 0 && pm.pad[PIR_AXIS_K] == 0) {
-		/* no padding: every packed slot is a kept real weight */
-		out->kept = m->kept;
-		out->nkept = pm.values;
-	} else {
-		prune_kept_sum(ir, m, imp, M, K, &out->kept, &out->nkept);
-	}
+	out->total = bound->total;
+	out->kept = kept;
+	out->nkept = nkept;
 	out->nreal = count;
 	out->density = (double)out->nkept / (double)count;
 	out->retained = out->total > 0 ? out->kept / out->total : 1.0;
 	out->loss = 1.0 - out->retained;
 	double top = prune_bound_top(bound, out->nkept);
-	if (bound == &own)
-		prune_bound_free(&own);
 	out->bound_retained = out->total > 0 ? top / out->total : 1.0;
 	out->bound_loss = 1.0 - out->bound_retained;
 	out->loss_over_bound = out->loss - out->bound_loss;
@@ -196,6 +182,32 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
 	                  : out->loss > 1e-12  ? INFINITY
 	                                       : 1.0;
 	out->log_diversity = pm.log_diversity;
+}
+
+void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const PruneBound *bound,
+                   const float *w, const float *x, int64_t n, int64_t M, int64_t K,
+                   PruneMetrics *out)
+{
+	const int64_t count = M * K;
+	PruneBound own;
+	if (!bound) {
+		prune_bound_init(&own, imp, count);
+		bound = &own;
+	}
+	PirMetrics pm;
+	pir_metrics(ir, &pm);
+	double kept;
+	int64_t nkept;
+	if (m->has_kept && pm.pad[PIR_AXIS_M] == 0 && pm.pad[PIR_AXIS_K] == 0) {
+		/* no padding: every packed slot is a kept real weight */
+		kept = m->kept;
+		nkept = pm.values;
+	} else {
+		prune_kept_sum(ir, m, imp, M, K, &kept, &nkept);
+	}
+	prune_metrics_from(ir, kept, nkept, bound, count, out);
+	if (bound == &own)
+		prune_bound_free(&own);
 	if (x && n > 0) {
 		uint8_t *mask = malloc((size_t)count);
 		if (!mask)

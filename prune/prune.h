@@ -126,6 +126,11 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
                    const float *w, const float *x, int64_t n, int64_t M, int64_t K,
                    PruneMetrics *out);
 
+/* The metrics of a pattern (ir: for its mask diversity) that keeps nkept
+ * real weights of importance kept, of count, with the bound of all. */
+void prune_metrics_from(const Pir *ir, double kept, int64_t nkept, const PruneBound *bound, int64_t count,
+                        PruneMetrics *out);
+
 /* The sum of the `count` largest values of v (non-negative, n of them):
  * the unstructured bound, without a PruneBound.  Linear time (radix
  * selection on float bits). */

@@ -33,6 +33,36 @@ void search_device_name(char *buf, size_t len)
 	fclose(f);
 }
 
+void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
+{
+	if (!s->vector_width && !s->col_tiles && !s->chunk) {
+		snprintf(buf, len, "default");
+		return;
+	}
+	size_t n = 0;
+	buf[0] = 0;
+	if (s->vector_width)
+		n += (size_t)snprintf(buf + n, len - n, "vector %d", s->vector_width);
+	if (s->col_tiles && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%d tile%s", n ? ", " : "", s->col_tiles,
+		                      s->col_tiles == 1 ? "" : "s");
+	if (s->chunk && n < len) {
+		if (s->chunk < 0)
+			snprintf(buf + n, len - n, "%sno chunks", n ? ", " : "");
+		else
+			snprintf(buf + n, len - n, "%schunk %lld", n ? ", " : "", (long long)s->chunk);
+	}
+}
+
+/* The schedule as a JSON object (zero fields: the backend's own). */
+static void add_schedule(cJSON *j, const KernelSchedule *s)
+{
+	cJSON *o = cJSON_AddObjectToObject(j, "schedule");
+	cJSON_AddNumberToObject(o, "vector_width", s->vector_width);
+	cJSON_AddNumberToObject(o, "col_tiles", s->col_tiles);
+	cJSON_AddNumberToObject(o, "chunk", (double)s->chunk);
+}
+
 static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double budget, int rank)
 {
 	cJSON *j = cJSON_CreateObject();
@@ -45,6 +75,10 @@ static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double b
 	cJSON_AddStringToObject(j, "pir", text ? text : "");
 	free(text);
 	cJSON_AddStringToObject(j, "mask_key", c->key);
+	char sched[80];
+	search_schedule_text(&c->sched, sched, sizeof sched);
+	cJSON_AddStringToObject(j, "schedule_text", sched);
+	add_schedule(j, &c->sched);
 	cJSON_AddStringToObject(j, "status", search_status_names[c->status]);
 	if (c->status != SEARCH_RANKED || c->metrics.nreal) {
 		cJSON_AddNumberToObject(j, "density", c->metrics.density);
@@ -58,6 +92,8 @@ static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double b
 	if (c->status == SEARCH_MEASURED) {
 		cJSON_AddNumberToObject(j, "latency_us", c->measured_us);
 		cJSON_AddNumberToObject(j, "relative_error", c->rel_err);
+		if (c->early)
+			cJSON_AddBoolToObject(j, "stopped_early", true);
 		if (dense_us > 0) {
 			cJSON_AddNumberToObject(j, "dense_us", dense_us);
 			cJSON_AddNumberToObject(j, "speedup", dense_us / c->measured_us);
@@ -237,15 +273,12 @@ static void csv_field(StrBuf *b, const char *s)
 	sb_putc(b, '"');
 }
 
-/* Ranks of v[0..n-1] (1-based, ties averaged). */
-static void ranks(const double *v, int n, double *rank)
+/* What the cost model ranked and the search measured in full: its own
+ * candidates with the backend's schedule. */
+static bool ranked_by_model(const SearchCandidate *c)
 {
-	for (int i = 0; i < n; i++) {
-		int below = 0, equal = 0;
-		for (int j = 0; j < n; j++)
-			below += v[j] < v[i], equal += v[j] == v[i];
-		rank[i] = below + (equal + 1) / 2.0;
-	}
+	return c->status == SEARCH_MEASURED && !c->early && !c->ref[0] && !c->sched.vector_width &&
+	       !c->sched.col_tiles && !c->sched.chunk;
 }
 
 /* Spearman's rank correlation of the cost model's predictions with the
@@ -254,27 +287,21 @@ double search_spearman(const SearchResult *r, int *n_out)
 {
 	int n = 0;
 	for (int i = 0; i < r->n; i++)
-		n += r->c[i].status == SEARCH_MEASURED && !r->c[i].ref[0];
+		n += ranked_by_model(&r->c[i]);
 	*n_out = n;
 	if (n < 3)
 		return 2;
-	double *p = malloc((size_t)n * 4 * sizeof *p);
+	double *p = malloc((size_t)n * 2 * sizeof *p);
 	if (!p)
 		return 2;
-	double *m = p + n, *rp = m + n, *rm = rp + n;
+	double *m = p + n;
 	int k = 0;
 	for (int i = 0; i < r->n; i++)
-		if (r->c[i].status == SEARCH_MEASURED && !r->c[i].ref[0])
+		if (ranked_by_model(&r->c[i]))
 			p[k] = r->c[i].predicted_us, m[k++] = r->c[i].measured_us;
-	ranks(p, n, rp);
-	ranks(m, n, rm);
-	double mp = 0, mm = 0, sxy = 0, sxx = 0, syy = 0;
-	for (int i = 0; i < n; i++)
-		mp += rp[i] / n, mm += rm[i] / n;
-	for (int i = 0; i < n; i++)
-		sxy += (rp[i] - mp) * (rm[i] - mm), sxx += (rp[i] - mp) * (rp[i] - mp), syy += (rm[i] - mm) * (rm[i] - mm);
+	double rho = cost_spearman(p, m, n);
 	free(p);
-	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
+	return rho;
 }
 
 bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
@@ -309,6 +336,9 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddNumberToObject(set, "min_length", s->min_length);
 	cJSON_AddNumberToObject(set, "max_pattern", s->max_pattern);
 	cJSON_AddNumberToObject(set, "topk", s->topk);
+	cJSON_AddNumberToObject(set, "explore", s->explore);
+	cJSON_AddNumberToObject(set, "tune", s->tune);
+	cJSON_AddNumberToObject(set, "stop_ratio", s->stop_ratio);
 	cJSON_AddNumberToObject(set, "seed", (double)s->seed);
 	cJSON_AddBoolToObject(set, "measured", s->measure);
 	cJSON_AddNumberToObject(root, "patterns_considered", (double)r->patterns);
@@ -339,7 +369,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	/* report.csv */
 	StrBuf csv;
 	sb_init(&csv);
-	sb_puts(&csv, "rank,pattern,reference,status,density,magnitude_loss,unstructured_loss,loss_over_bound,"
+	sb_puts(&csv, "rank,pattern,reference,schedule,status,density,magnitude_loss,unstructured_loss,loss_over_bound,"
 	              "predicted_us,latency_us,dense_us,speedup,pareto,why\n");
 	for (int i = 0; ok && i < r->n; i++) {
 		const SearchCandidate *c = &r->c[order[i]];
@@ -347,6 +377,10 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 		csv_field(&csv, c->notation);
 		sb_putc(&csv, ',');
 		csv_field(&csv, c->ref);
+		char sched[80];
+		search_schedule_text(&c->sched, sched, sizeof sched);
+		sb_putc(&csv, ',');
+		csv_field(&csv, sched);
 		sb_printf(&csv, ",%s,%.6f,%.6f,%.6f,%.6f,", search_status_names[c->status], c->metrics.density,
 		          c->metrics.loss, c->metrics.bound_loss, c->metrics.loss_over_bound);
 		if (c->status != SEARCH_REJECTED)
@@ -393,17 +427,21 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	cJSON_AddNumberToObject(j, "M", (double)c->ir.len[PIR_AXIS_M]);
 	cJSON_AddNumberToObject(j, "K", (double)c->ir.len[PIR_AXIS_K]);
 	cJSON_AddNumberToObject(j, "N", (double)info->N);
+	cJSON_AddStringToObject(j, "layout", info->layout ? info->layout : "kn");
 	cJSON_AddNumberToObject(j, "threads", info->threads);
 	cJSON_AddStringToObject(j, "pattern", c->notation);
 	char *text = pir_print_text(&c->ir);
 	cJSON_AddStringToObject(j, "pir", text ? text : "");
 	free(text);
+	add_schedule(j, &c->sched);
 	cJSON_AddNumberToObject(j, "density", c->metrics.density);
 	cJSON_AddNumberToObject(j, "magnitude_loss", c->metrics.loss);
 	cJSON_AddNumberToObject(j, "predicted_us", c->predicted_us);
 	if (c->status == SEARCH_MEASURED) {
 		cJSON_AddNumberToObject(j, "latency_us", c->measured_us);
 		cJSON_AddNumberToObject(j, "relative_error", c->rel_err);
+		if (c->early)
+			cJSON_AddBoolToObject(j, "early", true);
 	} else
 		cJSON_AddStringToObject(j, "failed", c->why);
 	if (dense_us > 0)
@@ -411,6 +449,25 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	char *line = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	return line;
+}
+
+bool search_log_schedule(const cJSON *line, KernelSchedule *s)
+{
+	memset(s, 0, sizeof *s);
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(line, "schedule");
+	if (!o)
+		return true; /* logs before schedules: the backend's own */
+	const cJSON *vw = cJSON_GetObjectItemCaseSensitive(o, "vector_width");
+	const cJSON *ct = cJSON_GetObjectItemCaseSensitive(o, "col_tiles");
+	const cJSON *ch = cJSON_GetObjectItemCaseSensitive(o, "chunk");
+	if (!cJSON_IsNumber(vw) || !cJSON_IsNumber(ct) || !cJSON_IsNumber(ch) || vw->valuedouble < 0 ||
+	    vw->valuedouble > 64 || ct->valuedouble < 0 || ct->valuedouble > 64 || ch->valuedouble < -1 ||
+	    ch->valuedouble > 1e9)
+		return false;
+	s->vector_width = (int)vw->valuedouble;
+	s->col_tiles = (int)ct->valuedouble;
+	s->chunk = (int64_t)ch->valuedouble;
+	return true;
 }
 
 /* The logged measurements that a search with this info can take over. */
@@ -441,8 +498,10 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 		const cJSON *fl = cJSON_GetObjectItemCaseSensitive(j, "failed");
 		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(j, "dense_us");
 		const cJSON *re = cJSON_GetObjectItemCaseSensitive(j, "relative_error");
+		KernelSchedule ls;
+		const bool sched_ok = search_log_schedule(j, &ls);
 		/* a line of another target, device, token count or thread count is not this search's */
-		bool mine = cJSON_IsString(pir) && cJSON_IsString(tg) && cJSON_IsString(dev) && cJSON_IsNumber(nn) &&
+		bool mine = sched_ok && cJSON_IsString(pir) && cJSON_IsString(tg) && cJSON_IsString(dev) && cJSON_IsNumber(nn) &&
 		            cJSON_IsNumber(th) && !strcmp(tg->valuestring, info->target) &&
 		            !strcmp(dev->valuestring, info->device) && nn->valuedouble == (double)info->N &&
 		            th->valuedouble == (double)info->threads && (cJSON_IsNumber(lat) || cJSON_IsString(fl));
@@ -466,6 +525,8 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			e->latency_us = cJSON_IsNumber(lat) ? lat->valuedouble : -1;
 			e->dense_us = cJSON_IsNumber(dn) ? dn->valuedouble : -1;
 			e->rel_err = cJSON_IsNumber(re) ? re->valuedouble : 0;
+			e->sched = ls;
+			e->early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "early"));
 			snprintf(e->why, sizeof e->why, "%s", cJSON_IsString(fl) ? fl->valuestring : "");
 			if (!e->pir) {
 				(*n)--;

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -17,7 +18,7 @@
 
 const SearchSettings search_defaults = {
 	.sparsity = 0.75, .tolerance = 0.02, .budget = 0.05, .max_depth = 3, .min_length = 4, .max_pattern = 64,
-	.topk = 8, .threads = 0, .timeout_s = 60, .seed = 0, .measure = true,
+	.topk = 8, .tune = 3, .stop_ratio = 2, .threads = 0, .timeout_s = 60, .seed = 0, .measure = true,
 };
 
 const char *const search_status_names[] = {"rejected", "ranked", "measured", "failed"};
@@ -249,44 +250,142 @@ static bool enumerate(int64_t M, int64_t K, const SearchSettings *s, Pool *pool,
 	return true;
 }
 
-/* ---- the cost model ----
+/* ---- region scores, computed once and shared ----
  *
- * An analytic model of the x86 kernels (backend_x86): every kept weight
- * costs one FMA per column, at a rate that grows with the rows sharing each
- * X vector (a dense m loop right outside a dense run along k: the m runs,
- * up to 4 rows) and with the length of the contiguous runs along k (index
- * loads and loop overhead per run), plus streaming X and C once.  Rates
- * measured on this machine's kernels (bench/RESULTS.md): 32 x 32 blocks
- * about 1.7 vector FMAs a cycle, element-wise about 0.7. */
-static double predict_us(const Pir *ir, int64_t N, int threads, const PruneMetrics *pm)
+ * Where everything inside a candidate's perforated loop is dense (no N:M
+ * inside), it chooses among blocks of bm x bk weights by their importance
+ * sums, and many candidates choose among blocks of one shape (32 x 32
+ * blocks in regions of any size and order).  The sums of each shape are
+ * computed once; a candidate's mask is then built on them, the same
+ * candidate on a bm * bk times smaller weight (spec_reduced), and its kept
+ * importance and count read off the block sums and counts. */
+
+typedef struct Regions {
+	int64_t bm, bk, rm, rk; /* the block; the blocks per axis */
+	float *sum;             /* rm x rk: a block's importance, to rank it */
+	double *dsum;           /* the same in double, for the kept importance */
+	int64_t *count;         /* real weights per block */
+} Regions;
+
+typedef struct RegionCache {
+	Regions *r;
+	int n, cap;
+	int64_t hits; /* candidates scored on cached sums */
+} RegionCache;
+
+static const Regions *regions_get(RegionCache *rc, const float *imp, int64_t M, int64_t K, int64_t bm, int64_t bk)
 {
-	const int n = ir->nloops;
-	/* the innermost run along k and the rows sharing it */
-	int64_t run = 1;
-	int i = n - 1;
-	while (i >= 0 && !pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M)) {
-		run *= ir->loops[i].nnz;
-		if (pir_loop_is_perforated(&ir->loops[i])) {
-			i--;
-			break;
+	for (int i = 0; i < rc->n; i++)
+		if (rc->r[i].bm == bm && rc->r[i].bk == bk) {
+			rc->hits++;
+			return &rc->r[i];
 		}
-		i--;
+	if (rc->n == rc->cap) {
+		int cap = rc->cap ? 2 * rc->cap : 16;
+		Regions *nr = realloc(rc->r, (size_t)cap * sizeof *nr);
+		if (!nr)
+			return NULL;
+		rc->r = nr, rc->cap = cap;
 	}
-	int64_t rows = 1;
-	if (i >= 0 && !pir_loop_is_perforated(&ir->loops[i]) && ir->loops[i].ncomp == 1 && i + 1 < n &&
-	    !pir_loop_is_perforated(&ir->loops[i + 1]))
-		rows = ir->loops[i].len < 4 ? ir->loops[i].len : 4;
-	if (ir->loops[n - 1].ncomp == 1 && ir->loops[n - 1].comp[0].axis == PIR_AXIS_M &&
-	    !pir_loop_is_perforated(&ir->loops[n - 1]))
-		rows = ir->loops[n - 1].len < 4 ? ir->loops[n - 1].len : 4; /* an m loop innermost */
-	const double vec_per_cycle = 0.5 + 0.3 * (double)rows, ghz = 3.2, lanes = 16;
-	const double run_eff = (double)run / ((double)run + 1.0);
-	double fmas = (double)pm->nkept * (double)N;
-	double t = fmas / (lanes * vec_per_cycle * run_eff * ghz * 1e3);
-	/* X and C streamed once, at about 20 GB/s a core */
-	double bytes = 4.0 * ((double)ir->len[PIR_AXIS_K] + (double)ir->len[PIR_AXIS_M]) * (double)N;
-	t += bytes / (20e3);
-	return t / (threads > 0 ? threads : 1);
+	Regions g = {bm, bk, (M + bm - 1) / bm, (K + bk - 1) / bk, NULL, NULL, NULL};
+	const size_t n = (size_t)(g.rm * g.rk);
+	g.sum = malloc(n * sizeof *g.sum);
+	g.dsum = calloc(n, sizeof *g.dsum);
+	g.count = calloc(n, sizeof *g.count);
+	if (!g.sum || !g.dsum || !g.count) {
+		free(g.sum), free(g.dsum), free(g.count);
+		return NULL;
+	}
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t k = 0; k < K; k++) {
+			const int64_t b = (i / bm) * g.rk + k / bk;
+			g.dsum[b] += imp[i * K + k];
+			g.count[b]++;
+		}
+	for (size_t b = 0; b < n; b++)
+		g.sum[b] = (float)g.dsum[b];
+	rc->hits++;
+	rc->r[rc->n] = g;
+	return &rc->r[rc->n++];
+}
+
+static void regions_free(RegionCache *rc)
+{
+	for (int i = 0; i < rc->n; i++)
+		free(rc->r[i].sum), free(rc->r[i].dsum), free(rc->r[i].count);
+	free(rc->r);
+	memset(rc, 0, sizeof *rc);
+}
+
+/* The candidate on its blocks' sums: the block its perforated loop chooses
+ * among (sub, m and k) and the nest without the loops inside it, on a
+ * ceil(M / sub_m) x ceil(K / sub_k) weight.  false where its mask does not
+ * follow from block sums (an N:M inside) or the blocks are single weights. */
+static bool spec_reduced(const Spec *sp, int64_t M, int64_t K, int64_t sub[PIR_NAXES], Pir *ir)
+{
+	if (sp->nm_n)
+		return false;
+	const int pa = sp->pa, pb = 1 - pa;
+	sub[0] = sub[1] = 1;
+	for (int l = sp->pi + 1; l < sp->t[pa].depth; l++)
+		sub[pa] *= sp->t[pa].f[l];
+	for (int l = sp->cut; l < sp->t[pb].depth; l++)
+		sub[pb] *= sp->t[pb].f[l];
+	if (sp->cut == 0)
+		sub[pb] = sp->t[pb].ext;
+	if (sub[0] * sub[1] == 1)
+		return false;
+	Spec r = *sp;
+	r.t[pa].depth = sp->pi + 1;
+	r.t[pa].ext = sp->t[pa].ext / sub[pa];
+	if (sp->cut == 0)
+		r.t[pb] = (Tiling){1, {1, 0, 0}, 1};
+	else {
+		r.t[pb].depth = sp->cut;
+		r.t[pb].ext = sp->t[pb].ext / sub[pb];
+	}
+	if (r.t[pa].depth == 1)
+		r.t[pa].f[0] = (sp->t[pa].ext / sub[pa]);
+	if (r.t[pb].depth == 1 && sp->cut)
+		r.t[pb].f[0] = sp->t[pb].ext / sub[pb];
+	const int64_t len[PIR_NAXES] = {(M + sub[0] - 1) / sub[0], (K + sub[1] - 1) / sub[1]};
+	for (int a = 0; a < PIR_NAXES; a++)
+		if (r.t[a].depth == 1 && r.t[a].f[0] != len[a])
+			return false; /* one level that would need padding: score it in full */
+	return spec_ir(&r, len[0], len[1], ir);
+}
+
+/* c's metrics from the cached block sums; false where it cannot be scored
+ * that way (then the full mask is built). */
+static bool score_reduced(RegionCache *rc, const Spec *sp, SearchCandidate *c, const float *imp, int64_t M,
+                          int64_t K, PatRank rank, PruneWorkspace *ws, const PruneBound *bound)
+{
+	Pir rir;
+	int64_t sub[PIR_NAXES];
+	if (!spec_reduced(sp, M, K, sub, &rir))
+		return false;
+	const Regions *g = regions_get(rc, imp, M, K, sub[0], sub[1]);
+	if (!g)
+		return false;
+	PruneMask pm;
+	char perr[PRUNE_ERR_MAX];
+	if (!prune_mask_build_ws(&rir, g->sum, g->rm, g->rk, rank, ws, &pm, perr))
+		return false;
+	uint8_t *mask = malloc((size_t)(g->rm * g->rk));
+	if (!mask) {
+		prune_mask_free(&pm);
+		return false;
+	}
+	prune_dense_mask(&rir, &pm, g->rm, g->rk, mask);
+	prune_mask_free(&pm);
+	double kept = 0;
+	int64_t nkept = 0;
+	for (int64_t b = 0; b < g->rm * g->rk; b++)
+		if (mask[b])
+			kept += g->dsum[b], nkept += g->count[b];
+	free(mask);
+	prune_metrics_from(&c->ir, kept, nkept, bound, M * K, &c->metrics);
+	return true;
 }
 
 /* ---- measurement in a child process ---- */
@@ -294,6 +393,7 @@ static double predict_us(const Pir *ir, int64_t N, int threads, const PruneMetri
 typedef struct Measured {
 	double us, rel_err;
 	int ok; /* 1: checked and timed */
+	bool early; /* stopped after a few runs: us is their fastest */
 	char why[120];
 } Measured;
 
@@ -303,12 +403,15 @@ typedef struct KernelRun {
 	float *c;
 	const int32_t *const *index;
 	int threads;
+	double slow_s; /* the tests: a hopeless kernel (PATC_SEARCH_INJECT=slow) */
 } KernelRun;
 
 static void kernel_call(void *arg)
 {
 	const KernelRun *r = arg;
 	x86_run(r->k, r->x, r->c, r->values, r->index, r->threads);
+	if (r->slow_s > 0)
+		util_sleep(r->slow_s);
 }
 
 typedef struct DenseRun {
@@ -335,10 +438,13 @@ typedef struct Problem {
 	int64_t M, K, N;
 	int threads;
 	int which; /* the candidate's place in the measuring order */
+	double stop_us;       /* stop early where a few runs take longer (0: never) */
+	KernelSchedule sched; /* the kernel's */
 } Problem;
 
 /* For the tests: $PATC_SEARCH_INJECT = crash, hang or wrong makes the
- * first candidate's measuring process crash, hang or return a wrong C. */
+ * first candidate's measuring process crash, hang or return a wrong C;
+ * slow makes the second one's kernel take 20 ms longer a call. */
 static void inject(int which, float *c, int64_t n)
 {
 	const char *e = getenv("PATC_SEARCH_INJECT");
@@ -385,7 +491,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const bool kn = p->op->layout == PAT_LAYOUT_KN;
-	LowerKernel lk = {ir, M, K, N, p->op->layout, "search_kernel", 0, PAT_F32};
+	LowerKernel lk = {ir, M, K, N, p->op->layout, "search_kernel", 0, PAT_F32, p->sched};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
@@ -413,7 +519,24 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		snprintf(m.why, sizeof m.why, "wrong result: relative error %.3g against float64", m.rel_err);
 		return m;
 	}
-	KernelRun r = {&kern, p->x, values, c, index, p->threads};
+	const char *slow = getenv("PATC_SEARCH_INJECT");
+	KernelRun r = {&kern, p->x, values, c, index, p->threads, slow && !strcmp(slow, "slow") && p->which == 1 ? 0.02 : 0};
+	if (p->stop_us > 0) { /* hopeless already? */
+		double fastest = 0;
+		for (int i = 0; i < 3; i++) {
+			double t0 = util_now();
+			kernel_call(&r);
+			double us = 1e6 * (util_now() - t0);
+			fastest = i == 0 || us < fastest ? us : fastest;
+		}
+		if (fastest > p->stop_us) {
+			m.us = fastest;
+			m.ok = 1;
+			m.early = true;
+			snprintf(m.why, sizeof m.why, "stopped early: %.1f us in 3 runs, over %.1f us", fastest, p->stop_us);
+			return m;
+		}
+	}
 	m.us = util_time_us(kernel_call, &r, 3);
 	m.ok = 1;
 	return m;
@@ -475,10 +598,11 @@ static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measur
 	bool found = false;
 	for (int i = 0; text && i < s->nlogged && !found; i++) {
 		const SearchLogged *e = &s->logged[i];
-		if (strcmp(e->pir, text))
+		if (strcmp(e->pir, text) || e->sched.vector_width != c->sched.vector_width ||
+		    e->sched.col_tiles != c->sched.col_tiles || e->sched.chunk != c->sched.chunk)
 			continue;
 		found = true;
-		*m = (Measured){.us = e->latency_us, .rel_err = e->rel_err, .ok = e->latency_us >= 0};
+		*m = (Measured){.us = e->latency_us, .rel_err = e->rel_err, .ok = e->latency_us >= 0, .early = e->early};
 		snprintf(m->why, sizeof m->why, "%.119s", e->why);
 	}
 	free(text);
@@ -496,6 +620,7 @@ static void log_measurement(const SearchSettings *s, const SearchCandidate *c, M
 	logged.status = m.ok ? SEARCH_MEASURED : SEARCH_FAILED;
 	logged.measured_us = m.us;
 	logged.rel_err = m.rel_err;
+	logged.early = m.early;
 	snprintf(logged.why, sizeof logged.why, "%s", m.why);
 	char *line = search_log_line(s->log_info, &logged, dense_us);
 	FILE *f = line ? fopen(s->log_path, "a") : NULL;
@@ -514,6 +639,9 @@ static void record(SearchCandidate *c, const Measured *m)
 		c->status = SEARCH_MEASURED;
 		c->measured_us = m->us;
 		c->rel_err = m->rel_err;
+		c->early = m->early;
+		if (m->early)
+			snprintf(c->why, sizeof c->why, "%s", m->why);
 	} else {
 		c->status = SEARCH_FAILED;
 		snprintf(c->why, sizeof c->why, "%s", m->why);
@@ -561,6 +689,185 @@ static void mark_pareto(SearchResult *r)
 	}
 }
 
+/* ---- progress: a one-line bar on a terminal, lines otherwise ---- */
+
+typedef struct Progress {
+	FILE *f;
+	bool tty;
+	int done, total;
+	double best_us;
+} Progress;
+
+/* A line that stays (a round's summary, a failure), clearing the bar. */
+static void progress_line(Progress *pr, const char *fmt, ...)
+{
+	if (!pr->f)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	if (pr->tty)
+		fputs("\r\033[K", pr->f);
+	vfprintf(pr->f, fmt, ap);
+	fputc('\n', pr->f);
+	va_end(ap);
+}
+
+/* On a terminal, the bar: done of total, the best so far and the current
+ * candidate. */
+static void progress_bar(const Progress *pr, const char *what)
+{
+	if (!pr->f || !pr->tty || pr->total <= 0)
+		return;
+	enum { WIDTH = 24 };
+	int fill = (int)((double)WIDTH * pr->done / pr->total);
+	char bar[WIDTH + 1];
+	for (int i = 0; i < WIDTH; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[WIDTH] = 0;
+	fprintf(pr->f, "\r\033[Ksearch [%s] %d/%d", bar, pr->done, pr->total);
+	if (pr->best_us > 0)
+		fprintf(pr->f, "  best %.1f us", pr->best_us);
+	fprintf(pr->f, "  %.40s", what);
+	fflush(pr->f);
+}
+
+/* ---- measuring candidates ---- */
+
+typedef struct Bench {
+	Problem p;
+	const SearchSettings *s;
+	SearchResult *r;
+	Progress pr;
+} Bench;
+
+/* Measures candidate i (or takes its measurement over from the log),
+ * records and logs it; the best is updated for searched candidates. */
+static void bench_one(Bench *b, int i, const char *kind)
+{
+	SearchResult *r = b->r;
+	SearchCandidate *c = &r->c[i];
+	progress_bar(&b->pr, c->notation);
+	/* hopeless: a few runs already this much slower than the best */
+	/* (not the references: the comparison with them wants their full measurement) */
+	b->p.stop_us = b->s->stop_ratio > 0 && r->best >= 0 && !c->ref[0] ? b->s->stop_ratio * r->c[r->best].measured_us : 0;
+	b->p.sched = c->sched;
+	Measured m;
+	if (taken_over(b->s, c, &m))
+		r->resumed++;
+	else {
+		m = measure(&b->p, &c->ir, b->s->timeout_s);
+		log_measurement(b->s, c, m, r->dense_us, b->pr.f);
+	}
+	record(c, &m);
+	b->pr.done++;
+	r->stopped += m.ok && m.early;
+	if (!c->ref[0] && m.ok && !m.early && (r->best < 0 || m.us < r->c[r->best].measured_us)) {
+		r->best = i;
+		b->pr.best_us = m.us;
+	}
+	char sched[80];
+	search_schedule_text(&c->sched, sched, sizeof sched);
+	if (!m.ok)
+		progress_line(&b->pr, "search: %s%s (%s) FAILED: %s", kind, c->notation, sched, m.why);
+	else if (!b->pr.tty)
+		progress_line(&b->pr, "search: %s%-40s %-22s predicted %9.1f us, measured %9.1f us%s", kind, c->notation,
+		              sched, c->predicted_us, m.us, m.early ? " (stopped early)" : "");
+}
+
+/* Kernel-schedule tuning: for the s->tune fastest measured candidates, one
+ * knob at a time (vector width, accumulators along N, column chunks), each
+ * alternative measured and kept where it is faster.  The variants are new
+ * candidates (same pattern, other schedule).  Returns the number measured,
+ * -1 when out of memory. */
+static int tune_schedules(Bench *b)
+{
+	SearchResult *r = b->r;
+	const SearchSettings *s = b->s;
+	if (s->tune <= 0 || s->shards > 1)
+		return 0; /* a shard does not know the fastest: resuming the merged log tunes */
+	int *base = malloc((size_t)(s->tune > 0 ? s->tune : 1) * sizeof *base), nbase = 0;
+	if (!base)
+		return -1;
+	for (int n = 0; n < s->tune; n++) { /* the fastest, in order */
+		int pick = -1;
+		for (int i = 0; i < r->n; i++) {
+			const SearchCandidate *c = &r->c[i];
+			bool taken = false;
+			for (int j = 0; j < nbase; j++)
+				taken |= base[j] == i;
+			if (!taken && !c->ref[0] && c->status == SEARCH_MEASURED && !c->early &&
+			    (pick < 0 || c->measured_us < r->c[pick].measured_us))
+				pick = i;
+		}
+		if (pick < 0)
+			break;
+		base[nbase++] = pick;
+	}
+	char terr[X86_ERR_MAX];
+	LLVMTargetMachineRef tm = x86_target_machine(NULL, NULL, false, terr);
+	const int host = tm ? x86_vector_width(tm) : 8;
+	if (tm)
+		LLVMDisposeTargetMachine(tm);
+	int measured = 0;
+	b->pr.done = 0, b->pr.total = 0;
+	progress_line(&b->pr, "search: tuning the kernel schedules of the %d fastest", nbase);
+	for (int n = 0; n < nbase; n++) {
+		int cur = base[n];
+		for (int knob = 0; knob < 3; knob++) {
+			int64_t alts[3];
+			int na = 0;
+			if (knob == 0 && host > 8)
+				alts[na++] = 8;
+			if (knob == 1)
+				alts[na++] = 2, alts[na++] = 1;
+			if (knob == 2) {
+				LowerKernel lk = {&r->c[cur].ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", host, PAT_F32,
+				                  r->c[cur].sched};
+				lk.vector_width = lk.sched.vector_width ? lk.sched.vector_width : host;
+				const int64_t own = x86_chunk_columns(&lk);
+				if (own < b->p.N)
+					alts[na++] = -1;
+				for (int64_t w = 128; w <= 512; w *= 4)
+					if (w < b->p.N && w != own)
+						alts[na++] = w;
+			}
+			const int from = cur;
+			for (int a = 0; a < na; a++) {
+				SearchCandidate v = r->c[from];
+				if (knob == 0)
+					v.sched.vector_width = (int)alts[a];
+				else if (knob == 1)
+					v.sched.col_tiles = (int)alts[a];
+				else
+					v.sched.chunk = alts[a];
+				v.status = SEARCH_RANKED, v.measured_us = -1, v.early = false, v.pareto = false, v.why[0] = 0;
+				if (r->n % 64 == 0) {
+					SearchCandidate *nc = realloc(r->c, (size_t)(r->n + 64) * sizeof *nc);
+					if (!nc) {
+						free(base);
+						return -1;
+					}
+					r->c = nc;
+				}
+				r->c[r->n++] = v;
+				b->pr.total++;
+				b->p.which = -1;
+				bench_one(b, r->n - 1, "schedule ");
+				measured++;
+				const SearchCandidate *t = &r->c[r->n - 1];
+				if (t->status == SEARCH_MEASURED && !t->early && t->measured_us < r->c[cur].measured_us)
+					cur = r->n - 1;
+			}
+		}
+	}
+	free(base);
+	r->tuned = measured;
+	if (nbase)
+		progress_line(&b->pr, "search: %d schedules measured; the best %.1f us", measured,
+		              r->best >= 0 ? r->c[r->best].measured_us : 0.0);
+	return measured;
+}
+
 bool search_run(const OpResult *op, const float *w, const float *imp, const SearchSettings *s,
                 FILE *progress, SearchResult *out, char err[256])
 {
@@ -603,17 +910,23 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	PruneBound bound;
 	prune_bound_init(&bound, imp, M * K);
 	PruneWorkspace ws = {0};
+	RegionCache rc = {0};
+	const char *env = getenv("PATC_SEARCH_REGIONS"); /* 0: every mask in full (the tests compare) */
+	const bool shared = !env || strcmp(env, "0");
 	for (int i = 0; i < pool.n; i++) {
 		SearchCandidate *c = &pool.c[i];
 		PruneMask pm;
 		char perr[PRUNE_ERR_MAX];
-		if (!prune_mask_build_ws(&c->ir, imp, M, K, op->rank, &ws, &pm, perr)) {
+		if (shared && !c->ref[0] && score_reduced(&rc, &pool.spec[i], c, imp, M, K, op->rank, &ws, &bound))
+			;
+		else if (!prune_mask_build_ws(&c->ir, imp, M, K, op->rank, &ws, &pm, perr)) {
 			c->status = SEARCH_REJECTED;
 			snprintf(c->why, sizeof c->why, "%.150s", perr);
 			continue;
+		} else {
+			prune_metrics(&c->ir, &pm, imp, &bound, w, NULL, 0, M, K, &c->metrics);
+			prune_mask_free(&pm);
 		}
-		prune_metrics(&c->ir, &pm, imp, &bound, w, NULL, 0, M, K, &c->metrics);
-		prune_mask_free(&pm);
 		if (c->metrics.loss_over_bound > s->budget) {
 			c->status = SEARCH_REJECTED;
 			snprintf(c->why, sizeof c->why, "loss %.4f is %.4f over the unstructured bound (budget %.4f)",
@@ -623,10 +936,13 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	}
 	prune_workspace_free(&ws);
 	prune_bound_free(&bound);
+	out->region_shapes = rc.n;
+	out->region_hits = rc.hits;
+	regions_free(&rc);
 	if (progress)
 		fprintf(progress, "search: %lld within the accuracy budget (loss at most %.4g over the unstructured "
-		                  "bound)\n",
-		        (long long)out->within, s->budget);
+		                  "bound); %lld scored on the cached sums of %d block shapes\n",
+		        (long long)out->within, s->budget, (long long)out->region_hits, out->region_shapes);
 	/* schedules: each survivor also with the loops inside its perforated
 	 * one in the other order */
 	const int nbase = pool.n;
@@ -653,7 +969,8 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	int nord = 0;
 	for (int i = 0; ord && i < pool.n; i++) {
 		SearchCandidate *c = &pool.c[i];
-		c->predicted_us = predict_us(&c->ir, N, threads, &c->metrics);
+		CostQuery q = {&c->ir, N, op->layout, threads, (double)c->metrics.nkept, c->sched};
+		c->predicted_us = cost_predict_us(s->model, &q);
 		if (c->status == SEARCH_REJECTED || c->ref[0])
 			continue;
 		ord[nord++] = (Order){c->predicted_us, mix(s->seed ^ mix((uint64_t)i + 1)), i};
@@ -664,6 +981,17 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		return false;
 	}
 	qsort(ord, (size_t)nord, sizeof *ord, cmp_order);
+	/* exploration: the last explore * topk places go to candidates drawn
+	 * at random (seeded) from the ranked rest, so that the log also holds
+	 * what the model ranks low */
+	const int exploit = s->topk - (int)llround(s->explore * s->topk);
+	uint64_t draw = mix(s->seed + 0x9e3779b97f4a7c15ULL);
+	for (int j = exploit; j < nord - 1 && j < s->topk; j++) {
+		draw = mix(draw + 1);
+		int pick = j + (int)(draw % (uint64_t)(nord - j));
+		Order t = ord[j];
+		ord[j] = ord[pick], ord[pick] = t;
+	}
 	out->c = pool.c;
 	out->n = pool.n;
 	free(pool.spec);
@@ -681,69 +1009,61 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
 		else
 			synth_weights(x, N, K, 2, SYNTH_PLAIN, 1);
-		Problem p = {op, w, imp, x, M, K, N, threads, -1};
+		Bench b = {.p = {op, w, imp, x, M, K, N, threads, -1}, .s = s, .r = out, .pr = {progress, false}};
+		b.pr.tty = progress && isatty(fileno(progress));
 		for (int i = 0; i < s->nlogged && out->dense_us < 0; i++)
 			if (s->logged[i].dense_us > 0)
 				out->dense_us = s->logged[i].dense_us; /* --resume: the baseline as logged */
 		if (out->dense_us < 0) {
-			Measured dm = measure(&p, NULL, s->timeout_s);
+			Measured dm = measure(&b.p, NULL, s->timeout_s);
 			out->dense_us = dm.ok ? dm.us : -1;
 		}
-		if (progress)
-			fprintf(progress, "search: dense OpenBLAS sgemm %.1f us (%d thread%s); measuring the %d best ranked\n",
-			        out->dense_us, threads, threads == 1 ? "" : "s", nord < s->topk ? nord : s->topk);
-		for (int j = 0; j < nord && j < s->topk; j++) {
-			SearchCandidate *c = &out->c[ord[j].i];
+		const int top = nord < s->topk ? nord : s->topk;
+		progress_line(&b.pr, "search: dense OpenBLAS sgemm %.1f us (%d thread%s); measuring the %d best ranked",
+		              out->dense_us, threads, threads == 1 ? "" : "s", top);
+		b.pr.total = top;
+		for (int j = 0; j < top; j++) {
 			if (s->shards > 1 && j % s->shards != s->shard)
 				continue; /* another shard's */
-			p.which = j;
-			Measured m;
-			if (taken_over(s, c, &m))
-				out->resumed++;
-			else {
-				m = measure(&p, &c->ir, s->timeout_s);
-				log_measurement(s, c, m, out->dense_us, progress);
-			}
-			record(c, &m);
-			if (m.ok && (out->best < 0 || m.us < out->c[out->best].measured_us))
-				out->best = ord[j].i;
-			if (progress && m.ok)
-				fprintf(progress, "search: [%d/%d] %-40s predicted %9.1f us, measured %9.1f us\n", j + 1,
-				        nord < s->topk ? nord : s->topk, c->notation, c->predicted_us, m.us);
-			else if (progress)
-				fprintf(progress, "search: [%d/%d] %-40s predicted %9.1f us, FAILED: %s\n", j + 1,
-				        nord < s->topk ? nord : s->topk, c->notation, c->predicted_us, m.why);
+			b.p.which = j;
+			bench_one(&b, ord[j].i, "");
+		}
+		if (tune_schedules(&b) < 0) {
+			free(x);
+			free(ord);
+			search_result_free(out);
+			snprintf(err, 256, "out of memory listing schedules");
+			return false;
 		}
 		/* the reference points: every one, so that they can be drawn (shard 0's job) */
+		b.pr.done = 0, b.pr.total = 0;
+		for (int i = 0; i < out->n; i++)
+			b.pr.total += out->c[i].ref[0] != 0;
 		for (int i = 0; i < out->n && (s->shards < 2 || s->shard == 0); i++) {
 			SearchCandidate *c = &out->c[i];
 			if (!c->ref[0])
 				continue;
-			p.which = -1;
-			Measured m;
+			b.p.which = -1;
 			int same = -1; /* a searched candidate with the same nest, measured already */
 			for (int k = 0; k < out->n && same < 0; k++)
-				if (!out->c[k].ref[0] && (out->c[k].status == SEARCH_MEASURED || out->c[k].status == SEARCH_FAILED) &&
+				if (!out->c[k].ref[0] && !out->c[k].sched.vector_width && !out->c[k].sched.col_tiles &&
+				    !out->c[k].sched.chunk &&
+				    (out->c[k].status == SEARCH_MEASURED || out->c[k].status == SEARCH_FAILED) &&
 				    pir_equal(&out->c[k].ir, &c->ir))
 					same = k;
 			if (same >= 0) {
 				const SearchCandidate *o = &out->c[same];
-				m = (Measured){.us = o->measured_us, .rel_err = o->rel_err, .ok = o->status == SEARCH_MEASURED};
+				Measured m = {.us = o->measured_us, .rel_err = o->rel_err, .ok = o->status == SEARCH_MEASURED,
+				              .early = o->early};
 				snprintf(m.why, sizeof m.why, "%.119s", o->why);
-			} else if (taken_over(s, c, &m))
-				out->resumed++;
-			else {
-				m = measure(&p, &c->ir, s->timeout_s);
-				log_measurement(s, c, m, out->dense_us, progress);
-			}
-			record(c, &m);
-			if (m.ok && c->metrics.loss_over_bound <= s->budget &&
-			    (out->best_ref < 0 || m.us < out->c[out->best_ref].measured_us))
+				record(c, &m);
+			} else
+				bench_one(&b, i, "reference ");
+			if (c->status == SEARCH_MEASURED && c->metrics.loss_over_bound <= s->budget &&
+			    (out->best_ref < 0 || c->measured_us < out->c[out->best_ref].measured_us))
 				out->best_ref = i;
-			if (progress)
-				fprintf(progress, "search: reference %-28s %-30s %s %9.1f us\n", c->ref, c->notation,
-				        m.ok ? "measured" : "FAILED", m.ok ? m.us : 0.0);
 		}
+		progress_line(&b.pr, "search: %d references measured", b.pr.done);
 		free(x);
 		mark_pareto(out);
 	}

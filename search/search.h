@@ -31,7 +31,9 @@
 #define PATC_SEARCH_H
 
 #include "../frontend/frontend.h"
+#include "../lower/lower.h"
 #include "../prune/prune.h"
+#include "costmodel.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +45,7 @@
 typedef struct SearchLogInfo {
 	const char *version, *target, *device, *source, *op;
 	int64_t N;
+	const char *layout; /* kn or nk */
 	int threads;
 	uint64_t seed;
 } SearchLogInfo;
@@ -52,6 +55,8 @@ typedef struct SearchLogged {
 	char *pir;          /* the candidate's PatternIR text form */
 	double latency_us;  /* < 0: it failed (why) */
 	double dense_us, rel_err;
+	KernelSchedule sched;
+	bool early;         /* stopped early (latency_us is coarse) */
 	char why[160];
 } SearchLogged;
 
@@ -63,10 +68,15 @@ typedef struct SearchSettings {
 	int min_length;    /* shortest loop */
 	int max_pattern;   /* longest inner level */
 	int topk;          /* schedules measured */
+	int tune;          /* of the measured, the fastest whose kernel schedule is tuned */
+	double stop_ratio; /* a measurement stops early where a few runs already take
+	                    * this many times the best's latency (0: never) */
+	double explore;    /* the share of the topk drawn at random from the ranked rest */
 	int threads;       /* for the measured kernels */
 	double timeout_s;  /* per measurement */
 	uint64_t seed;     /* the order of equally ranked candidates */
 	bool measure;      /* false: rank by the cost model alone */
+	const CostModel *model; /* NULL: the analytic one */
 	bool gpu;          /* keep only candidates the GPU legality rules allow */
 	int shard, shards; /* measure only the ranked candidates j with j % shards == shard */
 	const char *log_path;   /* tune.jsonl: each measurement appended (NULL: none) */
@@ -99,6 +109,8 @@ typedef struct SearchCandidate {
 	double predicted_us;
 	double measured_us; /* SEARCH_MEASURED */
 	double rel_err;     /* of the checked run */
+	KernelSchedule sched; /* the kernel's (zero: the backend's own) */
+	bool early;         /* SEARCH_MEASURED, stopped early: measured_us is coarse */
 	SearchStatus status;
 	char why[160];      /* SEARCH_FAILED: what went wrong */
 	bool pareto;        /* on the measured candidates' loss / latency front */
@@ -115,6 +127,10 @@ typedef struct SearchResult {
 	int64_t within;     /* within the accuracy budget */
 	double seconds;
 	int resumed;        /* measurements taken from the log */
+	int tuned;          /* schedules measured beyond the backend's own */
+	int region_shapes;  /* block shapes whose importance sums were shared */
+	int64_t region_hits; /* candidates scored on them */
+	int stopped;        /* measurements stopped early */
 	int best_ref;       /* the fastest measured reference within the budget; -1: none */
 } SearchResult;
 
@@ -126,6 +142,9 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
                 FILE *progress, SearchResult *out, char err[256]);
 void search_result_free(SearchResult *r);
 
+/* The schedule in words ("default", "vector 8, 2 tiles, chunk 128"). */
+void search_schedule_text(const KernelSchedule *s, char *buf, size_t len);
+
 /* ---- the tuning log's functions (report.c) ---- */
 
 /* The line for candidate c (malloc'd, no newline; NULL when out of memory). */
@@ -134,6 +153,9 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
  * are info's (none when the file does not exist). */
 bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged **out, int *n, char err[256]);
 void search_log_free(SearchLogged *l, int n);
+/* A log line's schedule (none: the backend's own); false where it is malformed. */
+struct cJSON;
+bool search_log_schedule(const struct cJSON *line, KernelSchedule *s);
 /* Spearman's rank correlation between the cost model's predictions and the
  * measured latencies of the searched (not reference) candidates, over *n
  * of them; 2 where fewer than 3 were measured. */

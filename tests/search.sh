@@ -34,16 +34,21 @@ import csv, json, sys
 d = sys.argv[1]
 r = json.load(open(d + "/report.json"))
 c = r["candidates"]
-meas = [x for x in c if x["status"] == "measured" and "reference" not in x]
+own_meas = [x for x in c if x["status"] == "measured" and "reference" not in x]
+meas = [x for x in own_meas if x["schedule_text"] == "default"]
+tuned = [x for x in own_meas if x["schedule_text"] != "default"]
 assert r["op"] == "w" and r["M"] == 96 and r["K"] == 80 and r["N"] == 40, r
 assert 1 <= len(meas) <= 3, len(meas)
+# the fastest three tuned: vector width (where the host's is wider than 8), 2 and 1 accumulators, chunks
+assert tuned and all(x["pir"] in set(y["pir"] for y in meas) for x in tuned), tuned
+assert all(sum(1 for v in x["schedule"].values() if v) >= 1 for x in tuned)
 assert all(x["relative_error"] < 1e-4 and x["latency_us"] > 0 and x["speedup"] > 0 for x in meas)
 assert all(x["loss_over_bound"] <= 0.2 + 1e-12 for x in c if x["status"] != "rejected" and "reference" not in x)
 assert all(x["loss_over_bound"] > 0.2 for x in c if x["status"] == "rejected")
 assert all(x["within_budget"] == (x["loss_over_bound"] <= 0.2) for x in c)
 assert all(abs(x["density"] - 0.25) <= 0.02 + 1e-12 for x in c if "reference" not in x), "density out of tolerance"
 best = r["best"]
-assert best["status"] == "measured" and best["latency_us"] == min(x["latency_us"] for x in meas)
+assert best["status"] == "measured" and best["latency_us"] == min(x["latency_us"] for x in own_meas if not x.get("stopped_early"))
 allm = [x for x in c if x["status"] == "measured"]
 dominated = lambda a: any(b is not a and b["magnitude_loss"] <= a["magnitude_loss"] and b["latency_us"] <= a["latency_us"]
                           and (b["magnitude_loss"] < a["magnitude_loss"] or b["latency_us"] < a["latency_us"]) for b in allm)
@@ -65,7 +70,7 @@ rows = list(csv.DictReader(open(d + "/report.csv")))
 assert len(rows) == len(c), (len(rows), len(c))
 assert [x["pattern"] for x in rows] == [x["pattern"] for x in c]
 log = [json.loads(l) for l in open(d + "/tune.jsonl")]
-assert len(log) == len(meas) + len(refs), (len(log), len(meas), len(refs))
+assert len(log) == len(meas) + len(tuned) + len(refs), (len(log), len(meas), len(tuned), len(refs))
 assert all(l["target"] == "x86-64" and "device" in l and "seed" in l and "patc" in l for l in log)
 EOF
 	for f in op.o op.h op.safetensors; do [ -s "$tmp/a/$f" ] || bad "search: no $f"; done
@@ -169,12 +174,13 @@ import json, sys
 d, before = sys.argv[1], int(sys.argv[2])
 r = json.load(open(d + "/report.json"))
 meas = [x for x in r["candidates"] if x["status"] in ("measured", "failed")]
-own = [x for x in meas if "reference" not in x]
+own = [x for x in meas if "reference" not in x and x["schedule_text"] == "default"]
 lines = [l for l in open(d + "/tune.jsonl").read().split("\n") if l.startswith("{") and l.endswith("}")]
-pirs = [json.loads(l)["pir"] for l in lines]
+key = lambda x: x["pir"] + json.dumps(x["schedule"], sort_keys=True)
+logged = [key(json.loads(l)) for l in lines]
 assert before >= 2 and len(own) == 8, (before, len(own))
-assert len(pirs) == len(set(pirs)), "a candidate measured twice"
-assert set(pirs) == set(x["pir"] for x in meas), "a measured candidate missing from the log"
+assert len(logged) == len(set(logged)), "a candidate measured twice"
+assert set(logged) == set(key(x) for x in meas), "a measured candidate missing from the log"
 EOF2
 grep -q "taken from the log" "$tmp/out" && ok || bad "--resume summary: $(cat "$tmp/out")"
 "$patc" "$tmp/op.pat" --search --topk=6 --threads=1 --budget=20% --shard=0/2 -o "$tmp/sh0" >/dev/null 2>&1 &&
@@ -189,15 +195,85 @@ grep -q "taken from the log" "$tmp/out" && ok || bad "--resume summary: $(cat "$
 import json, sys
 t = sys.argv[1]
 a, b, c, d = (json.load(open(t + x + "/report.json")) for x in ("/sh0", "/sh1", "/m", "/one"))
-got = lambda r: sorted(x["pattern"] for x in r["candidates"] if x["status"] in ("measured", "failed") and "reference" not in x)
+got = lambda r: sorted(x["pattern"] for x in r["candidates"] if x["status"] in ("measured", "failed") and "reference" not in x
+                       and x["schedule_text"] == "default")
 assert len(got(a)) == 3 and len(got(b)) == 3 and not set(got(a)) & set(got(b))
 assert got(c) == got(d) and len(got(c)) == 6, (got(c), got(d))
-measured = set(x["pir"] for x in d["candidates"] if x["status"] in ("measured", "failed"))
-merged = [json.loads(l)["pir"] for l in open(t + "/merged.jsonl").read().splitlines()]
+key = lambda x: x["pir"] + json.dumps(x["schedule"], sort_keys=True)
+# the shards tune nothing (a shard does not know the fastest); the run that resumes their merged log does
+assert not [x for x in a["candidates"] + b["candidates"] if x["schedule_text"] != "default"]
+measured = set(key(x) for x in d["candidates"] if x["status"] in ("measured", "failed") and x["schedule_text"] == "default")
+merged = [key(json.loads(l)) for l in open(t + "/merged.jsonl").read().splitlines()]
 assert len(merged) == len(set(merged)) == len(measured), "merge kept a duplicate or lost an entry"
 EOF2
 
-# 6. errors
+# 6. hopeless candidates stop early; --tune=0 tunes nothing; --explore
+#    measures candidates the model ranks low
+PATC_SEARCH_INJECT=slow "$patc" "$tmp/op.pat" --search --topk=3 --tune=0 --threads=1 --budget=20% -o "$tmp/st" \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/st" <<'EOF2' && [ $rc -eq 0 ] && grep -q "1 stopped early" "$tmp/out" && ok ||
+import json, sys
+d = sys.argv[1]
+r = json.load(open(d + "/report.json"))
+own = [x for x in r["candidates"] if x["status"] == "measured" and "reference" not in x]
+early = [x for x in own if x.get("stopped_early")]
+assert len(early) == 1 and "stopped early" in early[0]["why"], early
+assert all(x["schedule_text"] == "default" for x in r["candidates"]), "--tune=0 tuned"
+assert r["best"]["latency_us"] < early[0]["latency_us"] / 2
+log = [json.loads(l) for l in open(d + "/tune.jsonl")]
+assert sum(1 for l in log if l.get("early")) == 1
+EOF2
+	bad "early stopping: exit $rc; $(cat "$tmp/out" "$tmp/err" | tail -5)"
+"$patc" "$tmp/op.pat" --search --topk=4 --tune=0 --explore=100% --seed=3 --threads=1 --budget=20% -o "$tmp/ex" \
+	>/dev/null 2>&1 &&
+	python3 - "$tmp/ex" <<'EOF2' && ok || bad "--explore: see above"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+own = [x for x in r["candidates"] if "reference" not in x and x["status"] in ("measured", "ranked")]
+meas = [x for x in own if x["status"] == "measured"]
+top = sorted(own, key=lambda x: x["predicted_us"])[:4]
+assert len(meas) == 4 and len(own) > 8, (len(meas), len(own))
+assert set(x["pir"] for x in meas) != set(x["pir"] for x in top), "explore measured the top ranked"
+EOF2
+
+# 7. the learned cost model: trained from five small searches' logs,
+#    evaluated across searches, used by a search; bad model files refused
+for s in 1 2 3 4 5; do
+	m=$((40 + 12 * s)) k=$((100 - 9 * s))
+	echo "op w: spmm(M = $m, K = $k, N = 24) { weights = random($s); }" >"$tmp/t$s.pat"
+	"$patc" "$tmp/t$s.pat" --search --topk=6 --tune=0 --explore=50% --threads=1 --budget=100% -o "$tmp/t$s" \
+		>/dev/null 2>&1 || bad "training search $s"
+done
+"$patc" train-cost-model "$tmp"/t?/tune.jsonl -o "$tmp/cost.model" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "held-out Spearman" "$tmp/out" && head -1 "$tmp/cost.model" | grep -q "patc-cost-model 1" &&
+	! ls "$tmp"/cost.model.tmp* >/dev/null 2>&1 && ok || bad "train-cost-model: exit $rc $(cat "$tmp/out" "$tmp/err")"
+"$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/cost.model" -o "$tmp/cm" >"$tmp/out" 2>"$tmp/err" &&
+	grep -q "cost model $tmp/cost.model (learned on" "$tmp/err" && ok || bad "--cost-model: $(cat "$tmp/err")"
+"$patc" "$tmp/op.pat" --search --no-measure --cost-model=analytic -o "$tmp/cm" >/dev/null 2>"$tmp/err" &&
+	grep -q "cost model: analytic" "$tmp/err" && ok || bad "--cost-model=analytic: $(cat "$tmp/err")"
+echo 'not a model' >"$tmp/bad.model"
+"$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/bad.model" -o "$tmp/cm" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "is not a patc cost model" "$tmp/err" && ok || bad "a bad model: exit $rc $(cat "$tmp/err")"
+sed 's/^features .*/features 7/' "$tmp/cost.model" >"$tmp/old.model"
+"$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/old.model" -o "$tmp/cm" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "retrain it" "$tmp/err" && ok || bad "a model of other features: exit $rc $(cat "$tmp/err")"
+head -c 300 "$tmp/cost.model" >"$tmp/cut.model"
+"$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/cut.model" -o "$tmp/cm" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && ok || bad "a truncated model: exit $rc $(cat "$tmp/err")"
+"$patc" train-cost-model "$tmp/t1/tune.jsonl" -o "$tmp/few.model" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "are needed" "$tmp/err" && [ ! -e "$tmp/few.model" ] && ok ||
+	bad "train-cost-model on one search: exit $rc $(cat "$tmp/err")"
+"$patc" train-cost-model "$tmp"/t?/tune.jsonl -o /nonexistent/dir/m.model >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "cannot write" "$tmp/err" && ok || bad "train-cost-model to an unwritable path: exit $rc"
+
+# 8. errors
 echo 'op w: spmm(M = 8, K = 8, N = 8) { }' >"$tmp/noweights.pat"
 "$patc" "$tmp/noweights.pat" --search -o "$tmp/x" 2>"$tmp/err"
 rc=$?

@@ -40,7 +40,7 @@ static double emulate(const OpResult *op, PatLayout layout, int64_t N, const Ptx
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, PAT_F32};
+	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, PAT_F32, {0}};
 	PtxPlan plan;
 	ptx_plan(&lk, s, &plan);
 	plan.emulate = true;
@@ -151,7 +151,7 @@ START_TEST(plans)
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->M, op->K, 4096, PAT_LAYOUT_KN, "k", 1, PAT_F32};
+		LowerKernel lk = {op->ir, op->M, op->K, 4096, PAT_LAYOUT_KN, "k", 1, PAT_F32, {0}};
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
@@ -343,7 +343,7 @@ static double emulate_tc(const OpResult *op, PatDtype dt, PtxPlan *plan_out)
 	const int64_t N = op->N;
 	KernelCase kc;
 	kernel_case_init(&kc, op, PAT_LAYOUT_KN, N);
-	LowerKernel lk = {op->ir, op->M, op->K, N, PAT_LAYOUT_KN, "emu", 1, dt};
+	LowerKernel lk = {op->ir, op->M, op->K, N, PAT_LAYOUT_KN, "emu", 1, dt, {0}};
 	PtxPlan plan;
 	ptx_plan(&lk, NULL, &plan);
 	ck_assert_msg(plan.tc, "%s", plan.tc_why);
@@ -453,7 +453,7 @@ START_TEST(tc_choice)
 		arena_init(&arena);
 		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "k", 1, op->dtype};
+		LowerKernel lk = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "k", 1, op->dtype, {0}};
 		PtxPlan plan;
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);

@@ -8,14 +8,18 @@
 
 #include <math.h>
 
-/* ||C - W_s X|| / ||W_s X|| with the reference in double (kernelcase.h). */
-static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, int threads)
+/* ||C - W_s X|| / ||W_s X|| with the reference in double (kernelcase.h),
+ * the kernel with schedule sched (NULL: the backend's own). */
+static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int threads,
+                            const KernelSchedule *sched)
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, op->M, op->K, N, layout, name, 0, PAT_F32};
+	LowerKernel lk = {op->ir, op->M, op->K, N, layout, name, 0, PAT_F32, {0}};
+	if (sched)
+		lk.sched = *sched;
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
@@ -26,6 +30,11 @@ static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, i
 	x86_kernel_free(&kern);
 	kernel_case_free(&kc);
 	return e;
+}
+
+static double run_and_compare(const OpResult *op, PatLayout layout, int64_t N, int threads)
+{
+	return run_scheduled(op, layout, N, threads, NULL);
 }
 
 START_TEST(stdlib_kernels_match_reference)
@@ -242,6 +251,39 @@ START_TEST(condensed_m_runs)
 }
 END_TEST
 
+/* The schedules the search tunes (narrower vectors, fewer accumulators,
+ * other column chunks, none) on the k runs, m runs and the rest, both
+ * layouts, shapes no tile divides: every one against float64. */
+START_TEST(schedules_match_reference)
+{
+	static const char *const patterns[] = {"apply block(8, 8, 25%);", "apply nm(2, 4);", "apply row_balanced(25%);",
+	                                       "apply tile_v(16, 50%);", "apply hybrid(16, 32, 50%);",
+	                                       "apply unstructured(20%);"};
+	static const int64_t shapes[2][3] = {{70, 129, 300}, {33, 250, 97}};
+	static const KernelSchedule scheds[] = {{8, 0, 0}, {0, 1, 0}, {8, 2, 0}, {0, 0, 64}, {0, 0, -1}, {8, 1, 40}};
+	int checked = 0;
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+		for (int sh = 0; sh < 2; sh++) {
+			Arena arena;
+			arena_init(&arena);
+			char *text = arena_printf(&arena,
+			                          "include \"all.pat\";\nop b: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
+			                          (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)shapes[sh][2],
+			                          patterns[p]);
+			Program prog;
+			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+			for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++)
+				for (int layout = 0; layout < 2; layout++) {
+					double e = run_scheduled(&prog.ops[0], (PatLayout)layout, shapes[sh][2], 2, &scheds[i]);
+					ck_assert_msg(e < 1e-5, "%s schedule %zu layout %s: %g", text, i, pat_layout_names[layout], e);
+					checked++;
+				}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, 6 * 2 * 6 * 2);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
 	Suite *s = suite_create("x86");
@@ -256,6 +298,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, panel_packed_runs);
 	tcase_add_test(tc, column_chunks);
 	tcase_add_test(tc, condensed_m_runs);
+	tcase_add_test(tc, schedules_match_reference);
 	suite_add_tcase(s, tc);
 	return s;
 }

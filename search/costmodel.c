@@ -1,0 +1,554 @@
+/* costmodel.c - the analytic and the learned cost model; see costmodel.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "costmodel.h"
+#include "../backend_x86/x86.h"
+#include "../support/util.h"
+#include "search.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- features ---- */
+
+/* The innermost run along k (loops after the last one with m, up to and
+ * including a perforated one) and the rows sharing each of its X vectors:
+ * the two things the x86 kernels' FMA rate depends on most. */
+static void run_and_rows(const Pir *ir, int64_t *run_out, int64_t *rows_out)
+{
+	const int n = ir->nloops;
+	int64_t run = 1;
+	int i = n - 1;
+	while (i >= 0 && !pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M)) {
+		run *= ir->loops[i].nnz;
+		if (pir_loop_is_perforated(&ir->loops[i])) {
+			i--;
+			break;
+		}
+		i--;
+	}
+	int64_t rows = 1;
+	if (i >= 0 && !pir_loop_is_perforated(&ir->loops[i]) && ir->loops[i].ncomp == 1 && i + 1 < n &&
+	    !pir_loop_is_perforated(&ir->loops[i + 1]))
+		rows = ir->loops[i].len < 4 ? ir->loops[i].len : 4;
+	if (ir->loops[n - 1].ncomp == 1 && ir->loops[n - 1].comp[0].axis == PIR_AXIS_M &&
+	    !pir_loop_is_perforated(&ir->loops[n - 1]))
+		rows = ir->loops[n - 1].len < 4 ? ir->loops[n - 1].len : 4; /* an m loop innermost */
+	*run_out = run, *rows_out = rows;
+}
+
+/* Rates measured on the x86 kernels (bench/RESULTS.md): 32 x 32 blocks
+ * about 1.7 vector FMAs a cycle, element-wise about 0.7; X and C streamed
+ * once at about 20 GB/s a core. */
+double cost_analytic_us(const CostQuery *q)
+{
+	int64_t run, rows;
+	run_and_rows(q->ir, &run, &rows);
+	const double vec_per_cycle = 0.5 + 0.3 * (double)rows, ghz = 3.2, lanes = 16;
+	const double run_eff = (double)run / ((double)run + 1.0);
+	const double fmas = q->nkept * (double)q->N;
+	double t = fmas / (lanes * vec_per_cycle * run_eff * ghz * 1e3);
+	const double bytes = 4.0 * ((double)q->ir->len[PIR_AXIS_K] + (double)q->ir->len[PIR_AXIS_M]) * (double)q->N;
+	t += bytes / 20e3;
+	return t / (q->threads > 0 ? q->threads : 1);
+}
+
+const char *const cost_feature_names[COST_NFEAT] = {
+	"log2_M", "log2_K", "log2_N", "density", "log2_fmas", "log2_analytic_us", "layout_nk", "loops",
+	"perforated_loops", "log2_k_run", "rows_sharing_x", "path", "log2_index_loads", "log2_kept_block",
+	"log2_index_bytes", "log2_value_bytes", "padding", "innermost_perforated_depth", "vector_width",
+	"col_tiles", "log2_chunk",
+	/* per loop, innermost first */
+	"l0_log2_len", "l0_log2_nnz", "l0_axis", "l0_level", "l1_log2_len", "l1_log2_nnz", "l1_axis", "l1_level",
+	"l2_log2_len", "l2_log2_nnz", "l2_axis", "l2_level", "l3_log2_len", "l3_log2_nnz", "l3_axis", "l3_level",
+	"l4_log2_len", "l4_log2_nnz", "l4_axis", "l4_level", "l5_log2_len", "l5_log2_nnz", "l5_axis", "l5_level",
+};
+
+static double lg(double x) { return x > 0 ? log2(x) : -1; }
+
+void cost_features(const CostQuery *q, double f[COST_NFEAT])
+{
+	const Pir *ir = q->ir;
+	const int n = ir->nloops;
+	PirMetrics pm;
+	pir_metrics(ir, &pm);
+	int64_t run, rows;
+	run_and_rows(ir, &run, &rows);
+	int inner_perf = -1, nperf = 0;
+	double index_entries = 0, loads = 1, block = 1;
+	for (int i = 0; i < n; i++)
+		if (pir_loop_is_perforated(&ir->loops[i]))
+			inner_perf = i, nperf++;
+	for (int i = 0; i < n; i++) {
+		index_entries += (double)pm.loop[i].index_len;
+		if (i <= inner_perf)
+			loads *= (double)pm.loop[i].extent; /* index reads: the nest down to the innermost perforation */
+		else
+			block *= (double)ir->loops[i].len;
+	}
+	LowerKernel lk = {ir, ir->len[PIR_AXIS_M], ir->len[PIR_AXIS_K], q->N, q->layout, "k", 16, PAT_F32, q->sched};
+	CostQuery one = *q;
+	one.threads = 1;
+	int k = 0;
+	f[k++] = lg((double)ir->len[PIR_AXIS_M]);
+	f[k++] = lg((double)ir->len[PIR_AXIS_K]);
+	f[k++] = lg((double)q->N);
+	f[k++] = pm.density;
+	f[k++] = lg(q->nkept * (double)q->N);
+	f[k++] = lg(cost_analytic_us(&one));
+	f[k++] = q->layout == PAT_LAYOUT_NK;
+	f[k++] = n;
+	f[k++] = nperf;
+	f[k++] = lg((double)run);
+	f[k++] = (double)rows;
+	f[k++] = (double)lower_path(&lk, &x86_update_hooks);
+	f[k++] = lg(loads);
+	f[k++] = lg(block);
+	f[k++] = lg(4 * index_entries + 1);
+	f[k++] = lg(4 * q->nkept + 1);
+	f[k++] = (double)(ir->ext[PIR_AXIS_M] * ir->ext[PIR_AXIS_K]) /
+	         (double)(ir->len[PIR_AXIS_M] * ir->len[PIR_AXIS_K]);
+	f[k++] = inner_perf < 0 ? -1 : n - 1 - inner_perf;
+	f[k++] = q->sched.vector_width;
+	f[k++] = q->sched.col_tiles;
+	f[k++] = q->sched.chunk > 0 ? lg((double)q->sched.chunk) : (double)q->sched.chunk;
+	for (int l = 0; l < COST_LOOPS; l++) {
+		const int i = n - 1 - l;
+		if (i < 0) {
+			f[k++] = -1, f[k++] = -1, f[k++] = -1, f[k++] = -1;
+			continue;
+		}
+		const PirLoop *lp = &ir->loops[i];
+		f[k++] = lg((double)lp->len);
+		f[k++] = lg((double)lp->nnz);
+		f[k++] = lp->ncomp > 1 ? 2 : lp->comp[0].axis == PIR_AXIS_K;
+		f[k++] = i;
+	}
+}
+
+double cost_predict_us(const CostModel *m, const CostQuery *q)
+{
+	if (!m || !m->gbt)
+		return cost_analytic_us(q);
+	double f[COST_NFEAT];
+	cost_features(q, f);
+	const double per_fma = exp(gbt_predict(m->gbt, f)); /* us per kept FMA on one thread */
+	return per_fma * q->nkept * (double)q->N / (q->threads > 0 ? q->threads : 1);
+}
+
+/* ---- model files ---- */
+
+static const char MODEL_MAGIC[] = "patc-cost-model 1";
+
+bool cost_model_load(const char *path, CostModel *m, char err[256])
+{
+	memset(m, 0, sizeof *m);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, 256, "cannot read cost model '%.200s': %s", path, strerror(errno));
+		return false;
+	}
+	char line[512];
+	int nfeat = -1, lineno = 0;
+	bool ok = fgets(line, sizeof line, f) && !strncmp(line, MODEL_MAGIC, sizeof MODEL_MAGIC - 1);
+	if (!ok)
+		snprintf(err, 256, "'%.180s' is not a patc cost model (its first line is not '%s')", path, MODEL_MAGIC);
+	/* key-value lines up to "trees" */
+	while (ok && fgets(line, sizeof line, f)) {
+		lineno++;
+		line[strcspn(line, "\n")] = 0;
+		if (!strcmp(line, "trees"))
+			break;
+		char key[32], val[160];
+		if (sscanf(line, "%31s %159[^\n]", key, val) != 2) {
+			snprintf(err, 256, "cost model '%.160s', line %d: expected 'KEY VALUE'", path, lineno + 1);
+			ok = false;
+		} else if (!strcmp(key, "target"))
+			snprintf(m->target, sizeof m->target, "%.31s", val);
+		else if (!strcmp(key, "device"))
+			snprintf(m->device, sizeof m->device, "%.127s", val);
+		else if (!strcmp(key, "features"))
+			nfeat = atoi(val);
+		else if (!strcmp(key, "samples"))
+			m->samples = atoi(val);
+		else if (!strcmp(key, "groups"))
+			m->groups = atoi(val);
+		else if (!strcmp(key, "spearman"))
+			m->spearman = atof(val);
+		else if (!strcmp(key, "recall"))
+			m->recall = atof(val);
+		/* other keys (documentation) are skipped */
+	}
+	if (ok && nfeat != COST_NFEAT) {
+		snprintf(err, 256, "cost model '%.160s' has %d features where this patc computes %d: retrain it "
+		                   "(patc train-cost-model)",
+		         path, nfeat, COST_NFEAT);
+		ok = false;
+	}
+	if (ok) {
+		char gerr[GBT_ERR_MAX];
+		m->gbt = gbt_read(f, gerr);
+		if (!m->gbt) {
+			snprintf(err, 256, "cost model '%.120s': %.120s", path, gerr);
+			ok = false;
+		} else if (gbt_nfeat(m->gbt) != COST_NFEAT) {
+			snprintf(err, 256, "cost model '%.160s': its trees take %d features, not %d", path,
+			         gbt_nfeat(m->gbt), COST_NFEAT);
+			ok = false;
+		}
+	}
+	fclose(f);
+	if (!ok)
+		cost_model_free(m);
+	return ok;
+}
+
+void cost_model_free(CostModel *m)
+{
+	gbt_free(m->gbt);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- training ---- */
+
+typedef struct Sample {
+	double f[COST_NFEAT];
+	double y;  /* log(us * threads / FMAs) */
+	double us;
+	int group; /* one search: source, op, shape, N, layout, threads */
+} Sample;
+
+typedef struct Samples {
+	Sample *s;
+	int n, cap;
+	char **groups;
+	int ngroups, gcap;
+	char device[128];
+} Samples;
+
+static int group_of(Samples *S, const char *key)
+{
+	for (int i = 0; i < S->ngroups; i++)
+		if (!strcmp(S->groups[i], key))
+			return i;
+	if (S->ngroups == S->gcap) {
+		int cap = S->gcap ? 2 * S->gcap : 32;
+		char **ng = realloc(S->groups, (size_t)cap * sizeof *ng);
+		if (!ng)
+			return -1;
+		S->groups = ng, S->gcap = cap;
+	}
+	S->groups[S->ngroups] = strdup(key);
+	return S->groups[S->ngroups] ? S->ngroups++ : -1;
+}
+
+/* The measurements of one log for target; lines of other targets, failed
+ * or early-stopped measurements and tuned schedules are skipped. */
+static bool read_log(const char *path, const char *target, Samples *S, int *skipped, char err[256])
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		return false;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0;
+	bool ok = true;
+	while (ok && getline(&line, &cap, f) > 0) {
+		lineno++;
+		cJSON *j = cJSON_Parse(line);
+		if (!j) { /* a line cut short by a killed search */
+			(*skipped)++;
+			continue;
+		}
+		const cJSON *tg = cJSON_GetObjectItemCaseSensitive(j, "target");
+		const cJSON *pir = cJSON_GetObjectItemCaseSensitive(j, "pir");
+		const cJSON *lat = cJSON_GetObjectItemCaseSensitive(j, "latency_us");
+		const cJSON *nn = cJSON_GetObjectItemCaseSensitive(j, "N");
+		const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threads");
+		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(j, "density");
+		const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
+		const cJSON *opn = cJSON_GetObjectItemCaseSensitive(j, "op");
+		const cJSON *lay = cJSON_GetObjectItemCaseSensitive(j, "layout");
+		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
+		KernelSchedule sched;
+		const bool usable = cJSON_IsString(tg) && !strcmp(tg->valuestring, target) && cJSON_IsString(pir) &&
+		                    cJSON_IsNumber(lat) && lat->valuedouble > 0 && isfinite(lat->valuedouble) &&
+		                    cJSON_IsNumber(nn) && nn->valuedouble >= 1 && nn->valuedouble <= 1e7 &&
+		                    cJSON_IsNumber(th) && th->valuedouble >= 1 && th->valuedouble <= 4096 &&
+		                    cJSON_IsNumber(dn) && dn->valuedouble > 0 && dn->valuedouble <= 1 &&
+		                    !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "early")) &&
+		                    search_log_schedule(j, &sched) && !sched.vector_width && !sched.col_tiles && !sched.chunk;
+		if (!usable) {
+			(*skipped)++;
+			cJSON_Delete(j);
+			continue;
+		}
+		Pir ir;
+		char perr[256];
+		if (pir_read_text(pir->valuestring, &ir, 1, perr, sizeof perr) != 1) {
+			snprintf(err, 256, "%.100s, line %d: its PatternIR does not read: %.100s", path, lineno, perr);
+			cJSON_Delete(j);
+			ok = false;
+			break;
+		}
+		char key[512];
+		snprintf(key, sizeof key, "%.200s|%.60s|%lldx%lldx%.0f|%.4s|%.0f",
+		         cJSON_IsString(src) ? src->valuestring : "", cJSON_IsString(opn) ? opn->valuestring : "",
+		         (long long)ir.len[PIR_AXIS_M], (long long)ir.len[PIR_AXIS_K], nn->valuedouble,
+		         cJSON_IsString(lay) ? lay->valuestring : "kn", th->valuedouble);
+		if (!S->device[0] && cJSON_IsString(dev))
+			snprintf(S->device, sizeof S->device, "%s", dev->valuestring);
+		if (S->n == S->cap) {
+			int ncap = S->cap ? 2 * S->cap : 256;
+			Sample *ns = realloc(S->s, (size_t)ncap * sizeof *ns);
+			if (!ns) {
+				cJSON_Delete(j);
+				snprintf(err, 256, "out of memory reading '%.200s'", path);
+				ok = false;
+				break;
+			}
+			S->s = ns, S->cap = ncap;
+		}
+		Sample *s = &S->s[S->n];
+		CostQuery q = {&ir, (int64_t)nn->valuedouble,
+		               cJSON_IsString(lay) && !strcmp(lay->valuestring, "nk") ? PAT_LAYOUT_NK : PAT_LAYOUT_KN,
+		               (int)th->valuedouble, dn->valuedouble * (double)(ir.len[PIR_AXIS_M] * ir.len[PIR_AXIS_K]),
+		               sched};
+		cost_features(&q, s->f);
+		s->us = lat->valuedouble;
+		s->y = log(s->us * q.threads / (q.nkept * (double)q.N));
+		s->group = group_of(S, key);
+		cJSON_Delete(j);
+		if (s->group < 0) {
+			snprintf(err, 256, "out of memory reading '%.200s'", path);
+			ok = false;
+			break;
+		}
+		S->n++;
+	}
+	free(line);
+	fclose(f);
+	return ok;
+}
+
+/* Ranks of v[0..n-1] (1-based, ties averaged). */
+static void ranks(const double *v, int n, double *rank)
+{
+	for (int i = 0; i < n; i++) {
+		int below = 0, equal = 0;
+		for (int j = 0; j < n; j++)
+			below += v[j] < v[i], equal += v[j] == v[i];
+		rank[i] = below + (equal + 1) / 2.0;
+	}
+}
+
+double cost_spearman(const double *a, const double *b, int n)
+{
+	if (n < 3)
+		return 2;
+	double *ra = malloc((size_t)n * 2 * sizeof *ra);
+	if (!ra)
+		return 2;
+	double *rb = ra + n;
+	ranks(a, n, ra);
+	ranks(b, n, rb);
+	double ma = 0, mb = 0, sxy = 0, sxx = 0, syy = 0;
+	for (int i = 0; i < n; i++)
+		ma += ra[i] / n, mb += rb[i] / n;
+	for (int i = 0; i < n; i++)
+		sxy += (ra[i] - ma) * (rb[i] - mb), sxx += (ra[i] - ma) * (ra[i] - ma), syy += (rb[i] - mb) * (rb[i] - mb);
+	free(ra);
+	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
+}
+
+typedef struct ByValue {
+	double v;
+	int i;
+} ByValue;
+
+static int cmp_value(const void *a, const void *b)
+{
+	const ByValue *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->i - y->i;
+}
+
+/* Of the `top` fastest measured, the share among the `top` best predicted. */
+static double recall_at(const double *pred, const double *meas, int n, int top)
+{
+	ByValue *a = malloc((size_t)n * 2 * sizeof *a);
+	if (!a)
+		return 0;
+	ByValue *b = a + n;
+	for (int i = 0; i < n; i++)
+		a[i] = (ByValue){pred[i], i}, b[i] = (ByValue){meas[i], i};
+	qsort(a, (size_t)n, sizeof *a, cmp_value);
+	qsort(b, (size_t)n, sizeof *b, cmp_value);
+	int hit = 0;
+	for (int i = 0; i < top; i++)
+		for (int j = 0; j < top; j++)
+			hit += a[i].i == b[j].i;
+	free(a);
+	return (double)hit / top;
+}
+
+static Gbt *fit(const Samples *S, const bool *use, const GbtParams *gp, char err[256])
+{
+	int n = 0;
+	for (int i = 0; i < S->n; i++)
+		n += use[i];
+	double *X = malloc((size_t)n * COST_NFEAT * sizeof *X), *y = malloc((size_t)n * sizeof *y);
+	Gbt *g = NULL;
+	if (X && y) {
+		int k = 0;
+		for (int i = 0; i < S->n; i++)
+			if (use[i]) {
+				memcpy(X + (size_t)k * COST_NFEAT, S->s[i].f, sizeof S->s[i].f);
+				y[k++] = S->s[i].y;
+			}
+		g = gbt_train(X, y, n, COST_NFEAT, gp, err);
+	} else
+		snprintf(err, 256, "out of memory training the cost model");
+	free(X);
+	free(y);
+	return g;
+}
+
+bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
+{
+	Samples S = {0};
+	int skipped = 0;
+	bool ok = true;
+	for (int i = 0; ok && i < o->nlogs; i++)
+		ok = read_log(o->logs[i], o->target, &S, &skipped, err);
+	const int folds = o->folds > 1 ? o->folds : 5;
+	if (ok && (S.n < 20 || S.ngroups < folds)) {
+		snprintf(err, 256, "%d measurements of %d searches for target %s: at least 20 of %d searches are needed "
+		                   "(a search's log holds its measurements: --topk, --explore)",
+		         S.n, S.ngroups, o->target, folds);
+		ok = false;
+	}
+	GbtParams gp = gbt_defaults;
+	gp.trees = 400, gp.max_depth = 5, gp.learning_rate = 0.05, gp.min_leaf = 4, gp.seed = o->seed;
+	if (getenv("CM_T")) gp.trees = atoi(getenv("CM_T"));
+	if (getenv("CM_D")) gp.max_depth = atoi(getenv("CM_D"));
+	if (getenv("CM_L")) gp.learning_rate = atof(getenv("CM_L"));
+	if (getenv("CM_M")) gp.min_leaf = atoi(getenv("CM_M"));
+	if (getenv("CM_S")) gp.subsample = atof(getenv("CM_S"));
+	bool *use = ok ? malloc((size_t)S.n * sizeof *use) : NULL;
+	double *pred = ok ? malloc((size_t)S.n * sizeof *pred) : NULL;
+	int *fold = ok ? malloc((size_t)S.ngroups * sizeof *fold) : NULL;
+	if (ok && (!use || !pred || !fold)) {
+		snprintf(err, 256, "out of memory training the cost model");
+		ok = false;
+	}
+	/* k-fold cross-validation over whole searches: every prediction is made
+	 * by a model that saw nothing of its search */
+	for (int g = 0; ok && g < S.ngroups; g++) {
+		uint64_t h = o->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(g + 1);
+		h ^= h >> 31, h *= 0xbf58476d1ce4e5b9ULL, h ^= h >> 29;
+		fold[g] = g % folds;
+		int swap = (int)(h % (uint64_t)(g + 1)); /* a seeded shuffle of the fold labels */
+		int t = fold[g];
+		fold[g] = fold[swap], fold[swap] = t;
+	}
+	for (int k = 0; ok && k < folds; k++) {
+		for (int i = 0; i < S.n; i++)
+			use[i] = fold[S.s[i].group] != k;
+		Gbt *g = fit(&S, use, &gp, err);
+		if (!g) {
+			ok = false;
+			break;
+		}
+		for (int i = 0; i < S.n; i++)
+			if (!use[i])
+				pred[i] = gbt_predict(g, S.s[i].f) + S.s[i].f[4] * log(2.0); /* log(latency * threads) */
+		gbt_free(g);
+	}
+	double rho_sum = 0, rec_sum = 0, ana_sum = 0;
+	int rho_n = 0, rec_n = 0;
+	if (ok) {
+		double *a = malloc((size_t)S.n * 3 * sizeof *a);
+		if (!a) {
+			snprintf(err, 256, "out of memory evaluating the cost model");
+			ok = false;
+		}
+		for (int g = 0; ok && g < S.ngroups; g++) {
+			double *p = a, *m = a + S.n, *an = a + 2 * S.n;
+			int n = 0;
+			for (int i = 0; i < S.n; i++)
+				if (S.s[i].group == g)
+					p[n] = pred[i], m[n] = S.s[i].us, an[n++] = S.s[i].f[5];
+			if (n < 10)
+				continue;
+			const double rho = cost_spearman(p, m, n), ana = cost_spearman(an, m, n);
+			rho_sum += rho, ana_sum += ana, rho_n++;
+			double rec = -1;
+			if (n >= 20) {
+				rec = recall_at(p, m, n, 10);
+				rec_sum += rec, rec_n++;
+			}
+			if (report)
+				fprintf(report, "  %-60.60s %4d measured: Spearman %.3f (analytic %.3f)%s%.2f\n", S.groups[g], n,
+				        rho, ana, rec >= 0 ? ", top-10 recall " : "", rec >= 0 ? rec : 0.0);
+		}
+		free(a);
+	}
+	CostModel m = {0};
+	if (ok) {
+		for (int i = 0; i < S.n; i++)
+			use[i] = true;
+		m.gbt = fit(&S, use, &gp, err);
+		ok = m.gbt != NULL;
+	}
+	if (ok) {
+		m.spearman = rho_n ? rho_sum / rho_n : 0;
+		m.recall = rec_n ? rec_sum / rec_n : 0;
+		if (report)
+			fprintf(report,
+			        "cost model: %d measurements of %d searches (%d log lines skipped), %d-fold cross-validation "
+			        "over searches:\n  held-out Spearman %.3f per search (the analytic model: %.3f), top-10 recall "
+			        "%.3f\n",
+			        S.n, S.ngroups, skipped, folds, m.spearman, rho_n ? ana_sum / rho_n : 0, m.recall);
+		/* the file: a temporary one, then renamed */
+		char *tmp = malloc(strlen(o->out) + 16);
+		FILE *f = NULL;
+		if (tmp) {
+			sprintf(tmp, "%s.tmpXXXXXX", o->out);
+			int fd = mkstemp(tmp);
+			f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		}
+		bool wrote = f != NULL;
+		if (f) {
+			wrote = fprintf(f,
+			                "%s\ntarget %s\ndevice %s\nfeatures %d\nsamples %d\ngroups %d\nspearman %.4f\nrecall "
+			                "%.4f\npredicts log(us * threads / kept FMAs)\ntrees\n",
+			                MODEL_MAGIC, o->target, S.device[0] ? S.device : "unknown", COST_NFEAT, S.n,
+			                S.ngroups, m.spearman, m.recall) > 0;
+			wrote = gbt_write(m.gbt, f) && wrote;
+			wrote = fclose(f) == 0 && wrote;
+		}
+		if (!wrote || rename(tmp, o->out) != 0) {
+			snprintf(err, 256, "cannot write '%.200s': %s", o->out, strerror(errno));
+			if (tmp)
+				unlink(tmp);
+			ok = false;
+		}
+		free(tmp);
+	}
+	cost_model_free(&m);
+	free(use);
+	free(pred);
+	free(fold);
+	for (int i = 0; i < S.ngroups; i++)
+		free(S.groups[i]);
+	free(S.groups);
+	free(S.s);
+	return ok;
+}
