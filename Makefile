@@ -8,6 +8,8 @@
 #   make accuracy        the accuracy study (bench/results/accuracy.md)
 #   make bench           the CPU kernels beside OpenBLAS and Eigen (bench/results/cpu.csv)
 #   make bench-prune     the pruning benchmark (bench/results/prune.csv)
+#   make cost-model      measure tuning logs here (~20 min, quiet machine) and retrain
+#                        the search's cost model (stdlib/cost-x86-64.model)
 #   make bench-gpu       the GPU kernels beside cuBLAS (tests/gpu/run.sh; needs a GPU)
 #   make gpu-carry       pack patc and gpu_bench for a GPU machine without LLVM (.gpu/)
 #
@@ -21,7 +23,7 @@ FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build demo docs test test-main test-asan test-fuzz clean \
-	fetch-weights accuracy bench bench-prune bench-gpu gpu-carry
+	fetch-weights accuracy bench bench-prune bench-gpu gpu-carry cost-model
 
 all: build
 
@@ -64,6 +66,11 @@ test-fuzz: deps
 
 fetch-weights:
 	scripts/fetch-weights.sh
+
+cost-model: build
+	rm -rf $(BUILD)/costlogs
+	bench/costmodel/collect.sh $(BUILD)/patc $(BUILD)/costlogs
+	$(BUILD)/patc train-cost-model $(BUILD)/costlogs/runs/*/tune.jsonl -o stdlib/cost-x86-64.model
 
 accuracy: build
 	@mkdir -p bench/results

@@ -1751,3 +1751,15 @@ void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
 	Job j = {k, X, values, C, index, threads};
 	pool_run(threads, run_slice, &j);
 }
+
+void x86_kernel_traits(const LowerKernel *k, X86Traits *t)
+{
+	const int split = lower_split(k->ir);
+	t->path = lower_path(k, &x86_update_hooks);
+	t->x_reuse = x_reuse(k);
+	t->panel = panel_pays(k);
+	t->chunk = x86_chunk_columns(k);
+	t->rows_spread = x_rows_spread(k);
+	t->across = t->path == LOWER_MRUN && split > 0 && across_for(k, split - 1) >= 0;
+	t->stores_c = x86_stores_c(k);
+}

@@ -69,6 +69,19 @@ static inline int64_t x86_chunk_end(int64_t a, int64_t n1, int64_t w)
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
              const int32_t *const *index, int threads);
 
+/* What the backend will do with a kernel (its vector_width set): the
+ * choices that make its speed, for the search's cost model. */
+typedef struct X86Traits {
+	int path;         /* LowerPath */
+	double x_reuse;   /* stored weights per k: the FMAs each X element feeds */
+	bool panel;       /* X copied into panels */
+	int64_t chunk;    /* columns per chunk (N: none) */
+	bool rows_spread; /* X's rows spread over L1's sets (no condensed copy) */
+	bool across;      /* small blocks accumulated across the k loops */
+	bool stores_c;    /* C stored, not zeroed then added to */
+} X86Traits;
+void x86_kernel_traits(const LowerKernel *k, X86Traits *t);
+
 /* ---- shared by the JIT and the object emitter ---- */
 extern const LowerHooks x86_update_hooks;
 void x86_init_llvm(void);

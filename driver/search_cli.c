@@ -214,8 +214,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	const SearchCandidate *b = &r.c[r.best];
 	char sched[80];
 	search_schedule_text(&b->sched, sched, sizeof sched);
-	sb_printf(out, "  best: %s, schedule: %s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation, sched,
-	          100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);
+	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation, sched,
+	          b->ref[0] ? " (the standard library's " : "", b->ref, b->ref[0] ? ")" : "", 100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);
 	if (b->status == SEARCH_MEASURED && r.dense_us > 0)
 		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
 		          r.dense_us / b->measured_us, r.dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
@@ -250,7 +250,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			fprintf(stderr, "patc: error: %s\n", perr);
 			rc = PATC_EXIT_INTERNAL;
 		} else {
-			bp.metrics = b->metrics;
+			/* from the full mask (the search may have scored it on block sums: the same numbers) */
+			prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
 			X86Emit e = {c->dir, c->base, NULL, NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched, false, false};
 			char xerr[X86_ERR_MAX];
 			Program one = {1, &best};
@@ -270,6 +271,24 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	search_result_free(&r);
 	return rc;
+}
+
+/* What makes two log lines one measurement: the kernel (its PatternIR and
+ * schedule) on the same target, device, token count, layout and threads.
+ * malloc'd. */
+static char *merge_key(const cJSON *j)
+{
+	static const char *const fields[] = {"target", "device", "N", "layout", "threads", "pir", "schedule"};
+	cJSON *k = cJSON_CreateArray();
+	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
+		cJSON_AddItemToArray(k, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
+	}
+	char *text = cJSON_PrintUnformatted(k);
+	cJSON_Delete(k);
+	if (!text)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	return text;
 }
 
 int search_merge(int n, char *const *paths, const char *output)
@@ -295,16 +314,20 @@ int search_merge(int n, char *const *paths, const char *output)
 				continue;
 			cJSON *j = cJSON_Parse(line);
 			bool entry = j && cJSON_IsObject(j) && cJSON_GetObjectItemCaseSensitive(j, "pir");
-			cJSON_Delete(j);
 			if (!entry) { /* a line cut short by a killed search */
+				cJSON_Delete(j);
 				skipped++;
 				continue;
 			}
-			bool dup = false;
+			char *key = merge_key(j);
+			cJSON_Delete(j);
+			bool dup = false; /* the first measurement of a kernel stays */
 			for (size_t k = 0; k < nseen && !dup; k++)
-				dup = !strcmp(seen[k], line);
-			if (dup)
+				dup = !strcmp(seen[k], key);
+			if (dup) {
+				free(key);
 				continue;
+			}
 			if (nseen == cap) {
 				cap = cap ? 2 * cap : 256;
 				char **ns = realloc(seen, cap * sizeof *ns);
@@ -312,10 +335,7 @@ int search_merge(int n, char *const *paths, const char *output)
 					util_ice(__FILE__, __LINE__, "out of memory");
 				seen = ns;
 			}
-			seen[nseen] = strdup(line);
-			if (!seen[nseen])
-				util_ice(__FILE__, __LINE__, "out of memory");
-			nseen++;
+			seen[nseen++] = key;
 			sb_printf(&all, "%s\n", line);
 			lines++;
 		}

@@ -20,7 +20,7 @@ typedef struct SearchCli {
 /* Returns patc's exit code; the summary goes to out. */
 int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out);
 
-/* `patc merge LOG... -o OUT`: the tuning logs' entries, each once, in one
+/* `patc merge LOG... -o OUT`: the tuning logs' measurements, each kernel once (its first), in one
  * log written atomically.  Returns patc's exit code. */
 int search_merge(int n, char *const *paths, const char *output);
 

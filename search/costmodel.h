@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum { COST_LOOPS = 6, COST_GLOBAL = 21, COST_NFEAT = COST_GLOBAL + 4 * COST_LOOPS };
+enum { COST_LOOPS = 6, COST_GLOBAL = 27, COST_NFEAT = COST_GLOBAL + 4 * COST_LOOPS };
 
 /* What a prediction needs besides the nest. */
 typedef struct CostQuery {
@@ -37,6 +37,7 @@ typedef struct CostQuery {
 	int threads;
 	double nkept; /* kept real weights */
 	KernelSchedule sched;
+	int vector_width; /* the host's floats per vector (0: this host's) */
 } CostQuery;
 
 typedef struct CostModel {

@@ -78,9 +78,9 @@ static void level_name(const Spec *sp, int axis, int level, char name[PIR_NAME_M
 }
 
 /* Builds the candidate's IR; false where a primitive refuses it. */
-static bool spec_ir(const Spec *sp, int64_t M, int64_t K, Pir *ir)
+static bool spec_ir(const Spec *sp, const char *op, int64_t M, int64_t K, Pir *ir)
 {
-	pir_init(ir, "w", M, K);
+	pir_init(ir, op, M, K);
 	PirReason why;
 	for (int a = 0; a < PIR_NAXES; a++) {
 		const Tiling *t = &sp->t[a];
@@ -199,7 +199,8 @@ static int64_t keep_for(int64_t len, double d, double tol)
 }
 
 /* Every candidate pattern (one per key), its IR built. */
-static bool enumerate(int64_t M, int64_t K, const SearchSettings *s, Pool *pool, int64_t *considered)
+static bool enumerate(const char *op, int64_t M, int64_t K, const SearchSettings *s, Pool *pool,
+                      int64_t *considered)
 {
 	Tiling tm[64], tk[64];
 	int nm = axis_tilings(M, s, tm, 64), nk = axis_tilings(K, s, tk, 64);
@@ -236,7 +237,7 @@ static bool enumerate(int64_t M, int64_t K, const SearchSettings *s, Pool *pool,
 							if (key_seen(pool, c.key))
 								continue;
 							sp.inner_k_first = 0;
-							if (!spec_ir(&sp, M, K, &c.ir) || (s->gpu && pir_check_gpu(&c.ir, NULL, 0)))
+							if (!spec_ir(&sp, op, M, K, &c.ir) || (s->gpu && pir_check_gpu(&c.ir, NULL, 0)))
 								continue;
 							PirMetrics pm;
 							pir_metrics(&c.ir, &pm);
@@ -352,7 +353,7 @@ static bool spec_reduced(const Spec *sp, int64_t M, int64_t K, int64_t sub[PIR_N
 	for (int a = 0; a < PIR_NAXES; a++)
 		if (r.t[a].depth == 1 && r.t[a].f[0] != len[a])
 			return false; /* one level that would need padding: score it in full */
-	return spec_ir(&r, len[0], len[1], ir);
+	return spec_ir(&r, "w", len[0], len[1], ir);
 }
 
 /* c's metrics from the cached block sums; false where it cannot be scored
@@ -474,7 +475,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	if (!ir) {
 		openblas_set_num_threads(p->threads);
 		DenseRun d = {p->w, p->x, c, M, K, N, p->op->layout == PAT_LAYOUT_KN};
-		m.us = util_time_us(dense_call, &d, 3);
+		m.us = util_time_min_us(dense_call, &d, 3);
 		m.ok = 1;
 		return m;
 	}
@@ -537,7 +538,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 			return m;
 		}
 	}
-	m.us = util_time_us(kernel_call, &r, 3);
+	m.us = util_time_min_us(kernel_call, &r, 3);
 	m.ok = 1;
 	return m;
 }
@@ -740,6 +741,21 @@ typedef struct Bench {
 	Progress pr;
 } Bench;
 
+/* Candidate i as the best: the fastest measured in full within the budget,
+ * the standard library's patterns included (the search measured them; a
+ * user wants the fastest pattern, wherever it came from). */
+static void consider_best(Bench *b, int i)
+{
+	SearchResult *r = b->r;
+	const SearchCandidate *c = &r->c[i];
+	if (c->status != SEARCH_MEASURED || c->early || c->metrics.loss_over_bound > b->s->budget)
+		return;
+	if (r->best < 0 || c->measured_us < r->c[r->best].measured_us) {
+		r->best = i;
+		b->pr.best_us = c->measured_us;
+	}
+}
+
 /* Measures candidate i (or takes its measurement over from the log),
  * records and logs it; the best is updated for searched candidates. */
 static void bench_one(Bench *b, int i, const char *kind)
@@ -761,10 +777,7 @@ static void bench_one(Bench *b, int i, const char *kind)
 	record(c, &m);
 	b->pr.done++;
 	r->stopped += m.ok && m.early;
-	if (!c->ref[0] && m.ok && !m.early && (r->best < 0 || m.us < r->c[r->best].measured_us)) {
-		r->best = i;
-		b->pr.best_us = m.us;
-	}
+	consider_best(b, i);
 	char sched[80];
 	search_schedule_text(&c->sched, sched, sizeof sched);
 	if (!m.ok)
@@ -774,7 +787,8 @@ static void bench_one(Bench *b, int i, const char *kind)
 		              sched, c->predicted_us, m.us, m.early ? " (stopped early)" : "");
 }
 
-/* Kernel-schedule tuning: for the s->tune fastest measured candidates, one
+/* Kernel-schedule tuning: for the s->tune fastest measured within the
+ * budget (the standard library's patterns among them), one
  * knob at a time (vector width, accumulators along N, column chunks), each
  * alternative measured and kept where it is faster.  The variants are new
  * candidates (same pattern, other schedule).  Returns the number measured,
@@ -794,8 +808,8 @@ static int tune_schedules(Bench *b)
 			const SearchCandidate *c = &r->c[i];
 			bool taken = false;
 			for (int j = 0; j < nbase; j++)
-				taken |= base[j] == i;
-			if (!taken && !c->ref[0] && c->status == SEARCH_MEASURED && !c->early &&
+				taken |= base[j] == i || pir_equal(&r->c[base[j]].ir, &c->ir);
+			if (!taken && c->status == SEARCH_MEASURED && !c->early && c->metrics.loss_over_bound <= s->budget &&
 			    (pick < 0 || c->measured_us < r->c[pick].measured_us))
 				pick = i;
 		}
@@ -878,7 +892,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	const double t0 = util_now();
 	const int64_t M = op->M, K = op->K, N = op->N;
 	Pool pool = {0};
-	if (!enumerate(M, K, s, &pool, &out->patterns)) {
+	if (!enumerate(op->name, M, K, s, &pool, &out->patterns)) {
 		free(pool.c), free(pool.spec);
 		snprintf(err, 256, "out of memory listing candidates");
 		return false;
@@ -953,7 +967,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		Spec sp = pool.spec[i];
 		sp.inner_k_first = 1;
 		SearchCandidate c = pool.c[i];
-		if (!spec_ir(&sp, M, K, &c.ir) || pir_equal(&c.ir, &pool.c[i].ir) || (s->gpu && pir_check_gpu(&c.ir, NULL, 0)))
+		if (!spec_ir(&sp, op->name, M, K, &c.ir) || pir_equal(&c.ir, &pool.c[i].ir) || (s->gpu && pir_check_gpu(&c.ir, NULL, 0)))
 			continue;
 		pir_print_paper(&c.ir, c.notation, sizeof c.notation);
 		if (!pool_add(&pool, &c, &sp)) {
@@ -969,7 +983,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	int nord = 0;
 	for (int i = 0; ord && i < pool.n; i++) {
 		SearchCandidate *c = &pool.c[i];
-		CostQuery q = {&c->ir, N, op->layout, threads, (double)c->metrics.nkept, c->sched};
+		CostQuery q = {&c->ir, N, op->layout, threads, (double)c->metrics.nkept, c->sched, 0};
 		c->predicted_us = cost_predict_us(s->model, &q);
 		if (c->status == SEARCH_REJECTED || c->ref[0])
 			continue;
@@ -1028,13 +1042,6 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			b.p.which = j;
 			bench_one(&b, ord[j].i, "");
 		}
-		if (tune_schedules(&b) < 0) {
-			free(x);
-			free(ord);
-			search_result_free(out);
-			snprintf(err, 256, "out of memory listing schedules");
-			return false;
-		}
 		/* the reference points: every one, so that they can be drawn (shard 0's job) */
 		b.pr.done = 0, b.pr.total = 0;
 		for (int i = 0; i < out->n; i++)
@@ -1057,6 +1064,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 				              .early = o->early};
 				snprintf(m.why, sizeof m.why, "%.119s", o->why);
 				record(c, &m);
+				consider_best(&b, i);
 			} else
 				bench_one(&b, i, "reference ");
 			if (c->status == SEARCH_MEASURED && c->metrics.loss_over_bound <= s->budget &&
@@ -1064,6 +1072,13 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 				out->best_ref = i;
 		}
 		progress_line(&b.pr, "search: %d references measured", b.pr.done);
+		if (tune_schedules(&b) < 0) {
+			free(x);
+			free(ord);
+			search_result_free(out);
+			snprintf(err, 256, "out of memory listing schedules");
+			return false;
+		}
 		free(x);
 		mark_pareto(out);
 	}

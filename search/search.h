@@ -120,7 +120,8 @@ typedef struct SearchCandidate {
 typedef struct SearchResult {
 	SearchCandidate *c; /* malloc'd */
 	int n;
-	int best;           /* the fastest measured (or, unmeasured, best predicted) one within the budget; -1: none */
+	int best;           /* the fastest measured in full within the budget, a reference pattern or
+	                     * not (unmeasured: the best predicted of the search's own); -1: none */
 	double dense_us;    /* OpenBLAS sgemm with the same threads; < 0 when not measured */
 	int64_t patterns;   /* pattern candidates considered (before the filter) */
 	int64_t masks;      /* distinct masks among them (the candidates before schedules) */

@@ -236,7 +236,8 @@ double util_median(double *v, int n)
 	return v[n / 2];
 }
 
-double util_time_us(void (*call)(void *arg), void *arg, int min_reps)
+/* The timed calls of util_time_us, sorted, into t; returns their number. */
+static int timed_calls(void (*call)(void *arg), void *arg, int min_reps, double t[UTIL_MAX_REPS])
 {
 	double t0 = util_now(), t1 = t0, last;
 	do {
@@ -252,11 +253,24 @@ double util_time_us(void (*call)(void *arg), void *arg, int min_reps)
 		reps = UTIL_MAX_REPS;
 	if (reps < 1)
 		reps = 1;
-	double t[UTIL_MAX_REPS];
 	for (int r = 0; r < reps; r++) {
 		double a = util_now();
 		call(arg);
 		t[r] = util_now() - a;
 	}
-	return 1e6 * util_median(t, reps);
+	qsort(t, (size_t)reps, sizeof *t, cmp_double);
+	return reps;
+}
+
+double util_time_us(void (*call)(void *arg), void *arg, int min_reps)
+{
+	double t[UTIL_MAX_REPS];
+	return 1e6 * t[timed_calls(call, arg, min_reps, t) / 2];
+}
+
+double util_time_min_us(void (*call)(void *arg), void *arg, int min_reps)
+{
+	double t[UTIL_MAX_REPS];
+	timed_calls(call, arg, min_reps, t);
+	return 1e6 * t[0];
 }

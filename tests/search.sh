@@ -48,7 +48,9 @@ assert all(x["loss_over_bound"] > 0.2 for x in c if x["status"] == "rejected")
 assert all(x["within_budget"] == (x["loss_over_bound"] <= 0.2) for x in c)
 assert all(abs(x["density"] - 0.25) <= 0.02 + 1e-12 for x in c if "reference" not in x), "density out of tolerance"
 best = r["best"]
-assert best["status"] == "measured" and best["latency_us"] == min(x["latency_us"] for x in own_meas if not x.get("stopped_early"))
+# the fastest measured in full within the budget, the standard library's patterns included
+full = [x for x in c if x["status"] == "measured" and not x.get("stopped_early") and x["within_budget"]]
+assert best["status"] == "measured" and best["latency_us"] == min(x["latency_us"] for x in full)
 allm = [x for x in c if x["status"] == "measured"]
 dominated = lambda a: any(b is not a and b["magnitude_loss"] <= a["magnitude_loss"] and b["latency_us"] <= a["latency_us"]
                           and (b["magnitude_loss"] < a["magnitude_loss"] or b["latency_us"] < a["latency_us"]) for b in allm)
@@ -57,8 +59,6 @@ assert any(x["pareto"] for x in allm)
 assert "pir" in best and best["pir"].startswith("pir w")
 refs = [x for x in c if "reference" in x]
 assert len(refs) >= 5 and all(x["status"] == "measured" for x in refs), [x.get("reference") for x in refs]
-own = [x for x in c if "reference" not in x]
-assert not any("reference" in x for x in own if x is best)
 if "best_reference" in r:
     assert r["best_reference"]["within_budget"] and r["best_reference"]["reference"]
 cm = r["cost_model"]
@@ -204,7 +204,7 @@ key = lambda x: x["pir"] + json.dumps(x["schedule"], sort_keys=True)
 assert not [x for x in a["candidates"] + b["candidates"] if x["schedule_text"] != "default"]
 measured = set(key(x) for x in d["candidates"] if x["status"] in ("measured", "failed") and x["schedule_text"] == "default")
 merged = [key(json.loads(l)) for l in open(t + "/merged.jsonl").read().splitlines()]
-assert len(merged) == len(set(merged)) == len(measured), "merge kept a duplicate or lost an entry"
+assert len(merged) == len(set(merged)) == len(measured), ("merge kept a duplicate or lost an entry", len(merged), len(set(merged)), len(measured), sorted(set(merged) ^ measured))
 EOF2
 
 # 6. hopeless candidates stop early; --tune=0 tunes nothing; --explore
