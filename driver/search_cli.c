@@ -160,10 +160,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	else
 		fprintf(stderr, "search: cost model: analytic%s\n", c->gpu ? " (the x86 one; none is learned for GPUs)" : "");
 	bool ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
-	cost_model_free(&model);
 	search_log_free(logged, nlogged);
 	arena_free(&arena);
 	if (!ran) {
+		cost_model_free(&model);
 		fprintf(stderr, "patc: error: op '%s': %s\n", op->name, err);
 		return PATC_EXIT_INPUT;
 	}
@@ -172,8 +172,13 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		fprintf(stderr, "patc: error: %s\n", err);
 		rc = PATC_EXIT_ENV;
 	}
+	cost_model_free(&model);
+	s.model = NULL;
 	int measured = 0, failed = 0, nref = 0;
 	for (int i = 0; i < r.n; i++) {
+		const KernelSchedule *k = &r.c[i].sched;
+		if (k->vector_width || k->col_tiles || k->chunk)
+			continue; /* a tuned schedule: counted in r.tuned */
 		if (r.c[i].ref[0]) {
 			nref += r.c[i].status == SEARCH_MEASURED;
 			continue;

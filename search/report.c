@@ -350,7 +350,14 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	int nsp;
 	double rho = search_spearman(r, &nsp);
 	cJSON *cm = cJSON_AddObjectToObject(root, "cost_model");
-	cJSON_AddStringToObject(cm, "kind", "analytic (x86)");
+	if (s->model && s->model->gbt) {
+		cJSON_AddStringToObject(cm, "kind", "learned (gradient-boosted trees)");
+		cJSON_AddStringToObject(cm, "trained_on", s->model->device);
+		cJSON_AddNumberToObject(cm, "training_measurements", s->model->samples);
+		cJSON_AddNumberToObject(cm, "held_out_spearman", s->model->spearman);
+		cJSON_AddNumberToObject(cm, "held_out_top10_recall", s->model->recall);
+	} else
+		cJSON_AddStringToObject(cm, "kind", "analytic (x86)");
 	cJSON_AddNumberToObject(cm, "measured", nsp);
 	if (rho <= 1)
 		cJSON_AddNumberToObject(cm, "spearman", rho);

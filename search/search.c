@@ -139,16 +139,26 @@ static bool spec_ir(const Spec *sp, const char *op, int64_t M, int64_t K, Pir *i
 /* What decides the mask: the perforated loop's axis, length and keep
  * count, the block it keeps (the loops inside it, per axis), the padded
  * extents and the inner N:M. */
-static void spec_key(const Spec *sp, char key[128])
+/* The block the perforated loop chooses among (the loops inside it), per
+ * axis: the product of its axis's inner levels and of the other axis's
+ * levels from the cut on (all of that axis when the cut is 0). */
+static void spec_block(const Spec *sp, int64_t sub[PIR_NAXES])
 {
-	int64_t sub[PIR_NAXES] = {1, 1};
 	const int pa = sp->pa, pb = 1 - pa;
+	sub[0] = sub[1] = 1;
 	for (int l = sp->pi + 1; l < sp->t[pa].depth; l++)
 		sub[pa] *= sp->t[pa].f[l];
 	for (int l = sp->cut; l < sp->t[pb].depth; l++)
 		sub[pb] *= sp->t[pb].f[l];
 	if (sp->cut == 0)
 		sub[pb] = sp->t[pb].ext;
+}
+
+static void spec_key(const Spec *sp, char key[128])
+{
+	int64_t sub[PIR_NAXES];
+	spec_block(sp, sub);
+	const int pa = sp->pa;
 	snprintf(key, 128, "%c%lld^%lld/%lldx%lld/%lldx%lld%s%lld", pa == PIR_AXIS_M ? 'm' : 'k',
 	         (long long)sp->t[pa].f[sp->pi], (long long)sp->nnz, (long long)sub[PIR_AXIS_M],
 	         (long long)sub[PIR_AXIS_K], (long long)sp->t[PIR_AXIS_M].ext, (long long)sp->t[PIR_AXIS_K].ext,
@@ -327,13 +337,7 @@ static bool spec_reduced(const Spec *sp, int64_t M, int64_t K, int64_t sub[PIR_N
 	if (sp->nm_n)
 		return false;
 	const int pa = sp->pa, pb = 1 - pa;
-	sub[0] = sub[1] = 1;
-	for (int l = sp->pi + 1; l < sp->t[pa].depth; l++)
-		sub[pa] *= sp->t[pa].f[l];
-	for (int l = sp->cut; l < sp->t[pb].depth; l++)
-		sub[pb] *= sp->t[pb].f[l];
-	if (sp->cut == 0)
-		sub[pb] = sp->t[pb].ext;
+	spec_block(sp, sub);
 	if (sub[0] * sub[1] == 1)
 		return false;
 	Spec r = *sp;

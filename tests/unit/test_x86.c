@@ -173,8 +173,10 @@ START_TEST(chunks_cover_slices)
 END_TEST
 
 /* Compiles each pattern body on each M x K x N shape and checks its kernel
- * (layout kn) with 1 and 2 threads; returns the number of checks. */
-static int check_patterns(const char *const *patterns, size_t np, const int64_t (*shapes)[3], size_t ns)
+ * of schedule sched (NULL: the backend's own) in the first nlayouts layouts
+ * (kn, then nk) with 1 and 2 threads; returns the number of checks. */
+static int check_scheduled(const char *const *patterns, size_t np, const int64_t (*shapes)[3], size_t ns,
+                           const KernelSchedule *sched, int nlayouts)
 {
 	int checked = 0;
 	for (size_t p = 0; p < np; p++)
@@ -187,14 +189,22 @@ static int check_patterns(const char *const *patterns, size_t np, const int64_t 
 			                          patterns[p]);
 			Program prog;
 			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
-			for (int threads = 1; threads <= 2; threads++) {
-				double e = run_and_compare(&prog.ops[0], PAT_LAYOUT_KN, shapes[sh][2], threads);
-				ck_assert_msg(e < 1e-5, "%s: %g", text, e);
-				checked++;
-			}
+			for (int layout = 0; layout < nlayouts; layout++)
+				for (int threads = 1; threads <= 2; threads++) {
+					double e = run_scheduled(&prog.ops[0], (PatLayout)layout, shapes[sh][2], threads, sched);
+					ck_assert_msg(e < 1e-5, "%s layout %s, %d threads: %g", text, pat_layout_names[layout],
+					              threads, e);
+					checked++;
+				}
 			arena_free(&arena);
 		}
 	return checked;
+}
+
+/* The backend's own schedule, layout kn. */
+static int check_patterns(const char *const *patterns, size_t np, const int64_t (*shapes)[3], size_t ns)
+{
+	return check_scheduled(patterns, np, shapes, ns, NULL, 1);
 }
 
 /* Shapes wide enough in N and K that the k runs and m runs are walked in
@@ -262,25 +272,9 @@ START_TEST(schedules_match_reference)
 	static const int64_t shapes[2][3] = {{70, 129, 300}, {33, 250, 97}};
 	static const KernelSchedule scheds[] = {{8, 0, 0}, {0, 1, 0}, {8, 2, 0}, {0, 0, 64}, {0, 0, -1}, {8, 1, 40}};
 	int checked = 0;
-	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
-		for (int sh = 0; sh < 2; sh++) {
-			Arena arena;
-			arena_init(&arena);
-			char *text = arena_printf(&arena,
-			                          "include \"all.pat\";\nop b: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
-			                          (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)shapes[sh][2],
-			                          patterns[p]);
-			Program prog;
-			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
-			for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++)
-				for (int layout = 0; layout < 2; layout++) {
-					double e = run_scheduled(&prog.ops[0], (PatLayout)layout, shapes[sh][2], 2, &scheds[i]);
-					ck_assert_msg(e < 1e-5, "%s schedule %zu layout %s: %g", text, i, pat_layout_names[layout], e);
-					checked++;
-				}
-			arena_free(&arena);
-		}
-	ck_assert_int_eq(checked, 6 * 2 * 6 * 2);
+	for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++)
+		checked += check_scheduled(patterns, 6, shapes, 2, &scheds[i], 2);
+	ck_assert_int_eq(checked, 6 * 6 * 2 * 2 * 2);
 }
 END_TEST
 
