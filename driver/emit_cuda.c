@@ -5,6 +5,8 @@
  * launcher needs only libc (and libdl on old glibc); see emit_cuda.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "emit_cuda.h"
+#include "emit_weights.h"
+#include "../frontend/frontend.h"
 #include "../support/util.h"
 #include "../weights/tensor.h"
 
@@ -306,4 +308,48 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 	     write_file(e->dir, b, "_launch.c", c.data, c.len, err);
 	free(blob), sb_free(&bin), sb_free(&h), sb_free(&c);
 	return ok;
+}
+
+int emit_cuda_program(const char *dir, const char *base, const char *version, const char *source, const char *sm,
+                      const Program *prog, const PruneOp *pruned, bool llvm, char err[512])
+{
+	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
+	char (*names)[160] = calloc((size_t)prog->nops + 1, sizeof *names);
+	if (!ks || !names)
+		util_ice(__FILE__, __LINE__, "out of memory");
+	for (int i = 0; i < prog->nops; i++) {
+		const OpResult *op = &prog->ops[i];
+		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
+		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1, op->dtype, {0}};
+	}
+	char *ptx = NULL, *ll = NULL, perr[PTX_ERR_MAX];
+	int rc = PATC_EXIT_OK;
+	if (!ptx_compile(ks, prog->nops, sm, &ptx, llvm ? &ll : NULL, perr)) {
+		snprintf(err, 512, "%.500s", perr);
+		rc = PATC_EXIT_INTERNAL;
+	}
+	char path[4096];
+	for (int k = 0; k < 2 && rc == PATC_EXIT_OK; k++) {
+		const char *text = k ? ptx : ll;
+		if (!text)
+			continue;
+		snprintf(path, sizeof path, "%s/%s.%s", dir, base, k ? "ptx" : "ll");
+		if (!util_write_file_atomic(path, text, strlen(text))) {
+			snprintf(err, 512, "cannot write '%.400s': %s", path, strerror(errno));
+			rc = PATC_EXIT_ENV;
+		}
+	}
+	if (rc == PATC_EXIT_OK) {
+		EmitCuda e = {dir, base, version, source, sm, prog, pruned, ks};
+		if (!emit_cuda(&e, err))
+			rc = PATC_EXIT_ENV;
+	}
+	char terr[TENSOR_ERR_MAX];
+	snprintf(path, sizeof path, "%s/%s.safetensors", dir, base);
+	if (rc == PATC_EXIT_OK && !emit_weights(path, prog, pruned, false, version, terr)) {
+		snprintf(err, 512, "%.500s", terr);
+		rc = PATC_EXIT_ENV;
+	}
+	free(ptx), free(ll), free(ks), free(names);
+	return rc;
 }

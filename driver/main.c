@@ -101,8 +101,10 @@ static void usage(FILE *f)
 	      "                     loss exceeds the unstructured bound's by more than the\n"
 	      "                     budget, rank the rest by a cost model, then compile, check\n"
 	      "                     and time the best ranked (each in a child process with a\n"
-	      "                     timeout) beside dense OpenBLAS and the standard library's\n"
-	      "                     patterns; writes report.json, report.csv, pareto.svg,\n"
+	      "                     timeout; on a GPU target, on the GPU) beside dense\n"
+	      "                     OpenBLAS (cuBLAS) and the standard library's patterns,\n"
+	      "                     then tune the fastest's kernel schedules; writes\n"
+	      "                     report.json, report.csv, pareto.svg,\n"
 	      "                     tune.jsonl and the best kernel to -o DIR (default\n"
 	      "                     BASE.search)\n"
 	      "  --sparsity=P       --search: the target sparsity, a percentage (default 75%)\n"
@@ -494,52 +496,6 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
 	          plan.zero ? "; C is zeroed before the launch" : "");
 }
 
-/* -o DIR on a GPU target: DIR/BASE.ptx with one kernel BASE_OP per op
- * (and DIR/BASE.ll with --emit=llvm). */
-static int compile_ptx(const Options *o, const char *base, const Program *prog, const PruneOp *pruned)
-{
-	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
-	char (*names)[160] = calloc((size_t)prog->nops + 1, sizeof *names);
-	if (!ks || !names)
-		util_ice(__FILE__, __LINE__, "out of memory");
-	for (int i = 0; i < prog->nops; i++) {
-		const OpResult *op = &prog->ops[i];
-		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1, op->dtype, {0}};
-	}
-	char *ptx = NULL, *ll = NULL, err[PTX_ERR_MAX];
-	int rc = PATC_EXIT_OK;
-	if (!ptx_compile(ks, prog->nops, o->target, &ptx, o->emit_llvm ? &ll : NULL, err)) {
-		fprintf(stderr, "patc: error: %s\n", err);
-		rc = PATC_EXIT_INTERNAL;
-	}
-	char path[4096];
-	if (rc == PATC_EXIT_OK && ll) {
-		snprintf(path, sizeof path, "%s/%s.ll", o->output, base);
-		if (!util_write_file_atomic(path, ll, strlen(ll))) {
-			fprintf(stderr, "patc: error: cannot write '%s': %s\n", path, strerror(errno));
-			rc = PATC_EXIT_ENV;
-		}
-	}
-	if (rc == PATC_EXIT_OK) {
-		snprintf(path, sizeof path, "%s/%s.ptx", o->output, base);
-		if (!util_write_file_atomic(path, ptx, strlen(ptx))) {
-			fprintf(stderr, "patc: error: cannot write '%s': %s\n", path, strerror(errno));
-			rc = PATC_EXIT_ENV;
-		}
-	}
-	if (rc == PATC_EXIT_OK) {
-		EmitCuda e = {o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, ks};
-		char cerr[512];
-		if (!emit_cuda(&e, cerr)) {
-			fprintf(stderr, "patc: error: %s\n", cerr);
-			rc = PATC_EXIT_ENV;
-		}
-	}
-	free(ptx), free(ll), free(ks), free(names);
-	return rc;
-}
-
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
 	if (mkdir(o->output, 0777) != 0 && errno != EEXIST) {
@@ -549,13 +505,11 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	char base[128];
 	program_base(o->input, base, sizeof base);
 	if (o->gpu) {
-		int rc = compile_ptx(o, base, prog, pruned);
-		char path[4096], terr[TENSOR_ERR_MAX];
-		snprintf(path, sizeof path, "%s/%s.safetensors", o->output, base);
-		if (rc == PATC_EXIT_OK && !emit_weights(path, prog, pruned, false, PATC_VERSION, terr)) {
-			fprintf(stderr, "patc: error: %s\n", terr);
-			rc = PATC_EXIT_ENV;
-		}
+		char cerr[512];
+		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, o->emit_llvm,
+		                           cerr);
+		if (rc != PATC_EXIT_OK)
+			fprintf(stderr, "patc: error: %s\n", cerr);
 		return rc;
 	}
 	const char *cpu = target_cpu(o->target);

@@ -1,8 +1,10 @@
 /* search_cli.c - `patc FILE.pat --search`; see search_cli.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "search_cli.h"
+#include "../backend_ptx/cuda.h"
 #include "../backend_x86/x86.h"
 #include "../weights/tensor.h"
+#include "emit_cuda.h"
 #include "emit_weights.h"
 
 #include <cjson/cJSON.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Ends the log with a newline if a killed search left its last line cut
@@ -74,6 +77,57 @@ static int reference_patterns(const SearchCli *c, const OpResult *op, double spa
 	return n;
 }
 
+/* Whether the GPU of target sm can measure: the driver opened in a child
+ * process (CUDA must not be initialised in a process that forks the
+ * measuring children), its device's name into name.  Says why not. */
+static bool gpu_probe(const char *sm, char *name, size_t len)
+{
+	int fd[2];
+	if (pipe(fd) != 0) {
+		fprintf(stderr, "patc: error: pipe: %s\n", strerror(errno));
+		return false;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]), close(fd[1]);
+		fprintf(stderr, "patc: error: fork: %s\n", strerror(errno));
+		return false;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		char msg[CUDA_ERR_MAX + 8];
+		Cuda *cu = cuda_open(msg + 1);
+		msg[0] = cu ? '+' : '-';
+		if (cu) {
+			int want = atoi(sm + 3), have = cuda_compute_capability(cu);
+			snprintf(msg + 1, sizeof msg - 1, "%s", cuda_device_name(cu));
+			if (want > have) {
+				msg[0] = '-';
+				snprintf(msg + 1, sizeof msg - 1, "the GPU (%.200s) has compute capability %d.%d, under %d.%d",
+				         cuda_device_name(cu), have / 10, have % 10, want / 10, want % 10);
+			}
+			cuda_close(cu);
+		}
+		ssize_t wr = write(fd[1], msg, strlen(msg) + 1);
+		_exit(wr > 0 ? 0 : 1);
+	}
+	close(fd[1]);
+	char msg[CUDA_ERR_MAX + 8] = "";
+	ssize_t got = read(fd[0], msg, sizeof msg - 1);
+	close(fd[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	if (got > 1 && msg[0] == '+') {
+		snprintf(name, len, "%.200s", msg + 1);
+		return true;
+	}
+	fprintf(stderr, "patc: error: --search --target=%s measures candidates on the GPU, and there is none to use: "
+	                "%s; add --no-measure to rank them by the cost model alone\n",
+	        sm, got > 1 ? msg + 1 : "the probe failed");
+	return false;
+}
+
 int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out)
 {
 	int which = -1, with_weights = 0;
@@ -96,12 +150,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			        c->input);
 		return PATC_EXIT_USAGE;
 	}
-	if (c->gpu && c->s.measure) {
-		fprintf(stderr, "patc: error: --search --target=%s measures candidates on the GPU, which patc cannot do "
-		                "yet; add --no-measure to rank them by the cost model alone\n",
-		        c->target);
+	char device[256];
+	search_device_name(device, sizeof device);
+	if (c->gpu && c->s.measure && !gpu_probe(c->target, device, sizeof device))
 		return PATC_EXIT_ENV;
-	}
 	if (mkdir(c->dir, 0777) != 0 && errno != EEXIST) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", c->dir, strerror(errno));
 		return PATC_EXIT_ENV;
@@ -109,10 +161,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	const OpResult *op = &prog->ops[which];
 	const PruneOp *p = &pruned[which];
 	SearchResult r;
-	char err[256], device[256], log_path[4096];
-	search_device_name(device, sizeof device);
+	char err[256], log_path[4096];
 	snprintf(log_path, sizeof log_path, "%s/tune.jsonl", c->dir);
 	SearchSettings s = c->s;
+	s.sm = c->gpu ? c->target : NULL;
 	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->N,
 	                      op->layout == PAT_LAYOUT_KN ? "kn" : "nk", s.threads, s.seed};
 	s.log_path = s.measure ? log_path : NULL;
@@ -221,7 +273,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	search_schedule_text(&b->sched, sched, sizeof sched);
 	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation, sched,
 	          b->ref[0] ? " (the standard library's " : "", b->ref, b->ref[0] ? ")" : "", 100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);
-	if (b->status == SEARCH_MEASURED && r.dense_us > 0)
+	if (b->status == SEARCH_MEASURED && r.dense_us > 0 && c->gpu)
+		sb_printf(out, "        %.1f us, %.2fx over dense cuBLAS (%.1f us) on %s\n", b->measured_us,
+		          r.dense_us / b->measured_us, r.dense_us, device);
+	else if (b->status == SEARCH_MEASURED && r.dense_us > 0)
 		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
 		          r.dense_us / b->measured_us, r.dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
 	else
@@ -243,8 +298,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	if (measured + failed)
 		sb_printf(out, "; measurements appended to %s/tune.jsonl", c->dir);
 	sb_putc(out, '\n');
-	/* the best kernel, as -o writes it (x86 targets) */
-	if (rc == PATC_EXIT_OK && !c->gpu) {
+	/* the best kernel, as -o writes it */
+	if (rc == PATC_EXIT_OK) {
 		OpResult best = *op;
 		Pir ir = b->ir;
 		best.ir = &ir;
@@ -262,7 +317,16 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			Program one = {1, &best};
 			char path[4096], terr[TENSOR_ERR_MAX];
 			snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
-			if (!x86_emit(&e, xerr)) {
+			if (c->gpu) {
+				int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, false,
+				                            xerr);
+				if (grc != PATC_EXIT_OK)
+					fprintf(stderr, "patc: error: %s\n", xerr);
+				else
+					sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n",
+					          c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base);
+				rc = grc;
+			} else if (!x86_emit(&e, xerr)) {
 				fprintf(stderr, "patc: error: %s\n", xerr);
 				rc = PATC_EXIT_ENV;
 			} else if (!emit_weights(path, &one, &bp, false, PATC_VERSION, terr)) {

@@ -1,6 +1,7 @@
 /* search.c - the pattern and schedule search; see search.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "search.h"
+#include "../backend_ptx/gpu.h"
 #include "../backend_x86/x86.h"
 #include "../support/util.h"
 #include "../weights/tensor.h"
@@ -444,6 +445,7 @@ typedef struct Problem {
 	int threads;
 	int which; /* the candidate's place in the measuring order */
 	double stop_us;       /* stop early where a few runs take longer (0: never) */
+	const char *sm;       /* a GPU target: measure there */
 	KernelSchedule sched; /* the kernel's */
 } Problem;
 
@@ -467,8 +469,60 @@ static void inject(int which, float *c, int64_t n)
 
 /* The child's work: the candidate's kernel (ir) checked and timed, or (ir
  * NULL) the dense sgemm timed. */
+/* child_measure on the GPU: the candidate compiled to PTX, run on poisoned
+ * C, checked against float64 and timed with events (gpu_measure); or (ir
+ * NULL) the dense weight through cuBLAS in the op's type (a dense nest run
+ * beside it). */
+static Measured child_measure_gpu(const Problem *p, const Pir *ir)
+{
+	Measured m = {0};
+	const int64_t M = p->M, K = p->K, N = p->N;
+	Pir dense_ir;
+	const bool baseline = !ir;
+	if (baseline) {
+		pir_init(&dense_ir, p->op->name, M, K);
+		ir = &dense_ir;
+	}
+	PruneMask pm;
+	char err[(int)PRUNE_ERR_MAX > (int)CUDA_ERR_MAX ? (int)PRUNE_ERR_MAX : (int)CUDA_ERR_MAX];
+	if (!prune_mask_build(ir, p->imp, M, K, p->op->rank, &pm, err)) {
+		snprintf(m.why, sizeof m.why, "mask: %.100s", err);
+		return m;
+	}
+	float *dense = malloc((size_t)(M * K) * sizeof *dense);
+	float *values = dense ? prune_pack_new(ir, &pm, p->w, M, K, NULL, dense) : NULL;
+	if (!values) {
+		snprintf(m.why, sizeof m.why, "out of memory");
+		return m;
+	}
+	Cuda *cu = cuda_open(err);
+	if (!cu) {
+		snprintf(m.why, sizeof m.why, "no GPU: %.100s", err);
+		return m;
+	}
+	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, (PtxSchedule){0},
+	                 20, baseline, 64};
+	GpuResult r;
+	if (!gpu_measure(cu, &gp, &r, err))
+		snprintf(m.why, sizeof m.why, "on the GPU: %.100s", err);
+	else if (r.unwritten || !(r.rel_err < 1e-4))
+		snprintf(m.why, sizeof m.why, "wrong result: relative error %.3g against float64, %lld elements not written",
+		         r.rel_err, (long long)r.unwritten);
+	else if (baseline && r.cublas_us <= 0)
+		snprintf(m.why, sizeof m.why, "cuBLAS: %.100s", r.note);
+	else {
+		m.us = baseline ? r.cublas_us : r.kernel_us;
+		m.rel_err = r.rel_err;
+		m.ok = 1;
+	}
+	cuda_close(cu);
+	return m;
+}
+
 static Measured child_measure(const Problem *p, const Pir *ir)
 {
+	if (p->sm)
+		return child_measure_gpu(p, ir);
 	Measured m = {0};
 	const int64_t M = p->M, K = p->K, N = p->N;
 	float *c = util_alloc_timed((size_t)(M * N) * sizeof *c);
@@ -801,8 +855,9 @@ static int tune_schedules(Bench *b)
 {
 	SearchResult *r = b->r;
 	const SearchSettings *s = b->s;
-	if (s->tune <= 0 || s->shards > 1)
-		return 0; /* a shard does not know the fastest: resuming the merged log tunes */
+	if (s->tune <= 0 || s->shards > 1 || s->gpu)
+		return 0; /* a shard does not know the fastest: resuming the merged log tunes; the
+		           * schedules tuned are the x86 backend's */
 	int *base = malloc((size_t)(s->tune > 0 ? s->tune : 1) * sizeof *base), nbase = 0;
 	if (!base)
 		return -1;
@@ -1028,6 +1083,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		else
 			synth_weights(x, N, K, 2, SYNTH_PLAIN, 1);
 		Bench b = {.p = {op, w, imp, x, M, K, N, threads, -1}, .s = s, .r = out, .pr = {progress, false}};
+		b.p.sm = s->gpu ? s->sm : NULL;
 		b.pr.tty = progress && isatty(fileno(progress));
 		for (int i = 0; i < s->nlogged && out->dense_us < 0; i++)
 			if (s->logged[i].dense_us > 0)
@@ -1037,8 +1093,12 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			out->dense_us = dm.ok ? dm.us : -1;
 		}
 		const int top = nord < s->topk ? nord : s->topk;
-		progress_line(&b.pr, "search: dense OpenBLAS sgemm %.1f us (%d thread%s); measuring the %d best ranked",
-		              out->dense_us, threads, threads == 1 ? "" : "s", top);
+		if (s->gpu)
+			progress_line(&b.pr, "search: dense cuBLAS %.1f us on %s; measuring the %d best ranked", out->dense_us,
+			              s->sm, top);
+		else
+			progress_line(&b.pr, "search: dense OpenBLAS sgemm %.1f us (%d thread%s); measuring the %d best ranked",
+			              out->dense_us, threads, threads == 1 ? "" : "s", top);
 		b.pr.total = top;
 		for (int j = 0; j < top; j++) {
 			if (s->shards > 1 && j % s->shards != s->shard)

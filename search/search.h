@@ -78,6 +78,7 @@ typedef struct SearchSettings {
 	bool measure;      /* false: rank by the cost model alone */
 	const CostModel *model; /* NULL: the analytic one */
 	bool gpu;          /* keep only candidates the GPU legality rules allow */
+	const char *sm;    /* gpu: the target (sm_80...), measured on the GPU through the driver */
 	int shard, shards; /* measure only the ranked candidates j with j % shards == shard */
 	const char *log_path;   /* tune.jsonl: each measurement appended (NULL: none) */
 	const SearchLogInfo *log_info;

@@ -13,7 +13,9 @@
 #      is compared with the plain path on three shapes first, and the
 #      benchmark runs with the faster), then the bf16 tensor-core kernels
 #      beside cuBLAS in bf16;
-#   3. optionally (SWEEP=1) a sweep of kernel schedules on three shapes.
+#   3. `patc --search --target=<the GPU's>` on bert_ffn1, 768/768/512 and
+#      4096^3 (SEARCH=0 leaves it out);
+#   4. optionally (SWEEP=1) a sweep of kernel schedules on three shapes.
 #
 #   tests/gpu/run.sh [BIN] [OUTDIR]
 #
@@ -132,7 +134,27 @@ timeout "${BENCH_SECONDS:-600}" "$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
 echo "benchmark done ($(( $(date +%s) - start )) s)"
 
-# ---- 3. schedules ----
+# ---- 3. the search on the GPU (SEARCH=0 leaves it out) ----
+# `--search --target=$sm` on bert_ffn1 and on 768/768/512 and 4096/4096/4096
+# (seeded head-structured weights, 75%, the default budget, top 4 measured):
+# each candidate compiled to PTX, checked and timed in a child process,
+# dense cuBLAS beside it; the summary lines go to gpu_search.txt.
+if [ "${SEARCH:-1}" = 1 ]; then
+	printf 'op s768: spmm(M = 768, K = 768, N = 512) { weights = random(seed = 7, kind = heads, group = 64); }\n' \
+		>"$tmp/s768.pat"
+	printf 'op s4096: spmm(M = 4096, K = 4096, N = 4096) { weights = random(seed = 7, kind = heads, group = 64); }\n' \
+		>"$tmp/s4096.pat"
+	for f in "$root/examples/bert_ffn1.pat" "$tmp/s768.pat" "$tmp/s4096.pat"; do
+		name=$(basename "$f" .pat)
+		timeout 300 "$bin/patc" "$f" --search --target=$sm --topk=4 -o "$tmp/search_$name" \
+			>"$tmp/search_$name.out" 2>"$tmp/search_$name.err" ||
+			{ echo "FAIL: --search on $name: $(tail -3 "$tmp/search_$name.err")"; fail=$((fail + 1)); }
+		grep -E "^search: op|best|over dense|standard-library" "$tmp/search_$name.out"
+	done | tee "$out/gpu_search.txt"
+	echo "search done ($(( $(date +%s) - start )) s)"
+fi
+
+# ---- 4. schedules ----
 if [ "${SWEEP:-0}" = 1 ]; then
 	for sc in ${SCHEDULES:-32,4,4,4,1,0 32,4,4,4,1,1 32,4,4,8,1,1 32,4,8,4,1,1 64,2,4,4,1,1}; do
 		"$bin/gpu_bench" "$root/stdlib" "$tmp/sweep.csv" --sm=$sm --shapes=3,1,8 --schedule=$sc --no-tc 2>/dev/null |
