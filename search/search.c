@@ -882,7 +882,9 @@ static int tune_schedules(Bench *b)
 	if (tm)
 		LLVMDisposeTargetMachine(tm);
 	int measured = 0;
-	b->pr.done = 0, b->pr.total = 0;
+	/* the bar's total: at most this many alternatives per candidate (the
+	 * chunks offered depend on the shape) */
+	b->pr.done = 0, b->pr.total = nbase * ((host > 8) + 2 + 3);
 	progress_line(&b->pr, "search: tuning the kernel schedules of the %d fastest", nbase);
 	for (int n = 0; n < nbase; n++) {
 		int cur = base[n];
@@ -923,7 +925,6 @@ static int tune_schedules(Bench *b)
 					r->c = nc;
 				}
 				r->c[r->n++] = v;
-				b->pr.total++;
 				b->p.which = -1;
 				bench_one(b, r->n - 1, "schedule ");
 				measured++;
