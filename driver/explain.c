@@ -156,6 +156,8 @@ void explain_op(StrBuf *out, const OpResult *op, const Diag *diag, const PruneOp
 			sb_printf(out, "%stolerance %.4g%%", sep, 100 * q->tolerance), sep = ", ";
 		if (q->budget >= 0)
 			sb_printf(out, "%sbudget %.4g%%", sep, 100 * q->budget), sep = ", ";
+		if (q->max_sparsity >= 0)
+			sb_printf(out, "%smax_sparsity %.4g%%", sep, 100 * q->max_sparsity), sep = ", ";
 		const int iv[] = {q->max_depth, q->min_length, q->max_pattern, q->topk};
 		static const char *const in[] = {"max_depth", "min_length", "max_pattern", "topk"};
 		for (int i = 0; i < 4; i++)

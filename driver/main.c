@@ -107,7 +107,9 @@ static void usage(FILE *f)
 	      "                     report.json, report.csv, pareto.svg,\n"
 	      "                     tune.jsonl and the best kernel to -o DIR (default\n"
 	      "                     BASE.search)\n"
-	      "  --sparsity=P       --search: the target sparsity, a percentage (default 75%)\n"
+	      "  --sparsity=P       --search: the target sparsity, a percentage (default 75%),\n"
+	      "                     or a range P..Q (70%..80%): the fastest within the budget\n"
+	      "                     at any sparsity in it\n"
 	      "  --tolerance=P      --search: how far the density may be from it (default 2%)\n"
 	      "  --budget=P         --search: magnitude loss allowed over the unstructured\n"
 	      "                     bound, in points (default 5%)\n"
@@ -283,9 +285,17 @@ static int parse_args(int argc, char **argv, Options *o)
 		} else if (!strncmp(a, "--op=", 5)) {
 			o->search_op = a + 5;
 		} else if (!strncmp(a, "--sparsity=", 11)) {
-			if (!parse_fraction(a + 11, &o->s.sparsity) || o->s.sparsity <= 0 || o->s.sparsity >= 1)
-				return usage_error("--sparsity takes a percentage between 0 and 100, such as 75%%, not '%s'",
-				                   a + 11);
+			/* P, or a range P..Q */
+			const char *v = a + 11, *dots = strstr(v, "..");
+			char lo[64];
+			snprintf(lo, sizeof lo, "%.*s", dots ? (int)(dots - v) : (int)strlen(v), v);
+			o->s.max_sparsity = 0;
+			if (!parse_fraction(lo, &o->s.sparsity) || o->s.sparsity <= 0 || o->s.sparsity >= 1 ||
+			    (dots && (!parse_fraction(dots + 2, &o->s.max_sparsity) || !(o->s.max_sparsity > o->s.sparsity) ||
+			              o->s.max_sparsity >= 1)))
+				return usage_error("--sparsity takes a percentage between 0 and 100, such as 75%%, or a range "
+				                   "such as 70%%..80%%, not '%s'",
+				                   v);
 			o->s_given |= SET_SPARSITY;
 		} else if (!strncmp(a, "--tolerance=", 12)) {
 			if (!parse_fraction(a + 12, &o->s.tolerance))
@@ -836,6 +846,8 @@ int main(int argc, char **argv)
 				continue;
 			if (os->sparsity >= 0 && !(o.s_given & SET_SPARSITY))
 				sc.s.sparsity = os->sparsity;
+			if (os->max_sparsity >= 0 && !(o.s_given & SET_SPARSITY))
+				sc.s.max_sparsity = os->max_sparsity;
 			if (os->tolerance >= 0 && !(o.s_given & SET_TOLERANCE))
 				sc.s.tolerance = os->tolerance;
 			if (os->budget >= 0 && !(o.s_given & SET_BUDGET))

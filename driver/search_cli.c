@@ -181,6 +181,9 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	Pir refs[16];
 	const char *ref_names[16];
 	s.nrefs = reference_patterns(c, op, s.sparsity, &arena, refs, ref_names, 16);
+	if (s.max_sparsity > s.sparsity) /* a range: its sparsest end's too */
+		s.nrefs += reference_patterns(c, op, s.max_sparsity, &arena, refs + s.nrefs, ref_names + s.nrefs,
+		                              16 - s.nrefs);
 	s.refs = refs, s.ref_names = ref_names;
 	if (s.log_path && !log_terminated(log_path)) {
 		fprintf(stderr, "patc: error: cannot append to '%s': %s\n", log_path, strerror(errno));
@@ -237,8 +240,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		}
 		measured += r.c[i].status == SEARCH_MEASURED, failed += r.c[i].status == SEARCH_FAILED;
 	}
-	sb_printf(out, "search: op %s, %lldx%lldx%lld, %.4g%% sparsity, loss budget %.4g over the unstructured bound\n",
-	          op->name, (long long)op->M, (long long)op->K, (long long)op->N, 100 * c->s.sparsity, c->s.budget);
+	char spt[48];
+	search_sparsity_text(&c->s, spt, sizeof spt);
+	sb_printf(out, "search: op %s, %lldx%lldx%lld, %s sparsity, loss budget %.4g over the unstructured bound\n",
+	          op->name, (long long)op->M, (long long)op->K, (long long)op->N, spt, c->s.budget);
 	sb_printf(out, "  %lld patterns, %lld distinct masks, %lld within the budget, %d measured",
 	          (long long)r.patterns, (long long)r.masks, (long long)r.within, measured);
 	if (failed)

@@ -75,6 +75,7 @@ typedef struct OpSearch {
 	bool given;
 	double sparsity, tolerance, budget;
 	int max_depth, min_length, max_pattern, topk;
+	double max_sparsity; /* the top of a range of sparsities from `sparsity` (< 0: none) */
 } OpSearch;
 
 typedef struct OpResult {

@@ -650,15 +650,15 @@ static double pct_fraction(PirPercent p)
 }
 
 /* search(sparsity, tolerance, budget, max_depth, min_length, max_pattern,
- * topk): the settings of patc --search for this op. */
+ * topk, max_sparsity): the settings of patc --search for this op. */
 static void bind_search(Sema *S, const Call *c, OpSearch *out)
 {
 	static const char *const names[] = {"sparsity", "tolerance", "budget", "max_depth",
-	                                    "min_length", "max_pattern", "topk"};
+	                                    "min_length", "max_pattern", "topk", "max_sparsity"};
 	enum { NS = sizeof names / sizeof *names };
 	if (strcmp(c->callee->name, "search") != 0) {
 		error_at(S, c->callee->loc, "search takes search(sparsity, tolerance, budget, max_depth, min_length, "
-		                            "max_pattern, topk), not '%s'",
+		                            "max_pattern, topk, max_sparsity), not '%s'",
 		         c->callee->name);
 		return;
 	}
@@ -667,23 +667,30 @@ static void bind_search(Sema *S, const Call *c, OpSearch *out)
 	Binder b = {"search", NS, names, v, given};
 	if (!bind_args(S, NULL, c, &b))
 		return;
-	OpSearch o = {.given = true, -1, -1, -1, -1, -1, -1, -1};
+	OpSearch o = {.given = true, -1, -1, -1, -1, -1, -1, -1, -1};
 	for (int i = 0; i < NS; i++) {
 		if (!given[i])
 			continue;
-		if (i < 3) { /* percentages */
+		if (i < 3 || i == 7) { /* percentages */
 			if (v[i].kind != V_PERCENT) {
 				error_at(S, v[i].loc, "the %s of search must be a percentage such as 75%%, found %s", names[i],
 				         value_kind_name(v[i].kind));
 				return;
 			}
 			double f = pct_fraction(v[i].pct);
-			if (i == 0 ? !(f > 0 && f < 1) : !(f >= 0 && f <= 1)) {
+			const bool sp = i == 0 || i == 7;
+			if (sp ? !(f > 0 && f < 1) : !(f >= 0 && f <= 1)) {
 				error_at(S, v[i].loc, "%s %g%% is out of range (%s)", names[i], 100 * f,
-				         i == 0 ? "more than 0% and less than 100%" : "0% to 100%");
+				         sp ? "more than 0% and less than 100%" : "0% to 100%");
 				return;
 			}
-			(i == 0 ? &o.sparsity : i == 1 ? &o.tolerance : &o.budget)[0] = f;
+			if (i == 7 && !(f > (given[0] ? o.sparsity : 0.75))) {
+				error_at(S, v[i].loc, "max_sparsity %g%% must be above the sparsity (%g%%%s): the range runs from "
+				                      "the sparsity to it",
+				         100 * f, 100 * (given[0] ? o.sparsity : 0.75), given[0] ? "" : ", the default");
+				return;
+			}
+			(i == 0 ? &o.sparsity : i == 1 ? &o.tolerance : i == 2 ? &o.budget : &o.max_sparsity)[0] = f;
 			continue;
 		}
 		if (!want_int(S, NULL, &v[i], names[i]))
@@ -752,7 +759,7 @@ static void run_set(Sema *S, const Frame *f, const Stmt *st)
 	case 4: /* search */
 		if (!c) {
 			error_at(S, st->u.set.value->loc, "search takes search(sparsity, tolerance, budget, max_depth, "
-			                                  "min_length, max_pattern, topk)");
+			                                  "min_length, max_pattern, topk, max_sparsity)");
 			return;
 		}
 		bind_search(S, c, &op->search);

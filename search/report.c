@@ -33,6 +33,14 @@ void search_device_name(char *buf, size_t len)
 	fclose(f);
 }
 
+void search_sparsity_text(const SearchSettings *s, char *buf, size_t len)
+{
+	if (s->max_sparsity > s->sparsity)
+		snprintf(buf, len, "%.4g%%..%.4g%%", 100 * s->sparsity, 100 * s->max_sparsity);
+	else
+		snprintf(buf, len, "%.4g%%", 100 * s->sparsity);
+}
+
 void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
 {
 	if (!s->vector_width && !s->col_tiles && !s->chunk) {
@@ -182,8 +190,10 @@ static void pareto_svg(StrBuf *b, const OpResult *op, const SearchSettings *s, c
 	             "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
 	sb_puts(b, "<text x=\"10\" y=\"20\" font-size=\"13\">patc --search: op ");
 	svg_text(b, op->name);
-	sb_printf(b, ", %lldx%lldx%lld, %.4g%% sparsity: speedup over dense OpenBLAS against magnitude loss</text>\n",
-	          (long long)op->M, (long long)op->K, (long long)op->N, 100 * s->sparsity);
+	char spt[48];
+	search_sparsity_text(s, spt, sizeof spt);
+	sb_printf(b, ", %lldx%lldx%lld, %s sparsity: speedup over dense against magnitude loss</text>\n",
+	          (long long)op->M, (long long)op->K, (long long)op->N, spt);
 	/* axes and ticks */
 	sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
 	sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, T, L, H - B);
@@ -330,6 +340,8 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddNumberToObject(root, "N", (double)op->N);
 	cJSON *set = cJSON_AddObjectToObject(root, "settings");
 	cJSON_AddNumberToObject(set, "sparsity", s->sparsity);
+	if (s->max_sparsity > s->sparsity)
+		cJSON_AddNumberToObject(set, "max_sparsity", s->max_sparsity);
 	cJSON_AddNumberToObject(set, "tolerance", s->tolerance);
 	cJSON_AddNumberToObject(set, "budget", s->budget);
 	cJSON_AddNumberToObject(set, "max_depth", s->max_depth);

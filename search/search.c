@@ -209,14 +209,36 @@ static int64_t keep_for(int64_t len, double d, double tol)
 	return n;
 }
 
-/* Every candidate pattern (one per key), its IR built. */
+int search_targets(const SearchSettings *s, double dens[SEARCH_MAX_TARGETS])
+{
+	const double hi = 1 - s->sparsity;
+	if (!(s->max_sparsity > s->sparsity)) {
+		dens[0] = hi;
+		return 1;
+	}
+	/* a range: from its densest end by twice the tolerance (or an eighth of
+	 * it, whichever is more), and its sparsest end */
+	const double lo = 1 - s->max_sparsity;
+	double step = (hi - lo) / (SEARCH_MAX_TARGETS - 2);
+	if (step < 2 * s->tolerance)
+		step = 2 * s->tolerance;
+	int n = 0;
+	for (double d = hi; d > lo + 1e-9 && n < SEARCH_MAX_TARGETS - 1; d -= step)
+		dens[n++] = d;
+	dens[n++] = lo;
+	return n;
+}
+
+/* Every candidate pattern (one per key), its IR built, at every target
+ * density. */
 static bool enumerate(const char *op, int64_t M, int64_t K, const SearchSettings *s, Pool *pool,
                       int64_t *considered)
 {
 	Tiling tm[64], tk[64];
 	int nm = axis_tilings(M, s, tm, 64), nk = axis_tilings(K, s, tk, 64);
-	const double d = 1 - s->sparsity;
 	static const int64_t nm_shapes[][2] = {{2, 4}, {1, 4}, {2, 8}, {1, 8}};
+	double dens[SEARCH_MAX_TARGETS];
+	const int ntargets = search_targets(s, dens);
 	for (int im = 0; im < nm; im++)
 		for (int ik = 0; ik < nk; ik++)
 			for (int pa = 0; pa < PIR_NAXES; pa++) {
@@ -224,7 +246,9 @@ static bool enumerate(const char *op, int64_t M, int64_t K, const SearchSettings
 				const int pb = 1 - pa;
 				for (sp.pi = 0; sp.pi < sp.t[pa].depth; sp.pi++)
 					for (sp.cut = 0; sp.cut <= sp.t[pb].depth; sp.cut++)
-						for (int v = -1; v < (int)(sizeof nm_shapes / sizeof *nm_shapes); v++) {
+						for (int v = -1; v < (int)(sizeof nm_shapes / sizeof *nm_shapes); v++)
+						for (int target = 0; target < ntargets; target++) {
+							const double d = dens[target];
 							const int64_t len = sp.t[pa].f[sp.pi];
 							double want = d;
 							sp.nm_n = 0;
@@ -959,8 +983,10 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	}
 	if (!pool.n) {
 		free(pool.c), free(pool.spec);
-		snprintf(err, 256, "no pattern of at most %d levels per axis reaches %.4g%% sparsity within %.4g%%",
-		         s->max_depth, 100 * s->sparsity, 100 * s->tolerance);
+		char spt[48];
+		search_sparsity_text(s, spt, sizeof spt);
+		snprintf(err, 256, "no pattern of at most %d levels per axis reaches %s sparsity within %.4g%%",
+		         s->max_depth, spt, 100 * s->tolerance);
 		return false;
 	}
 	const int nown = pool.n;
@@ -976,10 +1002,12 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			return false;
 		}
 	}
-	if (progress)
-		fprintf(progress, "search: %d patterns (of %lld tilings and perforations) for %s, %lldx%lld at %.4g%% "
-		                  "sparsity\n",
-		        nown, (long long)out->patterns, op->name, (long long)M, (long long)K, 100 * s->sparsity);
+	if (progress) {
+		char spt[48];
+		search_sparsity_text(s, spt, sizeof spt);
+		fprintf(progress, "search: %d patterns (of %lld tilings and perforations) for %s, %lldx%lld at %s sparsity\n",
+		        nown, (long long)out->patterns, op->name, (long long)M, (long long)K, spt);
+	}
 	/* the accuracy filter, one bound and one workspace for all */
 	PruneBound bound;
 	prune_bound_init(&bound, imp, M * K);

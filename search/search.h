@@ -62,6 +62,7 @@ typedef struct SearchLogged {
 
 typedef struct SearchSettings {
 	double sparsity;   /* target, in (0, 1) */
+	double max_sparsity; /* > sparsity: a range of targets up to it (0: none) */
 	double tolerance;  /* |density - (1 - sparsity)| allowed */
 	double budget;     /* loss - unstructured bound's loss allowed (0.05: 5 points) */
 	int max_depth;     /* levels per axis */
@@ -92,6 +93,11 @@ typedef struct SearchSettings {
 } SearchSettings;
 
 extern const SearchSettings search_defaults;
+
+/* The densities the search aims at: 1 - sparsity, or for a range samples
+ * from 1 - sparsity down to 1 - max_sparsity.  Returns their number. */
+enum { SEARCH_MAX_TARGETS = 10 };
+int search_targets(const SearchSettings *s, double dens[SEARCH_MAX_TARGETS]);
 
 typedef enum SearchStatus {
 	SEARCH_REJECTED,  /* over the accuracy budget */
@@ -144,6 +150,8 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
                 FILE *progress, SearchResult *out, char err[256]);
 void search_result_free(SearchResult *r);
 
+/* "75%", or "70%..80%" for a range. */
+void search_sparsity_text(const SearchSettings *s, char *buf, size_t len);
 /* The schedule in words ("default", "vector 8, 2 tiles, chunk 128"). */
 void search_schedule_text(const KernelSchedule *s, char *buf, size_t len);
 

@@ -287,7 +287,28 @@ rc=$?
 rc=$?
 [ $rc -ne 0 ] && grep -q "cannot write" "$tmp/err" && ok || bad "train-cost-model to an unwritable path: exit $rc"
 
-# 8. errors
+# 8. a sparsity range: candidates at densities across it, the standard
+#    library's patterns at both ends, the range in the report
+"$patc" "$tmp/op.pat" --search --sparsity=70%..90% --no-measure --budget=20% -o "$tmp/rg" >"$tmp/out" 2>&1 &&
+	grep -q "70%..90% sparsity" "$tmp/out" && python3 - "$tmp/rg" <<'EOF2' && ok || bad "a sparsity range: $(tail -3 "$tmp/out")"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["settings"]["sparsity"] == 0.7 and r["settings"]["max_sparsity"] == 0.9
+own = [x["density"] for x in r["candidates"] if "reference" not in x]
+assert all(0.1 - 0.02 - 1e-9 <= d <= 0.3 + 0.02 + 1e-9 for d in own), (min(own), max(own))
+assert min(own) < 0.13 and max(own) > 0.27, "the range's ends not reached"
+refs = [x["reference"] for x in r["candidates"] if "reference" in x]
+assert "block(8, 8, 30%)" in refs and "block(8, 8, 10%)" in refs, refs
+EOF2
+echo 'op w: spmm(M = 96, K = 80, N = 40) { weights = random(3, rows); search = search(sparsity = 60%, max_sparsity = 80%); }' \
+	>"$tmp/range.pat"
+"$patc" "$tmp/range.pat" --search --no-measure -o "$tmp/rg2" >"$tmp/out" 2>&1 && grep -q "60%..80% sparsity" "$tmp/out" &&
+	ok || bad "max_sparsity in the op: $(tail -3 "$tmp/out")"
+"$patc" "$tmp/op.pat" --search --sparsity=80%..70% -o "$tmp/x" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "or a range" "$tmp/err" && ok || bad "--sparsity=80%..70%: exit $rc $(cat "$tmp/err")"
+
+# 9. errors
 echo 'op w: spmm(M = 8, K = 8, N = 8) { }' >"$tmp/noweights.pat"
 "$patc" "$tmp/noweights.pat" --search -o "$tmp/x" 2>"$tmp/err"
 rc=$?
