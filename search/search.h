@@ -13,17 +13,22 @@
  *      they are one candidate (its key).
  *   2. The accuracy filter: every candidate's mask is built from the op's
  *      importance and scored (magnitude loss beside the unstructured
- *      bound, one PruneBound for all); those whose loss exceeds the bound's
- *      by more than the budget are dropped.
+ *      bound, one PruneBound for all; block sums shared by the candidates
+ *      that choose among blocks of one shape); those whose loss exceeds the
+ *      bound's by more than the budget are dropped.
  *   3. Schedules and the cost model: each survivor gets the loop orders
  *      that realise it (the dense loops inside and outside the perforated
- *      one, rows or columns first), ranked by an analytic model of the
- *      x86 kernels.
+ *      one, rows or columns first), ranked by the cost model (costmodel.h:
+ *      learned from tuning logs, or analytic).
  *   4. Measurement: the top candidates are compiled and timed, each in a
- *      child process with a timeout, and checked against a float64
- *      reference before they count; a crash, hang or wrong result costs
- *      that candidate, not the search.  The dense OpenBLAS sgemm is timed
- *      the same way.
+ *      child process with a timeout (on the GPU for GPU targets), and
+ *      checked against a float64 reference before they count; a crash,
+ *      hang or wrong result costs that candidate, not the search, and one
+ *      already twice as slow as the best after 3 runs stops there.  The
+ *      dense baseline (OpenBLAS, cuBLAS) is timed the same way, and the
+ *      standard library's patterns beside the search.
+ *   5. Kernel schedules: the fastest are measured again with other vector
+ *      widths, accumulator counts and column chunks (KernelSchedule).
  *
  * The result is every candidate with its metrics, prediction and (for the
  * measured ones) latency; the caller writes the reports. */
