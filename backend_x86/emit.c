@@ -297,6 +297,9 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
 		          pre, (long long)pm.values, ir->nloops, pre);
 		sb_printf(&h, "extern const %s_weights %s_packed;\n", pre, pre);
+		if (e->schedules && e->schedules[i].threads > 0)
+			sb_printf(&h, "enum { %s_THREADS = %d }; /* the threads the search found fastest */\n", pre,
+			          e->schedules[i].threads);
 		sb_printf(&h, "void %s_run(const float *X, float *C, const %s_weights *w, int threads);\n", pre, pre);
 		sb_printf(&h, "void %s_unpack(const %s_weights *w, float *W);\n\n", pre, pre);
 	}

@@ -479,6 +479,8 @@ static double x_reuse(const LowerKernel *k)
  * stored weights (on average) and the tiles are vectors. */
 static bool panel_pays(const LowerKernel *k)
 {
+	if (k->sched.stage) /* the schedule's choice */
+		return k->sched.stage > 0 && k->vector_width >= 8;
 	return k->vector_width >= 8 && x_reuse(k) >= X86_PACK_REUSE;
 }
 

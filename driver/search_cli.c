@@ -231,8 +231,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	s.model = NULL;
 	int measured = 0, failed = 0, nref = 0;
 	for (int i = 0; i < r.n; i++) {
-		const KernelSchedule *k = &r.c[i].sched;
-		if (k->vector_width || k->col_tiles || k->chunk)
+		if (!search_schedule_default(&r.c[i].sched))
 			continue; /* a tuned schedule: counted in r.tuned */
 		if (r.c[i].ref[0]) {
 			nref += r.c[i].status == SEARCH_MEASURED;

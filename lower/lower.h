@@ -35,6 +35,8 @@ typedef struct KernelSchedule {
 	int vector_width; /* floats per vector register, at most the target's (x86: 8 or 16) */
 	int col_tiles;    /* vector accumulators along N per row (x86: at most the default) */
 	int64_t chunk;    /* x86: columns per chunk (x86_chunk_columns); -1: no chunks */
+	int stage;        /* x86: 1 copy X into panels wherever the tiles are vectors, -1 never */
+	int threads;      /* the threads to run it with (0: the caller's) */
 } KernelSchedule;
 
 typedef struct LowerKernel {

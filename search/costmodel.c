@@ -317,7 +317,7 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		                    cJSON_IsNumber(nn) && nn->valuedouble >= 1 && nn->valuedouble <= 1e7 &&
 		                    cJSON_IsNumber(th) && th->valuedouble >= 1 && th->valuedouble <= 4096 &&
 		                    cJSON_IsNumber(dn) && dn->valuedouble > 0 && dn->valuedouble <= 1 &&
-		                    search_log_schedule(j, &sched) && !sched.vector_width && !sched.col_tiles && !sched.chunk;
+		                    search_log_schedule(j, &sched) && search_schedule_default(&sched);
 		if (!usable) {
 			(*skipped)++;
 			cJSON_Delete(j);

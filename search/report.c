@@ -33,6 +33,18 @@ void search_device_name(char *buf, size_t len)
 	fclose(f);
 }
 
+bool search_schedule_equal(const KernelSchedule *a, const KernelSchedule *b)
+{
+	return a->vector_width == b->vector_width && a->col_tiles == b->col_tiles && a->chunk == b->chunk &&
+	       a->stage == b->stage && a->threads == b->threads;
+}
+
+bool search_schedule_default(const KernelSchedule *s)
+{
+	const KernelSchedule none = {0};
+	return search_schedule_equal(s, &none);
+}
+
 void search_sparsity_text(const SearchSettings *s, char *buf, size_t len)
 {
 	if (s->max_sparsity > s->sparsity)
@@ -43,7 +55,7 @@ void search_sparsity_text(const SearchSettings *s, char *buf, size_t len)
 
 void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
 {
-	if (!s->vector_width && !s->col_tiles && !s->chunk) {
+	if (search_schedule_default(s)) {
 		snprintf(buf, len, "default");
 		return;
 	}
@@ -56,10 +68,14 @@ void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
 		                      s->col_tiles == 1 ? "" : "s");
 	if (s->chunk && n < len) {
 		if (s->chunk < 0)
-			snprintf(buf + n, len - n, "%sno chunks", n ? ", " : "");
+			n += (size_t)snprintf(buf + n, len - n, "%sno chunks", n ? ", " : "");
 		else
-			snprintf(buf + n, len - n, "%schunk %lld", n ? ", " : "", (long long)s->chunk);
+			n += (size_t)snprintf(buf + n, len - n, "%schunk %lld", n ? ", " : "", (long long)s->chunk);
 	}
+	if (s->stage && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s->stage > 0 ? "X panels" : "no X panels");
+	if (s->threads && n < len)
+		snprintf(buf + n, len - n, "%s%d thread%s", n ? ", " : "", s->threads, s->threads == 1 ? "" : "s");
 }
 
 /* The schedule as a JSON object (zero fields: the backend's own). */
@@ -69,6 +85,8 @@ static void add_schedule(cJSON *j, const KernelSchedule *s)
 	cJSON_AddNumberToObject(o, "vector_width", s->vector_width);
 	cJSON_AddNumberToObject(o, "col_tiles", s->col_tiles);
 	cJSON_AddNumberToObject(o, "chunk", (double)s->chunk);
+	cJSON_AddNumberToObject(o, "stage", s->stage);
+	cJSON_AddNumberToObject(o, "threads", s->threads);
 }
 
 static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double budget, int rank)
@@ -287,8 +305,7 @@ static void csv_field(StrBuf *b, const char *s)
  * candidates with the backend's schedule. */
 static bool ranked_by_model(const SearchCandidate *c)
 {
-	return c->status == SEARCH_MEASURED && !c->early && !c->ref[0] && !c->sched.vector_width &&
-	       !c->sched.col_tiles && !c->sched.chunk;
+	return c->status == SEARCH_MEASURED && !c->early && !c->ref[0] && search_schedule_default(&c->sched);
 }
 
 /* Spearman's rank correlation of the cost model's predictions with the
@@ -486,6 +503,14 @@ bool search_log_schedule(const cJSON *line, KernelSchedule *s)
 	s->vector_width = (int)vw->valuedouble;
 	s->col_tiles = (int)ct->valuedouble;
 	s->chunk = (int64_t)ch->valuedouble;
+	/* absent in logs before them: the backend's own */
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
+	const cJSON *th = cJSON_GetObjectItemCaseSensitive(o, "threads");
+	if ((st && (!cJSON_IsNumber(st) || st->valuedouble < -1 || st->valuedouble > 1)) ||
+	    (th && (!cJSON_IsNumber(th) || th->valuedouble < 0 || th->valuedouble > 4096)))
+		return false;
+	s->stage = st ? (int)st->valuedouble : 0;
+	s->threads = th ? (int)th->valuedouble : 0;
 	return true;
 }
 

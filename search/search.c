@@ -603,7 +603,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const char *slow = getenv("PATC_SEARCH_INJECT");
-	KernelRun r = {&kern, p->x, values, c, index, p->threads, slow && !strcmp(slow, "slow") && p->which == 1 ? 0.02 : 0};
+	KernelRun r = {&kern, p->x, values, c, index, p->sched.threads > 0 ? p->sched.threads : p->threads, slow && !strcmp(slow, "slow") && p->which == 1 ? 0.02 : 0};
 	if (p->stop_us > 0) { /* hopeless already? */
 		double fastest = 0;
 		for (int i = 0; i < 3; i++) {
@@ -681,8 +681,7 @@ static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measur
 	bool found = false;
 	for (int i = 0; text && i < s->nlogged && !found; i++) {
 		const SearchLogged *e = &s->logged[i];
-		if (strcmp(e->pir, text) || e->sched.vector_width != c->sched.vector_width ||
-		    e->sched.col_tiles != c->sched.col_tiles || e->sched.chunk != c->sched.chunk)
+		if (strcmp(e->pir, text) || !search_schedule_equal(&e->sched, &c->sched))
 			continue;
 		found = true;
 		*m = (Measured){.us = e->latency_us, .rel_err = e->rel_err, .ok = e->latency_us >= 0, .early = e->early};
@@ -870,8 +869,9 @@ static void bench_one(Bench *b, int i, const char *kind)
 }
 
 /* Kernel-schedule tuning: for the s->tune fastest measured within the
- * budget (the standard library's patterns among them), one
- * knob at a time (vector width, accumulators along N, column chunks), each
+ * budget (the standard library's patterns among them), one knob at a time
+ * (vector width, accumulators along N, column chunks, X in panels, one
+ * thread), each
  * alternative measured and kept where it is faster.  The variants are new
  * candidates (same pattern, other schedule).  Returns the number measured,
  * -1 when out of memory. */
@@ -908,21 +908,21 @@ static int tune_schedules(Bench *b)
 	int measured = 0;
 	/* the bar's total: at most this many alternatives per candidate (the
 	 * chunks offered depend on the shape) */
-	b->pr.done = 0, b->pr.total = nbase * ((host > 8) + 2 + 3);
+	b->pr.done = 0, b->pr.total = nbase * ((host > 8) + 2 + 3 + 1 + (b->p.threads > 1));
 	progress_line(&b->pr, "search: tuning the kernel schedules of the %d fastest", nbase);
 	for (int n = 0; n < nbase; n++) {
 		int cur = base[n];
-		for (int knob = 0; knob < 3; knob++) {
+		for (int knob = 0; knob < 5; knob++) {
 			int64_t alts[3];
 			int na = 0;
+			LowerKernel lk = {&r->c[cur].ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", host, PAT_F32,
+			                  r->c[cur].sched};
+			lk.vector_width = lk.sched.vector_width ? lk.sched.vector_width : host;
 			if (knob == 0 && host > 8)
 				alts[na++] = 8;
 			if (knob == 1)
 				alts[na++] = 2, alts[na++] = 1;
 			if (knob == 2) {
-				LowerKernel lk = {&r->c[cur].ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", host, PAT_F32,
-				                  r->c[cur].sched};
-				lk.vector_width = lk.sched.vector_width ? lk.sched.vector_width : host;
 				const int64_t own = x86_chunk_columns(&lk);
 				if (own < b->p.N)
 					alts[na++] = -1;
@@ -930,6 +930,14 @@ static int tune_schedules(Bench *b)
 					if (w < b->p.N && w != own)
 						alts[na++] = w;
 			}
+			if (knob == 3) { /* X in panels: the other way from the backend's rule */
+				X86Traits tr;
+				x86_kernel_traits(&lk, &tr);
+				if (lk.vector_width >= 8)
+					alts[na++] = tr.panel ? -1 : 1;
+			}
+			if (knob == 4 && b->p.threads > 1) /* fewer threads: small kernels pay for starting them */
+				alts[na++] = 1;
 			const int from = cur;
 			for (int a = 0; a < na; a++) {
 				SearchCandidate v = r->c[from];
@@ -937,8 +945,12 @@ static int tune_schedules(Bench *b)
 					v.sched.vector_width = (int)alts[a];
 				else if (knob == 1)
 					v.sched.col_tiles = (int)alts[a];
-				else
+				else if (knob == 2)
 					v.sched.chunk = alts[a];
+				else if (knob == 3)
+					v.sched.stage = (int)alts[a];
+				else
+					v.sched.threads = (int)alts[a];
 				v.status = SEARCH_RANKED, v.measured_us = -1, v.early = false, v.pareto = false, v.why[0] = 0;
 				if (r->n % 64 == 0) {
 					SearchCandidate *nc = realloc(r->c, (size_t)(r->n + 64) * sizeof *nc);
@@ -1146,8 +1158,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			b.p.which = -1;
 			int same = -1; /* a searched candidate with the same nest, measured already */
 			for (int k = 0; k < out->n && same < 0; k++)
-				if (!out->c[k].ref[0] && !out->c[k].sched.vector_width && !out->c[k].sched.col_tiles &&
-				    !out->c[k].sched.chunk &&
+				if (!out->c[k].ref[0] && search_schedule_default(&out->c[k].sched) &&
 				    (out->c[k].status == SEARCH_MEASURED || out->c[k].status == SEARCH_FAILED) &&
 				    pir_equal(&out->c[k].ir, &c->ir))
 					same = k;

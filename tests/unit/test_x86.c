@@ -174,9 +174,9 @@ END_TEST
 
 /* Compiles each pattern body on each M x K x N shape and checks its kernel
  * of schedule sched (NULL: the backend's own) in the first nlayouts layouts
- * (kn, then nk) with 1 and 2 threads; returns the number of checks. */
+ * (kn, then nk) with min_threads to 2 threads; returns the number of checks. */
 static int check_scheduled(const char *const *patterns, size_t np, const int64_t (*shapes)[3], size_t ns,
-                           const KernelSchedule *sched, int nlayouts)
+                           const KernelSchedule *sched, int nlayouts, int min_threads)
 {
 	int checked = 0;
 	for (size_t p = 0; p < np; p++)
@@ -190,7 +190,7 @@ static int check_scheduled(const char *const *patterns, size_t np, const int64_t
 			Program prog;
 			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
 			for (int layout = 0; layout < nlayouts; layout++)
-				for (int threads = 1; threads <= 2; threads++) {
+				for (int threads = min_threads; threads <= 2; threads++) {
 					double e = run_scheduled(&prog.ops[0], (PatLayout)layout, shapes[sh][2], threads, sched);
 					ck_assert_msg(e < 1e-5, "%s layout %s, %d threads: %g", text, pat_layout_names[layout],
 					              threads, e);
@@ -204,7 +204,7 @@ static int check_scheduled(const char *const *patterns, size_t np, const int64_t
 /* The backend's own schedule, layout kn. */
 static int check_patterns(const char *const *patterns, size_t np, const int64_t (*shapes)[3], size_t ns)
 {
-	return check_scheduled(patterns, np, shapes, ns, NULL, 1);
+	return check_scheduled(patterns, np, shapes, ns, NULL, 1, 1);
 }
 
 /* Shapes wide enough in N and K that the k runs and m runs are walked in
@@ -262,19 +262,22 @@ START_TEST(condensed_m_runs)
 END_TEST
 
 /* The schedules the search tunes (narrower vectors, fewer accumulators,
- * other column chunks, none) on the k runs, m runs and the rest, both
- * layouts, shapes no tile divides: every one against float64. */
+ * other column chunks, none, X in panels always or never) on the k runs,
+ * m runs and the rest, both layouts, 2 threads, shapes no tile divides:
+ * every one against float64. */
 START_TEST(schedules_match_reference)
 {
 	static const char *const patterns[] = {"apply block(8, 8, 25%);", "apply nm(2, 4);", "apply row_balanced(25%);",
 	                                       "apply tile_v(16, 50%);", "apply hybrid(16, 32, 50%);",
 	                                       "apply unstructured(20%);"};
 	static const int64_t shapes[2][3] = {{70, 129, 300}, {33, 250, 97}};
-	static const KernelSchedule scheds[] = {{8, 0, 0}, {0, 1, 0}, {8, 2, 0}, {0, 0, 64}, {0, 0, -1}, {8, 1, 40}};
+	static const KernelSchedule scheds[] = {{8, 0, 0, 0, 0},  {0, 1, 0, 0, 0},  {8, 2, 0, 0, 0},  {0, 0, 64, 0, 0},
+	                                        {0, 0, -1, 0, 0}, {8, 1, 40, 0, 0}, {0, 0, 0, 1, 0},  {0, 0, 0, -1, 0},
+	                                        {8, 2, 0, 1, 1}};
 	int checked = 0;
 	for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++)
-		checked += check_scheduled(patterns, 6, shapes, 2, &scheds[i], 2);
-	ck_assert_int_eq(checked, 6 * 6 * 2 * 2 * 2);
+		checked += check_scheduled(patterns, 6, shapes, 2, &scheds[i], 2, 2);
+	ck_assert_int_eq(checked, 9 * 6 * 2 * 2);
 }
 END_TEST
 
