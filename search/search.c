@@ -493,6 +493,26 @@ static void inject(int which, float *c, int64_t n)
 
 /* The child's work: the candidate's kernel (ir) checked and timed, or (ir
  * NULL) the dense sgemm timed. */
+/* The candidate's mask, packed values and masked dense weight (for the
+ * reference); false with m->why.  A measuring child exits after one
+ * candidate: what it allocates is freed by its exit. */
+static bool pack_candidate(const Problem *p, const Pir *ir, PruneMask *pm, float **dense, float **values,
+                           Measured *m)
+{
+	char err[PRUNE_ERR_MAX];
+	if (!prune_mask_build(ir, p->imp, p->M, p->K, p->op->rank, pm, err)) {
+		snprintf(m->why, sizeof m->why, "mask: %.100s", err);
+		return false;
+	}
+	*dense = malloc((size_t)(p->M * p->K) * sizeof **dense);
+	*values = *dense ? prune_pack_new(ir, pm, p->w, p->M, p->K, NULL, *dense) : NULL;
+	if (!*values) {
+		snprintf(m->why, sizeof m->why, "out of memory");
+		return false;
+	}
+	return true;
+}
+
 /* child_measure on the GPU: the candidate compiled to PTX, run on poisoned
  * C, checked against float64 and timed with events (gpu_measure); or (ir
  * NULL) the dense weight through cuBLAS in the op's type (a dense nest run
@@ -508,17 +528,10 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		ir = &dense_ir;
 	}
 	PruneMask pm;
-	char err[(int)PRUNE_ERR_MAX > (int)CUDA_ERR_MAX ? (int)PRUNE_ERR_MAX : (int)CUDA_ERR_MAX];
-	if (!prune_mask_build(ir, p->imp, M, K, p->op->rank, &pm, err)) {
-		snprintf(m.why, sizeof m.why, "mask: %.100s", err);
+	float *dense, *values;
+	if (!pack_candidate(p, ir, &pm, &dense, &values, &m))
 		return m;
-	}
-	float *dense = malloc((size_t)(M * K) * sizeof *dense);
-	float *values = dense ? prune_pack_new(ir, &pm, p->w, M, K, NULL, dense) : NULL;
-	if (!values) {
-		snprintf(m.why, sizeof m.why, "out of memory");
-		return m;
-	}
+	char err[CUDA_ERR_MAX];
 	Cuda *cu = cuda_open(err);
 	if (!cu) {
 		snprintf(m.why, sizeof m.why, "no GPU: %.100s", err);
@@ -562,17 +575,9 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	PruneMask pm;
-	char err[PRUNE_ERR_MAX];
-	if (!prune_mask_build(ir, p->imp, M, K, p->op->rank, &pm, err)) {
-		snprintf(m.why, sizeof m.why, "mask: %.100s", err);
+	float *dense, *values;
+	if (!pack_candidate(p, ir, &pm, &dense, &values, &m))
 		return m;
-	}
-	float *dense = malloc((size_t)(M * K) * sizeof *dense);
-	float *values = dense ? prune_pack_new(ir, &pm, p->w, M, K, NULL, dense) : NULL;
-	if (!values) {
-		snprintf(m.why, sizeof m.why, "out of memory");
-		return m;
-	}
 	const bool kn = p->op->layout == PAT_LAYOUT_KN;
 	LowerKernel lk = {ir, M, K, N, p->op->layout, "search_kernel", 0, PAT_F32, p->sched};
 	X86Kernel kern;
