@@ -134,7 +134,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	const int64_t M = p->M, K = p->K, N = p->N;
 	char name[PIR_NAME_MAX + 16];
 	snprintf(name, sizeof name, "patc_spmm");
-	PtxKernelSpec spec = {.k = {ir, M, K, N, p->layout, name, 1, p->dtype}, .s = p->s};
+	PtxKernelSpec spec = {.k = {ir, M, K, N, p->layout, name, 1, p->dtype, {0}}, .s = p->s};
 	char *ptx = NULL;
 	double t0 = util_now();
 	if (!ptx_compile(&spec, 1, p->sm, &ptx, NULL, err))

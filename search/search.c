@@ -1128,7 +1128,10 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
 		else
 			synth_weights(x, N, K, 2, SYNTH_PLAIN, 1);
-		Bench b = {.p = {op, w, imp, x, M, K, N, threads, -1}, .s = s, .r = out, .pr = {progress, false}};
+		Bench b = {.p = {.op = op, .w = w, .imp = imp, .x = x, .M = M, .K = K, .N = N, .threads = threads, .which = -1},
+		           .s = s,
+		           .r = out,
+		           .pr = {.f = progress}};
 		b.p.sm = s->gpu ? s->sm : NULL;
 		b.pr.tty = progress && isatty(fileno(progress));
 		for (int i = 0; i < s->nlogged && out->dense_us < 0; i++)
