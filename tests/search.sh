@@ -5,7 +5,9 @@
 # crashes, hangs or returns a wrong C marked failed while the search goes
 # on, --no-measure, --seed reproducibility, the op's search settings, the
 # GPU targets' refusal to measure, a killed search resumed, shards (and
-# Slurm's array variables) merged with `patc merge`, and the usage and
+# Slurm's array variables) merged with `patc merge`, early stopping,
+# --explore, the learned cost model, sparsity ranges, region scores shared
+# between candidates equal to full masks, and the usage and
 # environment errors.
 #
 #   tests/search.sh PATC
@@ -308,7 +310,23 @@ echo 'op w: spmm(M = 96, K = 80, N = 40) { weights = random(3, rows); search = s
 rc=$?
 [ $rc -eq 2 ] && grep -q "or a range" "$tmp/err" && ok || bad "--sparsity=80%..70%: exit $rc $(cat "$tmp/err")"
 
-# 9. errors
+# 9. region scores shared between candidates (block sums per shape) give
+#    every candidate the metrics its full mask gives
+"$patc" "$tmp/op.pat" --search --no-measure --budget=100% -o "$tmp/rs1" >/dev/null 2>"$tmp/err1" &&
+	PATC_SEARCH_REGIONS=0 "$patc" "$tmp/op.pat" --search --no-measure --budget=100% -o "$tmp/rs0" >/dev/null 2>"$tmp/err0" &&
+	grep -q "scored on the cached sums of [1-9]" "$tmp/err1" && grep -q "0 scored on the cached sums" "$tmp/err0" &&
+	python3 - "$tmp/rs1" "$tmp/rs0" <<'EOF2' && ok || bad "shared region scores differ from full masks: see above"
+import json, sys
+a, b = (json.load(open(d + "/report.json"))["candidates"] for d in sys.argv[1:3])
+key = lambda x: (x["pir"], x["schedule_text"])
+fa, fb = {key(x): x for x in a}, {key(x): x for x in b}
+assert fa.keys() == fb.keys() and len(fa) > 50, (len(fa), len(fb))
+for k in fa:
+    for f in ("density", "magnitude_loss", "unstructured_loss", "loss_over_bound"):
+        assert abs(fa[k][f] - fb[k][f]) <= 1e-12, (k, f, fa[k][f], fb[k][f])
+EOF2
+
+# 10. errors
 echo 'op w: spmm(M = 8, K = 8, N = 8) { }' >"$tmp/noweights.pat"
 "$patc" "$tmp/noweights.pat" --search -o "$tmp/x" 2>"$tmp/err"
 rc=$?
