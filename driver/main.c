@@ -117,6 +117,10 @@ static void usage(FILE *f)
 	      "  --tune=N           --search: tune the kernel schedules (vector width,\n"
 	      "                     accumulators, column chunks, X panels, threads) of the N\n"
 	      "                     fastest (default 3)\n"
+	      "  --tie=P            --search: kernels within P of the fastest count as equally\n"
+	      "                     fast, and the best is the most accurate of them (never\n"
+	      "                     slower than a standard-library pattern within the\n"
+	      "                     budget; default 2%; 0: the fastest)\n"
 	      "  --explore=P        --search: the share of them drawn at random from the\n"
 	      "                     ranked rest instead of taken from the top (default 0%;\n"
 	      "                     varied logs train a better cost model)\n"
@@ -311,6 +315,9 @@ static int parse_args(int argc, char **argv, Options *o)
 			if (!parse_count(a + 7, 0, 100, &n))
 				return usage_error("--tune takes a count from 0 to 100, not '%s'", a + 7);
 			o->s.tune = (int)n;
+		} else if (!strncmp(a, "--tie=", 6)) {
+			if (!parse_fraction(a + 6, &o->s.tie) || o->s.tie > 1)
+				return usage_error("--tie takes a percentage from 0 to 100, not '%s'", a + 6);
 		} else if (!strncmp(a, "--explore=", 10)) {
 			if (!parse_fraction(a + 10, &o->s.explore) || o->s.explore > 1)
 				return usage_error("--explore takes a percentage from 0 to 100, not '%s'", a + 10);

@@ -285,6 +285,12 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		          r.dense_us / b->measured_us, r.dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
 	else
 		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
+	if (r.fastest >= 0 && r.fastest != r.best) {
+		const SearchCandidate *f = &r.c[r.fastest];
+		sb_printf(out, "        the most accurate of %d kernels within %g%% of the fastest, %s (%.1f us, loss %.4f; "
+		               "--tie=0 takes it)\n",
+		          r.tied, 100 * s.tie, f->notation, f->measured_us, f->metrics.loss);
+	}
 	if (r.best_ref >= 0 && b->status == SEARCH_MEASURED) {
 		const SearchCandidate *f = &r.c[r.best_ref];
 		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the search's "

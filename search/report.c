@@ -368,6 +368,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddNumberToObject(set, "explore", s->explore);
 	cJSON_AddNumberToObject(set, "tune", s->tune);
 	cJSON_AddNumberToObject(set, "stop_ratio", s->stop_ratio);
+	cJSON_AddNumberToObject(set, "tie", s->tie);
 	cJSON_AddNumberToObject(set, "seed", (double)s->seed);
 	cJSON_AddBoolToObject(set, "measured", s->measure);
 	cJSON_AddNumberToObject(root, "patterns_considered", (double)r->patterns);
@@ -392,6 +393,10 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 		cJSON_AddNumberToObject(cm, "spearman", rho);
 	if (r->best >= 0)
 		cJSON_AddItemToObject(root, "best", candidate_json(&r->c[r->best], r->dense_us, s->budget, 1));
+	if (r->fastest >= 0 && r->fastest != r->best)
+		cJSON_AddItemToObject(root, "fastest", candidate_json(&r->c[r->fastest], r->dense_us, s->budget, 0));
+	if (r->best >= 0 && r->c[r->best].status == SEARCH_MEASURED)
+		cJSON_AddNumberToObject(root, "tied_with_fastest", r->tied);
 	if (r->best_ref >= 0)
 		cJSON_AddItemToObject(root, "best_reference",
 		                      candidate_json(&r->c[r->best_ref], r->dense_us, s->budget, 0));

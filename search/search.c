@@ -19,7 +19,7 @@
 
 const SearchSettings search_defaults = {
 	.sparsity = 0.75, .tolerance = 0.02, .budget = 0.05, .max_depth = 3, .min_length = 4, .max_pattern = 64,
-	.topk = 8, .tune = 3, .stop_ratio = 2, .threads = 0, .timeout_s = 60, .seed = 0, .measure = true,
+	.topk = 8, .tune = 3, .stop_ratio = 2, .tie = 0.02, .threads = 0, .timeout_s = 60, .seed = 0, .measure = true,
 };
 
 const char *const search_status_names[] = {"rejected", "ranked", "measured", "failed"};
@@ -782,7 +782,7 @@ typedef struct Progress {
 	FILE *f;
 	bool tty;
 	int done, total;
-	double best_us;
+	double fastest_us;
 } Progress;
 
 /* A line that stays (a round's summary, a failure), clearing the bar. */
@@ -799,7 +799,7 @@ static void progress_line(Progress *pr, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* On a terminal, the bar: done of total, the best so far and the current
+/* On a terminal, the bar: done of total, the fastest so far and the current
  * candidate. */
 static void progress_bar(const Progress *pr, const char *what)
 {
@@ -812,8 +812,8 @@ static void progress_bar(const Progress *pr, const char *what)
 		bar[i] = i < fill ? '#' : '.';
 	bar[WIDTH] = 0;
 	fprintf(pr->f, "\r\033[Ksearch [%s] %d/%d", bar, pr->done, pr->total);
-	if (pr->best_us > 0)
-		fprintf(pr->f, "  best %.1f us", pr->best_us);
+	if (pr->fastest_us > 0)
+		fprintf(pr->f, "  fastest %.1f us", pr->fastest_us);
 	fprintf(pr->f, "  %.40s", what);
 	fflush(pr->f);
 }
@@ -827,18 +827,50 @@ typedef struct Bench {
 	Progress pr;
 } Bench;
 
-/* Candidate i as the best: the fastest measured in full within the budget,
- * the standard library's patterns included (the search measured them; a
- * user wants the fastest pattern, wherever it came from). */
-static void consider_best(Bench *b, int i)
+/* Whether c counts for the best: measured in full within the budget. */
+static bool eligible(const SearchCandidate *c, const SearchSettings *s)
+{
+	return c->status == SEARCH_MEASURED && !c->early && c->metrics.loss_over_bound <= s->budget;
+}
+
+/* Candidate i as the fastest so far, the standard library's patterns
+ * included (the search measured them; a user wants the best pattern,
+ * wherever it came from). */
+static void consider_fastest(Bench *b, int i)
 {
 	SearchResult *r = b->r;
 	const SearchCandidate *c = &r->c[i];
-	if (c->status != SEARCH_MEASURED || c->early || c->metrics.loss_over_bound > b->s->budget)
+	if (!eligible(c, b->s))
 		return;
-	if (r->best < 0 || c->measured_us < r->c[r->best].measured_us) {
-		r->best = i;
-		b->pr.best_us = c->measured_us;
+	if (r->fastest < 0 || c->measured_us < r->c[r->fastest].measured_us) {
+		r->fastest = i;
+		b->pr.fastest_us = c->measured_us;
+	}
+}
+
+/* The best, once everything is measured: kernels within s->tie of the
+ * fastest are as fast as one another within this machine's timing noise
+ * (the same kernel measures 2-10% apart in two processes), and patterns
+ * of one kind often compile to the same kernel at several grains (keep 64
+ * of 256 groups of 4 rows, 32 of 128 groups of 8) at losses far apart; of
+ * those the most accurate is the better pattern.  None slower than the
+ * fastest reference pattern within the budget is taken, so the search's
+ * best is never slower than a fixed pattern it measured. */
+static void choose_best(SearchResult *r, const SearchSettings *s)
+{
+	r->best = r->fastest, r->tied = 0;
+	if (r->fastest < 0)
+		return;
+	double limit = r->c[r->fastest].measured_us * (1 + s->tie);
+	if (r->best_ref >= 0 && r->c[r->best_ref].measured_us < limit)
+		limit = r->c[r->best_ref].measured_us;
+	for (int i = 0; i < r->n; i++) {
+		const SearchCandidate *c = &r->c[i], *b = &r->c[r->best];
+		if (!eligible(c, s) || c->measured_us > limit)
+			continue;
+		r->tied++;
+		if (c->metrics.loss < b->metrics.loss || (c->metrics.loss == b->metrics.loss && c->measured_us < b->measured_us))
+			r->best = i;
 	}
 }
 
@@ -851,7 +883,7 @@ static void bench_one(Bench *b, int i, const char *kind)
 	progress_bar(&b->pr, c->notation);
 	/* hopeless: a few runs already this much slower than the best */
 	/* (not the references: the comparison with them wants their full measurement) */
-	b->p.stop_us = b->s->stop_ratio > 0 && r->best >= 0 && !c->ref[0] ? b->s->stop_ratio * r->c[r->best].measured_us : 0;
+	b->p.stop_us = b->s->stop_ratio > 0 && r->fastest >= 0 && !c->ref[0] ? b->s->stop_ratio * r->c[r->fastest].measured_us : 0;
 	b->p.sched = c->sched;
 	Measured m;
 	if (taken_over(b->s, c, &m))
@@ -863,7 +895,7 @@ static void bench_one(Bench *b, int i, const char *kind)
 	record(c, &m);
 	b->pr.done++;
 	r->stopped += m.ok && m.early;
-	consider_best(b, i);
+	consider_fastest(b, i);
 	char sched[80];
 	search_schedule_text(&c->sched, sched, sizeof sched);
 	if (!m.ok)
@@ -873,8 +905,9 @@ static void bench_one(Bench *b, int i, const char *kind)
 		              sched, c->predicted_us, m.us, m.early ? " (stopped early)" : "");
 }
 
-/* Kernel-schedule tuning: for the s->tune fastest measured within the
- * budget (the standard library's patterns among them), one knob at a time
+/* Kernel-schedule tuning: for the best so far (choose_best) and the
+ * fastest others measured within the budget, s->tune in all (the standard
+ * library's patterns among them), one knob at a time
  * (vector width, accumulators along N, column chunks, X in panels, one
  * thread), each
  * alternative measured and kept where it is faster.  The variants are new
@@ -890,9 +923,9 @@ static int tune_schedules(Bench *b)
 	int *base = malloc((size_t)(s->tune > 0 ? s->tune : 1) * sizeof *base), nbase = 0;
 	if (!base)
 		return -1;
-	for (int n = 0; n < s->tune; n++) { /* the fastest, in order */
+	for (int n = 0; n < s->tune; n++) { /* the best, then the fastest in order */
 		int pick = -1;
-		for (int i = 0; i < r->n; i++) {
+		for (int i = 0; i < r->n && !(n == 0 && r->best >= 0); i++) {
 			const SearchCandidate *c = &r->c[i];
 			bool taken = false;
 			for (int j = 0; j < nbase; j++)
@@ -901,6 +934,8 @@ static int tune_schedules(Bench *b)
 			    (pick < 0 || c->measured_us < r->c[pick].measured_us))
 				pick = i;
 		}
+		if (n == 0 && r->best >= 0)
+			pick = r->best;
 		if (pick < 0)
 			break;
 		base[nbase++] = pick;
@@ -978,8 +1013,8 @@ static int tune_schedules(Bench *b)
 	free(base);
 	r->tuned = measured;
 	if (nbase)
-		progress_line(&b->pr, "search: %d schedules measured; the best %.1f us", measured,
-		              r->best >= 0 ? r->c[r->best].measured_us : 0.0);
+		progress_line(&b->pr, "search: %d schedules measured; the fastest %.1f us", measured,
+		              r->fastest >= 0 ? r->c[r->fastest].measured_us : 0.0);
 	return measured;
 }
 
@@ -988,6 +1023,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 {
 	memset(out, 0, sizeof *out);
 	out->best = -1;
+	out->fastest = -1;
 	out->best_ref = -1;
 	out->dense_us = -1;
 	const double t0 = util_now();
@@ -1176,7 +1212,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 				              .early = o->early};
 				snprintf(m.why, sizeof m.why, "%.119s", o->why);
 				record(c, &m);
-				consider_best(&b, i);
+				consider_fastest(&b, i);
 			} else
 				bench_one(&b, i, "reference ");
 			if (c->status == SEARCH_MEASURED && c->metrics.loss_over_bound <= s->budget &&
@@ -1184,6 +1220,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 				out->best_ref = i;
 		}
 		progress_line(&b.pr, "search: %d references measured", b.pr.done);
+		choose_best(out, s);
 		if (tune_schedules(&b) < 0) {
 			free(x);
 			free(ord);
@@ -1192,6 +1229,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			return false;
 		}
 		free(x);
+		choose_best(out, s);
 		mark_pareto(out);
 	}
 	free(ord);

@@ -24,11 +24,14 @@
  *      child process with a timeout (on the GPU for GPU targets), and
  *      checked against a float64 reference before they count; a crash,
  *      hang or wrong result costs that candidate, not the search, and one
- *      already twice as slow as the best after 3 runs stops there.  The
+ *      already twice as slow as the fastest after 3 runs stops there.  The
  *      dense baseline (OpenBLAS, cuBLAS) is timed the same way, and the
  *      standard library's patterns beside the search.
  *   5. Kernel schedules: the fastest are measured again with other vector
  *      widths, accumulator counts and column chunks (KernelSchedule).
+ *   6. The best: of the kernels measured within the budget as fast as the
+ *      fastest (within s->tie, timing noise) and no slower than the
+ *      fastest reference pattern, the most accurate.
  *
  * The result is every candidate with its metrics, prediction and (for the
  * measured ones) latency; the caller writes the reports. */
@@ -74,10 +77,12 @@ typedef struct SearchSettings {
 	int min_length;    /* shortest loop */
 	int max_pattern;   /* longest inner level */
 	int topk;          /* schedules measured */
-	int tune;          /* of the measured, the fastest whose kernel schedule is tuned */
+	int tune;          /* of the measured, the best and the fastest whose schedules are tuned */
 	double stop_ratio; /* a measurement stops early where a few runs already take
-	                    * this many times the best's latency (0: never) */
+	                    * this many times the fastest's latency (0: never) */
 	double explore;    /* the share of the topk drawn at random from the ranked rest */
+	double tie;        /* kernels within this fraction of the fastest count as equally
+	                    * fast: the best is the most accurate of them (0: the fastest) */
 	int threads;       /* for the measured kernels */
 	double timeout_s;  /* per measurement */
 	uint64_t seed;     /* the order of equally ranked candidates */
@@ -91,7 +96,7 @@ typedef struct SearchSettings {
 	const SearchLogged *logged; /* --resume: measurements taken over, not redone */
 	int nlogged;
 	/* fixed patterns (the standard library's) scored and measured beside the
-	 * search as reference points, never chosen as its best */
+	 * search as reference points, eligible as its best */
 	const Pir *refs;
 	const char *const *ref_names;
 	int nrefs;
@@ -132,8 +137,12 @@ typedef struct SearchCandidate {
 typedef struct SearchResult {
 	SearchCandidate *c; /* malloc'd */
 	int n;
-	int best;           /* the fastest measured in full within the budget, a reference pattern or
-	                     * not (unmeasured: the best predicted of the search's own); -1: none */
+	int best;           /* measured: the least loss among the kernels measured in full within
+	                     * the budget, a reference pattern or not, within s->tie of the
+	                     * fastest and no slower than best_ref (ties: the faster); unmeasured:
+	                     * the best predicted of the search's own; -1: none */
+	int fastest;        /* the fastest measured in full within the budget; -1: none */
+	int tied;           /* the kernels best was chosen from (within the tie) */
 	double dense_us;    /* OpenBLAS sgemm with the same threads; < 0 when not measured */
 	int64_t patterns;   /* pattern candidates considered (before the filter) */
 	int64_t masks;      /* distinct masks among them (the candidates before schedules) */
