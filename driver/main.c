@@ -66,12 +66,14 @@ typedef struct Options {
 	bool resume;           /* --resume */
 	SearchSettings s;      /* its settings, defaults overridden by the options */
 	const char *cost_model; /* --cost-model */
+	bool importance_set;    /* --importance */
+	PatImportance importance;
 	unsigned s_given;      /* which of them the options set (SET_* bits) */
 } Options;
 
 /* The search settings an option can set; the op's `search = search(...)`
  * sets those the command line leaves. */
-enum { SET_SPARSITY = 1, SET_TOLERANCE = 2, SET_BUDGET = 4, SET_DEPTH = 8, SET_TOPK = 16 };
+enum { SET_SPARSITY = 1, SET_TOLERANCE = 2, SET_BUDGET = 4, SET_DEPTH = 8, SET_TOPK = 16, SET_MINLEN = 32, SET_MAXPAT = 64 };
 
 static void usage(FILE *f)
 {
@@ -125,6 +127,8 @@ static void usage(FILE *f)
 	      "                     ranked rest instead of taken from the top (default 0%;\n"
 	      "                     varied logs train a better cost model)\n"
 	      "  --max-depth=N      --search: levels per axis, 1 to 3 (default 3)\n"
+	      "  --min-length=N     --search: the shortest loop a split makes (default 4)\n"
+	      "  --max-pattern=N    --search: the longest inner level of a split (default 64)\n"
 	      "  --seed=N           --search: the order of equally ranked candidates\n"
 	      "  --timeout=S        --search: seconds one measurement may take (default 60)\n"
 	      "  --no-measure       --search: rank by the cost model alone\n"
@@ -138,6 +142,9 @@ static void usage(FILE *f)
 	      "                     candidates (0 <= I < N; SLURM_ARRAY_TASK_ID and\n"
 	      "                     SLURM_ARRAY_TASK_COUNT give them in a Slurm job array);\n"
 	      "                     `patc merge LOG... -o OUT` joins the shards' logs\n"
+	      "  --importance=magnitude|l2|wanda\n"
+	      "                     how weights are scored, over the ops' own 'importance'\n"
+	      "                     (wanda needs the op's calibration activations)\n"
 	      "  --rank=total|lookahead\n"
 	      "                     how a perforation ranks its candidates, for ops that do\n"
 	      "                     not set 'rank': their sub-block's total importance, or\n"
@@ -349,6 +356,25 @@ static int parse_args(int argc, char **argv, Options *o)
 					return usage_error("--seed takes an integer from 0 to 2^31 - 1, not '%s'", v);
 				o->s.seed = (uint64_t)n;
 			}
+		} else if (!strncmp(a, "--min-length=", 13) || !strncmp(a, "--max-pattern=", 14)) {
+			const bool minlen = a[3] == 'i';
+			const char *v = strchr(a, '=') + 1;
+			long n;
+			if (!parse_count(v, 1, 1 << 20, &n))
+				return usage_error(minlen ? "--min-length takes a length from 1 to 1048576, not '%s'"
+				                          : "--max-pattern takes a length from 1 to 1048576, not '%s'",
+				                   v);
+			*(minlen ? &o->s.min_length : &o->s.max_pattern) = (int)n;
+			o->s_given |= minlen ? SET_MINLEN : SET_MAXPAT;
+		} else if (!strncmp(a, "--importance=", 13)) {
+			int k = -1;
+			for (int j = 0; j < PAT_IMP_TENSOR; j++) /* a score tensor is the .pat file's */
+				if (!strcmp(a + 13, pat_importance_names[j]))
+					k = j;
+			if (k < 0)
+				return usage_error("--importance takes magnitude, l2 or wanda, not '%s'", a + 13);
+			o->importance_set = true;
+			o->importance = (PatImportance)k;
 		} else if (!strncmp(a, "--rank=", 7)) {
 			if (!strcmp(a + 7, "total"))
 				o->rank = PAT_RANK_TOTAL;
@@ -777,6 +803,8 @@ int main(int argc, char **argv)
 		.target = o.target,
 		.trace = o.explain || o.dump_after,
 		.rank = o.rank,
+		.importance_set = o.importance_set,
+		.importance = o.importance,
 	};
 	Program prog;
 	rc = PATC_EXIT_OK;
@@ -864,9 +892,9 @@ int main(int argc, char **argv)
 				sc.s.max_depth = os->max_depth;
 			if (os->topk >= 0 && !(o.s_given & SET_TOPK))
 				sc.s.topk = os->topk;
-			if (os->min_length >= 0)
+			if (os->min_length >= 0 && !(o.s_given & SET_MINLEN))
 				sc.s.min_length = os->min_length;
-			if (os->max_pattern >= 0)
+			if (os->max_pattern >= 0 && !(o.s_given & SET_MAXPAT))
 				sc.s.max_pattern = os->max_pattern;
 		}
 		sc.s.threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);

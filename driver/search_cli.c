@@ -209,9 +209,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	s.model = model.gbt ? &model : NULL;
 	if (model.gbt)
-		fprintf(stderr, "search: cost model %s (learned on %d measurements of %d searches on %s; held-out Spearman "
-		                "%.2f, top-10 recall %.2f)\n",
-		        model_path, model.samples, model.groups, model.device, model.spearman, model.recall);
+		fprintf(stderr, "search: cost model %s (learned on %d kernels of %d searches on %s; held-out Spearman "
+		                "%.2f, top-10 recall %.2f, %.2f within 2%% of the 10th)\n",
+		        model_path, model.samples, model.groups, model.device, model.spearman, model.recall,
+		        model.recall_tied);
 	else
 		fprintf(stderr, "search: cost model: analytic%s\n", c->gpu ? " (the x86 one; none is learned for GPUs)" : "");
 	bool ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
@@ -392,8 +393,8 @@ int search_merge(int n, char *const *paths, const char *output)
 			if (!line[0])
 				continue;
 			cJSON *j = cJSON_Parse(line);
-			bool entry = j && cJSON_IsObject(j) && cJSON_GetObjectItemCaseSensitive(j, "pir");
-			if (!entry) { /* a line cut short by a killed search */
+			SearchLogEntry e;
+			if (!j || !search_log_entry(j, &e)) { /* a line cut short by a killed search */
 				cJSON_Delete(j);
 				skipped++;
 				continue;

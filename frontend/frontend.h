@@ -106,6 +106,8 @@ typedef struct FrontendOptions {
 	bool trace;             /* record TraceSteps */
 	bool sandbox;           /* no file access: includes and weight files refused */
 	PatRank rank;           /* default ranking of perforations */
+	bool importance_set;    /* importance scores every op's weights (--importance) */
+	PatImportance importance;
 } FrontendOptions;
 
 typedef struct Program {

@@ -999,8 +999,15 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 				op->ok = false;
 				break;
 			}
-	if (op->importance == PAT_IMP_WANDA && op->calibration.kind == WEIGHTS_NONE &&
-	    !S->set_loc[1].line) {
+	if (S->opt->importance_set && op->weights.kind != WEIGHTS_NONE) { /* the command line's */
+		op->importance = S->opt->importance;
+		if (op->importance == PAT_IMP_WANDA && op->calibration.kind == WEIGHTS_NONE && !S->set_loc[1].line) {
+			error_at(S, op->loc, "--importance=wanda (|w| * ||X_k||) needs calibration activations: set "
+			                     "'calibration = ...' in op '%s'", op->name);
+			op->ok = false;
+		}
+	} else if (op->importance == PAT_IMP_WANDA && op->calibration.kind == WEIGHTS_NONE &&
+	           !S->set_loc[1].line) {
 		error_at(S, S->set_loc[2], "importance wanda (|w| * ||X_k||) needs calibration "
 		                           "activations: set 'calibration = ...' in op '%s'", op->name);
 		op->ok = false;

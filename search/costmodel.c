@@ -215,6 +215,8 @@ bool cost_model_load(const char *path, CostModel *m, char err[256])
 			m->spearman = atof(val);
 		else if (!strcmp(key, "recall"))
 			m->recall = atof(val);
+		else if (!strcmp(key, "recall_tied"))
+			m->recall_tied = atof(val);
 		/* other keys (documentation) are skipped */
 	}
 	if (ok && nfeat != COST_NFEAT) {
@@ -251,9 +253,11 @@ void cost_model_free(CostModel *m)
 
 typedef struct Sample {
 	double f[COST_NFEAT];
-	double y;  /* log(us * threads / FMAs) */
-	double us;
-	int group; /* one search: source, op, shape, N, layout, threads */
+	double y;      /* log(us * threads / FMAs) */
+	double us;     /* the fastest of its measurements */
+	double m[2];   /* its first two (m[1] 0: measured once) */
+	uint64_t kern; /* a hash of its PatternIR: one kernel (the backend's own schedule) */
+	int group;     /* one search: source, op, shape, N, layout, threads */
 } Sample;
 
 typedef struct Samples {
@@ -301,23 +305,11 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 			(*skipped)++;
 			continue;
 		}
-		const cJSON *tg = cJSON_GetObjectItemCaseSensitive(j, "target");
-		const cJSON *pir = cJSON_GetObjectItemCaseSensitive(j, "pir");
-		const cJSON *lat = cJSON_GetObjectItemCaseSensitive(j, "latency_us");
-		const cJSON *nn = cJSON_GetObjectItemCaseSensitive(j, "N");
-		const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threads");
-		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(j, "density");
-		const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
-		const cJSON *opn = cJSON_GetObjectItemCaseSensitive(j, "op");
-		const cJSON *lay = cJSON_GetObjectItemCaseSensitive(j, "layout");
-		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
-		KernelSchedule sched;
-		const bool usable = cJSON_IsString(tg) && !strcmp(tg->valuestring, target) && cJSON_IsString(pir) &&
-		                    cJSON_IsNumber(lat) && lat->valuedouble > 0 && isfinite(lat->valuedouble) &&
-		                    cJSON_IsNumber(nn) && nn->valuedouble >= 1 && nn->valuedouble <= 1e7 &&
-		                    cJSON_IsNumber(th) && th->valuedouble >= 1 && th->valuedouble <= 4096 &&
-		                    cJSON_IsNumber(dn) && dn->valuedouble > 0 && dn->valuedouble <= 1 &&
-		                    search_log_schedule(j, &sched) && search_schedule_default(&sched);
+		SearchLogEntry e;
+		const bool usable = search_log_entry(j, &e) && e.target && !strcmp(e.target, target) &&
+		                    e.latency_us > 0 && isfinite(e.latency_us) && e.N >= 1 && e.N <= 1e7 &&
+		                    e.threads >= 1 && e.threads <= 4096 && e.density > 0 && e.density <= 1 &&
+		                    search_schedule_default(&e.sched);
 		if (!usable) {
 			(*skipped)++;
 			cJSON_Delete(j);
@@ -325,7 +317,7 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		}
 		Pir ir;
 		char perr[256];
-		if (pir_read_text(pir->valuestring, &ir, 1, perr, sizeof perr) != 1) {
+		if (pir_read_text(e.pir, &ir, 1, perr, sizeof perr) != 1) {
 			snprintf(err, 256, "%.100s, line %d: its PatternIR does not read: %.100s", path, lineno, perr);
 			cJSON_Delete(j);
 			ok = false;
@@ -333,11 +325,10 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		}
 		char key[512];
 		snprintf(key, sizeof key, "%.200s|%.60s|%lldx%lldx%.0f|%.4s|%.0f",
-		         cJSON_IsString(src) ? src->valuestring : "", cJSON_IsString(opn) ? opn->valuestring : "",
-		         (long long)ir.len[PIR_AXIS_M], (long long)ir.len[PIR_AXIS_K], nn->valuedouble,
-		         cJSON_IsString(lay) ? lay->valuestring : "kn", th->valuedouble);
-		if (!S->device[0] && cJSON_IsString(dev))
-			snprintf(S->device, sizeof S->device, "%s", dev->valuestring);
+		         e.source ? e.source : "", e.op ? e.op : "", (long long)ir.len[PIR_AXIS_M],
+		         (long long)ir.len[PIR_AXIS_K], e.N, e.layout ? e.layout : "kn", e.threads);
+		if (!S->device[0] && e.device)
+			snprintf(S->device, sizeof S->device, "%s", e.device);
 		if (S->n == S->cap) {
 			int ncap = S->cap ? 2 * S->cap : 256;
 			Sample *ns = realloc(S->s, (size_t)ncap * sizeof *ns);
@@ -350,12 +341,14 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 			S->s = ns, S->cap = ncap;
 		}
 		Sample *s = &S->s[S->n];
-		CostQuery q = {&ir, (int64_t)nn->valuedouble,
-		               cJSON_IsString(lay) && !strcmp(lay->valuestring, "nk") ? PAT_LAYOUT_NK : PAT_LAYOUT_KN,
-		               (int)th->valuedouble, dn->valuedouble * (double)(ir.len[PIR_AXIS_M] * ir.len[PIR_AXIS_K]),
-		               sched, 0};
+		CostQuery q = {&ir, (int64_t)e.N, e.layout && !strcmp(e.layout, "nk") ? PAT_LAYOUT_NK : PAT_LAYOUT_KN,
+		               (int)e.threads, e.density * (double)(ir.len[PIR_AXIS_M] * ir.len[PIR_AXIS_K]), e.sched, 0};
 		cost_features(&q, s->f);
-		s->us = lat->valuedouble;
+		s->us = s->m[0] = e.latency_us;
+		s->m[1] = 0;
+		s->kern = 1469598103934665603ULL; /* FNV-1a */
+		for (const char *t = e.pir; *t; t++)
+			s->kern = (s->kern ^ (unsigned char)*t) * 1099511628211ULL;
 		s->y = log(s->us * q.threads / (q.nkept * (double)q.N));
 		s->group = group_of(S, key);
 		cJSON_Delete(j);
@@ -414,8 +407,10 @@ static int cmp_value(const void *a, const void *b)
 	return x->i - y->i;
 }
 
-/* Of the `top` fastest measured, the share among the `top` best predicted. */
-static double recall_at(const double *pred, const double *meas, int n, int top)
+/* Of the `top` best predicted (n >= top), the share among the `top`
+ * fastest measured; with tie > 0, also those measured within tie of the
+ * top-th fastest. */
+static double recall_at(const double *pred, const double *meas, int n, int top, double tie)
 {
 	ByValue *a = malloc((size_t)n * 2 * sizeof *a);
 	if (!a)
@@ -425,12 +420,96 @@ static double recall_at(const double *pred, const double *meas, int n, int top)
 		a[i] = (ByValue){pred[i], i}, b[i] = (ByValue){meas[i], i};
 	qsort(a, (size_t)n, sizeof *a, cmp_value);
 	qsort(b, (size_t)n, sizeof *b, cmp_value);
+	const double limit = b[top - 1].v * (1 + tie);
 	int hit = 0;
 	for (int i = 0; i < top; i++)
-		for (int j = 0; j < top; j++)
-			hit += a[i].i == b[j].i;
+		hit += meas[a[i].i] <= limit;
 	free(a);
 	return (double)hit / top;
+}
+
+typedef struct ByKernel {
+	int group;
+	uint64_t kern;
+	int i;
+} ByKernel;
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	const ByKernel *x = a, *y = b;
+	if (x->group != y->group)
+		return x->group - y->group;
+	if (x->kern != y->kern)
+		return x->kern < y->kern ? -1 : 1;
+	return x->i - y->i;
+}
+
+/* One sample per kernel of a search: where the logs measured it more than
+ * once (the search run again), the fastest measurement, with the first two
+ * kept to tell how well the measurements agree with themselves.  false when
+ * out of memory. */
+static bool merge_repeats(Samples *S)
+{
+	ByKernel *k = malloc((size_t)(S->n ? S->n : 1) * sizeof *k);
+	Sample *ns = malloc((size_t)(S->n ? S->n : 1) * sizeof *ns);
+	if (!k || !ns) {
+		free(k);
+		free(ns);
+		return false;
+	}
+	for (int i = 0; i < S->n; i++)
+		k[i] = (ByKernel){S->s[i].group, S->s[i].kern, i};
+	qsort(k, (size_t)S->n, sizeof *k, cmp_kernel);
+	int n = 0;
+	for (int i = 0; i < S->n; i++) {
+		const Sample *s = &S->s[k[i].i];
+		if (i > 0 && k[i].group == k[i - 1].group && k[i].kern == k[i - 1].kern) {
+			Sample *o = &ns[n - 1];
+			if (!o->m[1])
+				o->m[1] = s->us;
+			if (s->us < o->us) {
+				o->y += log(s->us / o->us);
+				o->us = s->us;
+			}
+		} else
+			ns[n++] = *s;
+	}
+	free(k);
+	free(S->s);
+	S->s = ns, S->n = n, S->cap = n;
+	return true;
+}
+
+/* How well repeated measurements agree with themselves: per search with at
+ * least 20 kernels measured twice, Spearman and top-10 recall of the first
+ * measurements against the second (and the other way round), averaged over
+ * those searches into out[0..2] (Spearman, recall, recall with ties).
+ * Returns the number of searches.  A model checked against measurements
+ * can hardly agree with them better than they agree with themselves. */
+static int repeat_agreement(const Samples *S, double out[3])
+{
+	int searches = 0;
+	out[0] = out[1] = out[2] = 0;
+	double *a = malloc((size_t)(S->n ? S->n : 1) * 2 * sizeof *a);
+	if (!a)
+		return 0;
+	double *b = a + S->n;
+	for (int g = 0; g < S->ngroups; g++) {
+		int n = 0;
+		for (int i = 0; i < S->n; i++)
+			if (S->s[i].group == g && S->s[i].m[1] > 0)
+				a[n] = S->s[i].m[0], b[n++] = S->s[i].m[1];
+		if (n < 20)
+			continue;
+		searches++;
+		out[0] += cost_spearman(a, b, n);
+		out[1] += (recall_at(a, b, n, 10, 0) + recall_at(b, a, n, 10, 0)) / 2;
+		out[2] += (recall_at(a, b, n, 10, COST_RECALL_TIE) + recall_at(b, a, n, 10, COST_RECALL_TIE)) / 2;
+	}
+	free(a);
+	for (int j = 0; searches && j < 3; j++)
+		out[j] /= searches;
+	return searches;
 }
 
 static Gbt *fit(const Samples *S, const bool *use, const GbtParams *gp, char err[256])
@@ -462,6 +541,11 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 	bool ok = true;
 	for (int i = 0; ok && i < o->nlogs; i++)
 		ok = read_log(o->logs[i], o->target, &S, &skipped, err);
+	const int measurements = S.n;
+	if (ok && !merge_repeats(&S)) {
+		snprintf(err, 256, "out of memory reading the logs");
+		ok = false;
+	}
 	const int folds = o->folds > 1 ? o->folds : 5;
 	if (ok && (S.n < 20 || S.ngroups < folds)) {
 		snprintf(err, 256, "%d measurements of %d searches for target %s: at least 20 of %d searches are needed "
@@ -470,7 +554,7 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		ok = false;
 	}
 	GbtParams gp = gbt_defaults;
-	/* chosen by the cross-validation below on 2446 measurements of 36 searches
+	/* chosen by the cross-validation below on 2446 kernels of 36 searches
 	 * (held-out Spearman 0.914 with 400 trees of depth 5, 0.917 with these) */
 	gp.trees = 1000, gp.max_depth = 4, gp.learning_rate = 0.03, gp.min_leaf = 4, gp.subsample = 0.5;
 	gp.seed = o->seed;
@@ -504,7 +588,7 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 				pred[i] = gbt_predict(g, S.s[i].f) + S.s[i].f[4] * log(2.0); /* log(latency * threads) */
 		gbt_free(g);
 	}
-	double rho_sum = 0, rec_sum = 0, ana_sum = 0;
+	double rho_sum = 0, rec_sum = 0, tied_sum = 0, ana_sum = 0;
 	int rho_n = 0, rec_n = 0;
 	if (ok) {
 		double *a = malloc((size_t)S.n * 3 * sizeof *a);
@@ -522,14 +606,16 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 				continue;
 			const double rho = cost_spearman(p, m, n), ana = cost_spearman(an, m, n);
 			rho_sum += rho, ana_sum += ana, rho_n++;
-			double rec = -1;
+			double rec = -1, tied = -1;
 			if (n >= 20) {
-				rec = recall_at(p, m, n, 10);
-				rec_sum += rec, rec_n++;
+				rec = recall_at(p, m, n, 10, 0), tied = recall_at(p, m, n, 10, COST_RECALL_TIE);
+				rec_sum += rec, tied_sum += tied, rec_n++;
 			}
-			if (report)
-				fprintf(report, "  %-60.60s %4d measured: Spearman %.3f (analytic %.3f)%s%.2f\n", S.groups[g], n,
-				        rho, ana, rec >= 0 ? ", top-10 recall " : "", rec >= 0 ? rec : 0.0);
+			if (report && rec >= 0)
+				fprintf(report, "  %-60.60s %4d measured: Spearman %.3f (analytic %.3f), top-10 recall %.2f (%.2f)\n",
+				        S.groups[g], n, rho, ana, rec, tied);
+			else if (report)
+				fprintf(report, "  %-60.60s %4d measured: Spearman %.3f (analytic %.3f)\n", S.groups[g], n, rho, ana);
 		}
 		free(a);
 	}
@@ -543,12 +629,22 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 	if (ok) {
 		m.spearman = rho_n ? rho_sum / rho_n : 0;
 		m.recall = rec_n ? rec_sum / rec_n : 0;
-		if (report)
+		m.recall_tied = rec_n ? tied_sum / rec_n : 0;
+		double self[3];
+		const int again = repeat_agreement(&S, self);
+		if (report) {
 			fprintf(report,
-			        "cost model: %d measurements of %d searches (%d log lines skipped), %d-fold cross-validation "
-			        "over searches:\n  held-out Spearman %.3f per search (the analytic model: %.3f), top-10 recall "
-			        "%.3f\n",
-			        S.n, S.ngroups, skipped, folds, m.spearman, rho_n ? ana_sum / rho_n : 0, m.recall);
+			        "cost model: %d measurements of %d kernels in %d searches (%d log lines skipped), %d-fold "
+			        "cross-validation over searches:\n  held-out Spearman %.3f per search (the analytic model: %.3f), "
+			        "top-10 recall %.3f (%.3f counting kernels within %g%% of the 10th fastest as tied)\n",
+			        measurements, S.n, S.ngroups, skipped, folds, m.spearman, rho_n ? ana_sum / rho_n : 0, m.recall,
+			        m.recall_tied, 100 * COST_RECALL_TIE);
+			if (again)
+				fprintf(report,
+				        "  the measurements themselves, %d search%s measured twice: Spearman %.3f, top-10 recall %.3f "
+				        "(%.3f) of one measurement against the other\n",
+				        again, again == 1 ? "" : "es", self[0], self[1], self[2]);
+		}
 		/* the file: a temporary one, then renamed */
 		char *tmp = malloc(strlen(o->out) + 16);
 		FILE *f = NULL;
@@ -565,9 +661,9 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		if (f) {
 			wrote = fprintf(f,
 			                "%s\ntarget %s\ndevice %s\nfeatures %d\nsamples %d\ngroups %d\nspearman %.4f\nrecall "
-			                "%.4f\npredicts log(us * threads / kept FMAs)\ntrees\n",
+			                "%.4f\nrecall_tied %.4f\npredicts log(us * threads / kept FMAs)\ntrees\n",
 			                MODEL_MAGIC, o->target, S.device[0] ? S.device : "unknown", COST_NFEAT, S.n,
-			                S.ngroups, m.spearman, m.recall) > 0;
+			                S.ngroups, m.spearman, m.recall, m.recall_tied) > 0;
 			wrote = gbt_write(m.gbt, f) && wrote;
 			wrote = fclose(f) == 0 && wrote;
 		}

@@ -46,6 +46,7 @@ typedef struct CostModel {
 	char device[128];  /* and the device */
 	int samples, groups;
 	double spearman, recall; /* on held-out searches when it was trained */
+	double recall_tied;      /* recall counting kernels within COST_RECALL_TIE of the 10th as tied */
 } CostModel;
 
 /* The analytic model's latency in microseconds. */
@@ -55,6 +56,10 @@ double cost_predict_us(const CostModel *m, const CostQuery *q);
 void cost_features(const CostQuery *q, double f[COST_NFEAT]);
 extern const char *const cost_feature_names[COST_NFEAT];
 
+/* Top-10 recall also counts a predicted kernel within this fraction of the
+ * 10th fastest's latency as one of the 10 (the search's --tie default). */
+#define COST_RECALL_TIE 0.02
+
 /* Spearman's rank correlation of a and b (ties averaged); 2 under 3 values. */
 double cost_spearman(const double *a, const double *b, int n);
 
@@ -63,9 +68,11 @@ double cost_spearman(const double *a, const double *b, int n);
 bool cost_model_load(const char *path, CostModel *m, char err[256]);
 void cost_model_free(CostModel *m);
 
-/* `patc train-cost-model`: reads the measurements of the logs for target,
- * evaluates the model by k-fold cross-validation over whole searches
- * (held-out Spearman correlation per search and top-10 recall, written to
+/* `patc train-cost-model`: reads the measurements of the logs for target
+ * (one sample per kernel of a search: the fastest where a search ran
+ * again), evaluates the model by k-fold cross-validation over whole
+ * searches (held-out Spearman correlation per search and top-10 recall,
+ * and the repeated measurements' agreement with themselves, written to
  * report), then trains on everything and writes the model to out (a
  * temporary file, then renamed).  false with err on bad input. */
 typedef struct CostTrainOptions {

@@ -360,6 +360,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	if (s->max_sparsity > s->sparsity)
 		cJSON_AddNumberToObject(set, "max_sparsity", s->max_sparsity);
 	cJSON_AddNumberToObject(set, "tolerance", s->tolerance);
+	cJSON_AddStringToObject(set, "importance", pat_importance_names[op->importance]);
 	cJSON_AddNumberToObject(set, "budget", s->budget);
 	cJSON_AddNumberToObject(set, "max_depth", s->max_depth);
 	cJSON_AddNumberToObject(set, "min_length", s->min_length);
@@ -386,6 +387,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 		cJSON_AddNumberToObject(cm, "training_measurements", s->model->samples);
 		cJSON_AddNumberToObject(cm, "held_out_spearman", s->model->spearman);
 		cJSON_AddNumberToObject(cm, "held_out_top10_recall", s->model->recall);
+		cJSON_AddNumberToObject(cm, "held_out_top10_recall_within_2pct", s->model->recall_tied);
 	} else
 		cJSON_AddStringToObject(cm, "kind", "analytic (x86)");
 	cJSON_AddNumberToObject(cm, "measured", nsp);
@@ -492,7 +494,8 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	return line;
 }
 
-bool search_log_schedule(const cJSON *line, KernelSchedule *s)
+/* A log line's schedule (none: the backend's own); false where it is malformed. */
+static bool log_schedule(const cJSON *line, KernelSchedule *s)
 {
 	memset(s, 0, sizeof *s);
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(line, "schedule");
@@ -519,6 +522,40 @@ bool search_log_schedule(const cJSON *line, KernelSchedule *s)
 	return true;
 }
 
+static const char *log_string(const cJSON *j, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double log_number(const cJSON *j, const char *key, double absent)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : absent;
+}
+
+bool search_log_entry(const cJSON *line, SearchLogEntry *e)
+{
+	memset(e, 0, sizeof *e);
+	if (!cJSON_IsObject(line) || !log_schedule(line, &e->sched))
+		return false;
+	e->pir = log_string(line, "pir");
+	e->target = log_string(line, "target");
+	e->device = log_string(line, "device");
+	e->source = log_string(line, "source");
+	e->op = log_string(line, "op");
+	e->layout = log_string(line, "layout");
+	e->failed = log_string(line, "failed");
+	e->N = log_number(line, "N", 0);
+	e->threads = log_number(line, "threads", 0);
+	e->density = log_number(line, "density", 0);
+	e->latency_us = log_number(line, "latency_us", -1);
+	e->dense_us = log_number(line, "dense_us", -1);
+	e->rel_err = log_number(line, "relative_error", 0);
+	e->early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "early"));
+	return e->pir && (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(line, "latency_us")) || e->failed);
+}
+
 /* The logged measurements that a search with this info can take over. */
 bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged **out, int *n, char err[256])
 {
@@ -538,24 +575,13 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 	bool ok = true;
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		cJSON *j = cJSON_Parse(line);
-		const cJSON *pir = cJSON_GetObjectItemCaseSensitive(j, "pir");
-		const cJSON *tg = cJSON_GetObjectItemCaseSensitive(j, "target");
-		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
-		const cJSON *nn = cJSON_GetObjectItemCaseSensitive(j, "N");
-		const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threads");
-		const cJSON *lat = cJSON_GetObjectItemCaseSensitive(j, "latency_us");
-		const cJSON *fl = cJSON_GetObjectItemCaseSensitive(j, "failed");
-		const cJSON *dn = cJSON_GetObjectItemCaseSensitive(j, "dense_us");
-		const cJSON *re = cJSON_GetObjectItemCaseSensitive(j, "relative_error");
-		KernelSchedule ls;
-		const bool sched_ok = search_log_schedule(j, &ls);
-		/* a line of another target, device, token count or thread count is not this search's */
-		bool mine = sched_ok && cJSON_IsString(pir) && cJSON_IsString(tg) && cJSON_IsString(dev) && cJSON_IsNumber(nn) &&
-		            cJSON_IsNumber(th) && !strcmp(tg->valuestring, info->target) &&
-		            !strcmp(dev->valuestring, info->device) && nn->valuedouble == (double)info->N &&
-		            th->valuedouble == (double)info->threads && (cJSON_IsNumber(lat) || cJSON_IsString(fl));
-		/* a line that is not JSON (cut short by a killed search) is skipped:
-		 * its candidate is measured again */
+		SearchLogEntry le;
+		/* a line of another target, device, token count or thread count is
+		 * not this search's; a line that is not JSON (cut short by a killed
+		 * search) is skipped: its candidate is measured again */
+		const bool mine = j && search_log_entry(j, &le) && le.target && le.device &&
+		                  !strcmp(le.target, info->target) && !strcmp(le.device, info->device) &&
+		                  le.N == (double)info->N && le.threads == (double)info->threads;
 		if (mine) {
 			if (*n == cap) {
 				cap = cap ? 2 * cap : 64;
@@ -570,13 +596,13 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			}
 			SearchLogged *e = &(*out)[(*n)++];
 			memset(e, 0, sizeof *e);
-			e->pir = strdup(pir->valuestring);
-			e->latency_us = cJSON_IsNumber(lat) ? lat->valuedouble : -1;
-			e->dense_us = cJSON_IsNumber(dn) ? dn->valuedouble : -1;
-			e->rel_err = cJSON_IsNumber(re) ? re->valuedouble : 0;
-			e->sched = ls;
-			e->early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "early"));
-			snprintf(e->why, sizeof e->why, "%s", cJSON_IsString(fl) ? fl->valuestring : "");
+			e->pir = strdup(le.pir);
+			e->latency_us = le.latency_us;
+			e->dense_us = le.dense_us;
+			e->rel_err = le.rel_err;
+			e->sched = le.sched;
+			e->early = le.early;
+			snprintf(e->why, sizeof e->why, "%s", le.failed ? le.failed : "");
 			if (!e->pir) {
 				(*n)--;
 				ok = false;

@@ -180,9 +180,21 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
  * are info's (none when the file does not exist). */
 bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged **out, int *n, char err[256]);
 void search_log_free(SearchLogged *l, int n);
-/* A log line's schedule (none: the backend's own); false where it is malformed. */
+/* One log line's fields, strings borrowed from its JSON (NULL, or 0 for
+ * numbers, where absent). */
+typedef struct SearchLogEntry {
+	const char *pir, *target, *device, *source, *op, *layout;
+	const char *failed;        /* why it failed */
+	double N, threads, density;
+	double latency_us;         /* < 0: absent (it failed) */
+	double dense_us, rel_err;  /* -1 and 0 where absent */
+	KernelSchedule sched;      /* absent: the backend's own */
+	bool early;                /* stopped early */
+} SearchLogEntry;
+/* false where the line is no measurement: no PatternIR, a malformed
+ * schedule, neither a latency nor a failure. */
 struct cJSON;
-bool search_log_schedule(const struct cJSON *line, KernelSchedule *s);
+bool search_log_entry(const struct cJSON *line, SearchLogEntry *e);
 /* Spearman's rank correlation between the cost model's predictions and the
  * measured latencies of the searched (not reference) candidates, over *n
  * of them; 2 where fewer than 3 were measured. */

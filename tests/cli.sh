@@ -117,6 +117,11 @@ has "no weights named" "$tmp/err" "op 'd' has no weights"
 expect "--explain with weights" 0 "$patc" "$tmp/w.pat" --explain
 has "--explain shows the bound" "$tmp/out" "unstructured bound at that density"
 has "--explain shows the output error" "$tmp/out" "relative output error"
+# --importance over the ops' own: c's wanda becomes l2, in the metadata too
+expect "--importance=l2" 0 "$patc" "$tmp/w.pat" --importance=l2 --emit=weights -o "$tmp/l2.safetensors"
+python3 "$root/tests/read_safetensors.py" "$tmp/l2.safetensors" > "$tmp/read" 2>&1
+has "--importance in metadata" "$tmp/read" "^meta c.importance l2"
+expect "--importance=bogus" 2 "$patc" "$tmp/w.pat" --importance=bogus --explain
 
 # -o DIR: objects, headers and weights (tests/c_api.sh links and runs them)
 expect "objects need weights" 1 "$patc" "$root/examples/gemm.pat" -o "$tmp/objs"

@@ -73,7 +73,8 @@ assert len(refs) >= 5 and all(x["status"] == "measured" for x in refs), [x.get("
 if "best_reference" in r:
     assert r["best_reference"]["within_budget"] and r["best_reference"]["reference"]
 cm = r["cost_model"]
-assert cm["measured"] == len(meas) and (len(meas) < 3 or -1 <= cm["spearman"] <= 1), cm
+timed = [x for x in meas if not x.get("stopped_early")]  # what the model's ranking is compared with
+assert cm["measured"] == len(timed) and (len(timed) < 3 or -1 <= cm["spearman"] <= 1), cm
 import xml.etree.ElementTree as E
 svg = E.parse(d + "/pareto.svg").getroot()
 assert svg.tag.endswith("svg") and len(list(svg)) > 10
@@ -129,17 +130,45 @@ grep -q "predicted .* by the cost model (not measured)" "$tmp/out1" && ok || bad
 cat >"$tmp/set.pat" <<'EOF2'
 op w: spmm(M = 96, K = 80, N = 40) {
     weights = random(3, rows);
-    search = search(sparsity = 50%, budget = 20%, topk = 2, max_depth = 2);
+    search = search(sparsity = 50%, budget = 20%, topk = 2, max_depth = 2, min_length = 8, max_pattern = 16);
 }
 EOF2
 "$patc" "$tmp/set.pat" --search --no-measure -o "$tmp/s1" >/dev/null 2>&1 &&
-	"$patc" "$tmp/set.pat" --search --no-measure --sparsity=75% --topk=5 -o "$tmp/s2" >/dev/null 2>&1 &&
+	"$patc" "$tmp/set.pat" --search --no-measure --sparsity=75% --topk=5 --min-length=4 --max-pattern=32 \
+		--importance=l2 -o "$tmp/s2" >/dev/null 2>&1 &&
 	python3 - "$tmp/s1" "$tmp/s2" <<'EOF2' && ok || bad "the op's search settings: see above"
-import json, sys
-a, b = (json.load(open(d + "/report.json"))["settings"] for d in sys.argv[1:])
-assert (a["sparsity"], a["budget"], a["topk"], a["max_depth"]) == (0.5, 0.2, 2, 2), a
-assert (b["sparsity"], b["budget"], b["topk"], b["max_depth"]) == (0.75, 0.2, 5, 2), b
+import json, re, sys
+ra, rb = (json.load(open(d + "/report.json")) for d in sys.argv[1:])
+a, b = ra["settings"], rb["settings"]
+assert (a["sparsity"], a["budget"], a["topk"], a["max_depth"], a["min_length"], a["max_pattern"], a["importance"]) == \
+       (0.5, 0.2, 2, 2, 8, 16, "magnitude"), a
+assert (b["sparsity"], b["budget"], b["topk"], b["max_depth"], b["min_length"], b["max_pattern"], b["importance"]) == \
+       (0.75, 0.2, 5, 2, 4, 32, "l2"), b
+# the bounds hold: the loops of a split axis at least min_length long, its inner one at most max_pattern
+def levels(pattern):
+    axes = {}
+    for ax, i, n in re.findall(r"\b([MK])(\d?)_(\d+)", pattern):
+        axes.setdefault(ax, []).append((int(i or 0), int(n)))
+    return [sorted(v) for v in axes.values() if len(v) > 1]
+for r, lo, hi in ((ra, 8, 16), (rb, 4, 32)):
+    own = [x["pattern"] for x in r["candidates"] if "reference" not in x]
+    assert own and all(n >= lo for p in own for ax in levels(p) for _, n in ax), (lo, own[:5])
+    assert all(ax[-1][1] <= hi for p in own for ax in levels(p)), (hi, own[:5])
+own = [x["pattern"] for x in rb["candidates"] if "reference" not in x]
+assert any(n < 8 for p in own for ax in levels(p) for _, n in ax), "--min-length=4 left the op's 8"
 EOF2
+# --importance scores the weights another way: w^2 loses another share than |w|
+"$patc" "$tmp/set.pat" --search --no-measure --sparsity=75% -o "$tmp/s3" >/dev/null 2>&1 &&
+	python3 - "$tmp/s2" "$tmp/s3" <<'EOF2' && ok || bad "--importance=l2: see above"
+import json, sys
+l2, mag = ({x["pir"]: x["magnitude_loss"] for x in json.load(open(d + "/report.json"))["candidates"]} for d in sys.argv[1:])
+both = set(l2) & set(mag)
+assert both and any(abs(l2[k] - mag[k]) > 1e-3 for k in both), "the same losses"
+EOF2
+"$patc" "$tmp/set.pat" --search --no-measure --importance=wanda -o "$tmp/s4" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "importance=wanda .* needs calibration activations" "$tmp/err" && ok ||
+	bad "--importance=wanda without calibration: exit $rc $(cat "$tmp/err")"
 
 # the op's rank setting decides the masks the search scores (two-level
 # perforations keep less under total ranking than under lookahead)
@@ -262,17 +291,23 @@ assert len(meas) == 4 and len(own) > 8, (len(meas), len(own))
 assert set(x["pir"] for x in meas) != set(x["pir"] for x in top), "explore measured the top ranked"
 EOF2
 
-# 7. the learned cost model: trained from five small searches' logs,
-#    evaluated across searches, used by a search; bad model files refused
-for s in 1 2 3 4 5; do
-	m=$((40 + 12 * s)) k=$((100 - 9 * s))
+# 7. the learned cost model: trained from six small searches' logs (one of
+#    them given twice: one sample per kernel, and the measurements agree
+#    with themselves), evaluated across searches, used by a search; bad
+#    model files refused
+for s in 1 2 3 4 5 6; do
+	m=$((40 + 12 * s)) k=$((100 - 9 * s)) topk=$([ $s = 6 ] && echo 20 || echo 6)
 	echo "op w: spmm(M = $m, K = $k, N = 24) { weights = random($s); }" >"$tmp/t$s.pat"
-	"$patc" "$tmp/t$s.pat" --search --topk=6 --tune=0 --explore=50% --threads=1 --budget=100% -o "$tmp/t$s" \
+	"$patc" "$tmp/t$s.pat" --search --topk=$topk --tune=0 --explore=50% --threads=1 --budget=100% -o "$tmp/t$s" \
 		>/dev/null 2>&1 || bad "training search $s"
 done
-"$patc" train-cost-model "$tmp"/t?/tune.jsonl -o "$tmp/cost.model" >"$tmp/out" 2>"$tmp/err"
+"$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp/t6/tune.jsonl" -o "$tmp/cost.model" >"$tmp/out" 2>"$tmp/err"
 rc=$?
+all=$(cat "$tmp"/t?/tune.jsonl | wc -l) six=$(wc -l <"$tmp/t6/tune.jsonl")
 [ $rc -eq 0 ] && grep -q "held-out Spearman" "$tmp/out" && head -1 "$tmp/cost.model" | grep -q "patc-cost-model 1" &&
+	grep -q "^cost model: $((all + six)) measurements of $all kernels in 6 searches" "$tmp/out" &&
+	grep -q "1 search measured twice: Spearman 1.000, top-10 recall 1.000 (1.000)" "$tmp/out" &&
+	grep -q "^samples $all$" "$tmp/cost.model" && grep -q "^recall_tied 0\.[0-9]*$\|^recall_tied 1\.0*$" "$tmp/cost.model" &&
 	! ls "$tmp"/cost.model.tmp* >/dev/null 2>&1 && ok || bad "train-cost-model: exit $rc $(cat "$tmp/out" "$tmp/err")"
 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/cost.model" -o "$tmp/cm" >"$tmp/out" 2>"$tmp/err" &&
 	grep -q "cost model $tmp/cost.model (learned on" "$tmp/err" && ok || bad "--cost-model: $(cat "$tmp/err")"
@@ -369,6 +404,11 @@ rc=$?
 "$patc" "$tmp/op.pat" --search --sparsity=150% 2>"$tmp/err"
 rc=$?
 [ $rc -eq 2 ] && grep -q "sparsity takes a percentage" "$tmp/err" && ok || bad "--sparsity=150%: exit $rc"
+for arg in --importance=tensor --min-length=0 --max-pattern=2000000; do
+	"$patc" "$tmp/op.pat" --search "$arg" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "takes" "$tmp/err" && ok || bad "$arg: exit $rc $(cat "$tmp/err")"
+done
 "$patc" "$tmp/op.pat" --search --tie=150% 2>"$tmp/err"
 rc=$?
 [ $rc -eq 2 ] && grep -q "tie takes a percentage" "$tmp/err" && ok || bad "--tie=150%: exit $rc"
