@@ -333,7 +333,7 @@ bool cuda_sgemm(Cuda *cu, bool kn, int64_t M, int64_t K, int64_t N, CuPtr w, CuP
 	return true;
 }
 
-bool cuda_gemm16(Cuda *cu, bool f16, int64_t M, int64_t K, int64_t N, CuPtr w, CuPtr x, CuPtr c,
+bool cuda_gemm16(Cuda *cu, bool f16, bool kn, int64_t M, int64_t K, int64_t N, CuPtr w, CuPtr x, CuPtr c,
                  char err[CUDA_ERR_MAX])
 {
 	if (!load_cublas(cu)) {
@@ -343,12 +343,15 @@ bool cuda_gemm16(Cuda *cu, bool f16, int64_t M, int64_t K, int64_t N, CuPtr w, C
 	const float one = 1, zero = 0;
 	/* library_types.h and cublas_api.h: CUDA_R_32F 0, CUDA_R_16F 2,
 	 * CUDA_R_16BF 14; CUBLAS_COMPUTE_32F 68; CUBLAS_GEMM_DEFAULT -1 */
-	enum { N_ = 0, R32F = 0, R16F = 2, R16BF = 14, COMPUTE_32F = 68, GEMM_DEFAULT = -1 };
+	enum { N_ = 0, T_ = 1, R32F = 0, R16F = 2, R16BF = 14, COMPUTE_32F = 68, GEMM_DEFAULT = -1 };
 	const int in = f16 ? R16F : R16BF;
-	/* the column-major view of C = W X (row-major): C^T = X^T W^T */
-	int r = cu->gemm_ex(cu->blas, N_, N_, (int)N, (int)M, (int)K, &one, (const void *)(uintptr_t)x, in, (int)N,
-	                    (const void *)(uintptr_t)w, in, (int)K, &zero, (void *)(uintptr_t)c, R32F, (int)N,
-	                    COMPUTE_32F, GEMM_DEFAULT);
+	/* column-major views of the row-major operands, as cuda_sgemm */
+	int r = kn ? cu->gemm_ex(cu->blas, N_, N_, (int)N, (int)M, (int)K, &one, (const void *)(uintptr_t)x, in, (int)N,
+	                         (const void *)(uintptr_t)w, in, (int)K, &zero, (void *)(uintptr_t)c, R32F, (int)N,
+	                         COMPUTE_32F, GEMM_DEFAULT)
+	           : cu->gemm_ex(cu->blas, T_, N_, (int)M, (int)N, (int)K, &one, (const void *)(uintptr_t)w, in, (int)K,
+	                         (const void *)(uintptr_t)x, in, (int)K, &zero, (void *)(uintptr_t)c, R32F, (int)M,
+	                         COMPUTE_32F, GEMM_DEFAULT);
 	if (r != 0) {
 		snprintf(err, CUDA_ERR_MAX, "cublasGemmEx (%s) failed: status %d", f16 ? "f16" : "bf16", r);
 		return false;

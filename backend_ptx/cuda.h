@@ -49,8 +49,8 @@ bool cuda_elapsed_ms(Cuda *cu, float *ms, char err[CUDA_ERR_MAX]);
 bool cuda_sgemm(Cuda *cu, bool kn, int64_t M, int64_t K, int64_t N, CuPtr w, CuPtr x, CuPtr c,
                 char err[CUDA_ERR_MAX]);
 /* The same with W and X in f16 (f16) or bf16, C in f32, accumulating in
- * f32 (cublasGemmEx), layout kn: C[M x N] = W[M x K] X[K x N]. */
-bool cuda_gemm16(Cuda *cu, bool f16, int64_t M, int64_t K, int64_t N, CuPtr w, CuPtr x, CuPtr c,
+ * f32 (cublasGemmEx). */
+bool cuda_gemm16(Cuda *cu, bool f16, bool kn, int64_t M, int64_t K, int64_t N, CuPtr w, CuPtr x, CuPtr c,
                  char err[CUDA_ERR_MAX]);
 
 #endif

@@ -123,7 +123,8 @@ static bool launch_blas(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 static bool launch_blas16(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 {
 	BlasLaunch *l = arg;
-	return cuda_gemm16(cu, l->p->dtype == PAT_F16, l->p->M, l->p->K, l->p->N, l->d->w, l->d->x, l->d->c, err);
+	return cuda_gemm16(cu, l->p->dtype == PAT_F16, l->p->layout == PAT_LAYOUT_KN, l->p->M, l->p->K, l->p->N,
+	                   l->d->w, l->d->x, l->d->c, err);
 }
 
 bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])

@@ -79,7 +79,7 @@ typedef struct PtxPlan {
  * along m before it spread over thread blocks, one digit each) and
  * PTX_TC_COLS columns, and walks the loops along k: for every kept tile,
  * every 16 k of it is one mma.sync.m16n8k16 per 8 columns, the weights
- * (A) read as 16-bit pairs along k, X (B, layout kn) element by element,
+ * (A) read as 16-bit pairs along k, X (B, layout kn or nk) element by element,
  * C accumulated in f32 registers and stored once.  X and the weights are
  * f16 or bf16 in memory; C is f32. */
 enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES };

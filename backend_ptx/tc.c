@@ -8,8 +8,9 @@
  *   B (16 x 8 of X): k pairs 2t, 2t + 1 and 2t + 8, 2t + 9 of column g;
  *   C (16 x 8): rows g and g + 8, columns 2t and 2t + 1.
  * The weights of a kept tile are stored row by row, k innermost, so each
- * A word is one aligned 32-bit load; X's rows are N apart (layout kn), so
- * each B value is a 16-bit load (columns past N and padded k read 0). */
+ * A word is one aligned 32-bit load; each B value is a 16-bit load of X
+ * (K x N in layout kn, N x K in layout nk; columns past N and padded k read
+ * 0), and C is M x N or N x M likewise. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx_impl.h"
 
@@ -31,10 +32,6 @@ bool ptx_tc_plan(const LowerKernel *k, PtxPlan *plan)
 	if (k->dtype == PAT_F32) {
 		plan->tc_why = "CUDA cores in f32 (dtype f16 or bf16 takes the tensor cores where the pattern keeps "
 		               "dense 16 x 16 tiles)";
-		return false;
-	}
-	if (k->layout != PAT_LAYOUT_KN) {
-		plan->tc_why = "CUDA cores in f32: the tensor-core path takes layout kn only";
 		return false;
 	}
 	bool ok = n >= 2 && dense_on(&ir->loops[n - 2], PIR_AXIS_M) && dense_on(&ir->loops[n - 1], PIR_AXIS_K);
@@ -85,7 +82,9 @@ static LLVMValueRef x_half(LowerCtx *c, const TcArg *a, LLVMValueRef kk, LLVMVal
 	const LowerKernel *k = c->k;
 	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""),
 	                               LLVMBuildICmp(c->b, LLVMIntSLT, n, c->n1, ""), "");
-	LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), n, "");
+	LLVMValueRef at = k->layout == PAT_LAYOUT_KN
+	                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), n, "")
+	                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, k->K), ""), kk, "");
 	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
 	LLVMValueRef v = LLVMBuildLoad2(c->b, a->i16, LLVMBuildGEP2(c->b, a->i16, c->X, &at, 1, ""), "x");
 	v = LLVMBuildSelect(c->b, ok, v, LLVMConstInt(a->i16, 0, 0), "");
@@ -266,7 +265,9 @@ void ptx_tc_body(LowerCtx *c)
 				LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, mok, LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), ""),
 				                st, next);
 				LLVMPositionBuilderAtEnd(c->b, st);
-				LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "");
+				LLVMValueRef at = k->layout == PAT_LAYOUT_KN
+				                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "")
+				                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->M), ""), m, "");
 				LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, a.acc[j][2 * h + e], ""),
 				               LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 				LLVMBuildBr(c->b, next);

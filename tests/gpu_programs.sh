@@ -6,10 +6,11 @@
 gpu_patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "nm(1, 8)" "tile_v(32, 25%)"
 	"channel(50%)" "channel_in(25%)" "row_balanced(25%)" "hybrid(32, 32, 50%, 2, 4)")
 
-# The tensor-core ops (dtype f16 or bf16, kept tiles dense 16 x 16 tiles)
-# and a 16-bit op that stays on CUDA cores (2:4 keeps no dense tiles).
-gpu_tc_patterns=("block(16, 16, 50%)|bf16" "block(32, 32, 25%)|bf16" "block(32, 32, 25%)|f16"
-	"block(64, 64, 25%)|bf16" "nm(2, 4)|bf16")
+# The tensor-core ops (dtype f16 or bf16, kept tiles dense 16 x 16 tiles;
+# pattern|dtype|layout) and a 16-bit op that stays on CUDA cores (2:4 keeps
+# no dense tiles).
+gpu_tc_patterns=("block(16, 16, 50%)|bf16|kn" "block(32, 32, 25%)|bf16|kn" "block(32, 32, 25%)|f16|kn"
+	"block(64, 64, 25%)|bf16|kn" "block(32, 32, 25%)|bf16|nk" "block(16, 16, 50%)|f16|nk" "nm(2, 4)|bf16|kn")
 
 # gpu_programs DIR SEEDS SHAPE...: writes DIR/sI_kn.pat and DIR/sI_nk.pat for
 # the I-th "M K N" shape; SEEDS=fixed seeds the weights by op, SEEDS=fresh
@@ -17,7 +18,7 @@ gpu_tc_patterns=("block(16, 16, 50%)|bf16" "block(32, 32, 25%)|bf16" "block(32, 
 gpu_programs() {
 	local dir=$1 seeds=$2
 	shift 2
-	local s=0 M K N layout p seed f
+	local s=0 M K N layout p seed f pat dtype
 	for shape in "$@"; do
 		read -r M K N <<<"$shape"
 		for layout in kn nk; do
@@ -34,7 +35,8 @@ gpu_programs() {
 		for p in "${!gpu_tc_patterns[@]}"; do
 			seed=$p
 			[ "$seeds" = fresh ] && seed=$RANDOM
-			echo "op t$p: spmm(M = $M, K = $K, N = $N, dtype = ${gpu_tc_patterns[$p]#*|}) { weights = random(seed = $seed); apply ${gpu_tc_patterns[$p]%|*}; }" >>"$f"
+			IFS='|' read -r pat dtype layout <<<"${gpu_tc_patterns[$p]}"
+			echo "op t$p: spmm(M = $M, K = $K, N = $N, dtype = $dtype, layout = $layout) { weights = random(seed = $seed); apply $pat; }" >>"$f"
 		done
 		s=$((s + 1))
 	done

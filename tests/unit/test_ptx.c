@@ -335,15 +335,15 @@ static float round_half(float x, PatDtype dt)
 	return dt == PAT_F16 ? fp16_to_f32(f32_to_fp16(x)) : bf16_to_f32(f32_to_bf16(x));
 }
 
-/* Runs the tensor-core kernel of op (layout kn, dtype dt) on the emulator;
- * returns its relative error against the float64 product of the weight and
- * X rounded to dt (+inf where an element of C is left unwritten). */
-static double emulate_tc(const OpResult *op, PatDtype dt, PtxPlan *plan_out)
+/* Runs the tensor-core kernel of op (dtype dt) on the emulator; returns its
+ * relative error against the float64 product of the weight and X rounded
+ * to dt (+inf where an element of C is left unwritten). */
+static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, PtxPlan *plan_out)
 {
 	const int64_t N = op->N;
 	KernelCase kc;
-	kernel_case_init(&kc, op, PAT_LAYOUT_KN, N);
-	LowerKernel lk = {op->ir, op->M, op->K, N, PAT_LAYOUT_KN, "emu", 1, dt, {0}};
+	kernel_case_init(&kc, op, layout, N);
+	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, dt, {0}};
 	PtxPlan plan;
 	ptx_plan(&lk, NULL, &plan);
 	ck_assert_msg(plan.tc, "%s", plan.tc_why);
@@ -412,8 +412,8 @@ static Program compile_typed(Arena *arena, const char *pattern, const int64_t *s
 }
 
 /* The tensor-core kernels of the patterns that keep dense 16 x 16 tiles,
- * on shapes no tile divides (M, K and N), bf16 and f16, on the warp
- * emulator against a float64 reference on the rounded inputs. */
+ * on shapes no tile divides (M, K and N), bf16 and f16, both layouts, on
+ * the warp emulator against a float64 reference on the rounded inputs. */
 START_TEST(tc_mapping_matches_reference)
 {
 	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
@@ -424,13 +424,16 @@ START_TEST(tc_mapping_matches_reference)
 				Arena arena;
 				arena_init(&arena);
 				Program prog = compile_typed(&arena, tc_patterns[p], shapes[s], pat_dtype_names[dts[d]]);
-				double e = emulate_tc(&prog.ops[0], dts[d], NULL);
-				ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, %s: %g", tc_patterns[p], (long long)shapes[s][0],
-				              (long long)shapes[s][1], (long long)shapes[s][2], pat_dtype_names[dts[d]], e);
-				checked++;
+				for (int l = 0; l < 2; l++) {
+					double e = emulate_tc(&prog.ops[0], dts[d], l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, NULL);
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, %s, layout %s: %g", tc_patterns[p],
+					              (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
+					              pat_dtype_names[dts[d]], l ? "nk" : "kn", e);
+					checked++;
+				}
 				arena_free(&arena);
 			}
-	ck_assert_int_eq(checked, NTC * 4 * 2);
+	ck_assert_int_eq(checked, NTC * 4 * 2 * 2);
 }
 END_TEST
 
@@ -453,12 +456,14 @@ START_TEST(tc_choice)
 		arena_init(&arena);
 		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "k", 1, op->dtype, {0}};
-		PtxPlan plan;
-		ptx_plan(&lk, NULL, &plan);
-		ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
-		ck_assert_ptr_nonnull(plan.tc_why);
-		ck_assert_ptr_nonnull(strstr(plan.tc_why, want[i].tc ? "tensor cores:" : "CUDA cores"));
+		for (int l = 0; l < 2; l++) { /* either layout */
+			LowerKernel lk = {op->ir, op->M, op->K, op->N, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, "k", 1, op->dtype, {0}};
+			PtxPlan plan;
+			ptx_plan(&lk, NULL, &plan);
+			ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
+			ck_assert_ptr_nonnull(plan.tc_why);
+			ck_assert_ptr_nonnull(strstr(plan.tc_why, want[i].tc ? "tensor cores:" : "CUDA cores"));
+		}
 		arena_free(&arena);
 	}
 }
