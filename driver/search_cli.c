@@ -426,9 +426,11 @@ int search_merge(int n, char *const *paths, const char *output)
 		fprintf(stderr, "patc: error: cannot write '%s': %s\n", output, strerror(errno));
 		rc = PATC_EXIT_ENV;
 	}
-	if (rc == PATC_EXIT_OK)
-		printf("merge: %d measurements from %d log%s into %s%s\n", lines, n, n == 1 ? "" : "s", output,
-		       skipped ? " (lines that were not log entries skipped)" : "");
+	if (rc == PATC_EXIT_OK && skipped)
+		printf("merge: %d measurements from %d log%s into %s (%d line%s that were not measurements skipped)\n", lines,
+		       n, n == 1 ? "" : "s", output, skipped, skipped == 1 ? "" : "s");
+	else if (rc == PATC_EXIT_OK)
+		printf("merge: %d measurements from %d log%s into %s\n", lines, n, n == 1 ? "" : "s", output);
 	for (size_t k = 0; k < nseen; k++)
 		free(seen[k]);
 	free(seen);

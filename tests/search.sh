@@ -261,6 +261,17 @@ merged = [key(json.loads(l)) for l in open(t + "/merged.jsonl").read().splitline
 assert len(merged) == len(set(merged)) == len(measured), ("merge kept a duplicate or lost an entry", len(merged), len(set(merged)), len(measured), sorted(set(merged) ^ measured))
 EOF2
 
+# merge keeps measurements only: not a line cut short, one without a latency
+# or a failure, or one whose schedule is malformed
+{
+	head -1 "$tmp/sh0/tune.jsonl"
+	printf '{"time":"2026-\n{"pir":"pir w m=4 k=4 {\\n}\\n","target":"x86-64"}\n'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":[0-9]*/"vector_width":"x"/'
+} >"$tmp/junk.jsonl"
+"$patc" merge "$tmp/junk.jsonl" -o "$tmp/junk_merged.jsonl" >"$tmp/out" 2>&1 &&
+	grep -q "^merge: 1 measurements from 1 log into .* (3 lines that were not measurements skipped)" "$tmp/out" &&
+	[ "$(wc -l <"$tmp/junk_merged.jsonl")" -eq 1 ] && ok || bad "merge of malformed lines: $(cat "$tmp/out")"
+
 # 6. hopeless candidates stop early; --tune=0 tunes nothing; --explore
 #    measures candidates the model ranks low
 PATC_SEARCH_INJECT=slow "$patc" "$tmp/op.pat" --search --topk=3 --tune=0 --threads=1 --budget=20% -o "$tmp/st" \
