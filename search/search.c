@@ -881,7 +881,7 @@ static void bench_one(Bench *b, int i, const char *kind)
 	SearchResult *r = b->r;
 	SearchCandidate *c = &r->c[i];
 	progress_bar(&b->pr, c->notation);
-	/* hopeless: a few runs already this much slower than the best */
+	/* hopeless: a few runs already this much slower than the fastest */
 	/* (not the references: the comparison with them wants their full measurement) */
 	b->p.stop_us = b->s->stop_ratio > 0 && r->fastest >= 0 && !c->ref[0] ? b->s->stop_ratio * r->c[r->fastest].measured_us : 0;
 	b->p.sched = c->sched;
