@@ -208,3 +208,39 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	free(c);
 	return ok;
 }
+
+bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
+{
+	memset(r, 0, sizeof *r);
+	r->cublas_us = -1;
+	snprintf(r->note, sizeof r->note, "no cuBLAS on the host emulator");
+	const int64_t M = p->M, K = p->K, N = p->N;
+	PtxKernelSpec spec = {.k = {p->ir, M, K, N, p->layout, "patc_spmm", 1, p->dtype, {0}}, .s = p->s};
+	char *ptx = NULL;
+	double t0 = util_now();
+	if (!ptx_compile(&spec, 1, p->sm, &ptx, NULL, err)) /* the PTX a GPU would get, then the host's kernel */
+		return false;
+	free(ptx);
+	r->compile_ms = 1e3 * (util_now() - t0);
+	r->plan = spec.plan;
+	PirMetrics pm;
+	pir_metrics(p->ir, &pm);
+	const bool tc = spec.plan.tc;
+	const PatDtype dt = tc ? p->dtype : PAT_F32;
+	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL, *v16 = tc ? to16(p->values, (size_t)pm.values, dt) : NULL;
+	float *c = malloc((size_t)(M * N) * sizeof *c);
+	bool ok = c && (!tc || (x16 && v16));
+	if (!ok)
+		snprintf(err, CUDA_ERR_MAX, "out of memory for the emulated kernel's operands");
+	t0 = util_now();
+	ok = ok && ptx_emulate(&spec.k, &p->s, tc ? (const void *)x16 : p->x, tc ? (const void *)v16 : p->values,
+	                       (const int32_t *const *)p->mask->index, c, NULL, err);
+	r->kernel_us = 1e6 * (util_now() - t0);
+	if (ok) {
+		for (int64_t i = 0; i < M * N; i++)
+			r->unwritten += isnan(c[i]);
+		r->rel_err = sampled_error(p, dt, c);
+	}
+	free(x16), free(v16), free(c);
+	return ok;
+}

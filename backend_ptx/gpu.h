@@ -41,4 +41,10 @@ typedef struct GpuResult {
  * a wrong result is reported in r (rel_err, unwritten), not as failure. */
 bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX]);
 
+/* The same without a GPU: the PTX compiled, then the kernel run on the
+ * host emulator (ptx_emulate) and checked the same way; kernel_us is the
+ * emulation's host time, which says nothing about a GPU, and cuBLAS is
+ * not measured.  For testing what drives gpu_measure without a device. */
+bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX]);
+
 #endif

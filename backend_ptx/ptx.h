@@ -105,6 +105,15 @@ bool ptx_tc_plan(const LowerKernel *k, PtxPlan *plan);
  * the host, one thread at a time). */
 LowerHooks ptx_hooks(PtxPlan *plan);
 
+/* Runs kernel k under schedule s (NULL: patc's choice) on the host over its
+ * whole grid (emulate.c): X, C, values and index as the kernel takes them
+ * (X and the values 16-bit where plan_out->tc), C poisoned with NaN first
+ * (zeroed where the plan adds into it).  Slow: for tests and for checking
+ * kernels without a GPU, never for timing.  false with err where the
+ * kernel does not compile or a warp deadlocks. */
+bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
+                 const int32_t *const *index, float *c, PtxPlan *plan_out, char err[PTX_ERR_MAX]);
+
 /* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
  * writes is PTX_ISA_VERSION. */
 #define PTX_ISA_VERSION "8.0"

@@ -80,8 +80,12 @@ static int reference_patterns(const SearchCli *c, const OpResult *op, double spa
 /* Whether the GPU of target sm can measure: the driver opened in a child
  * process (CUDA must not be initialised in a process that forks the
  * measuring children), its device's name into name.  Says why not. */
-static bool gpu_probe(const char *sm, char *name, size_t len)
+static bool gpu_probe(const char *sm, bool emulate, char *name, size_t len)
 {
+	if (emulate) {
+		snprintf(name, len, "host emulator");
+		return true;
+	}
 	int fd[2];
 	if (pipe(fd) != 0) {
 		fprintf(stderr, "patc: error: pipe: %s\n", strerror(errno));
@@ -152,7 +156,9 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	char device[256];
 	search_device_name(device, sizeof device);
-	if (c->gpu && c->s.measure && !gpu_probe(c->target, device, sizeof device))
+	const char *emu = getenv("PATC_GPU_EMULATE");
+	const bool emulate = c->gpu && emu && *emu && strcmp(emu, "0");
+	if (c->gpu && c->s.measure && !gpu_probe(c->target, emulate, device, sizeof device))
 		return PATC_EXIT_ENV;
 	if (mkdir(c->dir, 0777) != 0 && errno != EEXIST) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", c->dir, strerror(errno));
@@ -165,6 +171,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	snprintf(log_path, sizeof log_path, "%s/tune.jsonl", c->dir);
 	SearchSettings s = c->s;
 	s.sm = c->gpu ? c->target : NULL;
+	s.emulate = emulate;
+	if (emulate && s.measure)
+		fprintf(stderr, "search: PATC_GPU_EMULATE: the candidates run on the host emulator, checked as on a GPU; "
+		                "their times are the emulator's, not a GPU's\n");
 	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->N,
 	                      op->layout == PAT_LAYOUT_KN ? "kn" : "nk", s.threads, s.seed};
 	s.log_path = s.measure ? log_path : NULL;
@@ -278,7 +288,11 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	search_schedule_text(&b->sched, sched, sizeof sched);
 	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation, sched,
 	          b->ref[0] ? " (the standard library's " : "", b->ref, b->ref[0] ? ")" : "", 100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);
-	if (b->status == SEARCH_MEASURED && r.dense_us > 0 && c->gpu)
+	if (b->status == SEARCH_MEASURED && r.dense_us > 0 && emulate)
+		sb_printf(out, "        %.1f us on the host emulator, %.2fx the emulated dense kernel (%.1f us): not a GPU's "
+		               "times\n",
+		          b->measured_us, r.dense_us / b->measured_us, r.dense_us);
+	else if (b->status == SEARCH_MEASURED && r.dense_us > 0 && c->gpu)
 		sb_printf(out, "        %.1f us, %.2fx over dense cuBLAS (%.1f us) on %s\n", b->measured_us,
 		          r.dense_us / b->measured_us, r.dense_us, device);
 	else if (b->status == SEARCH_MEASURED && r.dense_us > 0)

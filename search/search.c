@@ -470,6 +470,7 @@ typedef struct Problem {
 	int which; /* the candidate's place in the measuring order */
 	double stop_us;       /* stop early where a few runs take longer (0: never) */
 	const char *sm;       /* a GPU target: measure there */
+	bool emulate;         /* on the host emulator instead (its times are not a GPU's) */
 	KernelSchedule sched; /* the kernel's */
 } Problem;
 
@@ -532,27 +533,30 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	if (!pack_candidate(p, ir, &pm, &dense, &values, &m))
 		return m;
 	char err[CUDA_ERR_MAX];
-	Cuda *cu = cuda_open(err);
-	if (!cu) {
+	Cuda *cu = p->emulate ? NULL : cuda_open(err);
+	if (!cu && !p->emulate) {
 		snprintf(m.why, sizeof m.why, "no GPU: %.100s", err);
 		return m;
 	}
 	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, (PtxSchedule){0},
 	                 20, baseline, 64};
 	GpuResult r;
-	if (!gpu_measure(cu, &gp, &r, err))
-		snprintf(m.why, sizeof m.why, "on the GPU: %.100s", err);
+	/* emulated, the baseline is the dense kernel on the emulator too */
+	const bool blas = baseline && !p->emulate;
+	if (!(p->emulate ? gpu_emulate(&gp, &r, err) : gpu_measure(cu, &gp, &r, err)))
+		snprintf(m.why, sizeof m.why, "on the %s: %.90s", p->emulate ? "host emulator" : "GPU", err);
 	else if (r.unwritten || !(r.rel_err < 1e-4))
 		snprintf(m.why, sizeof m.why, "wrong result: relative error %.3g against float64, %lld elements not written",
 		         r.rel_err, (long long)r.unwritten);
-	else if (baseline && r.cublas_us <= 0)
+	else if (blas && r.cublas_us <= 0)
 		snprintf(m.why, sizeof m.why, "cuBLAS: %.100s", r.note);
 	else {
-		m.us = baseline ? r.cublas_us : r.kernel_us;
+		m.us = blas ? r.cublas_us : r.kernel_us;
 		m.rel_err = r.rel_err;
 		m.ok = 1;
 	}
-	cuda_close(cu);
+	if (cu)
+		cuda_close(cu);
 	return m;
 }
 
@@ -1169,6 +1173,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		           .r = out,
 		           .pr = {.f = progress}};
 		b.p.sm = s->gpu ? s->sm : NULL;
+		b.p.emulate = s->gpu && s->emulate;
 		b.pr.tty = progress && isatty(fileno(progress));
 		for (int i = 0; i < s->nlogged && out->dense_us < 0; i++)
 			if (s->logged[i].dense_us > 0)
@@ -1178,7 +1183,10 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			out->dense_us = dm.ok ? dm.us : -1;
 		}
 		const int top = nord < s->topk ? nord : s->topk;
-		if (s->gpu)
+		if (s->gpu && s->emulate)
+			progress_line(&b.pr, "search: the dense kernel %.1f us on the host emulator (not a GPU's time); "
+			                     "measuring the %d best ranked", out->dense_us, top);
+		else if (s->gpu)
 			progress_line(&b.pr, "search: dense cuBLAS %.1f us on %s; measuring the %d best ranked", out->dense_us,
 			              s->sm, top);
 		else

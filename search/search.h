@@ -90,6 +90,7 @@ typedef struct SearchSettings {
 	const CostModel *model; /* NULL: the analytic one */
 	bool gpu;          /* keep only candidates the GPU legality rules allow */
 	const char *sm;    /* gpu: the target (sm_80...), measured on the GPU through the driver */
+	bool emulate;      /* gpu: on the host emulator instead (gpu_emulate; for tests) */
 	int shard, shards; /* measure only the ranked candidates j with j % shards == shard */
 	const char *log_path;   /* tune.jsonl: each measurement appended (NULL: none) */
 	const SearchLogInfo *log_info;

@@ -208,6 +208,29 @@ if [ -x "$ptxas" ]; then
 else
 	echo "search.sh: ptxas is absent: the search's PTX is not assembled"
 fi
+# the GPU measurement path without a GPU: PATC_GPU_EMULATE runs each candidate's kernel (the GPU
+# mapping, on CUDA cores and on tensor cores) on the host emulator, checked against float64 as
+# on a device; the best is written as PTX; the log names the emulator as the device
+printf 'op h: spmm(M = 96, K = 80, N = 40, dtype = bf16, layout = nk) { weights = random(3, heads, 16); }\n' \
+	>"$tmp/h.pat"
+PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budget=20% -o "$tmp/ge" \
+	>"$tmp/out" 2>"$tmp/err" &&
+	PATC_GPU_EMULATE=1 "$patc" "$tmp/h.pat" --search --target=sm_80 --topk=3 --budget=100% -o "$tmp/ge16" \
+		>"$tmp/out16" 2>"$tmp/err16" &&
+	grep -q "on the host emulator, .* not a GPU's times" "$tmp/out" && grep -q "host emulator" "$tmp/err" &&
+	python3 - "$tmp/ge" "$tmp/ge16" <<'EOF2' && [ -s "$tmp/ge/op.ptx" ] && [ -s "$tmp/ge/op_launch.c" ] && ok ||
+import json, sys
+for d in sys.argv[1:]:
+    r = json.load(open(d + "/report.json"))
+    meas = [x for x in r["candidates"] if x["status"] == "measured"]
+    assert len(meas) >= 3 and all(x["relative_error"] < 1e-4 and x["latency_us"] > 0 for x in meas), d
+    assert not [x for x in r["candidates"] if x["status"] == "failed"], d
+    assert all(json.loads(l)["device"] == "host emulator" for l in open(d + "/tune.jsonl")), d
+# the 16-bit op's 32 x 32 blocks run on the tensor cores' mapping (warps, mma.sync)
+r = json.load(open(sys.argv[2] + "/report.json"))
+assert [x for x in r["candidates"] if x.get("reference", "").startswith("block(32, 32") and x["status"] == "measured"]
+EOF2
+	bad "PATC_GPU_EMULATE: $(tail -3 "$tmp/err" "$tmp/err16")"
 
 # 5. a search killed half-way and resumed measures nothing twice; two
 #    shards (--shard and Slurm's variables) merged give one run's set

@@ -1,10 +1,11 @@
 /* test_ptx.c - the NVPTX backend without a GPU.
  *
  * The GPU mapping (which loops go to thread blocks, the row groups, the
- * columns per thread, atomics) is lowered with thread and block ids read
- * from globals, JIT-compiled for the host and run one thread at a time
- * over the whole grid, against a float64 reference on the masked weight;
- * C starts as NaN so that an element no thread writes fails.  The same
+ * columns per thread, atomics) is run on the host by ptx_emulate
+ * (emulate.c: thread and block ids read from globals, one thread at a
+ * time over the whole grid, a warp's lanes taking turns on tensor cores),
+ * against a float64 reference on the masked weight; C starts as NaN so
+ * that an element no thread writes fails.  The same
  * kernels are also compiled to PTX for sm_80 and sm_90 (tests/ptx.sh
  * assembles them with ptxas). */
 #define _POSIX_C_SOURCE 200809L
@@ -15,62 +16,21 @@
 #include "prune/prune.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <semaphore.h>
 #include <string.h>
 
-typedef struct Emu {
-	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z;
-} Emu;
-
-/* The emulated kernel's thread and block ids (ctaid_z is NULL where the
- * kernel does not read it). */
-static Emu emu_ids(const X86Kernel *kern)
-{
-	Emu e = {x86_lookup(kern, "patc_emu_tid_x"), x86_lookup(kern, "patc_emu_tid_y"),
-	         x86_lookup(kern, "patc_emu_ctaid_x"), x86_lookup(kern, "patc_emu_ctaid_y"),
-	         x86_lookup(kern, "patc_emu_ctaid_z")};
-	ck_assert(e.tid_x && e.tid_y && e.ctaid_x && e.ctaid_y);
-	return e;
-}
-
-/* Runs the emulated kernel over its grid; returns ||C - ref|| / ||ref||,
- * or +inf when an element of C is left unwritten. */
+/* Runs the kernel on the host emulator over its grid; returns
+ * ||C - ref|| / ||ref||, or +inf when an element of C is left unwritten. */
 static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
 	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, PAT_F32, {0}};
-	PtxPlan plan;
-	ptx_plan(&lk, s, &plan);
-	plan.emulate = true;
-	LowerHooks hooks = ptx_hooks(&plan);
-	X86Kernel kern;
-	char xerr[X86_ERR_MAX];
-	ck_assert_msg(x86_jit_hooks(&lk, &hooks, NULL, NULL, &kern, xerr), "%s", xerr);
-	Emu e = emu_ids(&kern);
-	ck_assert(e.ctaid_z || plan.nsplit == 1);
-	for (int64_t i = 0; i < op->M * N; i++)
-		kc.c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
-	unsigned grid[3], block[3];
-	ptx_grid(&plan, N, grid, block);
-	for (unsigned cz = 0; cz < grid[2]; cz++)
-		for (unsigned cx = 0; cx < grid[0]; cx++)
-			for (unsigned cy = 0; cy < grid[1]; cy++)
-				for (unsigned ty = 0; ty < block[1]; ty++)
-					for (unsigned tx = 0; tx < block[0]; tx++) {
-						if (e.ctaid_z)
-							*e.ctaid_z = (int32_t)cz;
-						*e.ctaid_x = (int32_t)cx, *e.ctaid_y = (int32_t)cy;
-						*e.tid_x = (int32_t)tx, *e.tid_y = (int32_t)ty;
-						kern.fn(kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, 0, N);
-					}
-	double err = kernel_case_error(&kc);
-	x86_kernel_free(&kern);
+	char err[PTX_ERR_MAX];
+	ck_assert_msg(ptx_emulate(&lk, s, kc.x, kc.values, (const int32_t *const *)kc.mask.index, kc.c, plan_out, err),
+	              "%s", err);
+	double e = kernel_case_error(&kc);
 	kernel_case_free(&kc);
-	if (plan_out)
-		*plan_out = plan;
-	return err;
+	return e;
 }
 
 static const char *const patterns[] = {
@@ -190,144 +150,8 @@ START_TEST(ptx_for_both_targets)
 }
 END_TEST
 
-/* ---- tensor cores ----
- *
- * mma.sync is a warp's instruction: lane l passes its fragments and gets
- * its part of D = A B + C back once all 32 lanes have passed theirs.  The
- * emulator runs the 32 lanes of a warp as threads, one at a time (the
- * thread and block ids are globals of the kernel, set before a lane runs):
- * a lane runs until it ends or reaches an mma whose other lanes have not
- * all arrived; the last to arrive multiplies for the whole warp. */
-enum { LANES = 32 };
-
-typedef struct Warp {
-	sem_t go[LANES]; /* lane l may run */
-	sem_t back;      /* the running lane stopped: the scheduler may run */
-	int turn;        /* the lane that runs */
-	bool done[LANES], parked[LANES];
-	unsigned parked_gen[LANES], gen;
-	int arrived;
-	int32_t a[LANES][4], b[LANES][2];
-	float c[LANES][4];
-	/* the kernel and its arguments */
-	const X86Kernel *kern;
-	const void *x, *values;
-	float *out;
-	const int32_t *const *index;
-	int64_t N;
-} Warp;
-
-static Warp *warp; /* the warp being emulated */
-
-static float half_to_f32(uint16_t h, int32_t f16) { return f16 ? fp16_to_f32(h) : bf16_to_f32(h); }
-
-/* The 16-bit element `hi` of word w as a float. */
-static float elem(int32_t w, int hi, int32_t f16) { return half_to_f32((uint16_t)((uint32_t)w >> (hi ? 16 : 0)), f16); }
-
-/* D = A B + C for the warp, from every lane's fragments (see tc.c). */
-static void warp_mma(Warp *w, int32_t f16)
-{
-	float A[16][16], B[16][8], C[16][8];
-	for (int l = 0; l < LANES; l++) {
-		const int g = l / 4, t = l % 4;
-		for (int e = 0; e < 4; e++)
-			for (int h = 0; h < 2; h++)
-				A[g + (e & 1 ? 8 : 0)][2 * t + h + (e & 2 ? 8 : 0)] = elem(w->a[l][e], h, f16);
-		for (int e = 0; e < 2; e++)
-			for (int h = 0; h < 2; h++)
-				B[2 * t + h + 8 * e][g] = elem(w->b[l][e], h, f16);
-		for (int e = 0; e < 4; e++)
-			C[g + (e & 2 ? 8 : 0)][2 * t + (e & 1)] = w->c[l][e];
-	}
-	for (int l = 0; l < LANES; l++) {
-		const int g = l / 4, t = l % 4;
-		for (int e = 0; e < 4; e++) {
-			const int i = g + (e & 2 ? 8 : 0), j = 2 * t + (e & 1);
-			float d = C[i][j];
-			for (int kk = 0; kk < 16; kk++)
-				d += A[i][kk] * B[kk][j];
-			w->c[l][e] = d;
-		}
-	}
-}
-
-/* Called by the running lane (only one runs at a time). */
-static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
-{
-	Warp *w = warp;
-	const int l = w->turn;
-	memcpy(w->a[l], a, sizeof w->a[l]);
-	memcpy(w->b[l], b, sizeof w->b[l]);
-	memcpy(w->c[l], c, sizeof w->c[l]);
-	if (++w->arrived == LANES) {
-		warp_mma(w, f16);
-		w->arrived = 0;
-		w->gen++;
-	} else { /* park until the others have arrived */
-		w->parked[l] = true;
-		w->parked_gen[l] = w->gen;
-		sem_post(&w->back);
-		while (sem_wait(&w->go[l]))
-			;
-		w->parked[l] = false;
-	}
-	memcpy(c, w->c[l], sizeof w->c[l]);
-}
-
-typedef struct LaneArg {
-	Warp *w;
-	int l;
-} LaneArg;
-
-static void *lane_main(void *arg)
-{
-	const LaneArg *la = arg;
-	Warp *w = la->w;
-	while (sem_wait(&w->go[la->l]))
-		;
-	w->kern->fn(w->x, w->out, w->values, w->index, 0, w->N);
-	w->done[la->l] = true;
-	sem_post(&w->back);
-	return NULL;
-}
-
-/* Runs one warp (ids in e, lane = tid.x) to its end, one lane at a time,
- * each until it ends or parks at an mma; fails the test on a deadlock
- * (lanes waiting at an mma that the others never reach). */
-static void run_warp(Warp *w, const Emu *e)
-{
-	pthread_t th[LANES];
-	LaneArg la[LANES];
-	w->arrived = 0;
-	w->gen = 0;
-	memset(w->done, 0, sizeof w->done);
-	memset(w->parked, 0, sizeof w->parked);
-	for (int l = 0; l < LANES; l++) {
-		la[l] = (LaneArg){w, l};
-		ck_assert_int_eq(pthread_create(&th[l], NULL, lane_main, &la[l]), 0);
-	}
-	for (;;) {
-		int ran = 0, left = 0;
-		for (int l = 0; l < LANES; l++) {
-			if (w->done[l])
-				continue;
-			left++;
-			if (w->parked[l] && w->parked_gen[l] == w->gen)
-				continue; /* its mma has not completed */
-			*e->tid_x = l;
-			w->turn = l;
-			sem_post(&w->go[l]);
-			while (sem_wait(&w->back))
-				;
-			ran++;
-		}
-		if (!left)
-			break;
-		ck_assert_msg(ran > 0, "tensor-core emulation: lanes wait at an mma the others never reach");
-	}
-	for (int l = 0; l < LANES; l++)
-		pthread_join(th[l], NULL);
-}
+/* ---- tensor cores: the emulator runs a warp's 32 lanes as threads taking
+ * turns, each mma completing once all 32 have passed their fragments ---- */
 
 /* x rounded to f16 or bf16 and back. */
 static float round_half(float x, PatDtype dt)
@@ -344,18 +168,6 @@ static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, PtxP
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
 	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, dt, {0}};
-	PtxPlan plan;
-	ptx_plan(&lk, NULL, &plan);
-	ck_assert_msg(plan.tc, "%s", plan.tc_why);
-	plan.emulate = true;
-	LowerHooks hooks = ptx_hooks(&plan);
-	X86Kernel kern;
-	char xerr[X86_ERR_MAX];
-	ck_assert_msg(x86_jit_hooks(&lk, &hooks, NULL, NULL, &kern, xerr), "%s", xerr);
-	Emu e = emu_ids(&kern);
-	PtxEmuMma *mma = x86_lookup(&kern, "patc_emu_mma");
-	ck_assert(mma);
-	*mma = emu_mma;
 	/* 16-bit X and weights; the reference on the same rounded values */
 	uint16_t *x16 = malloc((size_t)(op->K * N) * sizeof *x16), *v16 = malloc((size_t)kc.nvalues * sizeof *v16 + 4);
 	ck_assert(x16 && v16);
@@ -367,34 +179,17 @@ static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, PtxP
 		v16[i] = dt == PAT_F16 ? f32_to_fp16(kc.values[i]) : f32_to_bf16(kc.values[i]);
 	for (int64_t i = 0; i < op->M * op->K; i++)
 		kc.dense[i] = round_half(kc.dense[i], dt);
-	for (int64_t i = 0; i < op->M * N; i++)
-		kc.c[i] = plan.zero ? 0.0f : NAN;
-	Warp w = {.kern = &kern, .x = x16, .values = v16, .out = kc.c,
-	          .index = (const int32_t *const *)kc.mask.index, .N = N};
-	for (int l = 0; l < LANES; l++)
-		sem_init(&w.go[l], 0, 0);
-	sem_init(&w.back, 0, 0);
-	warp = &w;
-	unsigned grid[3], block[3];
-	ptx_grid(&plan, N, grid, block);
-	ck_assert_int_eq(block[0], LANES);
-	for (unsigned cx = 0; cx < grid[0]; cx++)
-		for (unsigned cy = 0; cy < grid[1]; cy++)
-			for (unsigned ty = 0; ty < block[1]; ty++) {
-				*e.ctaid_x = (int32_t)cx, *e.ctaid_y = (int32_t)cy, *e.tid_y = (int32_t)ty;
-				run_warp(&w, &e);
-			}
-	warp = NULL;
-	for (int l = 0; l < LANES; l++)
-		sem_destroy(&w.go[l]);
-	sem_destroy(&w.back);
-	double err = kernel_case_error(&kc);
+	PtxPlan plan;
+	char err[PTX_ERR_MAX];
+	ck_assert_msg(ptx_emulate(&lk, NULL, x16, v16, (const int32_t *const *)kc.mask.index, kc.c, &plan, err), "%s",
+	              err);
+	ck_assert_msg(plan.tc, "%s", plan.tc_why);
+	double e = kernel_case_error(&kc);
 	free(x16), free(v16);
-	x86_kernel_free(&kern);
 	kernel_case_free(&kc);
 	if (plan_out)
 		*plan_out = plan;
-	return err;
+	return e;
 }
 
 static const char *const tc_patterns[] = {"apply block(16, 16, 50%);", "apply block(32, 32, 25%);",

@@ -1,0 +1,247 @@
+/* emulate.c - GPU kernels run on the host; see ptx.h (ptx_emulate).
+ *
+ * The kernel is lowered with the GPU mapping but with thread and block ids
+ * read from globals (plan.emulate) and JIT-compiled for the host.  On CUDA
+ * cores every thread of the grid runs in turn to its end (the staged
+ * kernels copy their X rows themselves when emulated).  On tensor cores a
+ * warp's 32 lanes are host threads taking turns: a lane runs until it ends
+ * or reaches an mma, whose fragments it passes to the host; the last lane
+ * to arrive multiplies for the whole warp (fragments laid out as the PTX
+ * ISA documents, see tc.c) and the lanes go on. */
+#define _POSIX_C_SOURCE 200809L
+#include "ptx.h"
+#include "../backend_x86/x86.h"
+#include "../weights/tensor.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Ids {
+	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z; /* ctaid_z: NULL where unread */
+} Ids;
+
+enum { LANES = 32 };
+
+typedef struct Warp {
+	sem_t go[LANES]; /* lane l may run */
+	sem_t back;      /* the running lane stopped: the scheduler may run */
+	int turn;        /* the lane that runs */
+	bool done[LANES], parked[LANES];
+	unsigned parked_gen[LANES], gen;
+	int arrived;
+	int32_t a[LANES][4], b[LANES][2];
+	float c[LANES][4];
+	/* the kernel and its arguments */
+	const X86Kernel *kern;
+	const void *x, *values;
+	float *out;
+	const int32_t *const *index;
+	int64_t N;
+} Warp;
+
+/* The warp being emulated: one emulation at a time in a process. */
+static Warp *warp;
+static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
+
+static float half_to_f32(uint16_t h, int32_t f16) { return f16 ? fp16_to_f32(h) : bf16_to_f32(h); }
+
+/* The 16-bit element `hi` of word w as a float. */
+static float elem(int32_t w, int hi, int32_t f16) { return half_to_f32((uint16_t)((uint32_t)w >> (hi ? 16 : 0)), f16); }
+
+/* D = A B + C for the warp, from every lane's fragments. */
+static void warp_mma(Warp *w, int32_t f16)
+{
+	float A[16][16], B[16][8], C[16][8];
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++)
+			for (int h = 0; h < 2; h++)
+				A[g + (e & 1 ? 8 : 0)][2 * t + h + (e & 2 ? 8 : 0)] = elem(w->a[l][e], h, f16);
+		for (int e = 0; e < 2; e++)
+			for (int h = 0; h < 2; h++)
+				B[2 * t + h + 8 * e][g] = elem(w->b[l][e], h, f16);
+		for (int e = 0; e < 4; e++)
+			C[g + (e & 2 ? 8 : 0)][2 * t + (e & 1)] = w->c[l][e];
+	}
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++) {
+			const int i = g + (e & 2 ? 8 : 0), j = 2 * t + (e & 1);
+			float d = C[i][j];
+			for (int kk = 0; kk < 16; kk++)
+				d += A[i][kk] * B[kk][j];
+			w->c[l][e] = d;
+		}
+	}
+}
+
+/* Called by the running lane (only one runs at a time). */
+static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
+{
+	Warp *w = warp;
+	const int l = w->turn;
+	memcpy(w->a[l], a, sizeof w->a[l]);
+	memcpy(w->b[l], b, sizeof w->b[l]);
+	memcpy(w->c[l], c, sizeof w->c[l]);
+	if (++w->arrived == LANES) {
+		warp_mma(w, f16);
+		w->arrived = 0;
+		w->gen++;
+	} else { /* park until the others have arrived */
+		w->parked[l] = true;
+		w->parked_gen[l] = w->gen;
+		sem_post(&w->back);
+		while (sem_wait(&w->go[l]))
+			;
+		w->parked[l] = false;
+	}
+	memcpy(c, w->c[l], sizeof w->c[l]);
+}
+
+typedef struct LaneArg {
+	Warp *w;
+	int l;
+} LaneArg;
+
+static void *lane_main(void *arg)
+{
+	const LaneArg *la = arg;
+	Warp *w = la->w;
+	while (sem_wait(&w->go[la->l]))
+		;
+	w->kern->fn(w->x, w->out, w->values, w->index, 0, w->N);
+	w->done[la->l] = true;
+	sem_post(&w->back);
+	return NULL;
+}
+
+/* Runs one warp (ids set but tid.x, the lane) to its end, one lane at a
+ * time, each until it ends or parks at an mma.  false with err where the
+ * lanes cannot start, or on a deadlock (lanes waiting at an mma that the
+ * others never reach); the lanes that started then stay blocked on w's
+ * semaphores, so w must outlive the process. */
+static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
+{
+	pthread_t th[LANES];
+	LaneArg la[LANES];
+	w->arrived = 0;
+	w->gen = 0;
+	memset(w->done, 0, sizeof w->done);
+	memset(w->parked, 0, sizeof w->parked);
+	int started = 0;
+	for (int l = 0; l < LANES; l++) {
+		la[l] = (LaneArg){w, l};
+		if (pthread_create(&th[l], NULL, lane_main, &la[l]) != 0)
+			break;
+		started++;
+	}
+	if (started < LANES) {
+		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: cannot start the 32 lanes of a warp");
+		return false;
+	}
+	for (;;) {
+		int ran = 0, left = 0;
+		for (int l = 0; l < LANES; l++) {
+			if (w->done[l])
+				continue;
+			left++;
+			if (w->parked[l] && w->parked_gen[l] == w->gen)
+				continue; /* its mma has not completed */
+			*ids->tid_x = l;
+			w->turn = l;
+			sem_post(&w->go[l]);
+			while (sem_wait(&w->back))
+				;
+			ran++;
+		}
+		if (!left)
+			break;
+		if (!ran) {
+			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: lanes wait at an mma the others never reach");
+			return false;
+		}
+	}
+	for (int l = 0; l < LANES; l++)
+		pthread_join(th[l], NULL);
+	return true;
+}
+
+bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
+                 const int32_t *const *index, float *c, PtxPlan *plan_out, char err[PTX_ERR_MAX])
+{
+	PtxPlan plan;
+	ptx_plan(k, s, &plan);
+	plan.emulate = true;
+	LowerHooks hooks = ptx_hooks(&plan);
+	X86Kernel kern;
+	char xerr[X86_ERR_MAX];
+	if (!x86_jit_hooks(k, &hooks, NULL, NULL, &kern, xerr)) {
+		snprintf(err, PTX_ERR_MAX, "emulation: %.400s", xerr);
+		return false;
+	}
+	Ids ids = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
+	           x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"),
+	           x86_lookup(&kern, "patc_emu_ctaid_z")};
+	PtxEmuMma *mma = plan.tc ? x86_lookup(&kern, "patc_emu_mma") : NULL;
+	if (!ids.tid_x || !ids.tid_y || !ids.ctaid_x || !ids.ctaid_y || (!ids.ctaid_z && plan.nsplit > 1) ||
+	    (plan.tc && !mma)) {
+		x86_kernel_free(&kern);
+		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
+		return false;
+	}
+	const int64_t nc = k->M * k->N;
+	for (int64_t i = 0; i < nc; i++)
+		c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
+	unsigned grid[3], block[3];
+	ptx_grid(&plan, k->N, grid, block);
+	bool ok = true;
+	if (!plan.tc) {
+		for (unsigned cz = 0; cz < grid[2]; cz++)
+			for (unsigned cx = 0; cx < grid[0]; cx++)
+				for (unsigned cy = 0; cy < grid[1]; cy++)
+					for (unsigned ty = 0; ty < block[1]; ty++)
+						for (unsigned tx = 0; tx < block[0]; tx++) {
+							if (ids.ctaid_z)
+								*ids.ctaid_z = (int32_t)cz;
+							*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
+							*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
+							kern.fn(x, c, values, index, 0, k->N);
+						}
+	} else {
+		Warp *w = calloc(1, sizeof *w);
+		if (!w) {
+			x86_kernel_free(&kern);
+			snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
+			return false;
+		}
+		*w = (Warp){.kern = &kern, .x = x, .values = values, .out = c, .index = index, .N = k->N};
+		for (int l = 0; l < LANES; l++)
+			sem_init(&w->go[l], 0, 0);
+		sem_init(&w->back, 0, 0);
+		pthread_mutex_lock(&one_at_a_time);
+		*mma = emu_mma;
+		warp = w;
+		for (unsigned cx = 0; ok && cx < grid[0]; cx++)
+			for (unsigned cy = 0; ok && cy < grid[1]; cy++)
+				for (unsigned ty = 0; ok && ty < block[1]; ty++) {
+					*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy, *ids.tid_y = (int32_t)ty;
+					ok = run_warp(w, &ids, err);
+				}
+		warp = NULL;
+		pthread_mutex_unlock(&one_at_a_time);
+		if (!ok) /* lanes stay blocked on w's semaphores and in the kernel's code: both are kept */
+			return false;
+		for (int l = 0; l < LANES; l++)
+			sem_destroy(&w->go[l]);
+		sem_destroy(&w->back);
+		free(w);
+	}
+	x86_kernel_free(&kern);
+	if (plan_out)
+		*plan_out = plan;
+	return true;
+}
