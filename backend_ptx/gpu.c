@@ -184,7 +184,12 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 		for (size_t i = 0; i < nc; i++)
 			r->unwritten += isnan(c[i]);
 		r->rel_err = sampled_error(p, dt, c);
-		ok = time_us(cu, &d, p->reps, launch_kernel, &kl, &r->kernel_us, err);
+		if (p->stop_us > 0) { /* hopeless already? */
+			ok = time_us(cu, &d, 3, launch_kernel, &kl, &r->kernel_us, err);
+			r->early = ok && r->kernel_us > p->stop_us;
+		}
+		if (ok && !r->early)
+			ok = time_us(cu, &d, p->reps, launch_kernel, &kl, &r->kernel_us, err);
 	}
 	if (ok && p->cublas) {
 		BlasLaunch bl = {p, &d};
@@ -236,6 +241,7 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 	ok = ok && ptx_emulate(&spec.k, &p->s, tc ? (const void *)x16 : p->x, tc ? (const void *)v16 : p->values,
 	                       (const int32_t *const *)p->mask->index, c, NULL, err);
 	r->kernel_us = 1e6 * (util_now() - t0);
+	r->early = ok && p->stop_us > 0 && r->kernel_us > p->stop_us; /* one run, the emulator's */
 	if (ok) {
 		for (int64_t i = 0; i < M * N; i++)
 			r->unwritten += isnan(c[i]);

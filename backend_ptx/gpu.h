@@ -25,6 +25,8 @@ typedef struct GpuProblem {
 	bool cublas;           /* also time cuBLAS on the dense weight (sgemm; on
 	                        * tensor cores GemmEx in the same 16-bit type) */
 	int check_cols;        /* columns checked against float64 (0: 64) */
+	double stop_us;        /* > 0: after the check, 3 timed runs; where their median is
+	                        * over it, stop there (GpuResult.early) */
 } GpuProblem;
 
 typedef struct GpuResult {
@@ -35,6 +37,7 @@ typedef struct GpuResult {
 	char note[CUDA_ERR_MAX];
 	double rel_err;        /* ||C - ref|| / ||ref|| on a sample of columns */
 	int64_t unwritten;     /* elements of C left poisoned (NaN) */
+	bool early;            /* stopped early: kernel_us is the median of 3 runs */
 } GpuResult;
 
 /* false with err when something fails on the way (the driver, the PTX);

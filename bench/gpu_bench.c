@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 					continue;
 				double *base = tc ? &dense16_us : &dense_us;
 				GpuProblem gp = {&ir, M, K, N, PAT_LAYOUT_KN, values, &pm, masked, x, tc ? PAT_BF16 : PAT_F32,
-				                 sm, sched, 15, *base < 0, 16};
+				                 sm, sched, 15, *base < 0, 16, 0};
 				GpuResult r;
 				if (!gpu_measure(cu, &gp, &r, err)) {
 					fprintf(stderr, "gpu_bench: %s %s: %s\n", sh->name, body, err);

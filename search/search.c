@@ -539,7 +539,10 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		return m;
 	}
 	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, (PtxSchedule){0},
-	                 20, baseline, 64};
+	                 20, baseline, 64, baseline ? 0 : p->stop_us};
+	const char *slow = getenv("PATC_SEARCH_INJECT");
+	if (slow && !strcmp(slow, "slow") && p->which == 1 && gp.stop_us > 0)
+		gp.stop_us = 1e-9; /* as if a second slower: hopeless */
 	GpuResult r;
 	/* emulated, the baseline is the dense kernel on the emulator too */
 	const bool blas = baseline && !p->emulate;
@@ -554,6 +557,10 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		m.us = blas ? r.cublas_us : r.kernel_us;
 		m.rel_err = r.rel_err;
 		m.ok = 1;
+		m.early = r.early;
+		if (r.early)
+			snprintf(m.why, sizeof m.why, "stopped early: %.1f us in %s, over %.1f us", r.kernel_us,
+			         p->emulate ? "one emulated run" : "3 runs", gp.stop_us);
 	}
 	if (cu)
 		cuda_close(cu);
@@ -1208,7 +1215,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			if (!c->ref[0])
 				continue;
 			b.p.which = -1;
-			int same = -1; /* a searched candidate with the same nest, measured already */
+			int same = -1; /* a searched candidate with the same nest, measured already (a hopeless one too) */
 			for (int k = 0; k < out->n && same < 0; k++)
 				if (!out->c[k].ref[0] && search_schedule_default(&out->c[k].sched) &&
 				    (out->c[k].status == SEARCH_MEASURED || out->c[k].status == SEARCH_FAILED) &&

@@ -313,6 +313,19 @@ log = [json.loads(l) for l in open(d + "/tune.jsonl")]
 assert sum(1 for l in log if l.get("early")) == 1
 EOF2
 	bad "early stopping: exit $rc; $(cat "$tmp/out" "$tmp/err" | tail -5)"
+# on a GPU target too (the emulator's: the second candidate made hopeless)
+PATC_SEARCH_INJECT=slow PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budget=20% \
+	-o "$tmp/gst" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/gst" <<'EOF2' && [ $rc -eq 0 ] && grep -q "1 stopped early" "$tmp/out" && ok ||
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+early = [x for x in r["candidates"] if x.get("stopped_early") and "reference" not in x]
+assert len(early) == 1 and "stopped early" in early[0]["why"], early
+assert r["best"]["pir"] != early[0]["pir"]
+assert sum(1 for l in open(sys.argv[1] + "/tune.jsonl") if json.loads(l).get("early")) == 1
+EOF2
+	bad "early stopping on a GPU target: exit $rc; $(cat "$tmp/out" "$tmp/err" | tail -5)"
 "$patc" "$tmp/op.pat" --search --topk=4 --tune=0 --explore=100% --seed=3 --threads=1 --budget=20% -o "$tmp/ex" \
 	>/dev/null 2>&1 &&
 	python3 - "$tmp/ex" <<'EOF2' && ok || bad "--explore: see above"
