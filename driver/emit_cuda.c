@@ -311,7 +311,8 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 }
 
 int emit_cuda_program(const char *dir, const char *base, const char *version, const char *source, const char *sm,
-                      const Program *prog, const PruneOp *pruned, bool llvm, char err[512])
+                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm,
+                      char err[512])
 {
 	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
 	char (*names)[160] = calloc((size_t)prog->nops + 1, sizeof *names);
@@ -321,6 +322,8 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
 		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1, op->dtype, {0}};
+		if (scheds)
+			ks[i].s = scheds[i];
 	}
 	char *ptx = NULL, *ll = NULL, perr[PTX_ERR_MAX];
 	int rc = PATC_EXIT_OK;

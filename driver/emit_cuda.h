@@ -23,10 +23,11 @@ typedef struct EmitCuda {
 bool emit_cuda(const EmitCuda *e, char err[512]);
 
 /* -o DIR on GPU target sm: DIR/BASE.ptx with one kernel BASE_OP per op
- * (DIR/BASE.ll too with llvm), the launcher files (emit_cuda) and the packed
- * weights (BASE.safetensors).  Returns patc's exit code, err filled when not
- * 0. */
+ * (DIR/BASE.ll too with llvm) under scheds[i] (NULL: patc's mapping), the
+ * launcher files (emit_cuda) and the packed weights (BASE.safetensors).
+ * Returns patc's exit code, err filled when not 0. */
 int emit_cuda_program(const char *dir, const char *base, const char *version, const char *source, const char *sm,
-                      const Program *prog, const PruneOp *pruned, bool llvm, char err[512]);
+                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm,
+                      char err[512]);
 
 #endif

@@ -117,8 +117,9 @@ static void usage(FILE *f)
 	      "                     bound, in points (default 5%)\n"
 	      "  --topk=N           --search: candidates measured (default 8)\n"
 	      "  --tune=N           --search: tune the kernel schedules (vector width,\n"
-	      "                     accumulators, column chunks, X panels, threads) of the N\n"
-	      "                     fastest (default 3)\n"
+	      "                     accumulators, column chunks, X panels, threads; on GPUs\n"
+	      "                     threads, columns and rows a thread, split-K, staging) of\n"
+	      "                     the best and the fastest, N in all (default 3)\n"
 	      "  --tie=P            --search: kernels within P of the fastest count as equally\n"
 	      "                     fast, and the best is the most accurate of them (never\n"
 	      "                     slower than a standard-library pattern within the\n"
@@ -550,7 +551,7 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	program_base(o->input, base, sizeof base);
 	if (o->gpu) {
 		char cerr[512];
-		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, o->emit_llvm,
+		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, NULL, o->emit_llvm,
 		                           cerr);
 		if (rc != PATC_EXIT_OK)
 			fprintf(stderr, "patc: error: %s\n", cerr);

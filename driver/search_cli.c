@@ -343,7 +343,9 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			char path[4096], terr[TENSOR_ERR_MAX];
 			snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
 			if (c->gpu) {
-				int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, false,
+				const KernelSchedule *ks = &b->sched;
+				PtxSchedule gs = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage};
+				int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, &gs, false,
 				                            xerr);
 				if (grc != PATC_EXIT_OK)
 					fprintf(stderr, "patc: error: %s\n", xerr);

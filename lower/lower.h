@@ -35,8 +35,14 @@ typedef struct KernelSchedule {
 	int vector_width; /* floats per vector register, at most the target's (x86: 8 or 16) */
 	int col_tiles;    /* vector accumulators along N per row (x86: at most the default) */
 	int64_t chunk;    /* x86: columns per chunk (x86_chunk_columns); -1: no chunks */
-	int stage;        /* x86: 1 copy X into panels wherever the tiles are vectors, -1 never */
+	int stage;        /* x86: 1 copy X into panels wherever the tiles are vectors, -1 never;
+	                   * GPU: 1 stage X in shared memory where it applies, 0 not (with
+	                   * bx), -1 not (patc's other choices) */
 	int threads;      /* the threads to run it with (0: the caller's) */
+	/* GPU (ptx.h's PtxSchedule): threads along the columns, row groups per
+	 * block, columns and rows per thread, parts of the walk along k; bx 0:
+	 * patc's choice, else all of them given */
+	int bx, by, v, r, ksplit;
 } KernelSchedule;
 
 typedef struct LowerKernel {

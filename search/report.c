@@ -36,7 +36,8 @@ void search_device_name(char *buf, size_t len)
 bool search_schedule_equal(const KernelSchedule *a, const KernelSchedule *b)
 {
 	return a->vector_width == b->vector_width && a->col_tiles == b->col_tiles && a->chunk == b->chunk &&
-	       a->stage == b->stage && a->threads == b->threads;
+	       a->stage == b->stage && a->threads == b->threads && a->bx == b->bx && a->by == b->by && a->v == b->v &&
+	       a->r == b->r && a->ksplit == b->ksplit;
 }
 
 bool search_schedule_default(const KernelSchedule *s)
@@ -72,7 +73,11 @@ void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
 		else
 			n += (size_t)snprintf(buf + n, len - n, "%schunk %lld", n ? ", " : "", (long long)s->chunk);
 	}
-	if (s->stage && n < len)
+	if (s->bx && n < len) /* a GPU schedule */
+		n += (size_t)snprintf(buf + n, len - n, "%s%d x %d threads, %d col%s and %d row%s a thread, k in %d%s",
+		                      n ? ", " : "", s->bx, s->by, s->v, s->v == 1 ? "" : "s", s->r, s->r == 1 ? "" : "s",
+		                      s->ksplit, s->stage > 0 ? ", X staged" : "");
+	else if (s->stage && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s->stage > 0 ? "X panels" : "no X panels");
 	if (s->threads && n < len)
 		snprintf(buf + n, len - n, "%s%d thread%s", n ? ", " : "", s->threads, s->threads == 1 ? "" : "s");
@@ -87,6 +92,13 @@ static void add_schedule(cJSON *j, const KernelSchedule *s)
 	cJSON_AddNumberToObject(o, "chunk", (double)s->chunk);
 	cJSON_AddNumberToObject(o, "stage", s->stage);
 	cJSON_AddNumberToObject(o, "threads", s->threads);
+	if (s->bx) { /* a GPU schedule */
+		cJSON_AddNumberToObject(o, "bx", s->bx);
+		cJSON_AddNumberToObject(o, "by", s->by);
+		cJSON_AddNumberToObject(o, "v", s->v);
+		cJSON_AddNumberToObject(o, "r", s->r);
+		cJSON_AddNumberToObject(o, "ksplit", s->ksplit);
+	}
 }
 
 static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double budget, int rank)
@@ -519,7 +531,20 @@ static bool log_schedule(const cJSON *line, KernelSchedule *s)
 		return false;
 	s->stage = st ? (int)st->valuedouble : 0;
 	s->threads = th ? (int)th->valuedouble : 0;
-	return true;
+	/* a GPU schedule: all five, or none */
+	static const char *const gpu[5] = {"bx", "by", "v", "r", "ksplit"};
+	static const double most[5] = {1024, 1024, 64, 1024, 4096};
+	int *dst[5] = {&s->bx, &s->by, &s->v, &s->r, &s->ksplit}, given = 0;
+	for (int i = 0; i < 5; i++) {
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, gpu[i]);
+		if (!g)
+			continue;
+		if (!cJSON_IsNumber(g) || !(g->valuedouble >= 1 && g->valuedouble <= most[i]) ||
+		    g->valuedouble != (int)g->valuedouble)
+			return false;
+		*dst[i] = (int)g->valuedouble, given++;
+	}
+	return (given == 0 || given == 5) && s->bx % 32 == 0 && (int64_t)s->bx * s->by <= 1024;
 }
 
 static const char *log_string(const cJSON *j, const char *key)

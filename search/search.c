@@ -538,7 +538,9 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		snprintf(m.why, sizeof m.why, "no GPU: %.100s", err);
 		return m;
 	}
-	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, (PtxSchedule){0},
+	const KernelSchedule *ks = &p->sched; /* bx 0: patc's mapping (stage -1: without staging) */
+	PtxSchedule sched = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage};
+	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, sched,
 	                 20, baseline, 64, baseline ? 0 : p->stop_us};
 	const char *slow = getenv("PATC_SEARCH_INJECT");
 	if (slow && !strcmp(slow, "slow") && p->which == 1 && gp.stop_us > 0)
@@ -916,41 +918,37 @@ static void bench_one(Bench *b, int i, const char *kind)
 		              sched, c->predicted_us, m.us, m.early ? " (stopped early)" : "");
 }
 
-/* Kernel-schedule tuning: for the best so far (choose_best) and the
- * fastest others measured within the budget, s->tune in all (the standard
- * library's patterns among them), one knob at a time
- * (vector width, accumulators along N, column chunks, X in panels, one
- * thread), each
- * alternative measured and kept where it is faster.  The variants are new
- * candidates (same pattern, other schedule).  Returns the number measured,
- * -1 when out of memory. */
-static int tune_schedules(Bench *b)
+/* Candidate `from` again under schedule sc: appended, measured (or taken
+ * from the log); *cur becomes it where it is faster than *cur.  false when
+ * out of memory. */
+static bool bench_variant(Bench *b, int from, const KernelSchedule *sc, int *cur)
 {
 	SearchResult *r = b->r;
-	const SearchSettings *s = b->s;
-	if (s->tune <= 0 || s->shards > 1 || s->gpu)
-		return 0; /* a shard does not know the fastest: resuming the merged log tunes; the
-		           * schedules tuned are the x86 backend's */
-	int *base = malloc((size_t)(s->tune > 0 ? s->tune : 1) * sizeof *base), nbase = 0;
-	if (!base)
-		return -1;
-	for (int n = 0; n < s->tune; n++) { /* the best, then the fastest in order */
-		int pick = -1;
-		for (int i = 0; i < r->n && !(n == 0 && r->best >= 0); i++) {
-			const SearchCandidate *c = &r->c[i];
-			bool taken = false;
-			for (int j = 0; j < nbase; j++)
-				taken |= base[j] == i || pir_equal(&r->c[base[j]].ir, &c->ir);
-			if (!taken && c->status == SEARCH_MEASURED && !c->early && c->metrics.loss_over_bound <= s->budget &&
-			    (pick < 0 || c->measured_us < r->c[pick].measured_us))
-				pick = i;
-		}
-		if (n == 0 && r->best >= 0)
-			pick = r->best;
-		if (pick < 0)
-			break;
-		base[nbase++] = pick;
+	if (r->n % 64 == 0) {
+		SearchCandidate *nc = realloc(r->c, (size_t)(r->n + 64) * sizeof *nc);
+		if (!nc)
+			return false;
+		r->c = nc;
 	}
+	SearchCandidate v = r->c[from];
+	v.sched = *sc;
+	v.status = SEARCH_RANKED, v.measured_us = -1, v.early = false, v.pareto = false, v.why[0] = 0;
+	r->c[r->n++] = v;
+	b->p.which = -1;
+	bench_one(b, r->n - 1, "schedule ");
+	const SearchCandidate *t = &r->c[r->n - 1];
+	if (t->status == SEARCH_MEASURED && !t->early && t->measured_us < r->c[*cur].measured_us)
+		*cur = r->n - 1;
+	return true;
+}
+
+/* The x86 backend's knobs, one at a time from each base: the vector width
+ * (8 floats instead of the host's 16), accumulators along N, column
+ * chunks, X in panels, one thread.  Returns the number measured, -1 when
+ * out of memory. */
+static int tune_x86(Bench *b, const int *base, int nbase)
+{
+	SearchResult *r = b->r;
 	char terr[X86_ERR_MAX];
 	LLVMTargetMachineRef tm = x86_target_machine(NULL, NULL, false, terr);
 	const int host = tm ? x86_vector_width(tm) : 8;
@@ -991,37 +989,119 @@ static int tune_schedules(Bench *b)
 				alts[na++] = 1;
 			const int from = cur;
 			for (int a = 0; a < na; a++) {
-				SearchCandidate v = r->c[from];
+				KernelSchedule v = r->c[from].sched;
 				if (knob == 0)
-					v.sched.vector_width = (int)alts[a];
+					v.vector_width = (int)alts[a];
 				else if (knob == 1)
-					v.sched.col_tiles = (int)alts[a];
+					v.col_tiles = (int)alts[a];
 				else if (knob == 2)
-					v.sched.chunk = alts[a];
+					v.chunk = alts[a];
 				else if (knob == 3)
-					v.sched.stage = (int)alts[a];
+					v.stage = (int)alts[a];
 				else
-					v.sched.threads = (int)alts[a];
-				v.status = SEARCH_RANKED, v.measured_us = -1, v.early = false, v.pareto = false, v.why[0] = 0;
-				if (r->n % 64 == 0) {
-					SearchCandidate *nc = realloc(r->c, (size_t)(r->n + 64) * sizeof *nc);
-					if (!nc) {
-						free(base);
-						return -1;
-					}
-					r->c = nc;
-				}
-				r->c[r->n++] = v;
-				b->p.which = -1;
-				bench_one(b, r->n - 1, "schedule ");
+					v.threads = (int)alts[a];
+				if (!bench_variant(b, from, &v, &cur))
+					return -1;
 				measured++;
-				const SearchCandidate *t = &r->c[r->n - 1];
-				if (t->status == SEARCH_MEASURED && !t->early && t->measured_us < r->c[cur].measured_us)
-					cur = r->n - 1;
 			}
 		}
 	}
+	return measured;
+}
+
+/* The GPU mapping's knobs (PtxSchedule), one at a time from each base:
+ * half or twice the threads along the columns, 1, 2 or 4 columns and 1 to
+ * 8 rows a thread, the walk along k split in two (or not), X staged in
+ * shared memory (or not).  Variants that map to the same kernel are not
+ * measured; the tensor-core mapping has no knobs.  Returns the number
+ * measured, -1 when out of memory. */
+static int tune_gpu(Bench *b, const int *base, int nbase)
+{
+	SearchResult *r = b->r;
+	int measured = 0;
+	b->pr.done = 0, b->pr.total = nbase * 9;
+	progress_line(&b->pr, "search: tuning the GPU schedules of %d", nbase);
+	for (int n = 0; n < nbase; n++) {
+		int cur = base[n];
+		for (int knob = 0; knob < 4; knob++) {
+			const KernelSchedule *cs = &r->c[cur].sched;
+			LowerKernel lk = {&r->c[cur].ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
+			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage}, alts[4];
+			PtxPlan plan;
+			ptx_plan(&lk, &given, &plan);
+			if (plan.tc)
+				break;
+			PtxSchedule now = plan.s;
+			now.ksplit = (int)plan.nsplit, now.stage = plan.stage;
+			int na = 0;
+			if (knob == 0 && now.bx >= 64)
+				alts[na] = now, alts[na++].bx = now.bx / 2;
+			if (knob == 0 && now.bx <= 128 && 2 * now.bx * now.by <= 1024)
+				alts[na] = now, alts[na++].bx = 2 * now.bx;
+			for (int v = 1; knob == 1 && v <= 4; v *= 2)
+				if (v != now.v)
+					alts[na] = now, alts[na++].v = v;
+			for (int rr = 1; knob == 2 && plan.group >= 0 && rr <= 8 && na < 4; rr *= 2)
+				if (rr != now.r)
+					alts[na] = now, alts[na++].r = rr;
+			if (knob == 3) {
+				alts[na] = now, alts[na++].ksplit = plan.nsplit > 1 ? 1 : 2;
+				alts[na] = now, alts[na++].stage = !now.stage;
+			}
+			const int from = cur;
+			for (int a = 0; a < na; a++) {
+				PtxPlan ap;
+				ptx_plan(&lk, &alts[a], &ap);
+				if (!memcmp(&ap.s, &plan.s, sizeof ap.s) && ap.stage == plan.stage && ap.nsplit == plan.nsplit)
+					continue; /* the same kernel (the knob does not apply) */
+				KernelSchedule v = r->c[from].sched;
+				v.bx = alts[a].bx, v.by = alts[a].by, v.v = alts[a].v, v.r = alts[a].r, v.ksplit = alts[a].ksplit;
+				v.stage = alts[a].stage;
+				if (!bench_variant(b, from, &v, &cur))
+					return -1;
+				measured++;
+			}
+		}
+	}
+	return measured;
+}
+
+/* Kernel-schedule tuning: for the best so far (choose_best) and the
+ * fastest others measured within the budget, s->tune in all (the standard
+ * library's patterns among them), the backend's knobs one at a time
+ * (tune_x86, tune_gpu), each alternative measured and kept where it is
+ * faster.  The variants are new candidates (same pattern, other schedule).
+ * Returns the number measured, -1 when out of memory. */
+static int tune_schedules(Bench *b)
+{
+	SearchResult *r = b->r;
+	const SearchSettings *s = b->s;
+	if (s->tune <= 0 || s->shards > 1)
+		return 0; /* a shard does not know the fastest: resuming the merged log tunes */
+	int *base = malloc((size_t)(s->tune > 0 ? s->tune : 1) * sizeof *base), nbase = 0;
+	if (!base)
+		return -1;
+	for (int n = 0; n < s->tune; n++) { /* the best, then the fastest in order */
+		int pick = -1;
+		for (int i = 0; i < r->n && !(n == 0 && r->best >= 0); i++) {
+			const SearchCandidate *c = &r->c[i];
+			bool taken = false;
+			for (int j = 0; j < nbase; j++)
+				taken |= base[j] == i || pir_equal(&r->c[base[j]].ir, &c->ir);
+			if (!taken && c->status == SEARCH_MEASURED && !c->early && c->metrics.loss_over_bound <= s->budget &&
+			    (pick < 0 || c->measured_us < r->c[pick].measured_us))
+				pick = i;
+		}
+		if (n == 0 && r->best >= 0)
+			pick = r->best;
+		if (pick < 0)
+			break;
+		base[nbase++] = pick;
+	}
+	const int measured = s->gpu ? tune_gpu(b, base, nbase) : tune_x86(b, base, nbase);
 	free(base);
+	if (measured < 0)
+		return -1;
 	r->tuned = measured;
 	if (nbase)
 		progress_line(&b->pr, "search: %d schedules measured; the fastest %.1f us", measured,

@@ -210,12 +210,14 @@ else
 fi
 # the GPU measurement path without a GPU: PATC_GPU_EMULATE runs each candidate's kernel (the GPU
 # mapping, on CUDA cores and on tensor cores) on the host emulator, checked against float64 as
-# on a device; the best is written as PTX; the log names the emulator as the device
+# on a device; the GPU schedules of the best and the fastest are tuned (each variant checked
+# too); the best is written as PTX with its schedule, which ptxas assembles; the log names the
+# emulator as the device, and a search resumed from it measures nothing again
 printf 'op h: spmm(M = 96, K = 80, N = 40, dtype = bf16, layout = nk) { weights = random(3, heads, 16); }\n' \
 	>"$tmp/h.pat"
 PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budget=20% -o "$tmp/ge" \
 	>"$tmp/out" 2>"$tmp/err" &&
-	PATC_GPU_EMULATE=1 "$patc" "$tmp/h.pat" --search --target=sm_80 --topk=3 --budget=100% -o "$tmp/ge16" \
+	PATC_GPU_EMULATE=1 "$patc" "$tmp/h.pat" --search --target=sm_80 --topk=3 --tune=0 --budget=100% -o "$tmp/ge16" \
 		>"$tmp/out16" 2>"$tmp/err16" &&
 	grep -q "on the host emulator, .* not a GPU's times" "$tmp/out" && grep -q "host emulator" "$tmp/err" &&
 	python3 - "$tmp/ge" "$tmp/ge16" <<'EOF2' && [ -s "$tmp/ge/op.ptx" ] && [ -s "$tmp/ge/op_launch.c" ] && ok ||
@@ -229,8 +231,24 @@ for d in sys.argv[1:]:
 # the 16-bit op's 32 x 32 blocks run on the tensor cores' mapping (warps, mma.sync)
 r = json.load(open(sys.argv[2] + "/report.json"))
 assert [x for x in r["candidates"] if x.get("reference", "").startswith("block(32, 32") and x["status"] == "measured"]
+# GPU schedules tuned: threads, columns and rows a thread, split-K, staging
+r = json.load(open(sys.argv[1] + "/report.json"))
+gpu = [x for x in r["candidates"] if "bx" in x["schedule"]]
+assert len(gpu) >= 4 and all(x["status"] == "measured" for x in gpu), [x["schedule_text"] for x in gpu]
+assert len(set(x["schedule_text"] for x in gpu)) >= 4
+best = r["best"]
+launch = open(sys.argv[1] + "/op_launch.c").read()
+if "bx" in best["schedule"]:  # the launcher's block is the tuned one
+    assert "{%d, %d, 1}" % (best["schedule"]["bx"], best["schedule"]["by"]) in launch, best["schedule"]
 EOF2
 	bad "PATC_GPU_EMULATE: $(tail -3 "$tmp/err" "$tmp/err16")"
+before=$(wc -l <"$tmp/ge/tune.jsonl")
+PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budget=20% --resume -o "$tmp/ge" \
+	>"$tmp/out" 2>"$tmp/err" && grep -q "($before taken from the log)" "$tmp/out" &&
+	[ "$(wc -l <"$tmp/ge/tune.jsonl")" -eq "$before" ] && ok || bad "PATC_GPU_EMULATE --resume: $(head -3 "$tmp/out")"
+if [ -x "$ptxas" ]; then
+	"$ptxas" -arch=sm_90 "$tmp/ge/op.ptx" -o /dev/null && ok || bad "ptxas refused the emulated search's best kernel"
+fi
 
 # 5. a search killed half-way and resumed measures nothing twice; two
 #    shards (--shard and Slurm's variables) merged give one run's set
@@ -314,8 +332,8 @@ assert sum(1 for l in log if l.get("early")) == 1
 EOF2
 	bad "early stopping: exit $rc; $(cat "$tmp/out" "$tmp/err" | tail -5)"
 # on a GPU target too (the emulator's: the second candidate made hopeless)
-PATC_SEARCH_INJECT=slow PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budget=20% \
-	-o "$tmp/gst" >"$tmp/out" 2>"$tmp/err"
+PATC_SEARCH_INJECT=slow PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --tune=0 \
+	--budget=20% -o "$tmp/gst" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 python3 - "$tmp/gst" <<'EOF2' && [ $rc -eq 0 ] && grep -q "1 stopped early" "$tmp/out" && ok ||
 import json, sys

@@ -271,9 +271,10 @@ START_TEST(schedules_match_reference)
 	                                       "apply tile_v(16, 50%);", "apply hybrid(16, 32, 50%);",
 	                                       "apply unstructured(20%);"};
 	static const int64_t shapes[2][3] = {{70, 129, 300}, {33, 250, 97}};
-	static const KernelSchedule scheds[] = {{8, 0, 0, 0, 0},  {0, 1, 0, 0, 0},  {8, 2, 0, 0, 0},  {0, 0, 64, 0, 0},
-	                                        {0, 0, -1, 0, 0}, {8, 1, 40, 0, 0}, {0, 0, 0, 1, 0},  {0, 0, 0, -1, 0},
-	                                        {8, 2, 0, 1, 1}};
+	static const KernelSchedule scheds[] = {
+		{.vector_width = 8}, {.col_tiles = 1}, {.vector_width = 8, .col_tiles = 2}, {.chunk = 64}, {.chunk = -1},
+		{.vector_width = 8, .col_tiles = 1, .chunk = 40}, {.stage = 1}, {.stage = -1},
+		{.vector_width = 8, .col_tiles = 2, .stage = 1, .threads = 1}};
 	int checked = 0;
 	for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++)
 		checked += check_scheduled(patterns, 6, shapes, 2, &scheds[i], 2, 2);
