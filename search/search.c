@@ -874,15 +874,24 @@ static void choose_best(SearchResult *r, const SearchSettings *s)
 	r->best = r->fastest, r->tied = 0;
 	if (r->fastest < 0)
 		return;
-	double limit = r->c[r->fastest].measured_us * (1 + s->tie);
+	double limit = r->c[r->fastest].measured_us * (1 + s->tie), least = INFINITY;
 	if (r->best_ref >= 0 && r->c[r->best_ref].measured_us < limit)
 		limit = r->c[r->best_ref].measured_us;
+	for (int i = 0; i < r->n; i++)
+		if (eligible(&r->c[i], s) && r->c[i].measured_us <= limit) {
+			r->tied++;
+			least = fmin(least, r->c[i].metrics.loss);
+		}
+	/* of the least loss (within rounding: one kernel scored on block sums
+	 * and in full), the fastest; the fastest overall where it is one */
+	const double near = least + 1e-9;
+	if (r->c[r->fastest].metrics.loss <= near)
+		return;
+	r->best = -1;
 	for (int i = 0; i < r->n; i++) {
-		const SearchCandidate *c = &r->c[i], *b = &r->c[r->best];
-		if (!eligible(c, s) || c->measured_us > limit)
-			continue;
-		r->tied++;
-		if (c->metrics.loss < b->metrics.loss || (c->metrics.loss == b->metrics.loss && c->measured_us < b->measured_us))
+		const SearchCandidate *c = &r->c[i];
+		if (eligible(c, s) && c->measured_us <= limit && c->metrics.loss <= near &&
+		    (r->best < 0 || c->measured_us < r->c[r->best].measured_us))
 			r->best = i;
 	}
 }

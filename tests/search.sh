@@ -57,9 +57,14 @@ fastest = min(x["latency_us"] for x in full)
 limit = min([fastest * 1.02] + [x["latency_us"] for x in full if "reference" in x])
 tied = [x for x in full if x["latency_us"] <= limit]
 assert r["settings"]["tie"] == 0.02 and r["tied_with_fastest"] == len(tied), (r["tied_with_fastest"], len(tied))
-want = min(tied, key=lambda x: (x["magnitude_loss"], x["latency_us"]))
-assert best["status"] == "measured" and (best["pir"], best["schedule"]) == (want["pir"], want["schedule"]), (best, want)
-assert ("fastest" in r) == (best["latency_us"] != fastest)
+least = min(x["magnitude_loss"] for x in tied)  # (losses within 1e-9 are one: the same kernel scored two ways)
+want = min([x for x in tied if x["magnitude_loss"] <= least + 1e-9], key=lambda x: x["latency_us"])
+assert best["status"] == "measured" and best["latency_us"] == want["latency_us"], (best, want)
+assert abs(best["magnitude_loss"] - want["magnitude_loss"]) <= 1e-9
+if "fastest" in r:  # named where the best is another kernel, a more accurate one
+    assert r["fastest"]["latency_us"] == fastest and best["magnitude_loss"] < r["fastest"]["magnitude_loss"]
+else:
+    assert best["latency_us"] == fastest
 assert "reference" in best or not [x for x in full if "reference" in x] or \
        best["latency_us"] <= min(x["latency_us"] for x in full if "reference" in x)
 allm = [x for x in c if x["status"] == "measured"]
@@ -450,15 +455,18 @@ for tie in (0, 100):
     refs = [x["latency_us"] for x in full if "reference" in x]
     limit = min([fastest["latency_us"] * (1 + tie / 100)] + refs)
     tied = [x for x in full if x["latency_us"] <= limit]
-    want = min(tied, key=lambda x: (x["magnitude_loss"], x["latency_us"]))
+    least = min(x["magnitude_loss"] for x in tied)  # (within 1e-9: the same kernel scored two ways)
+    want = min([x for x in tied if x["magnitude_loss"] <= least + 1e-9], key=lambda x: x["latency_us"])
     assert r["settings"]["tie"] == tie / 100 and r["tied_with_fastest"] == len(tied)
-    assert r["best"]["pir"] == want["pir"] and r["best"]["magnitude_loss"] == want["magnitude_loss"], (tie, r["best"], want)
+    assert r["best"]["latency_us"] == want["latency_us"], (tie, r["best"], want)
+    assert abs(r["best"]["magnitude_loss"] - want["magnitude_loss"]) <= 1e-9, (tie, r["best"], want)
     said = "the most accurate of %d kernels within %d%% of the fastest" % (len(tied), tie) in open(
         "%s/out%d" % (sys.argv[1], tie)).read()
-    if tie == 0:
-        assert r["best"]["latency_us"] == fastest["latency_us"] and "fastest" not in r and not said
-    elif want["magnitude_loss"] < fastest["magnitude_loss"]:  # (unless a reference pattern is the fastest)
-        assert r["fastest"]["pir"] == fastest["pir"] and said, r.get("fastest")
+    assert ("fastest" in r) == said  # the summary names the fastest where it is not the best
+    if tie == 0:  # (two kernels can time alike to the timer's grain: then the more accurate)
+        assert r["best"]["latency_us"] == fastest["latency_us"]
+    elif want["magnitude_loss"] < fastest["magnitude_loss"] - 1e-9:  # (unless a reference pattern is the fastest)
+        assert r["fastest"]["latency_us"] == fastest["latency_us"] and said, r.get("fastest")
 EOF2
 
 # 11. errors
