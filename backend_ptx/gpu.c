@@ -127,21 +127,32 @@ static bool launch_blas16(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 	                   l->d->w, l->d->x, l->d->c, err);
 }
 
-bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
+/* The first steps of gpu_measure and gpu_emulate: r cleared, p's kernel
+ * (named name) compiled to PTX into *ptx and spec, timed in r. */
+static bool compile_kernel(const GpuProblem *p, const char *name, PtxKernelSpec *spec, char **ptx, GpuResult *r,
+                           char err[CUDA_ERR_MAX])
 {
 	memset(r, 0, sizeof *r);
 	r->cublas_us = -1;
-	const Pir *ir = p->ir;
-	const int64_t M = p->M, K = p->K, N = p->N;
-	char name[PIR_NAME_MAX + 16];
-	snprintf(name, sizeof name, "patc_spmm");
-	PtxKernelSpec spec = {.k = {ir, M, K, N, p->layout, name, 1, p->dtype, {0}}, .s = p->s};
-	char *ptx = NULL;
+	*spec = (PtxKernelSpec){.k = {p->ir, p->M, p->K, p->N, p->layout, name, 1, p->dtype, {0}}, .s = p->s};
+	*ptx = NULL;
 	double t0 = util_now();
-	if (!ptx_compile(&spec, 1, p->sm, &ptx, NULL, err))
+	if (!ptx_compile(spec, 1, p->sm, ptx, NULL, err))
 		return false;
 	r->compile_ms = 1e3 * (util_now() - t0);
-	r->plan = spec.plan;
+	r->plan = spec->plan;
+	return true;
+}
+
+bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
+{
+	const Pir *ir = p->ir;
+	const int64_t M = p->M, K = p->K, N = p->N;
+	const char *name = "patc_spmm";
+	PtxKernelSpec spec;
+	char *ptx;
+	if (!compile_kernel(p, name, &spec, &ptx, r, err))
+		return false;
 	void *module = NULL, *fn = NULL;
 	Dev d = {0};
 	float *c = malloc((size_t)(M * N) * sizeof *c);
@@ -216,18 +227,13 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 
 bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 {
-	memset(r, 0, sizeof *r);
-	r->cublas_us = -1;
-	snprintf(r->note, sizeof r->note, "no cuBLAS on the host emulator");
 	const int64_t M = p->M, K = p->K, N = p->N;
-	PtxKernelSpec spec = {.k = {p->ir, M, K, N, p->layout, "patc_spmm", 1, p->dtype, {0}}, .s = p->s};
-	char *ptx = NULL;
-	double t0 = util_now();
-	if (!ptx_compile(&spec, 1, p->sm, &ptx, NULL, err)) /* the PTX a GPU would get, then the host's kernel */
+	PtxKernelSpec spec;
+	char *ptx;
+	if (!compile_kernel(p, "patc_spmm", &spec, &ptx, r, err)) /* the PTX a GPU would get, then the host's kernel */
 		return false;
 	free(ptx);
-	r->compile_ms = 1e3 * (util_now() - t0);
-	r->plan = spec.plan;
+	snprintf(r->note, sizeof r->note, "no cuBLAS on the host emulator");
 	PirMetrics pm;
 	pir_metrics(p->ir, &pm);
 	const bool tc = spec.plan.tc;
@@ -237,7 +243,7 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 	bool ok = c && (!tc || (x16 && v16));
 	if (!ok)
 		snprintf(err, CUDA_ERR_MAX, "out of memory for the emulated kernel's operands");
-	t0 = util_now();
+	const double t0 = util_now();
 	ok = ok && ptx_emulate(&spec.k, &p->s, tc ? (const void *)x16 : p->x, tc ? (const void *)v16 : p->values,
 	                       (const int32_t *const *)p->mask->index, c, NULL, err);
 	r->kernel_us = 1e6 * (util_now() - t0);

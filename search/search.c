@@ -492,8 +492,6 @@ static void inject(int which, float *c, int64_t n)
 			c[i] += 1;
 }
 
-/* The child's work: the candidate's kernel (ir) checked and timed, or (ir
- * NULL) the dense sgemm timed. */
 /* The candidate's mask, packed values and masked dense weight (for the
  * reference); false with m->why.  A measuring child exits after one
  * candidate: what it allocates is freed by its exit. */
@@ -555,6 +553,9 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		         r.rel_err, (long long)r.unwritten);
 	else if (blas && r.cublas_us <= 0)
 		snprintf(m.why, sizeof m.why, "cuBLAS: %.100s", r.note);
+	else if (ks->bx && !r.plan.tc && (r.plan.s.bx != ks->bx || r.plan.s.by != ks->by || r.plan.s.v != ks->v))
+		snprintf(m.why, sizeof m.why, "the kernel ran %d x %d threads, %d columns each, not the schedule's",
+		         r.plan.s.bx, r.plan.s.by, r.plan.s.v);
 	else {
 		m.us = blas ? r.cublas_us : r.kernel_us;
 		m.rel_err = r.rel_err;
@@ -569,6 +570,8 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	return m;
 }
 
+/* The child's work: the candidate's kernel (ir) checked and timed, or (ir
+ * NULL) the dense sgemm timed; on a GPU target, child_measure_gpu. */
 static Measured child_measure(const Problem *p, const Pir *ir)
 {
 	if (p->sm)
