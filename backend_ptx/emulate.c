@@ -5,9 +5,11 @@
  * cores every thread of the grid runs in turn to its end (the staged
  * kernels copy their X rows themselves when emulated).  On tensor cores a
  * warp's 32 lanes are host threads taking turns: a lane runs until it ends
- * or reaches an mma, whose fragments it passes to the host; the last lane
- * to arrive multiplies for the whole warp (fragments laid out as the PTX
- * ISA documents, see tc.c) and the lanes go on. */
+ * or reaches an mma or an ldmatrix, whose operands it passes to the host;
+ * the last lane to arrive carries it out for the whole warp (fragments laid
+ * out as the PTX ISA documents, see tc.c) and the lanes go on.  Shared
+ * memory is a plain global there, which the lanes of each warp of a staged
+ * kernel fill whole (the warps run one after another). */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "../backend_x86/x86.h"
@@ -24,7 +26,7 @@ typedef struct Ids {
 	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z; /* ctaid_z: NULL where unread */
 } Ids;
 
-enum { LANES = 32 };
+enum { LANES = 32, OP_MMA = 1, OP_LDM = 2 };
 
 typedef struct Warp {
 	sem_t go[LANES]; /* lane l may run */
@@ -33,8 +35,12 @@ typedef struct Warp {
 	bool done[LANES], parked[LANES];
 	unsigned parked_gen[LANES], gen;
 	int arrived;
+	int op[LANES]; /* the collective each lane has reached: OP_MMA, OP_LDM */
+	bool mixed;    /* lanes reached different collectives */
 	int32_t a[LANES][4], b[LANES][2];
 	float c[LANES][4];
+	const uint16_t *row[LANES]; /* ldmatrix: the row each lane addresses */
+	int32_t got[LANES][4];      /* ldmatrix: what each lane gets */
 	/* the kernel and its arguments */
 	const X86Kernel *kern;
 	const void *x, *values;
@@ -79,6 +85,46 @@ static void warp_mma(Warp *w, int32_t f16)
 	}
 }
 
+/* ldmatrix.x4 for the warp: matrix q is the rows lanes 8q .. 8q + 7
+ * address; lane (g, t) gets of each its row g, columns 2t and 2t + 1, or
+ * transposed its column g, rows 2t and 2t + 1. */
+static void warp_ldm(Warp *w, int32_t trans)
+{
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int q = 0; q < 4; q++) {
+			const uint16_t *const *r = &w->row[8 * q];
+			uint16_t lo = trans ? r[2 * t][g] : r[g][2 * t], hi = trans ? r[2 * t + 1][g] : r[g][2 * t + 1];
+			w->got[l][q] = (int32_t)((uint32_t)lo | (uint32_t)hi << 16);
+		}
+	}
+}
+
+/* The running lane l has reached collective op (its operands recorded):
+ * the last of the 32 to arrive carries it out for the warp, the others
+ * park until then. */
+static void arrive(Warp *w, int l, int op, int32_t flag)
+{
+	w->op[l] = op;
+	if (++w->arrived == LANES) {
+		for (int i = 0; i < LANES; i++)
+			w->mixed |= w->op[i] != op;
+		if (op == OP_MMA)
+			warp_mma(w, flag);
+		else
+			warp_ldm(w, flag);
+		w->arrived = 0;
+		w->gen++;
+	} else {
+		w->parked[l] = true;
+		w->parked_gen[l] = w->gen;
+		sem_post(&w->back);
+		while (sem_wait(&w->go[l]))
+			;
+		w->parked[l] = false;
+	}
+}
+
 /* Called by the running lane (only one runs at a time). */
 static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
 {
@@ -87,19 +133,17 @@ static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
 	memcpy(w->a[l], a, sizeof w->a[l]);
 	memcpy(w->b[l], b, sizeof w->b[l]);
 	memcpy(w->c[l], c, sizeof w->c[l]);
-	if (++w->arrived == LANES) {
-		warp_mma(w, f16);
-		w->arrived = 0;
-		w->gen++;
-	} else { /* park until the others have arrived */
-		w->parked[l] = true;
-		w->parked_gen[l] = w->gen;
-		sem_post(&w->back);
-		while (sem_wait(&w->go[l]))
-			;
-		w->parked[l] = false;
-	}
+	arrive(w, l, OP_MMA, f16);
 	memcpy(c, w->c[l], sizeof w->c[l]);
+}
+
+static void emu_ldm(const uint16_t *row, int32_t *out, int32_t trans)
+{
+	Warp *w = warp;
+	const int l = w->turn;
+	w->row[l] = row;
+	arrive(w, l, OP_LDM, trans);
+	memcpy(out, w->got[l], sizeof w->got[l]);
 }
 
 typedef struct LaneArg {
@@ -130,6 +174,7 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 	LaneArg la[LANES];
 	w->arrived = 0;
 	w->gen = 0;
+	w->mixed = false;
 	memset(w->done, 0, sizeof w->done);
 	memset(w->parked, 0, sizeof w->parked);
 	int started = 0;
@@ -167,6 +212,10 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 	}
 	for (int l = 0; l < LANES; l++)
 		pthread_join(th[l], NULL);
+	if (w->mixed) {
+		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: the lanes of a warp reached different collectives");
+		return false;
+	}
 	return true;
 }
 
@@ -187,8 +236,9 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	           x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"),
 	           x86_lookup(&kern, "patc_emu_ctaid_z")};
 	PtxEmuMma *mma = plan.tc ? x86_lookup(&kern, "patc_emu_mma") : NULL;
+	PtxEmuLdm *ldm = plan.tc && plan.stage ? x86_lookup(&kern, "patc_emu_ldm") : NULL;
 	if (!ids.tid_x || !ids.tid_y || !ids.ctaid_x || !ids.ctaid_y || (!ids.ctaid_z && plan.nsplit > 1) ||
-	    (plan.tc && !mma)) {
+	    (plan.tc && !mma) || (plan.tc && plan.stage && !ldm)) {
 		x86_kernel_free(&kern);
 		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
 		return false;
@@ -224,6 +274,8 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		sem_init(&w->back, 0, 0);
 		pthread_mutex_lock(&one_at_a_time);
 		*mma = emu_mma;
+		if (ldm)
+			*ldm = emu_ldm;
 		warp = w;
 		for (unsigned cx = 0; ok && cx < grid[0]; cx++)
 			for (unsigned cy = 0; ok && cy < grid[1]; cy++)

@@ -116,7 +116,7 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 {
 	const Pir *ir = k->ir;
 	memset(plan, 0, sizeof *plan);
-	if (ptx_tc_plan(k, plan))
+	if (ptx_tc_plan(k, s, plan))
 		return;
 	bool tune = !s || !s->bx;
 	plan->s = tune ? ptx_default_schedule : *s;
@@ -214,10 +214,11 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 {
 	const PtxSchedule *s = &plan->s;
 	if (plan->tc) { /* a warp per 16 rows and PTX_TC_COLS columns */
-		grid[0] = (unsigned)plan->nsets;
-		grid[1] = (unsigned)((n + PTX_TC_WARPS * PTX_TC_COLS - 1) / (PTX_TC_WARPS * PTX_TC_COLS));
+		const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+		grid[0] = (unsigned)(plan->nsets / plan->tc_rows);
+		grid[1] = (unsigned)((n + cols - 1) / cols);
 		grid[2] = 1;
-		block[0] = 32, block[1] = PTX_TC_WARPS, block[2] = 1;
+		block[0] = 32, block[1] = (unsigned)(plan->tc_rows * plan->tc_cols), block[2] = 1;
 		return;
 	}
 	int64_t cols = (int64_t)s->bx * s->v;
@@ -400,11 +401,17 @@ static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
 
 /* ---- staging X in shared memory ---- */
 
-static LLVMValueRef call0(LowerCtx *c, const char *name, LLVMValueRef *args, unsigned nargs)
+LLVMValueRef ptx_call_typed(LowerCtx *c, const char *name, LLVMTypeRef *types, unsigned ntypes, LLVMValueRef *args,
+                            unsigned nargs)
 {
 	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, NULL, 0);
-	return LLVMBuildCall2(c->b, LLVMIntrinsicGetType(c->ctx, id, NULL, 0), f, args, nargs, "");
+	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, types, ntypes);
+	return LLVMBuildCall2(c->b, LLVMIntrinsicGetType(c->ctx, id, types, ntypes), f, args, nargs, "");
+}
+
+LLVMValueRef ptx_call(LowerCtx *c, const char *name, LLVMValueRef *args, unsigned nargs)
+{
+	return ptx_call_typed(c, name, NULL, 0, args, nargs);
 }
 
 static LLVMValueRef min64(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
@@ -497,7 +504,7 @@ static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRe
 			LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 16);
 		} else {
 			LLVMValueRef args[2] = {dst, src};
-			call0(c, "llvm.nvvm.cp.async.cg.shared.global.16", args, 2);
+			ptx_call(c, "llvm.nvvm.cp.async.cg.shared.global.16", args, 2);
 		}
 		if (next) {
 			LLVMBuildBr(c->b, next);
@@ -514,15 +521,15 @@ static void stage_sync(LowerCtx *c, const GpuArg *a, int wait)
 		return;
 	if (wait >= 0) {
 		LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)wait, 0);
-		call0(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
+		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
 	}
-	call0(c, "llvm.nvvm.barrier0", NULL, 0);
+	ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
 }
 
 static void stage_commit(LowerCtx *c, const GpuArg *a)
 {
 	if (!a->plan->emulate)
-		call0(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+		ptx_call(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
 }
 
 /* The point before the first walked loop: its iterations in stages of

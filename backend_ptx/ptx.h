@@ -70,25 +70,45 @@ typedef struct PtxPlan {
 	                     * the global patc_emu_mma points to (PtxEmuMma) */
 	bool tc;            /* tensor cores (tc.c): 16-bit X and weights, mma.sync */
 	const char *tc_why; /* why the tensor cores are used or not, for --explain */
+	int tc_rows, tc_cols; /* tensor cores: a block's warps are tc_rows 16-row chunks
+	                       * (which keep the same k) x tc_cols column slices */
+	int64_t tc_steps;     /* tensor cores, staged: 16-k steps of a block's walk */
+	const char *stage_why; /* tensor cores: why X is staged or not, for --explain */
 } PtxPlan;
 
 /* The tensor-core mapping (tc.c), for a kernel whose dtype is f16 or bf16.
  * The nest must end in a dense loop along m and a dense loop along k, each
  * a multiple of 16 long (blocks of 16 x 16 and up: the kept tiles are
- * dense 16 x 16 tiles of W), with no loop along both axes before them.  A warp owns 16 consecutive rows of that m loop (the loops
- * along m before it spread over thread blocks, one digit each) and
- * PTX_TC_COLS columns, and walks the loops along k: for every kept tile,
- * every 16 k of it is one mma.sync.m16n8k16 per 8 columns, the weights
- * (A) read as 16-bit pairs along k, X (B, layout kn or nk) element by element,
- * C accumulated in f32 registers and stored once.  X and the weights are
- * f16 or bf16 in memory; C is f32. */
-enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES };
+ * dense 16 x 16 tiles of W), with no loop along both axes before them.  A
+ * warp owns 16 consecutive rows of that m loop (the loops along m before
+ * it spread over thread blocks, one digit each) and PTX_TC_COLS columns,
+ * and walks the loops along k: for every kept tile, every 16 k of it is
+ * one mma.sync.m16n8k16 per 8 columns, C accumulated in f32 registers and
+ * stored once.  X and the weights are f16 or bf16 in memory; C is f32.
+ *
+ * Staged (where X's rows are 16-byte aligned: N a multiple of 8 in layout
+ * kn; K a multiple of 8 and the kept tiles' k contiguous in layout nk): a
+ * block is tc_rows chunks of 16 rows of one kept tile, which keep the same
+ * k, times tc_cols slices of PTX_TC_COLS columns, one warp each.  The block
+ * walks its 16-k steps as a pipeline of PTX_TC_STAGES shared-memory
+ * buffers: cp.async copies the weights' 16 x 16 tiles and X's 16 rows of
+ * the block's columns (zero-filled past K and N) of the steps ahead while
+ * the warps compute on the current one, reading their fragments with
+ * ldmatrix (.trans for layout kn).  So every X element the block loads
+ * feeds 16 tc_rows rows.  Otherwise (the plain form) each warp reads the
+ * weights as 16-bit pairs along k and X element by element from global
+ * memory, tc_rows = 1. */
+enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3 };
 
 /* In emulation: the host runs the 32 lanes of a warp; each lane's mma
  * passes its fragments (a: 4 words, b: 2 words of two 16-bit values each)
  * and its accumulators c, which it gets back as D = A B + C once all 32
  * lanes have passed theirs.  f16: the elements are f16, else bf16. */
 typedef void (*PtxEmuMma)(const int32_t *a, const int32_t *b, float *c, int32_t f16);
+/* In emulation, ldmatrix.x4 (staged tensor-core kernels): each lane passes
+ * the row of 8 16-bit values it addresses and gets its 4 words back once
+ * all 32 lanes have passed theirs (trans: .trans). */
+typedef void (*PtxEmuLdm)(const uint16_t *row, int32_t *out, int32_t trans);
 
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
@@ -97,8 +117,9 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
 
 /* Whether kernel k runs on tensor cores; fills plan's tensor-core fields
- * (plan->tc_why either way).  Called by ptx_plan. */
-bool ptx_tc_plan(const LowerKernel *k, PtxPlan *plan);
+ * (plan->tc_why either way), staged unless s says stage < 0.  Called by
+ * ptx_plan. */
+bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 
 /* The lowering hooks of the GPU mapping for plan (filled by ptx_plan).
  * With plan->emulate the kernel compiles for any target (tests run it on

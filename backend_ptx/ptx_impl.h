@@ -8,6 +8,12 @@
  * emulation, the global patc_emu_NAME (dots as underscores). */
 LLVMValueRef ptx_sreg(LowerCtx *c, const char *name);
 
+/* A call of the LLVM intrinsic `name` (not overloaded). */
+LLVMValueRef ptx_call(LowerCtx *c, const char *name, LLVMValueRef *args, unsigned nargs);
+/* The same for an overloaded intrinsic, with its overload types. */
+LLVMValueRef ptx_call_typed(LowerCtx *c, const char *name, LLVMTypeRef *types, unsigned ntypes, LLVMValueRef *args,
+                            unsigned nargs);
+
 /* The tensor-core kernel body (tc.c). */
 void ptx_tc_body(LowerCtx *c);
 

@@ -7,10 +7,14 @@
  *     2t + 9, four 32-bit words of two 16-bit values each;
  *   B (16 x 8 of X): k pairs 2t, 2t + 1 and 2t + 8, 2t + 9 of column g;
  *   C (16 x 8): rows g and g + 8, columns 2t and 2t + 1.
- * The weights of a kept tile are stored row by row, k innermost, so each
- * A word is one aligned 32-bit load; each B value is a 16-bit load of X
- * (K x N in layout kn, N x K in layout nk; columns past N and padded k read
- * 0), and C is M x N or N x M likewise. */
+ * The weights of a kept tile are stored row by row, k innermost.  In the
+ * plain form each A word is one aligned 32-bit load and each B value a
+ * 16-bit load of X (K x N in layout kn, N x K in layout nk; columns past N
+ * and padded k read 0).  Staged, both come from shared memory through
+ * ldmatrix.x4, whose four 8 x 8 matrices land in exactly these layouts:
+ * for A, rows 0-7 and 8-15 of k 0-7, then of k 8-15; for B, k 0-7 and
+ * 8-15 of two column tiles, transposed where X's rows run along the
+ * columns (layout kn).  C is M x N or N x M likewise. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx_impl.h"
 
@@ -24,7 +28,70 @@ static bool dense_on(const PirLoop *l, PirAxis axis)
 	return l->ncomp == 1 && l->comp[0].axis == axis && !pir_loop_is_perforated(l) && l->len % 16 == 0;
 }
 
-bool ptx_tc_plan(const LowerKernel *k, PtxPlan *plan)
+/* Halves per row of a stage's weights (16 k, padded so that the 8 rows an
+ * ldmatrix reads fall in distinct banks), and of X in layout nk (16 k). */
+enum { TC_ROW = 24 };
+
+/* Halves per row of a stage's X in layout kn (the block's columns, padded
+ * likewise). */
+static int64_t kn_row(const PtxPlan *plan) { return (int64_t)plan->tc_cols * PTX_TC_COLS + 8; }
+
+/* Halves of one stage: the weights' tc_rows x 16 rows, then X. */
+static int64_t stage_a(const PtxPlan *plan) { return (int64_t)plan->tc_rows * 16 * TC_ROW; }
+static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
+{
+	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	return stage_a(plan) + (k->layout == PAT_LAYOUT_KN ? 16 * kn_row(plan) : cols * TC_ROW);
+}
+
+/* Fills the staging fields of a tensor-core plan: whether X can be staged
+ * (16-byte aligned rows), the block's shape and its walk's length. */
+static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
+{
+	const Pir *ir = k->ir;
+	const int n = ir->nloops;
+	const PirLoop *lk = &ir->loops[n - 1];
+	plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS;
+	plan->stage = false;
+	if (s && (s->bx ? s->stage <= 0 : s->stage < 0)) { /* as on CUDA cores */
+		plan->stage_why = "X read from global memory (staging turned off)";
+		return;
+	}
+	bool aligned = k->layout == PAT_LAYOUT_KN ? k->N % 8 == 0 : k->K % 8 == 0 && lk->comp[0].stride == 1;
+	for (int i = 0; aligned && i < n - 2; i++)
+		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K) && k->layout == PAT_LAYOUT_NK)
+			aligned = ir->loops[i].comp[0].stride % 8 == 0;
+	if (!aligned) {
+		plan->stage_why = k->layout == PAT_LAYOUT_KN
+		                          ? "X read from global memory: its rows are not 16-byte aligned (N is not a "
+		                            "multiple of 8)"
+		                          : "X read from global memory: its rows are not 16-byte aligned (K is not a "
+		                            "multiple of 8, or a kept tile's k are not contiguous)";
+		return;
+	}
+	const int64_t chunks = ir->loops[n - 2].len / 16;
+	int rows = 4;
+	while (chunks % rows)
+		rows--;
+	int cols = PTX_TC_WARPS / rows;
+	if (cols < 1)
+		cols = 1;
+	const int64_t need = (k->N + PTX_TC_COLS - 1) / PTX_TC_COLS;
+	if (cols > need)
+		cols = (int)need;
+	plan->tc_rows = rows, plan->tc_cols = cols;
+	plan->tc_steps = lk->len / 16;
+	for (int i = 0; i < n - 2; i++)
+		if (!pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
+			plan->tc_steps *= ir->loops[i].nnz;
+	plan->stage = true;
+	plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X and the weights staged in shared memory (cp.async, 3 "
+	                                               "buffers), fragments read with ldmatrix.trans"
+	                                             : "X and the weights staged in shared memory (cp.async, 3 "
+	                                               "buffers), fragments read with ldmatrix";
+}
+
+bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 {
 	const Pir *ir = k->ir;
 	const int n = ir->nloops;
@@ -61,6 +128,9 @@ bool ptx_tc_plan(const LowerKernel *k, PtxPlan *plan)
 			plan->zero |= pir_loop_is_perforated(l); /* rows no warp writes */
 		}
 	}
+	tc_plan_stage(k, s, plan);
+	plan->s.by = plan->tc_rows * plan->tc_cols;
+	plan->s.stage = plan->stage;
 	return true;
 }
 
@@ -170,6 +240,289 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	lower_loop_end(c, &ll);
 }
 
+/* ---- staging (plan->stage) ---- */
+
+static LLVMValueRef urem(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildURem(c->b, v, i64c(c, d), ""); }
+static LLVMValueRef udiv(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildUDiv(c->b, v, i64c(c, d), ""); }
+static LLVMValueRef add(LowerCtx *c, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildNSWAdd(c->b, x, y, ""); }
+static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBuildNSWMul(c->b, x, i64c(c, y), ""); }
+
+/* Where step `step` of the block's walk is: the loops along k before the
+ * last two take the digits of step / (16-k steps of a tile), outermost
+ * most significant, the loops along m their fixed digits (digit[i]), the
+ * dense m loop the block's first row.  *k: the step's first k; *row: where
+ * the step's weights of the block's first row start, in units of 16
+ * values (row r of the block at 16 row + r len); *m: that row's m. */
+static void tc_locate(LowerCtx *c, LLVMValueRef *digit, LLVMValueRef step, LLVMValueRef *row, LLVMValueRef *m,
+                      LLVMValueRef *k)
+{
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops;
+	const PirLoop *lk = &ir->loops[n - 1];
+	LLVMValueRef kstep = urem(c, step, lk->len / 16), rest = udiv(c, step, lk->len / 16);
+	LLVMValueRef d[PIR_MAX_LOOPS];
+	for (int i = n - 3; i >= 0; i--) {
+		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M)) {
+			d[i] = digit[i];
+			continue;
+		}
+		d[i] = urem(c, rest, ir->loops[i].nnz);
+		rest = udiv(c, rest, ir->loops[i].nnz);
+	}
+	d[n - 2] = digit[n - 2];
+	LLVMValueRef r = i64c(c, 0), mm = i64c(c, 0), kk = i64c(c, 0);
+	for (int i = 0; i < n - 1; i++) {
+		const PirLoop *l = &ir->loops[i];
+		r = add(c, mul(c, r, l->nnz), d[i]);
+		LLVMValueRef v = d[i];
+		if (c->idx[i])
+			v = LLVMBuildSExt(c->b, LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &r, 1, ""), ""),
+			                  c->i64, "");
+		LLVMValueRef dm, dk;
+		lower_offsets(c, l, v, &dm, &dk);
+		mm = add(c, mm, dm), kk = add(c, kk, dk);
+	}
+	*m = mm;
+	*k = add(c, kk, mul(c, kstep, 16 * lk->comp[0].stride));
+	/* the step's weights start 16 k further along the row per step */
+	*row = add(c, mul(c, r, lk->len / 16), kstep);
+}
+
+typedef struct Stage {
+	LLVMValueRef xs;                 /* the buffers: PTX_TC_STAGES x stage_halves (i16) */
+	LLVMValueRef tid;                /* the thread among those copying */
+	int64_t nthreads;                /* threads copying: the block's (emulated: the warp's) */
+	LLVMValueRef ncol;               /* the block's first column */
+	LLVMValueRef digit[PIR_MAX_LOOPS];
+	LLVMValueRef ldm;                /* emulation: the global patc_emu_ldm */
+	LLVMTypeRef ldm_ty;
+	LLVMValueRef eo;                 /* emulation: ldmatrix's result */
+} Stage;
+
+/* One 16-byte piece from src (i16 elements, global) to dst (shared):
+ * cp.async, zero-filled where !ok (src then any valid address). */
+static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValueRef base, LLVMValueRef at,
+                    LLVMValueRef ok)
+{
+	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
+	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
+	if (plan->emulate) {
+		LLVMTypeRef v8 = LLVMVectorType(i16, 8);
+		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, LLVMBuildGEP2(c->b, i16, base, &at, 1, ""), "");
+		LLVMSetAlignment(v, 2);
+		v = LLVMBuildSelect(c->b, ok, v, LLVMConstNull(v8), "");
+		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 16);
+		return;
+	}
+	LLVMValueRef g = LLVMBuildAddrSpaceCast(c->b, base, LLVMPointerTypeInContext(c->ctx, 1), "");
+	LLVMValueRef args[3] = {dst, LLVMBuildGEP2(c->b, i16, g, &at, 1, ""),
+	                        LLVMBuildSelect(c->b, ok, LLVMConstInt(c->i32, 16, 0), LLVMConstInt(c->i32, 0, 0), "")};
+	ptx_call(c, "llvm.nvvm.cp.async.cg.shared.global.16.s", args, 3);
+}
+
+/* Element `at` (halves) of the buffers. */
+static LLVMValueRef smem(LowerCtx *c, const Stage *st, LLVMValueRef at)
+{
+	return LLVMBuildGEP2(c->b, LLVMInt16TypeInContext(c->ctx), st->xs, &at, 1, "");
+}
+
+/* `total` pieces, piece q = tid + nthreads i, through piece(q). */
+typedef void (*PieceFn)(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg);
+static void tc_pieces(LowerCtx *c, const PtxPlan *plan, const Stage *st, int64_t total, int64_t threads,
+                      PieceFn fn, void *arg)
+{
+	for (int64_t i = 0; i * threads < total; i++) {
+		LLVMValueRef q = add(c, st->tid, i64c(c, i * threads));
+		LLVMBasicBlockRef next = NULL;
+		if ((i + 1) * threads > total) {
+			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "piece");
+			next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pieced");
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, i64c(c, total), ""), body, next);
+			LLVMPositionBuilderAtEnd(c->b, body);
+		}
+		fn(c, plan, st, q, arg);
+		if (next) {
+			LLVMBuildBr(c->b, next);
+			LLVMPositionBuilderAtEnd(c->b, next);
+		}
+	}
+}
+
+typedef struct IssueArg {
+	LLVMValueRef buf0; /* the stage's first half in the buffers */
+	LLVMValueRef row, k;
+} IssueArg;
+
+/* Piece q of the weights: row q / 2 of the stage's tc_rows x 16, half q % 2. */
+static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg)
+{
+	const IssueArg *ia = arg;
+	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].len;
+	(void)plan;
+	LLVMValueRef r = udiv(c, q, 2), h = urem(c, q, 2);
+	LLVMValueRef src = add(c, add(c, mul(c, r, len), mul(c, ia->row, 16)), mul(c, h, 8));
+	LLVMValueRef dst = add(c, ia->buf0, add(c, mul(c, r, TC_ROW), mul(c, h, 8)));
+	tc_copy(c, plan, smem(c, st, dst), c->values, src, LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0));
+}
+
+/* Piece q of X: layout kn, 8 columns of one of the 16 k rows; layout nk,
+ * 8 k of one column. */
+static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg)
+{
+	const IssueArg *ia = arg;
+	const LowerKernel *k = c->k;
+	const int64_t ks = k->ir->loops[k->ir->nloops - 1].comp[0].stride, cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	LLVMValueRef x0 = add(c, ia->buf0, i64c(c, stage_a(plan)));
+	LLVMValueRef kk, col, src, dst;
+	if (k->layout == PAT_LAYOUT_KN) {
+		LLVMValueRef i = udiv(c, q, cols / 8), p = urem(c, q, cols / 8);
+		kk = add(c, ia->k, mul(c, i, ks));
+		col = add(c, st->ncol, mul(c, p, 8));
+		src = add(c, mul(c, kk, k->N), col);
+		dst = add(c, x0, add(c, mul(c, i, kn_row(plan)), mul(c, p, 8)));
+	} else {
+		LLVMValueRef j = udiv(c, q, 2), h = urem(c, q, 2);
+		kk = add(c, ia->k, mul(c, h, 8));
+		col = add(c, st->ncol, j);
+		src = add(c, mul(c, col, k->K), kk);
+		dst = add(c, x0, add(c, mul(c, j, TC_ROW), mul(c, h, 8)));
+	}
+	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""),
+	                               LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), "");
+	tc_copy(c, plan, smem(c, st, dst), c->X, src, ok);
+}
+
+/* Copies step `step` (when below the walk's length) into buffer buf, then
+ * commits the copies as one group (an empty one past the end).  Emulated,
+ * the lanes of each warp copy the whole step (the warps run one after
+ * another; every lane has copied its pieces before the first ldmatrix of
+ * the step completes). */
+static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef step, LLVMValueRef buf)
+{
+	const LowerKernel *k = c->k;
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "issue");
+	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "issued");
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, i64c(c, plan->tc_steps), ""), body, next);
+	LLVMPositionBuilderAtEnd(c->b, body);
+	IssueArg ia = {.buf0 = mul(c, buf, stage_halves(k, plan))};
+	LLVMValueRef m;
+	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k);
+	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 32, st->nthreads, a_piece, &ia);
+	tc_pieces(c, plan, st, 2 * cols, st->nthreads, x_piece, &ia);
+	LLVMBuildBr(c->b, next);
+	LLVMPositionBuilderAtEnd(c->b, next);
+	if (!plan->emulate)
+		ptx_call(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+}
+
+/* ldmatrix.x4 from the lane's row at `at` (halves into the buffers). */
+static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef at, bool trans, LLVMValueRef *w)
+{
+	LLVMValueRef p = smem(c, st, at);
+	if (plan->emulate) {
+		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, st->ldm, "ldm");
+		LLVMValueRef args[3] = {p, st->eo, LLVMConstInt(c->i32, trans, 0)};
+		LLVMBuildCall2(c->b, st->ldm_ty, fn, args, 3, "");
+		for (int e = 0; e < 4; e++) {
+			LLVMValueRef ie = LLVMConstInt(c->i32, (unsigned)e, 0);
+			w[e] = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, st->eo, &ie, 1, ""), "");
+		}
+		return;
+	}
+	LLVMTypeRef pt = LLVMTypeOf(p);
+	LLVMValueRef r = ptx_call_typed(c,
+	                                trans ? "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16"
+	                                      : "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16",
+	                                &pt, 1, &p, 1);
+	for (int e = 0; e < 4; e++)
+		w[e] = LLVMBuildExtractValue(c->b, r, (unsigned)e, "");
+}
+
+/* The warp's mma of the step in buffer buf: its 16 rows (chunk wr of the
+ * block) and its PTX_TC_COLS columns (slice wc). */
+static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf, LLVMValueRef lane,
+                       LLVMValueRef wr, LLVMValueRef wc)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
+	/* A: lane l addresses row l % 16, k 8 (l / 16) */
+	LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, mul(c, wr, 16), urem(c, lane, 16)), TC_ROW),
+	                                 mul(c, udiv(c, lane, 16), 8)));
+	LLVMValueRef aw[4];
+	tc_ldm(c, plan, st, at, false, aw);
+	/* B, two column tiles per ldmatrix: matrix q = l / 8 is k 8 (q & 1)
+	 * of tile 2 jj + (q >> 1), row i = l % 8 of it */
+	LLVMValueRef x0 = add(c, b0, i64c(c, stage_a(plan)));
+	LLVMValueRef q = udiv(c, lane, 8), i = urem(c, lane, 8);
+	LLVMValueRef qk = mul(c, LLVMBuildAnd(c->b, q, i64c(c, 1), ""), 8);
+	LLVMValueRef qn = add(c, mul(c, wc, PTX_TC_COLS), mul(c, LLVMBuildLShr(c->b, q, i64c(c, 1), ""), 8));
+	for (int jj = 0; jj < PTX_TC_TILES / 2; jj++) {
+		LLVMValueRef n = add(c, qn, i64c(c, 16 * jj));
+		LLVMValueRef bat = k->layout == PAT_LAYOUT_KN ? add(c, x0, add(c, mul(c, add(c, i, qk), kn_row(plan)), n))
+		                                              : add(c, x0, add(c, mul(c, add(c, n, i), TC_ROW), qk));
+		LLVMValueRef bw[4];
+		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
+		tc_mma(c, a, aw, bw, 2 * jj);
+		tc_mma(c, a, aw, bw + 2, 2 * jj + 1);
+	}
+}
+
+static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
+{
+	if (plan->emulate)
+		return; /* the lanes' copies are done; the warps run one after another */
+	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
+	ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
+	ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
+}
+
+/* The staged walk: PTX_TC_STAGES - 1 steps copied ahead; each step waits
+ * for its copies (and the block's), copies the one PTX_TC_STAGES - 1
+ * further into the buffer the block has just finished with, computes. */
+static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
+{
+	const PtxPlan *plan = a->plan;
+	enum { S = PTX_TC_STAGES };
+	for (int s = 0; s < S - 1; s++)
+		tc_issue(c, plan, st, i64c(c, s), i64c(c, s));
+	LowerLoop l;
+	LLVMValueRef i = lower_loop_begin(c, &l, i64c(c, 0), i64c(c, plan->tc_steps), "step");
+	tc_wait(c, plan, S - 2);
+	LLVMValueRef ahead = add(c, i, i64c(c, S - 1));
+	tc_issue(c, plan, st, ahead, urem(c, ahead, S));
+	tc_compute(c, a, st, urem(c, i, S), lane, wr, wc);
+	lower_loop_end(c, &l);
+	if (!plan->emulate) {
+		LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
+		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &zero, 1); /* the empty groups */
+	}
+}
+
+/* Stage's buffers and, in emulation, ldmatrix's host function. */
+static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
+{
+	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
+	LLVMTypeRef aty = LLVMArrayType2(i16, (uint64_t)(PTX_TC_STAGES * stage_halves(c->k, plan)));
+	char gname[160];
+	snprintf(gname, sizeof gname, "%s.tcs", LLVMGetValueName(c->fn));
+	st->xs = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 3);
+	LLVMSetInitializer(st->xs, plan->emulate ? LLVMConstNull(aty) : LLVMGetUndef(aty));
+	LLVMSetLinkage(st->xs, LLVMInternalLinkage);
+	LLVMSetAlignment(st->xs, 16);
+	if (plan->emulate) {
+		st->ldm = LLVMGetNamedGlobal(c->mod, "patc_emu_ldm");
+		if (!st->ldm) {
+			st->ldm = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_ldm");
+			LLVMSetInitializer(st->ldm, LLVMConstNull(c->ptr));
+		}
+		LLVMTypeRef params[3] = {c->ptr, c->ptr, c->i32};
+		st->ldm_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 3, 0);
+		st->eo = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "eo");
+	}
+}
+
 void ptx_tc_body(LowerCtx *c)
 {
 	const PtxPlan *plan = c->backend;
@@ -181,23 +534,27 @@ void ptx_tc_body(LowerCtx *c)
 	LLVMValueRef set = ptx_sreg(c, "ctaid.x"), cy = ptx_sreg(c, "ctaid.y");
 	a.g = LLVMBuildUDiv(c->b, lane, i64c(c, 4), "g");
 	a.t = LLVMBuildURem(c->b, lane, i64c(c, 4), "t");
-	a.nb = LLVMBuildNSWAdd(
-		c->b, c->n0,
-		LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, cy, i64c(c, PTX_TC_WARPS), ""), warp, ""),
-		                i64c(c, PTX_TC_COLS), ""),
-		"nb");
-	/* a warp past the columns has nothing to do (uniform in the warp) */
-	LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "work");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "done");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, a.nb, c->n1, ""), work, done);
-	LLVMPositionBuilderAtEnd(c->b, work);
+	/* the block's warps: tc_rows chunks of rows x tc_cols column slices */
+	LLVMValueRef wr = udiv(c, warp, plan->tc_cols), wc = urem(c, warp, plan->tc_cols);
+	LLVMValueRef ncol = add(c, c->n0, mul(c, cy, (int64_t)plan->tc_cols * PTX_TC_COLS));
+	a.nb = LLVMBuildNSWAdd(c->b, ncol, mul(c, wc, PTX_TC_COLS), "nb");
+	LLVMBasicBlockRef done = NULL;
+	if (!plan->stage) {
+		/* a warp past the columns has nothing to do (uniform in the warp);
+		 * staged, it still copies its share for the others */
+		LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "work");
+		done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "done");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, a.nb, c->n1, ""), work, done);
+		LLVMPositionBuilderAtEnd(c->b, work);
+	}
 
-	/* the set's digits, innermost first: the 16-row chunk of the last m
+	/* the set's digits, innermost first: the block's chunks of the last m
 	 * loop, then the loops along m before it */
 	const PirLoop *lm = &ir->loops[n - 2];
+	const int64_t groups = lm->len / 16 / plan->tc_rows;
 	LLVMValueRef rest = set;
-	LLVMValueRef chunk = LLVMBuildURem(c->b, rest, i64c(c, lm->len / 16), "chunk");
-	rest = LLVMBuildUDiv(c->b, rest, i64c(c, lm->len / 16), "");
+	LLVMValueRef chunk = mul(c, urem(c, rest, groups), plan->tc_rows);
+	rest = udiv(c, rest, groups);
 	c->lo[n - 2] = LLVMBuildNSWMul(c->b, chunk, i64c(c, 16), "mlo");
 	c->hi[n - 2] = LLVMBuildNSWAdd(c->b, c->lo[n - 2], i64c(c, 1), "mhi");
 	for (int i = n - 3; i >= 0; i--) {
@@ -244,8 +601,22 @@ void ptx_tc_body(LowerCtx *c)
 		                         0);
 	}
 
-	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
-	lower_nest(c, 0, n - 1, &start, tc_point, &a);
+	if (plan->stage) {
+		Stage st = {.ncol = ncol};
+		tc_stage_init(c, plan, &st);
+		st.tid = plan->emulate ? lane : add(c, mul(c, warp, 32), lane);
+		st.nthreads = plan->emulate ? 32 : 32 * (int64_t)plan->tc_rows * plan->tc_cols;
+		for (int i = 0; i < n - 1; i++)
+			st.digit[i] = c->lo[i];
+		LLVMValueRef row, m, kk;
+		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk);
+		/* the warp's first row: chunk wr of the block's */
+		LLVMBuildStore(c->b, add(c, m, mul(c, wr, 16 * lm->comp[0].stride)), a.mrow);
+		tc_staged_walk(c, &a, &st, lane, wr, wc);
+	} else {
+		LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+		lower_nest(c, 0, n - 1, &start, tc_point, &a);
+	}
 
 	/* C: rows g and g + 8, columns 2t and 2t + 1 of each tile */
 	const int64_t sm = lm->comp[0].stride;
@@ -274,6 +645,8 @@ void ptx_tc_body(LowerCtx *c)
 				LLVMPositionBuilderAtEnd(c->b, next);
 			}
 	}
-	LLVMBuildBr(c->b, done);
-	LLVMPositionBuilderAtEnd(c->b, done);
+	if (done) {
+		LLVMBuildBr(c->b, done);
+		LLVMPositionBuilderAtEnd(c->b, done);
+	}
 }

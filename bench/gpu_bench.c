@@ -1,14 +1,15 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--shapes=I,J,..]
- *             [--no-tc]
+ *             [--no-tc | --tc-only]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
  * tile-wise, the hybrid and row-balanced element-wise, beside cuBLAS
  * sgemm (fp32, no TF32) on the same device in the same run; then (unless
  * --no-tc) the tensor-core kernels of 32x32 and 64x64 blocks in bf16 beside
- * cuBLAS GemmEx in bf16 (f32 accumulation).  Every
+ * cuBLAS GemmEx in bf16 (f32 accumulation); --tc-only runs only those.
+ * --no-stage turns off staging X in shared memory on both paths.  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); a wrong result stops the benchmark.  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense
@@ -30,15 +31,65 @@ static const int tc_blocks[] = {32, 64};
 static const char *const tc_names[] = {"block32", "block64"};
 enum { NTC = sizeof tc_blocks / sizeof *tc_blocks };
 
+/* The Markdown tables: speedups over cuBLAS, geometric means over the
+ * shapes that ran; sp[sparsity][shape][pattern, then tensor-core pattern]. */
+static void print_fp32(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int nran)
+{
+	printf("| sparsity | best structured | block8 | block32 | nm | tile | hybrid | rowbal |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int s = 0; s < 3; s++) {
+		double best = 0, g[NPAT] = {0};
+		for (int si = 0; si < NSHAPES; si++) {
+			if (!ran[si])
+				continue;
+			double b = 0;
+			for (int p = 0; p < NPAT - 1; p++)
+				b = sp[s][si][p] > b ? sp[s][si][p] : b;
+			best += log(b);
+			for (int p = 0; p < NPAT; p++)
+				g[p] += log(sp[s][si][p]);
+		}
+		printf("| %g%% | %.2fx |", sparsities[s], exp(best / nran));
+		for (int p = 0; p < NPAT; p++)
+			printf(" %.2fx |", exp(g[p] / nran));
+		printf("\n");
+	}
+	printf("\nfp32 speedup over cuBLAS sgemm (no TF32), geometric mean over %d shapes\n", nran);
+}
+
+static void print_tc(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int nran)
+{
+	printf("| sparsity | best, bf16 tensor cores | block32 | block64 |\n|---:|---:|---:|---:|\n");
+	for (int s = 0; s < 3; s++) {
+		double best = 0, g[NTC] = {0};
+		for (int si = 0; si < NSHAPES; si++) {
+			if (!ran[si])
+				continue;
+			double b = 0;
+			for (int p = 0; p < NTC; p++) {
+				b = sp[s][si][NPAT + p] > b ? sp[s][si][NPAT + p] : b;
+				g[p] += log(sp[s][si][NPAT + p]);
+			}
+			best += log(b);
+		}
+		printf("| %g%% | %.2fx |", sparsities[s], exp(best / nran));
+		for (int p = 0; p < NTC; p++)
+			printf(" %.2fx |", exp(g[p] / nran));
+		printf("\n");
+	}
+	printf("\nbf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16, geometric mean over %d "
+	       "shapes\n", nran);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
-		                "[--shapes=I,J,..] [--no-tc]\n");
+		                "[--shapes=I,J,..] [--no-tc | --tc-only]\n");
 		return 2;
 	}
 	const char *stdlib = argv[1], *sm = "sm_90";
-	bool quick = false, only[NSHAPES] = {false}, some = false, with_tc = true;
+	bool quick = false, only[NSHAPES] = {false}, some = false, with_tc = true, with_fp32 = true;
 	PtxSchedule sched = {0}; /* patc's choice */
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "quick"))
@@ -55,6 +106,8 @@ int main(int argc, char **argv)
 			sched.stage = -1;
 		} else if (!strcmp(argv[i], "--no-tc")) {
 			with_tc = false;
+		} else if (!strcmp(argv[i], "--tc-only")) {
+			with_fp32 = false;
 		} else if (!strncmp(argv[i], "--shapes=", 9)) {
 			for (char *q = argv[i] + 9; *q;) {
 				long v = strtol(q, &q, 10);
@@ -114,7 +167,7 @@ int main(int argc, char **argv)
 			for (int p = 0; p < NPAT + NTC && !rc; p++) {
 				/* after the fp32 patterns, the tensor-core ones in bf16 */
 				const bool tc = p >= NPAT;
-				if (tc && !with_tc)
+				if (tc ? !with_tc : !with_fp32)
 					continue;
 				char body[128];
 				if (tc)
@@ -175,51 +228,11 @@ int main(int argc, char **argv)
 	int nran = 0;
 	for (int si = 0; si < NSHAPES; si++)
 		nran += ran[si];
-	printf("| sparsity | best structured | block8 | block32 | nm | tile | hybrid | rowbal |\n");
-	printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-	for (int s = 0; s < 3; s++) {
-		double best = 0, g[NPAT] = {0};
-		int n = 0;
-		for (int si = 0; si < NSHAPES; si++) {
-			if (!ran[si])
-				continue;
-			double b = 0;
-			for (int p = 0; p < NPAT - 1; p++)
-				b = sp[s][si][p] > b ? sp[s][si][p] : b;
-			best += log(b);
-			for (int p = 0; p < NPAT; p++)
-				g[p] += log(sp[s][si][p]);
-			n++;
-		}
-		printf("| %g%% | %.2fx |", sparsities[s], exp(best / n));
-		for (int p = 0; p < NPAT; p++)
-			printf(" %.2fx |", exp(g[p] / n));
+	if (with_fp32)
+		print_fp32(sp, ran, nran);
+	if (with_fp32 && with_tc)
 		printf("\n");
-	}
-	printf("\nfp32 speedup over cuBLAS sgemm (no TF32), geometric mean over %d shapes\n", nran);
-	if (!with_tc)
-		return 0;
-	printf("\n| sparsity | best, bf16 tensor cores | block32 | block64 |\n|---:|---:|---:|---:|\n");
-	for (int s = 0; s < 3; s++) {
-		double best = 0, g[NTC] = {0};
-		int n = 0;
-		for (int si = 0; si < NSHAPES; si++) {
-			if (!ran[si])
-				continue;
-			double b = 0;
-			for (int p = 0; p < NTC; p++) {
-				b = sp[s][si][NPAT + p] > b ? sp[s][si][NPAT + p] : b;
-				g[p] += log(sp[s][si][NPAT + p]);
-			}
-			best += log(b);
-			n++;
-		}
-		printf("| %g%% | %.2fx |", sparsities[s], exp(best / n));
-		for (int p = 0; p < NTC; p++)
-			printf(" %.2fx |", exp(g[p] / n));
-		printf("\n");
-	}
-	printf("\nbf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16, geometric mean over %d "
-	       "shapes\n", nran);
+	if (with_tc)
+		print_tc(sp, ran, nran);
 	return 0;
 }

@@ -78,7 +78,7 @@ void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
 		                      n ? ", " : "", s->bx, s->by, s->v, s->v == 1 ? "" : "s", s->r, s->r == 1 ? "" : "s",
 		                      s->ksplit, s->stage > 0 ? ", X staged" : "");
 	else if (s->stage && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s->stage > 0 ? "X panels" : "no X panels");
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s->stage > 0 ? "X staged" : "X not staged");
 	if (s->threads && n < len)
 		snprintf(buf + n, len - n, "%s%d thread%s", n ? ", " : "", s->threads, s->threads == 1 ? "" : "s");
 }

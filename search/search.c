@@ -1025,7 +1025,7 @@ static int tune_x86(Bench *b, const int *base, int nbase)
  * half or twice the threads along the columns, 1, 2 or 4 columns and 1 to
  * 8 rows a thread, the walk along k split in two (or not), X staged in
  * shared memory (or not).  Variants that map to the same kernel are not
- * measured; the tensor-core mapping has no knobs.  Returns the number
+ * measured; the tensor-core mapping has only the last.  Returns the number
  * measured, -1 when out of memory. */
 static int tune_gpu(Bench *b, const int *base, int nbase)
 {
@@ -1041,8 +1041,8 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage}, alts[4];
 			PtxPlan plan;
 			ptx_plan(&lk, &given, &plan);
-			if (plan.tc)
-				break;
+			if (plan.tc && knob != 3)
+				continue; /* tensor cores: only staging */
 			PtxSchedule now = plan.s;
 			now.ksplit = (int)plan.nsplit, now.stage = plan.stage;
 			int na = 0;
@@ -1057,7 +1057,8 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				if (rr != now.r)
 					alts[na] = now, alts[na++].r = rr;
 			if (knob == 3) {
-				alts[na] = now, alts[na++].ksplit = plan.nsplit > 1 ? 1 : 2;
+				if (!plan.tc)
+					alts[na] = now, alts[na++].ksplit = plan.nsplit > 1 ? 1 : 2;
 				alts[na] = now, alts[na++].stage = !now.stage;
 			}
 			const int from = cur;
@@ -1067,8 +1068,11 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				if (!memcmp(&ap.s, &plan.s, sizeof ap.s) && ap.stage == plan.stage && ap.nsplit == plan.nsplit)
 					continue; /* the same kernel (the knob does not apply) */
 				KernelSchedule v = r->c[from].sched;
-				v.bx = alts[a].bx, v.by = alts[a].by, v.v = alts[a].v, v.r = alts[a].r, v.ksplit = alts[a].ksplit;
-				v.stage = alts[a].stage;
+				if (plan.tc) /* patc's mapping, staged or not */
+					v.bx = v.by = v.v = v.r = v.ksplit = 0, v.stage = ap.stage ? 1 : -1;
+				else
+					v.bx = alts[a].bx, v.by = alts[a].by, v.v = alts[a].v, v.r = alts[a].r,
+					v.ksplit = alts[a].ksplit, v.stage = alts[a].stage;
 				if (!bench_variant(b, from, &v, &cur))
 					return -1;
 				measured++;

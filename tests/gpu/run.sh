@@ -12,7 +12,7 @@
 #      writing gpu.csv and printing the table (staging X in shared memory
 #      is compared with the plain path on three shapes first, and the
 #      benchmark runs with the faster), then the bf16 tensor-core kernels
-#      beside cuBLAS in bf16;
+#      beside cuBLAS in bf16 (staged or plain likewise);
 #   3. `patc --search --target=<the GPU's>` on bert_ffn1, 768/768/512 and
 #      4096^3 (SEARCH=0 leaves it out);
 #   4. optionally (SWEEP=1) a sweep of kernel schedules on three shapes.
@@ -127,11 +127,24 @@ stage_flag=""
 awk -v a="$staged" -v b="$plain" 'BEGIN {exit !(b > a)}' && stage_flag=--no-stage
 echo "staging X in shared memory: ${staged}x, plain: ${plain}x (768/768/512, 4096/1024/1024, 256/1152/3136);" \
 	"the benchmark runs ${stage_flag:-with staging}" | tee "$out/gpu_stage.txt"
+# the same for the tensor-core kernels (bf16): staged with cp.async and
+# ldmatrix, or B fragments read from global memory
+tc_staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/c.csv" --sm=$sm --shapes=3,1,8 --tc-only 2>/dev/null | score)
+tc_plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/d.csv" --sm=$sm --shapes=3,1,8 --no-stage --tc-only 2>/dev/null | score)
+tc_flag=""
+awk -v a="$tc_staged" -v b="$tc_plain" 'BEGIN {exit !(b > a)}' && tc_flag=--no-stage
+echo "tensor cores (bf16), staged: ${tc_staged}x, plain: ${tc_plain}x (the same shapes);" \
+	"the benchmark runs ${tc_flag:-with staging}" | tee -a "$out/gpu_stage.txt"
 bench=${BENCH:-quick}
 [ "$bench" = full ] && bench=""
-timeout "${BENCH_SECONDS:-600}" "$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag \
+timeout "${BENCH_SECONDS:-600}" "$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag --no-tc \
 	2>"$out/gpu_bench.log" | tee "$out/gpu_table.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
+echo
+timeout "${BENCH_SECONDS:-600}" "$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag --tc-only \
+	2>>"$out/gpu_bench.log" | tee -a "$out/gpu_table.md"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench --tc-only: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
+tail -n +2 "$tmp/tc.csv" >>"$out/gpu.csv"
 echo "benchmark done ($(( $(date +%s) - start )) s)"
 
 # ---- 3. the search on the GPU (SEARCH=0 leaves it out) ----

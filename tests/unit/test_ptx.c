@@ -162,7 +162,8 @@ static float round_half(float x, PatDtype dt)
 /* Runs the tensor-core kernel of op (dtype dt) on the emulator; returns its
  * relative error against the float64 product of the weight and X rounded
  * to dt (+inf where an element of C is left unwritten). */
-static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, PtxPlan *plan_out)
+static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
+                         PtxPlan *plan_out)
 {
 	const int64_t N = op->N;
 	KernelCase kc;
@@ -181,7 +182,7 @@ static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, PtxP
 		kc.dense[i] = round_half(kc.dense[i], dt);
 	PtxPlan plan;
 	char err[PTX_ERR_MAX];
-	ck_assert_msg(ptx_emulate(&lk, NULL, x16, v16, (const int32_t *const *)kc.mask.index, kc.c, &plan, err), "%s",
+	ck_assert_msg(ptx_emulate(&lk, sched, x16, v16, (const int32_t *const *)kc.mask.index, kc.c, &plan, err), "%s",
 	              err);
 	ck_assert_msg(plan.tc, "%s", plan.tc_why);
 	double e = kernel_case_error(&kc);
@@ -206,29 +207,50 @@ static Program compile_typed(Arena *arena, const char *pattern, const int64_t *s
 	return prog;
 }
 
+/* Shapes for the tensor cores: no tile divides M, K or N; the last two
+ * have 16-byte aligned rows of X in both layouts (N and K multiples of 8),
+ * so their kernels are staged, the others not in one layout or both. */
+static const int64_t tc_shapes[][3] = {{64, 64, 160}, {100, 70, 33}, {33, 129, 17},
+                                       {7, 250, 300}, {100, 72, 200}, {50, 136, 40}};
+enum { NTC_SHAPES = sizeof tc_shapes / sizeof *tc_shapes };
+
 /* The tensor-core kernels of the patterns that keep dense 16 x 16 tiles,
- * on shapes no tile divides (M, K and N), bf16 and f16, both layouts, on
+ * on shapes no tile divides (M, K and N), bf16 and f16, both layouts,
+ * staged where the rows of X are aligned and with staging turned off, on
  * the warp emulator against a float64 reference on the rounded inputs. */
 START_TEST(tc_mapping_matches_reference)
 {
 	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
-	int checked = 0;
+	static const PtxSchedule plain = {.stage = -1};
+	int checked = 0, staged = 0;
 	for (int p = 0; p < NTC; p++)
-		for (int s = 0; s < 4; s++)
+		for (int s = 0; s < NTC_SHAPES; s++)
 			for (int d = 0; d < 2; d++) {
 				Arena arena;
 				arena_init(&arena);
-				Program prog = compile_typed(&arena, tc_patterns[p], shapes[s], pat_dtype_names[dts[d]]);
-				for (int l = 0; l < 2; l++) {
-					double e = emulate_tc(&prog.ops[0], dts[d], l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, NULL);
-					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, %s, layout %s: %g", tc_patterns[p],
-					              (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
-					              pat_dtype_names[dts[d]], l ? "nk" : "kn", e);
-					checked++;
-				}
+				Program prog = compile_typed(&arena, tc_patterns[p], tc_shapes[s], pat_dtype_names[dts[d]]);
+				for (int l = 0; l < 2; l++)
+					for (int st = 0; st < 2; st++) {
+						const PatLayout layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
+						const bool aligned = l ? tc_shapes[s][1] % 8 == 0 : tc_shapes[s][2] % 8 == 0;
+						if (st && !aligned)
+							continue; /* the same plain kernel */
+						PtxPlan plan;
+						double e = emulate_tc(&prog.ops[0], dts[d], layout, st ? &plain : NULL, &plan);
+						ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, %s, layout %s%s: %g", tc_patterns[p],
+						              (long long)tc_shapes[s][0], (long long)tc_shapes[s][1],
+						              (long long)tc_shapes[s][2], pat_dtype_names[dts[d]], l ? "nk" : "kn",
+						              plan.stage ? ", staged" : "", e);
+						ck_assert_msg(plan.stage == (aligned && !st), "%s, layout %s: %s", tc_patterns[p],
+						              l ? "nk" : "kn", plan.stage_why);
+						staged += plan.stage;
+						checked++;
+					}
 				arena_free(&arena);
 			}
-	ck_assert_int_eq(checked, NTC * 4 * 2 * 2);
+	/* 64/64/160 and the last two shapes staged in both layouts, and plain */
+	ck_assert_int_eq(staged, NTC * 2 * 6);
+	ck_assert_int_eq(checked, NTC * 2 * (NTC_SHAPES * 2 + 6));
 }
 END_TEST
 
