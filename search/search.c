@@ -1022,8 +1022,8 @@ static int tune_x86(Bench *b, const int *base, int nbase)
 }
 
 /* The GPU mapping's knobs (PtxSchedule), one at a time from each base:
- * half or twice the threads along the columns, 1, 2 or 4 columns and 1 to
- * 8 rows a thread, the walk along k split in two (or not), X staged in
+ * half or twice the threads along the columns, 1, 2, 4 or 8 columns and 1
+ * to 8 rows a thread, the walk along k split in two (or not), X staged in
  * shared memory (or not).  Variants that map to the same kernel are not
  * measured; the tensor-core mapping has only the last.  Returns the number
  * measured, -1 when out of memory. */
@@ -1050,7 +1050,7 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				alts[na] = now, alts[na++].bx = now.bx / 2;
 			if (knob == 0 && now.bx <= 128 && 2 * now.bx * now.by <= 1024)
 				alts[na] = now, alts[na++].bx = 2 * now.bx;
-			for (int v = 1; knob == 1 && v <= 4; v *= 2)
+			for (int v = 1; knob == 1 && v <= 8; v *= 2)
 				if (v != now.v)
 					alts[na] = now, alts[na++].v = v;
 			for (int rr = 1; knob == 2 && plan.group >= 0 && rr <= 8 && na < 4; rr *= 2)

@@ -169,7 +169,7 @@ fi
 
 # ---- 4. schedules ----
 if [ "${SWEEP:-0}" = 1 ]; then
-	for sc in ${SCHEDULES:-32,4,4,4,1,0 32,4,4,4,1,1 32,4,4,8,1,1 32,4,8,4,1,1 64,2,4,4,1,1}; do
+	for sc in ${SCHEDULES:-32,4,4,4,1,0 32,4,4,4,1,1 32,4,4,8,1,1 32,4,8,4,1,1 32,4,8,8,1,1 64,2,4,4,1,1}; do
 		"$bin/gpu_bench" "$root/stdlib" "$tmp/sweep.csv" --sm=$sm --shapes=3,1,8 --schedule=$sc --no-tc 2>/dev/null |
 			awk -v sc=$sc 'NR>2 && /^\|/ {printf "  schedule %-10s %s\n", sc, $0}'
 	done | tee "$out/gpu_sweep.txt"
