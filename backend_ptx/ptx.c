@@ -68,10 +68,20 @@ static void plan_sets(const Pir *ir, PtxPlan *plan)
 
 /* Staging X in shared memory: where every thread of a block walks the
  * same k (a row group whose later loops are dense, the block's row sets
- * being chunks of one group), X is kn with 16-byte groups, and two
+ * being chunks of one group), a thread's columns come in groups of 4 (X kn
+ * with 16-byte groups, or X nk, copied element by element), and two
  * buffers of a stage fit in 48 KiB.  A stage holds the X rows of stage_u
- * iterations of the first walked loop (16 rows or more). */
+ * iterations of the first walked loop (16 rows or more), each row the
+ * block's columns in order (in layout nk padded by 4, so that the copies
+ * down a column spread over the banks). */
 enum { STAGE_ROWS = 16, STAGE_BYTES = 48 << 10 };
+
+/* Floats per row of a stage. */
+static int64_t stage_width(const LowerKernel *k, const PtxPlan *plan)
+{
+	return (int64_t)plan->s.bx * plan->s.v + (k->layout == PAT_LAYOUT_NK ? 4 : 0);
+}
+
 static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 {
 	const Pir *ir = k->ir;
@@ -82,7 +92,7 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 	bool shared = plan->group >= 0;
 	for (int i = plan->group + 1; shared && i < n; i++)
 		shared = !pir_loop_is_perforated(&ir->loops[i]);
-	if (!ps->stage || !shared || !plan->xvec)
+	if (!ps->stage || !shared || !(plan->xvec || (k->layout == PAT_LAYOUT_NK && ps->v % 4 == 0)))
 		return;
 	int outer = plan->nspread;
 	while (outer < n && outer == plan->group)
@@ -96,7 +106,7 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 	int64_t u = p >= STAGE_ROWS ? 1 : STAGE_ROWS / p;
 	if (u > ir->loops[outer].nnz)
 		u = ir->loops[outer].nnz;
-	if (2 * u * p * ps->bx * ps->v * 4 > STAGE_BYTES)
+	if (2 * u * p * stage_width(k, plan) * 4 > STAGE_BYTES)
 		return;
 	/* the block's row sets: consecutive chunks of one group */
 	int64_t chunks = ir->loops[plan->group].nnz / ps->r;
@@ -250,6 +260,7 @@ typedef struct GpuArg {
 	LLVMValueRef mrow;                      /* alloca: the thread's first row */
 	int64_t row_step, m_step;               /* the next row of the group */
 	bool xvec, wk, wr;                      /* the vector loads above */
+	bool cols4;                             /* a thread's columns in groups of 4 (xvec, staged) */
 	int inner;                              /* wk: the loop walked 4 digits at a time */
 	int u;                                  /* wk: which of the 4 digits */
 	LLVMValueRef wv[PTX_MAX_R];             /* wk: the 4 weights of each row */
@@ -339,7 +350,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	if (a->plan->stage) { /* X from the stage: row j of the buffer */
 		LLVMValueRef j = LLVMBuildLoad2(c->b, c->i64, a->j, "j");
 		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, j, i64c(c, 1), ""), a->j);
-		int64_t rows = a->plan->stage_u * a->plan->stage_p, width = (int64_t)a->plan->s.bx * a->v;
+		int64_t rows = a->plan->stage_u * a->plan->stage_p, width = stage_width(k, a->plan);
 		LLVMValueRef rowat = LLVMBuildNSWMul(
 			c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->buf, i64c(c, rows), ""), j, ""), i64c(c, width), "");
 		for (int g = 0; g < a->v; g += 4) {
@@ -455,15 +466,19 @@ static LLVMValueRef stage_k(LowerCtx *c, const GpuArg *a, const LowerPoint *p, L
 }
 
 /* Copies stage s (iterations olo + s u .. of the first walked loop) into
- * buffer buf: 16-byte pieces spread over the block's threads (cp.async);
- * emulated, each thread copies all of it with plain loads. */
+ * buffer buf, spread over the block's threads (cp.async): in layout kn
+ * 16-byte pieces of 4 columns, a warp's along a row; in layout nk single
+ * elements, a warp's down a column (along k, where X is contiguous).
+ * Emulated, each thread copies all of it with plain loads. */
 static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef s, LLVMValueRef buf,
                         LLVMValueRef olo, LLVMValueRef ohi)
 {
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
-	const int64_t rows = plan->stage_u * plan->stage_p, groups = (int64_t)plan->s.bx * a->v / 4;
-	const int64_t total = rows * groups, threads = (int64_t)plan->s.bx * plan->s.by;
+	const bool nk = k->layout == PAT_LAYOUT_NK;
+	const int64_t rows = plan->stage_u * plan->stage_p, cols = (int64_t)plan->s.bx * a->v;
+	const int64_t pieces = nk ? cols : cols / 4, width = stage_width(k, plan);
+	const int64_t total = rows * pieces, threads = (int64_t)plan->s.bx * plan->s.by;
 	LowerLoop loop;
 	LLVMValueRef it = NULL;
 	int64_t unrolled = plan->emulate ? 1 : (total + threads - 1) / threads;
@@ -480,31 +495,45 @@ static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRe
 			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, i64c(c, total), ""), body, next);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
-		LLVMValueRef jrow = LLVMBuildUDiv(c->b, q, i64c(c, groups), "");
-		LLVMValueRef g = LLVMBuildURem(c->b, q, i64c(c, groups), "");
+		/* row jrow of the stage, piece g of the row; in layout nk, where the
+		 * rows divide the threads, a thread keeps its row (and its k) */
+		LLVMValueRef jrow, g;
+		if (nk && !plan->emulate && threads % rows == 0) {
+			jrow = LLVMBuildURem(c->b, a->tid, i64c(c, rows), "");
+			g = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, rows), ""), i64c(c, i * (threads / rows)), "");
+		} else if (nk) {
+			jrow = LLVMBuildURem(c->b, q, i64c(c, rows), "");
+			g = LLVMBuildUDiv(c->b, q, i64c(c, rows), "");
+		} else {
+			jrow = LLVMBuildUDiv(c->b, q, i64c(c, pieces), "");
+			g = LLVMBuildURem(c->b, q, i64c(c, pieces), "");
+		}
 		LLVMValueRef u = LLVMBuildUDiv(c->b, jrow, i64c(c, plan->stage_p), "");
 		LLVMValueRef jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
 		LLVMValueRef d = LLVMBuildNSWAdd(
 			c->b, olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, s, i64c(c, plan->stage_u), ""), u, ""), "");
 		d = min64(c, d, LLVMBuildNSWSub(c->b, ohi, i64c(c, 1), "")); /* past the end: any real row */
 		LLVMValueRef kk = min64(c, stage_k(c, a, p, d, jj), i64c(c, k->K - 1)); /* padding: w = 0 */
-		LLVMValueRef col = min64(c, LLVMBuildNSWAdd(c->b, a->base, LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
-		                         i64c(c, k->N - 4));
-		LLVMValueRef src_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+		/* columns past N: any real one (never stored) */
+		LLVMValueRef col = min64(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
+		                         i64c(c, k->N - (nk ? 1 : 4)));
+		LLVMValueRef src_at = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kk, "")
+		                         : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
 		LLVMValueRef dst_at = LLVMBuildNSWAdd(
 			c->b,
 			LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, buf, i64c(c, rows), ""), jrow, ""),
-			                i64c(c, groups * 4), ""),
-			LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
+			                i64c(c, width), ""),
+			nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
 		LLVMValueRef src = LLVMBuildGEP2(c->b, c->f32, x1, &src_at, 1, "");
 		LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, a->xs, &dst_at, 1, "");
 		if (plan->emulate) {
-			LLVMValueRef v = LLVMBuildLoad2(c->b, a->v4, src, "");
-			LLVMSetAlignment(v, 16);
-			LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 16);
+			LLVMValueRef v = LLVMBuildLoad2(c->b, nk ? c->f32 : a->v4, src, "");
+			LLVMSetAlignment(v, nk ? 4 : 16);
+			LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), nk ? 4 : 16);
 		} else {
 			LLVMValueRef args[2] = {dst, src};
-			ptx_call(c, "llvm.nvvm.cp.async.cg.shared.global.16", args, 2);
+			ptx_call(c, nk ? "llvm.nvvm.cp.async.ca.shared.global.4" : "llvm.nvvm.cp.async.cg.shared.global.16", args,
+			         2);
 		}
 		if (next) {
 			LLVMBuildBr(c->b, next);
@@ -601,6 +630,7 @@ static void gpu_body(LowerCtx *c)
 	a.fma_ty = LLVMIntrinsicGetType(c->ctx, id, &c->f32, 1);
 	a.v4 = LLVMVectorType(c->f32, 4);
 	a.xvec = plan->xvec;
+	a.cols4 = plan->xvec || plan->stage;
 	a.wk = plan->wk;
 	a.wr = plan->wr;
 	a.inner = n - 1;
@@ -652,10 +682,10 @@ static void gpu_body(LowerCtx *c)
 	/* the thread's columns (clamped into range for the loads): v apart
 	 * by bx, or groups of 4 adjacent ones, 4 bx apart */
 	LLVMValueRef base = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, cy, i64c(c, (int64_t)plan->s.bx * a.v), ""), "");
-	LLVMValueRef first = LLVMBuildNSWAdd(c->b, base, a.xvec ? LLVMBuildNSWMul(c->b, tx, i64c(c, 4), "") : tx, "");
+	LLVMValueRef first = LLVMBuildNSWAdd(c->b, base, a.cols4 ? LLVMBuildNSWMul(c->b, tx, i64c(c, 4), "") : tx, "");
 	LLVMValueRef valid[PTX_MAX_V], ncol[PTX_MAX_V];
 	for (int j = 0; j < a.v; j++) {
-		int64_t off = a.xvec ? (int64_t)(j / 4) * 4 * plan->s.bx + j % 4 : (int64_t)j * plan->s.bx;
+		int64_t off = a.cols4 ? (int64_t)(j / 4) * 4 * plan->s.bx + j % 4 : (int64_t)j * plan->s.bx;
 		ncol[j] = LLVMBuildNSWAdd(c->b, first, i64c(c, off), "n");
 		valid[j] = LLVMBuildICmp(c->b, LLVMIntSLT, ncol[j], c->n1, "");
 		/* xvec: a group is whole or out (N and n0 multiples of 4); an
@@ -674,7 +704,7 @@ static void gpu_body(LowerCtx *c)
 
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
 	if (plan->stage) {
-		int64_t words = 2 * plan->stage_u * plan->stage_p * plan->s.bx * a.v;
+		int64_t words = 2 * plan->stage_u * plan->stage_p * stage_width(k, plan);
 		LLVMTypeRef aty = LLVMArrayType2(c->f32, (uint64_t)words);
 		char gname[PIR_NAME_MAX + 64];
 		snprintf(gname, sizeof gname, "%s.xs", LLVMGetValueName(c->fn));

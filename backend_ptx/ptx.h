@@ -18,7 +18,8 @@
  * parts add with atomics.  Where the rows of a block keep the same k (row
  * groups), the block stages the X rows of the next few kept k in shared
  * memory with cp.async while it computes on the current ones (two
- * buffers), and threads read X from there.
+ * buffers; layout kn in 16-byte pieces, layout nk element by element down
+ * X's columns), and threads read X from there.
  *
  * The kernel has the signature of lower.h (X, C, values, index, n0, n1),
  * with device pointers (index: a device array of device pointers); it is

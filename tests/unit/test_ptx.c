@@ -58,7 +58,7 @@ START_TEST(mapping_matches_reference)
 {
 	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0},  {64, 2, 3, 5, 3, 0},
 	                                     {32, 2, 8, 16, 1, 1}, {32, 4, 4, 4, 2, 1}};
-	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0;
+	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
 			Arena arena;
@@ -78,6 +78,7 @@ START_TEST(mapping_matches_reference)
 					groups += plan.s.r > 1;
 					xvec += plan.xvec, wk += plan.wk, wr += plan.wr, splits += plan.nsplit > 1;
 					staged += plan.stage;
+					staged_nk += plan.stage && layout == PAT_LAYOUT_NK;
 				}
 			arena_free(&arena);
 		}
@@ -89,6 +90,7 @@ START_TEST(mapping_matches_reference)
 	ck_assert_int_gt(wr, 0);
 	ck_assert_int_gt(splits, 0); /* the small shapes split the walk along k */
 	ck_assert_int_gt(staged, 0); /* and X is staged in shared memory */
+	ck_assert_int_gt(staged_nk, 0); /* in layout nk too, element by element */
 }
 END_TEST
 
