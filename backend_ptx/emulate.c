@@ -26,7 +26,7 @@ typedef struct Ids {
 	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z; /* ctaid_z: NULL where unread */
 } Ids;
 
-enum { LANES = 32, OP_MMA = 1, OP_LDM = 2 };
+enum { LANES = 32, OP_MMA = 1, OP_LDM = 2, OP_MMASP = 3 };
 
 typedef struct Warp {
 	sem_t go[LANES]; /* lane l may run */
@@ -37,7 +37,7 @@ typedef struct Warp {
 	int arrived;
 	int op[LANES]; /* the collective each lane has reached: OP_MMA, OP_LDM */
 	bool mixed;    /* lanes reached different collectives */
-	int32_t a[LANES][4], b[LANES][2];
+	int32_t a[LANES][4], b[LANES][4], e[LANES]; /* b: 2 words for mma, 4 for mma.sp; e: its metadata */
 	float c[LANES][4];
 	const uint16_t *row[LANES]; /* ldmatrix: the row each lane addresses */
 	int32_t got[LANES][4];      /* ldmatrix: what each lane gets */
@@ -85,6 +85,39 @@ static void warp_mma(Warp *w, int32_t f16)
 	}
 }
 
+/* D = A B + C for the warp, A 2:4 sparse (mma.sp.m16n8k32, see tc.c). */
+static void warp_mma_sp(Warp *w, int32_t f16)
+{
+	float A[16][32] = {{0}}, B[32][8], C[16][8];
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++)
+			for (int h = 0; h < 2; h++) {
+				const int row = g + (e & 1 ? 8 : 0), chunk = t + (e & 2 ? 4 : 0);
+				/* the metadata of the row's chunk: lane 4g + chunk / 4, its half
+				 * for the row, the chunk's nibble, the kept k's 2 bits */
+				const uint32_t meta = (uint32_t)w->e[4 * (row % 8) + chunk / 4];
+				const unsigned pos = (meta >> (16 * (row / 8) + 4 * (chunk % 4) + 2 * h)) & 3;
+				A[row][4 * chunk + (int)pos] += elem(w->a[l][e], h, f16);
+			}
+		for (int e = 0; e < 4; e++)
+			for (int h = 0; h < 2; h++)
+				B[8 * e + 2 * t + h][g] = elem(w->b[l][e], h, f16);
+		for (int e = 0; e < 4; e++)
+			C[g + (e & 2 ? 8 : 0)][2 * t + (e & 1)] = w->c[l][e];
+	}
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++) {
+			const int i = g + (e & 2 ? 8 : 0), j = 2 * t + (e & 1);
+			float d = C[i][j];
+			for (int kk = 0; kk < 32; kk++)
+				d += A[i][kk] * B[kk][j];
+			w->c[l][e] = d;
+		}
+	}
+}
+
 /* ldmatrix.x4 for the warp: matrix q is the rows lanes 8q .. 8q + 7
  * address; lane (g, t) gets of each its row g, columns 2t and 2t + 1, or
  * transposed its column g, rows 2t and 2t + 1. */
@@ -111,6 +144,8 @@ static void arrive(Warp *w, int l, int op, int32_t flag)
 			w->mixed |= w->op[i] != op;
 		if (op == OP_MMA)
 			warp_mma(w, flag);
+		else if (op == OP_MMASP)
+			warp_mma_sp(w, flag);
 		else
 			warp_ldm(w, flag);
 		w->arrived = 0;
@@ -131,9 +166,21 @@ static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
 	Warp *w = warp;
 	const int l = w->turn;
 	memcpy(w->a[l], a, sizeof w->a[l]);
-	memcpy(w->b[l], b, sizeof w->b[l]);
+	memcpy(w->b[l], b, 2 * sizeof *b);
 	memcpy(w->c[l], c, sizeof w->c[l]);
 	arrive(w, l, OP_MMA, f16);
+	memcpy(c, w->c[l], sizeof w->c[l]);
+}
+
+static void emu_mma_sp(const int32_t *a, const int32_t *b, float *c, int32_t e, int32_t f16)
+{
+	Warp *w = warp;
+	const int l = w->turn;
+	memcpy(w->a[l], a, sizeof w->a[l]);
+	memcpy(w->b[l], b, sizeof w->b[l]);
+	memcpy(w->c[l], c, sizeof w->c[l]);
+	w->e[l] = e;
+	arrive(w, l, OP_MMASP, f16);
 	memcpy(c, w->c[l], sizeof w->c[l]);
 }
 
@@ -237,8 +284,9 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	           x86_lookup(&kern, "patc_emu_ctaid_z")};
 	PtxEmuMma *mma = plan.tc ? x86_lookup(&kern, "patc_emu_mma") : NULL;
 	PtxEmuLdm *ldm = plan.tc && plan.stage ? x86_lookup(&kern, "patc_emu_ldm") : NULL;
+	PtxEmuMmaSp *mmasp = plan.tc_sp ? x86_lookup(&kern, "patc_emu_mmasp") : NULL;
 	if (!ids.tid_x || !ids.tid_y || !ids.ctaid_x || !ids.ctaid_y || (!ids.ctaid_z && plan.nsplit > 1) ||
-	    (plan.tc && !mma) || (plan.tc && plan.stage && !ldm)) {
+	    (plan.tc && !plan.tc_sp && !mma) || (plan.tc && plan.stage && !ldm) || (plan.tc_sp && !mmasp)) {
 		x86_kernel_free(&kern);
 		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
 		return false;
@@ -273,7 +321,10 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 			sem_init(&w->go[l], 0, 0);
 		sem_init(&w->back, 0, 0);
 		pthread_mutex_lock(&one_at_a_time);
-		*mma = emu_mma;
+		if (mma)
+			*mma = emu_mma;
+		if (mmasp)
+			*mmasp = emu_mma_sp;
 		if (ldm)
 			*ldm = emu_ldm;
 		warp = w;

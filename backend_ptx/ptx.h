@@ -70,6 +70,7 @@ typedef struct PtxPlan {
 	                     * tensor cores each mma calls the host function that
 	                     * the global patc_emu_mma points to (PtxEmuMma) */
 	bool tc;            /* tensor cores (tc.c): 16-bit X and weights, mma.sync */
+	bool tc_sp;         /* the sparse tensor cores: 2:4 along k, mma.sp */
 	const char *tc_why; /* why the tensor cores are used or not, for --explain */
 	int tc_rows, tc_cols; /* tensor cores: a block's warps are tc_rows 16-row chunks
 	                       * (which keep the same k) x tc_cols column slices */
@@ -98,7 +99,14 @@ typedef struct PtxPlan {
  * ldmatrix (.trans for layout kn).  So every X element the block loads
  * feeds 16 tc_rows rows.  Otherwise (the plain form) each warp reads the
  * weights as 16-bit pairs along k and X element by element from global
- * memory, tc_rows = 1. */
+ * memory, tc_rows = 1.
+ *
+ * The sparse tensor cores (tc_sp): where the nest ends in a dense m loop, a
+ * dense k loop of stride 4 and a k loop of 4 keeping 2 (2:4 along k), a
+ * warp takes 16 rows of the m loop (the last 16 may run past its end) and
+ * PTX_TC_COLS columns as above, and every 32 k is one mma.sp.m16n8k32 per 8
+ * columns, the kept values being the compressed A and the metadata built
+ * from the last loop's index (see tc.c); not staged. */
 enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3 };
 
 /* In emulation: the host runs the 32 lanes of a warp; each lane's mma
@@ -110,6 +118,10 @@ typedef void (*PtxEmuMma)(const int32_t *a, const int32_t *b, float *c, int32_t 
  * the row of 8 16-bit values it addresses and gets its 4 words back once
  * all 32 lanes have passed theirs (trans: .trans). */
 typedef void (*PtxEmuLdm)(const uint16_t *row, int32_t *out, int32_t trans);
+/* In emulation, mma.sp (the sparse tensor cores): a as for mma (the
+ * compressed 16 x 16), b 4 words, c the accumulators, e the metadata (see
+ * tc.c). */
+typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_t e, int32_t f16);
 
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */

@@ -91,6 +91,24 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	                                               "buffers), fragments read with ldmatrix";
 }
 
+/* A nest for the sparse tensor cores: it ends in a dense m loop, a dense
+ * k loop of stride 4 and a k loop of 4 (stride 1) keeping 2: 2:4 along k
+ * (nm(2, 4), the hybrid), with no loop along both axes before. */
+static bool sparse_nest(const Pir *ir)
+{
+	const int n = ir->nloops;
+	if (n < 3)
+		return false;
+	const PirLoop *l3 = &ir->loops[n - 3], *l2 = &ir->loops[n - 2], *l1 = &ir->loops[n - 1];
+	bool ok = l3->ncomp == 1 && l3->comp[0].axis == PIR_AXIS_M && !pir_loop_is_perforated(l3) && l2->ncomp == 1 &&
+	          l2->comp[0].axis == PIR_AXIS_K && l2->comp[0].stride == 4 && !pir_loop_is_perforated(l2) &&
+	          l1->ncomp == 1 && l1->comp[0].axis == PIR_AXIS_K && l1->comp[0].stride == 1 && l1->len == 4 &&
+	          l1->nnz == 2;
+	for (int i = 0; ok && i < n - 3; i++)
+		ok = ir->loops[i].ncomp == 1;
+	return ok;
+}
+
 bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 {
 	const Pir *ir = k->ir;
@@ -98,21 +116,25 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	plan->tc = false;
 	if (k->dtype == PAT_F32) {
 		plan->tc_why = "CUDA cores in f32 (dtype f16 or bf16 takes the tensor cores where the pattern keeps "
-		               "dense 16 x 16 tiles)";
+		               "dense 16 x 16 tiles or 2:4 along k)";
 		return false;
 	}
 	bool ok = n >= 2 && dense_on(&ir->loops[n - 2], PIR_AXIS_M) && dense_on(&ir->loops[n - 1], PIR_AXIS_K);
 	for (int i = 0; ok && i < n - 2; i++)
 		ok = ir->loops[i].ncomp == 1;
-	if (!ok) {
+	const bool sp = !ok && sparse_nest(ir);
+	if (!ok && !sp) {
 		plan->tc_why = "CUDA cores in f32: the tensor cores need kept tiles that are dense 16 x 16 tiles of W "
 		               "(the nest ending in a dense m loop and a dense k loop, each a multiple of 16 long, "
-		               "and no loop along both axes)";
+		               "and no loop along both axes) or 2:4 along k after a dense m loop (mma.sp)";
 		return false;
 	}
 	plan->tc = true;
-	plan->tc_why = "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
-	               "and 8 columns, f32 accumulators";
+	plan->tc_sp = sp;
+	plan->tc_why = sp ? "sparse tensor cores: 2 of every 4 consecutive k kept in rows of a dense m loop, one "
+	                    "mma.sp.m16n8k32 per 32 k and 8 columns (metadata from the index), f32 accumulators"
+	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
+	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
 	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0};
 	plan->group = -1;
@@ -120,15 +142,21 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	plan->nsplit = 1;
 	plan->nspread = n - 1;
 	plan->outer = -1;
-	plan->nsets = ir->loops[n - 2].len / 16;
-	for (int i = 0; i < n - 2; i++) {
+	const int lm = n - (sp ? 3 : 2); /* the dense m loop the warps take 16 rows of */
+	plan->nsets = (ir->loops[lm].len + 15) / 16;
+	for (int i = 0; i < lm; i++) {
 		const PirLoop *l = &ir->loops[i];
 		if (pir_loop_has_axis(l, PIR_AXIS_M)) {
 			plan->nsets *= l->nnz;
 			plan->zero |= pir_loop_is_perforated(l); /* rows no warp writes */
 		}
 	}
-	tc_plan_stage(k, s, plan);
+	if (sp) {
+		plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS;
+		plan->stage = false;
+		plan->stage_why = "X read from global memory (the sparse tensor-core kernel is not staged)";
+	} else
+		tc_plan_stage(k, s, plan);
 	plan->s.by = plan->tc_rows * plan->tc_cols;
 	plan->s.stage = plan->stage;
 	return true;
@@ -144,6 +172,9 @@ typedef struct TcArg {
 	LLVMValueRef mma;    /* the inline asm, or (emulation) the global patc_emu_mma */
 	LLVMTypeRef mma_ty;
 	LLVMValueRef ea, eb, ec; /* emulation: the fragments passed to the host */
+	LLVMValueRef sp;         /* sparse: mma.sp's inline asm, or (emulation) the global patc_emu_mmasp */
+	LLVMTypeRef sp_ty;
+	LLVMValueRef eb4;        /* emulation, sparse: B's 4 words */
 } TcArg;
 
 /* X[kk, n] as the low 16 bits of an i32; 0 past K or past the columns. */
@@ -240,12 +271,127 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	lower_loop_end(c, &ll);
 }
 
-/* ---- staging (plan->stage) ---- */
-
 static LLVMValueRef urem(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildURem(c->b, v, i64c(c, d), ""); }
 static LLVMValueRef udiv(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildUDiv(c->b, v, i64c(c, d), ""); }
 static LLVMValueRef add(LowerCtx *c, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildNSWAdd(c->b, x, y, ""); }
 static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBuildNSWMul(c->b, x, i64c(c, y), ""); }
+
+/* ---- the sparse tensor cores (plan->tc_sp) ----
+ *
+ * mma.sp.m16n8k32: A is 16 x 32 with 2 of every 4 k kept, passed
+ * compressed (16 x 16, the dense A fragment's layout: lane (g, t) holds
+ * rows g and g + 8, compressed columns 2t, 2t + 1 and 2t + 8, 2t + 9,
+ * that is chunks t and t + 4 of 4 k) with metadata: the lanes t = 0 and 1
+ * (sparsity selector 0) pass the 2-bit positions of the kept k, chunk c
+ * in bits 4c .. 4c + 3 (first kept k in the low two), lane t of chunks 4t
+ * .. 4t + 3, row g in the low 16 bits and row g + 8 in the high 16.  B is
+ * 32 x 8: word r holds k 8r + 2t, 8r + 2t + 1 of column g.  In storage a
+ * row's chunk c holds its 2 kept values at (row K0 + c) 2 and their
+ * positions in the last loop's index at the same place. */
+
+/* acc[j] = A B + acc[j], sparse. */
+static void tc_mma_sp(LowerCtx *c, TcArg *a, LLVMValueRef *aw, LLVMValueRef *bw, LLVMValueRef meta, int j)
+{
+	LLVMValueRef cv[4];
+	for (int e = 0; e < 4; e++)
+		cv[e] = LLVMBuildLoad2(c->b, c->f32, a->acc[j][e], "");
+	if (a->plan->emulate) {
+		for (int e = 0; e < 4; e++) {
+			LLVMValueRef ie = LLVMConstInt(c->i32, (unsigned)e, 0);
+			LLVMBuildStore(c->b, aw[e], LLVMBuildGEP2(c->b, c->i32, a->ea, &ie, 1, ""));
+			LLVMBuildStore(c->b, bw[e], LLVMBuildGEP2(c->b, c->i32, a->eb4, &ie, 1, ""));
+			LLVMBuildStore(c->b, cv[e], LLVMBuildGEP2(c->b, c->f32, a->ec, &ie, 1, ""));
+		}
+		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->sp, "mmasp");
+		LLVMValueRef args[5] = {a->ea, a->eb4, a->ec, meta, LLVMConstInt(c->i32, c->k->dtype == PAT_F16, 0)};
+		LLVMBuildCall2(c->b, a->sp_ty, fn, args, 5, "");
+		for (int e = 0; e < 4; e++) {
+			LLVMValueRef ie = LLVMConstInt(c->i32, (unsigned)e, 0);
+			LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ec, &ie, 1, ""), ""),
+			               a->acc[j][e]);
+		}
+		return;
+	}
+	LLVMValueRef args[13] = {aw[0], aw[1], aw[2], aw[3], bw[0], bw[1], bw[2], bw[3],
+	                         cv[0], cv[1], cv[2], cv[3], meta};
+	LLVMValueRef d = LLVMBuildCall2(c->b, a->sp_ty, a->sp, args, 13, "d");
+	unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
+	LLVMAddCallSiteAttribute(d, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, conv, 0));
+	for (int e = 0; e < 4; e++)
+		LLVMBuildStore(c->b, LLVMBuildExtractValue(c->b, d, (unsigned)e, ""), a->acc[j][e]);
+}
+
+/* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
+ * !ok (nothing read). */
+static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef at,
+                                 LLVMValueRef ok, unsigned align)
+{
+	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
+	LLVMValueRef v = LLVMBuildLoad2(c->b, ty, LLVMBuildGEP2(c->b, ety, base, &at, 1, ""), "");
+	LLVMSetAlignment(v, align);
+	return LLVMBuildSelect(c->b, ok, v, LLVMConstNull(ty), "");
+}
+
+/* The warp's 16 rows at p (the first of them): 32 k (8 chunks) a step. */
+static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	TcArg *a = arg;
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops;
+	const PirLoop *lm = &ir->loops[n - 3];
+	const int64_t K0 = ir->loops[n - 2].len;
+	LLVMBuildStore(c->b, p->m, a->mrow);
+	LowerLoop ll;
+	LLVMValueRef step = lower_loop_begin(c, &ll, i64c(c, 0), i64c(c, (K0 + 7) / 8), "kstep");
+	LLVMValueRef c0 = mul(c, step, 8);
+	LLVMValueRef rowok[2], base[2]; /* rows g and g + 8: in the m loop; their first chunk's place */
+	for (int h = 0; h < 2; h++) {
+		LLVMValueRef r = add(c, a->g, i64c(c, 8 * h));
+		rowok[h] = LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c->lo[n - 3], r), i64c(c, lm->len), "");
+		base[h] = mul(c, add(c, mul(c, add(c, p->row, r), K0), c0), 2);
+	}
+	/* A: chunks t and t + 4 of rows g, g + 8 */
+	LLVMValueRef aw[4];
+	for (int e = 0; e < 4; e++) {
+		LLVMValueRef ch = add(c, a->t, i64c(c, 4 * (e >> 1)));
+		LLVMValueRef ok = LLVMBuildAnd(c->b, rowok[e & 1],
+		                               LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "");
+		aw[e] = load_or_zero(c, a->i16, c->i32, c->values, add(c, base[e & 1], mul(c, ch, 2)), ok, 4);
+	}
+	/* the metadata: lane t (0 or 1) has chunks 4t .. 4t + 3 */
+	LLVMValueRef pair = LLVMBuildAnd(c->b, a->t, i64c(c, 1), "");
+	LLVMTypeRef v2 = LLVMVectorType(c->i32, 2);
+	LLVMValueRef meta = LLVMConstInt(c->i32, 0, 0);
+	for (int h = 0; h < 2; h++)
+		for (int q = 0; q < 4; q++) {
+			LLVMValueRef ch = add(c, mul(c, pair, 4), i64c(c, q));
+			LLVMValueRef ok = LLVMBuildAnd(c->b, rowok[h],
+			                               LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "");
+			LLVMValueRef at = add(c, base[h], mul(c, ch, 2));
+			LLVMValueRef iv = load_or_zero(c, c->i32, v2, c->idx[n - 1], at, ok, 8);
+			LLVMValueRef i0 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 0, 0), "");
+			LLVMValueRef i1 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 1, 0), "");
+			LLVMValueRef nib = LLVMBuildOr(c->b, i0, LLVMBuildShl(c->b, i1, LLVMConstInt(c->i32, 2, 0), ""), "");
+			nib = LLVMBuildSelect(c->b, ok, nib, LLVMConstInt(c->i32, 4, 0), ""); /* k 0 and 1 of a zero chunk */
+			meta = LLVMBuildOr(c->b, meta, LLVMBuildShl(c->b, nib, LLVMConstInt(c->i32, 4 * q + 16 * h, 0), ""),
+			                   "meta");
+		}
+	/* B: k 8r + 2t, + 1 of the step's 32, for each column tile */
+	LLVMValueRef k0 = add(c, p->k, mul(c, c0, 4));
+	for (int j = 0; j < PTX_TC_TILES; j++) {
+		LLVMValueRef col = add(c, a->nb, add(c, a->g, i64c(c, 8 * j)));
+		LLVMValueRef bw[4];
+		for (int r = 0; r < 4; r++) {
+			LLVMValueRef kk = add(c, k0, add(c, mul(c, a->t, 2), i64c(c, 8 * r)));
+			bw[r] = pack(c, x_half(c, a, kk, col), x_half(c, a, add(c, kk, i64c(c, 1)), col));
+		}
+		tc_mma_sp(c, a, aw, bw, meta, j);
+	}
+	lower_loop_end(c, &ll);
+}
+
+/* ---- staging (plan->stage) ---- */
+
 
 /* Where step `step` of the block's walk is: the loops along k before the
  * last two take the digits of step / (16-k steps of a tile), outermost
@@ -548,16 +694,18 @@ void ptx_tc_body(LowerCtx *c)
 		LLVMPositionBuilderAtEnd(c->b, work);
 	}
 
-	/* the set's digits, innermost first: the block's chunks of the last m
-	 * loop, then the loops along m before it */
-	const PirLoop *lm = &ir->loops[n - 2];
-	const int64_t groups = lm->len / 16 / plan->tc_rows;
+	/* the set's digits, innermost first: the block's chunks of the dense m
+	 * loop (the last two loops follow it when sparse, the last one else),
+	 * then the loops along m before it */
+	const int lmi = n - (plan->tc_sp ? 3 : 2);
+	const PirLoop *lm = &ir->loops[lmi];
+	const int64_t groups = (lm->len + 15) / 16 / plan->tc_rows;
 	LLVMValueRef rest = set;
 	LLVMValueRef chunk = mul(c, urem(c, rest, groups), plan->tc_rows);
 	rest = udiv(c, rest, groups);
-	c->lo[n - 2] = LLVMBuildNSWMul(c->b, chunk, i64c(c, 16), "mlo");
-	c->hi[n - 2] = LLVMBuildNSWAdd(c->b, c->lo[n - 2], i64c(c, 1), "mhi");
-	for (int i = n - 3; i >= 0; i--) {
+	c->lo[lmi] = LLVMBuildNSWMul(c->b, chunk, i64c(c, 16), "mlo");
+	c->hi[lmi] = LLVMBuildNSWAdd(c->b, c->lo[lmi], i64c(c, 1), "mhi");
+	for (int i = lmi - 1; i >= 0; i--) {
 		const PirLoop *l = &ir->loops[i];
 		if (!pir_loop_has_axis(l, PIR_AXIS_M))
 			continue;
@@ -585,6 +733,16 @@ void ptx_tc_body(LowerCtx *c)
 		a.ea = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "ea");
 		a.eb = lower_entry_alloca(c, LLVMArrayType2(c->i32, 2), "eb");
 		a.ec = lower_entry_alloca(c, LLVMArrayType2(c->f32, 4), "ec");
+		if (plan->tc_sp) {
+			a.sp = LLVMGetNamedGlobal(c->mod, "patc_emu_mmasp");
+			if (!a.sp) {
+				a.sp = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_mmasp");
+				LLVMSetInitializer(a.sp, LLVMConstNull(c->ptr));
+			}
+			LLVMTypeRef sparams[5] = {c->ptr, c->ptr, c->ptr, c->i32, c->i32};
+			a.sp_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), sparams, 5, 0);
+			a.eb4 = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "eb4");
+		}
 	} else {
 		LLVMTypeRef f4[4] = {c->f32, c->f32, c->f32, c->f32};
 		LLVMTypeRef ret = LLVMStructTypeInContext(c->ctx, f4, 4, 0);
@@ -599,6 +757,18 @@ void ptx_tc_body(LowerCtx *c)
 		static const char cons[] = "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f";
 		a.mma = LLVMGetInlineAsm(a.mma_ty, text, strlen(text), cons, sizeof cons - 1, 0, 0, LLVMInlineAsmDialectATT,
 		                         0);
+		if (plan->tc_sp) { /* sparsity selector 0: lanes t = 0, 1 pass the metadata */
+			LLVMTypeRef sparams[13] = {c->i32, c->i32, c->i32, c->i32, c->i32, c->i32, c->i32,
+			                           c->i32, c->f32, c->f32, c->f32, c->f32, c->i32};
+			a.sp_ty = LLVMFunctionType(ret, sparams, 13, 0);
+			snprintf(text, sizeof text,
+			         "mma.sp.sync.aligned.m16n8k32.row.col.f32.%s.%s.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, "
+			         "{$8,$9,$10,$11}, {$12,$13,$14,$15}, $16, 0x0;",
+			         ty, ty);
+			static const char scons[] = "=f,=f,=f,=f,r,r,r,r,r,r,r,r,f,f,f,f,r";
+			a.sp = LLVMGetInlineAsm(a.sp_ty, text, strlen(text), scons, sizeof scons - 1, 0, 0,
+			                        LLVMInlineAsmDialectATT, 0);
+		}
 	}
 
 	if (plan->stage) {
@@ -613,6 +783,9 @@ void ptx_tc_body(LowerCtx *c)
 		/* the warp's first row: chunk wr of the block's */
 		LLVMBuildStore(c->b, add(c, m, mul(c, wr, 16 * lm->comp[0].stride)), a.mrow);
 		tc_staged_walk(c, &a, &st, lane, wr, wc);
+	} else if (plan->tc_sp) {
+		LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+		lower_nest(c, 0, n - 2, &start, tc_sp_point, &a);
 	} else {
 		LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
 		lower_nest(c, 0, n - 1, &start, tc_point, &a);
@@ -625,6 +798,12 @@ void ptx_tc_body(LowerCtx *c)
 		LLVMValueRef m = LLVMBuildNSWAdd(
 			c->b, m0, LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, a.g, i64c(c, 8 * h), ""), i64c(c, sm), ""), "m");
 		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
+		if (lm->len % 16) /* the last chunk's rows past the m loop's end: not the warp's */
+			mok = LLVMBuildAnd(c->b, mok,
+			                   LLVMBuildICmp(c->b, LLVMIntSLT,
+			                                 add(c, add(c, c->lo[lmi], mul(c, wr, 16)), add(c, a.g, i64c(c, 8 * h))),
+			                                 i64c(c, lm->len), ""),
+			                   "");
 		for (int j = 0; j < PTX_TC_TILES; j++)
 			for (int e = 0; e < 2; e++) {
 				LLVMValueRef col = LLVMBuildNSWAdd(

@@ -7,7 +7,8 @@
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
  * tile-wise, the hybrid and row-balanced element-wise, beside cuBLAS
  * sgemm (fp32, no TF32) on the same device in the same run; then (unless
- * --no-tc) the tensor-core kernels of 32x32 and 64x64 blocks in bf16 beside
+ * --no-tc) the tensor-core kernels of 32x32 and 64x64 blocks and of 2:4
+ * along k (the sparse tensor cores; inside 32x32 blocks past 50%) in bf16 beside
  * cuBLAS GemmEx in bf16 (f32 accumulation); --tc-only runs only those.
  * --no-stage turns off staging X in shared memory on both paths.  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
@@ -26,10 +27,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The tensor-core patterns, in bf16: blocks whose tiles are dense 16 x 16 tiles. */
-static const int tc_blocks[] = {32, 64};
-static const char *const tc_names[] = {"block32", "block64"};
+/* The tensor-core patterns, in bf16: blocks whose tiles are dense 16 x 16
+ * tiles (mma.sync), then 2:4 along k (mma.sp: nm(2, 4) at 50%, within 32 x
+ * 32 blocks beyond). */
+static const int tc_blocks[] = {32, 64, 0};
+static const char *const tc_names[] = {"block32", "block64", "sparse24"};
 enum { NTC = sizeof tc_blocks / sizeof *tc_blocks };
+
+static void tc_body(int p, double sparsity, char *body, size_t len)
+{
+	if (tc_blocks[p])
+		snprintf(body, len, "apply block(%d, %d, %g%%);", tc_blocks[p], tc_blocks[p], 100 - sparsity);
+	else if (sparsity <= 50)
+		snprintf(body, len, "apply nm(2, 4);");
+	else /* the blocks keep twice the density: 2:4 halves it */
+		snprintf(body, len, "apply hybrid(32, 32, %g%%, 2, 4);", 2 * (100 - sparsity));
+}
 
 /* The Markdown tables: speedups over cuBLAS, geometric means over the
  * shapes that ran; sp[sparsity][shape][pattern, then tensor-core pattern]. */
@@ -59,7 +72,7 @@ static void print_fp32(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int n
 
 static void print_tc(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int nran)
 {
-	printf("| sparsity | best, bf16 tensor cores | block32 | block64 |\n|---:|---:|---:|---:|\n");
+	printf("| sparsity | best, bf16 tensor cores | block32 | block64 | 2:4 (mma.sp) |\n|---:|---:|---:|---:|---:|\n");
 	for (int s = 0; s < 3; s++) {
 		double best = 0, g[NTC] = {0};
 		for (int si = 0; si < NSHAPES; si++) {
@@ -171,8 +184,7 @@ int main(int argc, char **argv)
 					continue;
 				char body[128];
 				if (tc)
-					snprintf(body, sizeof body, "apply block(%d, %d, %g%%);", tc_blocks[p - NPAT], tc_blocks[p - NPAT],
-					         100 - sparsities[s]);
+					tc_body(p - NPAT, sparsities[s], body, sizeof body);
 				else
 					pattern_body(p, sparsities[s], body, sizeof body);
 				Pir ir;

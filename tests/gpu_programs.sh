@@ -7,10 +7,12 @@ gpu_patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "nm(
 	"channel(50%)" "channel_in(25%)" "row_balanced(25%)" "hybrid(32, 32, 50%, 2, 4)")
 
 # The tensor-core ops (dtype f16 or bf16, kept tiles dense 16 x 16 tiles;
-# pattern|dtype|layout) and a 16-bit op that stays on CUDA cores (2:4 keeps
-# no dense tiles).
+# pattern|dtype|layout), the sparse tensor-core ones (2:4 along k: mma.sp)
+# and a 16-bit op that stays on CUDA cores (1:4 keeps no dense tiles and is
+# not 2:4).
 gpu_tc_patterns=("block(16, 16, 50%)|bf16|kn" "block(32, 32, 25%)|bf16|kn" "block(32, 32, 25%)|f16|kn"
-	"block(64, 64, 25%)|bf16|kn" "block(32, 32, 25%)|bf16|nk" "block(16, 16, 50%)|f16|nk" "nm(2, 4)|bf16|kn")
+	"block(64, 64, 25%)|bf16|kn" "block(32, 32, 25%)|bf16|nk" "block(16, 16, 50%)|f16|nk" "nm(2, 4)|bf16|kn"
+	"nm(2, 4)|f16|nk" "hybrid(32, 32, 50%, 2, 4)|bf16|kn" "nm(1, 4)|bf16|kn")
 
 # gpu_programs DIR SEEDS SHAPE...: writes DIR/sI_kn.pat and DIR/sI_nk.pat for
 # the I-th "M K N" shape; SEEDS=fixed seeds the weights by op, SEEDS=fresh

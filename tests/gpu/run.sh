@@ -6,7 +6,8 @@
 #      sm_80 (JIT-compiled by the driver) and for the GPU's own target,
 #      fresh random inputs each run, C poisoned (NaN) before the checked
 #      run, float64 reference (`patc --run`; a wrong result exits 4); and
-#      the 16-bit ops (tensor cores in bf16 and f16, the reference on the
+#      the 16-bit ops (tensor cores in bf16 and f16, 2:4 on the sparse
+#      tensor cores, the reference on the
 #      rounded inputs);
 #   2. the benchmark: gpu_bench over the paper's shapes beside cuBLAS,
 #      writing gpu.csv and printing the table (staging X in shared memory
@@ -79,7 +80,7 @@ for s in "${!shapes[@]}"; do
 		done
 	done
 done
-# the 16-bit ops: tensor cores (bf16, f16) and one that stays on CUDA cores
+# the 16-bit ops: tensor cores (bf16, f16), sparse tensor cores (2:4) and one that stays on CUDA cores
 for s in "${!shapes[@]}"; do
 	read -r M K N <<<"${shapes[$s]}"
 	f=$tmp/s${s}_tc.pat

@@ -195,9 +195,11 @@ static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, cons
 	return e;
 }
 
-static const char *const tc_patterns[] = {"apply block(16, 16, 50%);", "apply block(32, 32, 25%);",
-                                          "apply block(16, 32, 50%);", "apply block(32, 16, 75%);"};
-enum { NTC = sizeof tc_patterns / sizeof *tc_patterns };
+/* Dense 16 x 16 tiles (mma.sync), then 2:4 along k (mma.sp). */
+static const char *const tc_patterns[] = {"apply block(16, 16, 50%);",  "apply block(32, 32, 25%);",
+                                          "apply block(16, 32, 50%);",  "apply block(32, 16, 75%);",
+                                          "apply nm(2, 4);", "apply hybrid(32, 32, 50%, 2, 4);"};
+enum { NTC = sizeof tc_patterns / sizeof *tc_patterns, NTC_DENSE = 4 };
 
 static Program compile_typed(Arena *arena, const char *pattern, const int64_t *shape, const char *dtype)
 {
@@ -243,15 +245,16 @@ START_TEST(tc_mapping_matches_reference)
 						              (long long)tc_shapes[s][0], (long long)tc_shapes[s][1],
 						              (long long)tc_shapes[s][2], pat_dtype_names[dts[d]], l ? "nk" : "kn",
 						              plan.stage ? ", staged" : "", e);
-						ck_assert_msg(plan.stage == (aligned && !st), "%s, layout %s: %s", tc_patterns[p],
-						              l ? "nk" : "kn", plan.stage_why);
+						ck_assert_msg(plan.tc_sp == (p >= NTC_DENSE), "%s: %s", tc_patterns[p], plan.tc_why);
+						ck_assert_msg(plan.stage == (aligned && !st && !plan.tc_sp), "%s, layout %s: %s",
+						              tc_patterns[p], l ? "nk" : "kn", plan.stage_why);
 						staged += plan.stage;
 						checked++;
 					}
 				arena_free(&arena);
 			}
 	/* 64/64/160 and the last two shapes staged in both layouts, and plain */
-	ck_assert_int_eq(staged, NTC * 2 * 6);
+	ck_assert_int_eq(staged, NTC_DENSE * 2 * 6);
 	ck_assert_int_eq(checked, NTC * 2 * (NTC_SHAPES * 2 + 6));
 }
 END_TEST
@@ -266,8 +269,8 @@ START_TEST(tc_choice)
 	} want[] = {
 		{"apply block(32, 32, 25%);", "bf16", true}, {"apply block(16, 16, 50%);", "f16", true},
 		{"apply block(32, 32, 25%);", "f32", false}, {"apply block(8, 8, 25%);", "bf16", false},
-		{"apply nm(2, 4);", "bf16", false},          {"apply row_balanced(25%);", "f16", false},
-		{"apply block(24, 32, 25%);", "bf16", false},
+		{"apply nm(2, 4);", "bf16", true},          {"apply row_balanced(25%);", "f16", false},
+		{"apply block(24, 32, 25%);", "bf16", false}, {"apply nm(1, 4);", "bf16", false},
 	};
 	static const int64_t shape[3] = {256, 256, 64};
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
