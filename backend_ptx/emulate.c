@@ -58,37 +58,51 @@ static float half_to_f32(uint16_t h, int32_t f16) { return f16 ? fp16_to_f32(h) 
 /* The 16-bit element `hi` of word w as a float. */
 static float elem(int32_t w, int hi, int32_t f16) { return half_to_f32((uint16_t)((uint32_t)w >> (hi ? 16 : 0)), f16); }
 
-/* D = A B + C for the warp, from every lane's fragments. */
+/* D = A B + C for the warp, A 16 x kdim and B kdim x 8 (row-major), C
+ * and D in the lanes' accumulators (rows g and g + 8, columns 2t, 2t + 1). */
+static void warp_product(Warp *w, const float *A, const float *B, int kdim)
+{
+	float D[LANES][4];
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++) {
+			const int i = g + (e & 2 ? 8 : 0), j = 2 * t + (e & 1);
+			float d = w->c[l][e];
+			for (int kk = 0; kk < kdim; kk++)
+				d += A[i * kdim + kk] * B[kk * 8 + j];
+			D[l][e] = d;
+		}
+	}
+	memcpy(w->c, D, sizeof D);
+}
+
+/* B's kdim x 8 from the lanes' words (word r: k 8r + 2t, + 1 of column g). */
+static void warp_b(const Warp *w, int words, float *B, int32_t f16)
+{
+	for (int l = 0; l < LANES; l++)
+		for (int e = 0; e < words; e++)
+			for (int h = 0; h < 2; h++)
+				B[(8 * e + 2 * (l % 4) + h) * 8 + l / 4] = elem(w->b[l][e], h, f16);
+}
+
+/* mma.m16n8k16: D = A B + C for the warp, from every lane's fragments. */
 static void warp_mma(Warp *w, int32_t f16)
 {
-	float A[16][16], B[16][8], C[16][8];
+	float A[16][16], B[16][8];
 	for (int l = 0; l < LANES; l++) {
 		const int g = l / 4, t = l % 4;
 		for (int e = 0; e < 4; e++)
 			for (int h = 0; h < 2; h++)
 				A[g + (e & 1 ? 8 : 0)][2 * t + h + (e & 2 ? 8 : 0)] = elem(w->a[l][e], h, f16);
-		for (int e = 0; e < 2; e++)
-			for (int h = 0; h < 2; h++)
-				B[2 * t + h + 8 * e][g] = elem(w->b[l][e], h, f16);
-		for (int e = 0; e < 4; e++)
-			C[g + (e & 2 ? 8 : 0)][2 * t + (e & 1)] = w->c[l][e];
 	}
-	for (int l = 0; l < LANES; l++) {
-		const int g = l / 4, t = l % 4;
-		for (int e = 0; e < 4; e++) {
-			const int i = g + (e & 2 ? 8 : 0), j = 2 * t + (e & 1);
-			float d = C[i][j];
-			for (int kk = 0; kk < 16; kk++)
-				d += A[i][kk] * B[kk][j];
-			w->c[l][e] = d;
-		}
-	}
+	warp_b(w, 2, &B[0][0], f16);
+	warp_product(w, &A[0][0], &B[0][0], 16);
 }
 
-/* D = A B + C for the warp, A 2:4 sparse (mma.sp.m16n8k32, see tc.c). */
+/* mma.sp.m16n8k32: the same, A 2:4 sparse (see tc.c). */
 static void warp_mma_sp(Warp *w, int32_t f16)
 {
-	float A[16][32] = {{0}}, B[32][8], C[16][8];
+	float A[16][32] = {{0}}, B[32][8];
 	for (int l = 0; l < LANES; l++) {
 		const int g = l / 4, t = l % 4;
 		for (int e = 0; e < 4; e++)
@@ -100,22 +114,9 @@ static void warp_mma_sp(Warp *w, int32_t f16)
 				const unsigned pos = (meta >> (16 * (row / 8) + 4 * (chunk % 4) + 2 * h)) & 3;
 				A[row][4 * chunk + (int)pos] += elem(w->a[l][e], h, f16);
 			}
-		for (int e = 0; e < 4; e++)
-			for (int h = 0; h < 2; h++)
-				B[8 * e + 2 * t + h][g] = elem(w->b[l][e], h, f16);
-		for (int e = 0; e < 4; e++)
-			C[g + (e & 2 ? 8 : 0)][2 * t + (e & 1)] = w->c[l][e];
 	}
-	for (int l = 0; l < LANES; l++) {
-		const int g = l / 4, t = l % 4;
-		for (int e = 0; e < 4; e++) {
-			const int i = g + (e & 2 ? 8 : 0), j = 2 * t + (e & 1);
-			float d = C[i][j];
-			for (int kk = 0; kk < 32; kk++)
-				d += A[i][kk] * B[kk][j];
-			w->c[l][e] = d;
-		}
-	}
+	warp_b(w, 4, &B[0][0], f16);
+	warp_product(w, &A[0][0], &B[0][0], 32);
 }
 
 /* ldmatrix.x4 for the warp: matrix q is the rows lanes 8q .. 8q + 7

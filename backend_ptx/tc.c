@@ -174,7 +174,6 @@ typedef struct TcArg {
 	LLVMValueRef ea, eb, ec; /* emulation: the fragments passed to the host */
 	LLVMValueRef sp;         /* sparse: mma.sp's inline asm, or (emulation) the global patc_emu_mmasp */
 	LLVMTypeRef sp_ty;
-	LLVMValueRef eb4;        /* emulation, sparse: B's 4 words */
 } TcArg;
 
 /* X[kk, n] as the low 16 bits of an i32; 0 past K or past the columns. */
@@ -198,9 +197,11 @@ static LLVMValueRef pack(LowerCtx *c, LLVMValueRef lo, LLVMValueRef hi)
 	return LLVMBuildOr(c->b, lo, LLVMBuildShl(c->b, hi, LLVMConstInt(c->i32, 16, 0), ""), "pair");
 }
 
-/* acc[j] = A B + acc[j]. */
-static void tc_mma(LowerCtx *c, TcArg *a, LLVMValueRef *aw, LLVMValueRef *bw, int j)
+/* acc[j] = A B + acc[j]: mma.m16n8k16 (meta NULL, B 2 words) or, sparse,
+ * mma.sp.m16n8k32 with its metadata (B 4 words). */
+static void tc_mma(LowerCtx *c, TcArg *a, LLVMValueRef *aw, LLVMValueRef *bw, LLVMValueRef meta, int j)
 {
+	const int nb = meta ? 4 : 2;
 	LLVMValueRef cv[4];
 	for (int e = 0; e < 4; e++)
 		cv[e] = LLVMBuildLoad2(c->b, c->f32, a->acc[j][e], "");
@@ -209,13 +210,13 @@ static void tc_mma(LowerCtx *c, TcArg *a, LLVMValueRef *aw, LLVMValueRef *bw, in
 			LLVMValueRef ie = LLVMConstInt(c->i32, (unsigned)e, 0);
 			LLVMBuildStore(c->b, aw[e], LLVMBuildGEP2(c->b, c->i32, a->ea, &ie, 1, ""));
 			LLVMBuildStore(c->b, cv[e], LLVMBuildGEP2(c->b, c->f32, a->ec, &ie, 1, ""));
-			if (e < 2)
+			if (e < nb)
 				LLVMBuildStore(c->b, bw[e], LLVMBuildGEP2(c->b, c->i32, a->eb, &ie, 1, ""));
 		}
-		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->mma, "mma");
-		LLVMValueRef args[4] = {a->ea, a->eb, a->ec,
-		                        LLVMConstInt(c->i32, c->k->dtype == PAT_F16, 0)};
-		LLVMBuildCall2(c->b, a->mma_ty, fn, args, 4, "");
+		LLVMValueRef f16 = LLVMConstInt(c->i32, c->k->dtype == PAT_F16, 0);
+		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, meta ? a->sp : a->mma, "mma");
+		LLVMValueRef args[5] = {a->ea, a->eb, a->ec, meta ? meta : f16, f16};
+		LLVMBuildCall2(c->b, meta ? a->sp_ty : a->mma_ty, fn, args, meta ? 5 : 4, "");
 		for (int e = 0; e < 4; e++) {
 			LLVMValueRef ie = LLVMConstInt(c->i32, (unsigned)e, 0);
 			LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ec, &ie, 1, ""), ""),
@@ -223,8 +224,17 @@ static void tc_mma(LowerCtx *c, TcArg *a, LLVMValueRef *aw, LLVMValueRef *bw, in
 		}
 		return;
 	}
-	LLVMValueRef args[10] = {aw[0], aw[1], aw[2], aw[3], bw[0], bw[1], cv[0], cv[1], cv[2], cv[3]};
-	LLVMValueRef d = LLVMBuildCall2(c->b, a->mma_ty, a->mma, args, 10, "d");
+	LLVMValueRef args[13];
+	unsigned na = 0;
+	for (int e = 0; e < 4; e++)
+		args[na++] = aw[e];
+	for (int e = 0; e < nb; e++)
+		args[na++] = bw[e];
+	for (int e = 0; e < 4; e++)
+		args[na++] = cv[e];
+	if (meta)
+		args[na++] = meta;
+	LLVMValueRef d = LLVMBuildCall2(c->b, meta ? a->sp_ty : a->mma_ty, meta ? a->sp : a->mma, args, na, "d");
 	/* warp-synchronous: not to be moved across control flow */
 	unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
 	LLVMAddCallSiteAttribute(d, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, conv, 0));
@@ -266,7 +276,7 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 		LLVMValueRef col = LLVMBuildNSWAdd(c->b, a->nb, LLVMBuildNSWAdd(c->b, a->g, i64c(c, 8 * j), ""), "n");
 		LLVMValueRef bw[2] = {pack(c, x_half(c, a, kk[0], col), x_half(c, a, kk[1], col)),
 		                      pack(c, x_half(c, a, kk[2], col), x_half(c, a, kk[3], col))};
-		tc_mma(c, a, aw, bw, j);
+		tc_mma(c, a, aw, bw, NULL, j);
 	}
 	lower_loop_end(c, &ll);
 }
@@ -288,38 +298,6 @@ static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBui
  * 32 x 8: word r holds k 8r + 2t, 8r + 2t + 1 of column g.  In storage a
  * row's chunk c holds its 2 kept values at (row K0 + c) 2 and their
  * positions in the last loop's index at the same place. */
-
-/* acc[j] = A B + acc[j], sparse. */
-static void tc_mma_sp(LowerCtx *c, TcArg *a, LLVMValueRef *aw, LLVMValueRef *bw, LLVMValueRef meta, int j)
-{
-	LLVMValueRef cv[4];
-	for (int e = 0; e < 4; e++)
-		cv[e] = LLVMBuildLoad2(c->b, c->f32, a->acc[j][e], "");
-	if (a->plan->emulate) {
-		for (int e = 0; e < 4; e++) {
-			LLVMValueRef ie = LLVMConstInt(c->i32, (unsigned)e, 0);
-			LLVMBuildStore(c->b, aw[e], LLVMBuildGEP2(c->b, c->i32, a->ea, &ie, 1, ""));
-			LLVMBuildStore(c->b, bw[e], LLVMBuildGEP2(c->b, c->i32, a->eb4, &ie, 1, ""));
-			LLVMBuildStore(c->b, cv[e], LLVMBuildGEP2(c->b, c->f32, a->ec, &ie, 1, ""));
-		}
-		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->sp, "mmasp");
-		LLVMValueRef args[5] = {a->ea, a->eb4, a->ec, meta, LLVMConstInt(c->i32, c->k->dtype == PAT_F16, 0)};
-		LLVMBuildCall2(c->b, a->sp_ty, fn, args, 5, "");
-		for (int e = 0; e < 4; e++) {
-			LLVMValueRef ie = LLVMConstInt(c->i32, (unsigned)e, 0);
-			LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ec, &ie, 1, ""), ""),
-			               a->acc[j][e]);
-		}
-		return;
-	}
-	LLVMValueRef args[13] = {aw[0], aw[1], aw[2], aw[3], bw[0], bw[1], bw[2], bw[3],
-	                         cv[0], cv[1], cv[2], cv[3], meta};
-	LLVMValueRef d = LLVMBuildCall2(c->b, a->sp_ty, a->sp, args, 13, "d");
-	unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
-	LLVMAddCallSiteAttribute(d, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, conv, 0));
-	for (int e = 0; e < 4; e++)
-		LLVMBuildStore(c->b, LLVMBuildExtractValue(c->b, d, (unsigned)e, ""), a->acc[j][e]);
-}
 
 /* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
  * !ok (nothing read). */
@@ -385,7 +363,7 @@ static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			LLVMValueRef kk = add(c, k0, add(c, mul(c, a->t, 2), i64c(c, 8 * r)));
 			bw[r] = pack(c, x_half(c, a, kk, col), x_half(c, a, add(c, kk, i64c(c, 1)), col));
 		}
-		tc_mma_sp(c, a, aw, bw, meta, j);
+		tc_mma(c, a, aw, bw, meta, j);
 	}
 	lower_loop_end(c, &ll);
 }
@@ -610,8 +588,8 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 		                                              : add(c, x0, add(c, mul(c, add(c, n, i), TC_ROW), qk));
 		LLVMValueRef bw[4];
 		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
-		tc_mma(c, a, aw, bw, 2 * jj);
-		tc_mma(c, a, aw, bw + 2, 2 * jj + 1);
+		tc_mma(c, a, aw, bw, NULL, 2 * jj);
+		tc_mma(c, a, aw, bw + 2, NULL, 2 * jj + 1);
 	}
 }
 
@@ -731,7 +709,7 @@ void ptx_tc_body(LowerCtx *c)
 		LLVMTypeRef params[4] = {c->ptr, c->ptr, c->ptr, c->i32};
 		a.mma_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 4, 0);
 		a.ea = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "ea");
-		a.eb = lower_entry_alloca(c, LLVMArrayType2(c->i32, 2), "eb");
+		a.eb = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "eb");
 		a.ec = lower_entry_alloca(c, LLVMArrayType2(c->f32, 4), "ec");
 		if (plan->tc_sp) {
 			a.sp = LLVMGetNamedGlobal(c->mod, "patc_emu_mmasp");
@@ -741,7 +719,6 @@ void ptx_tc_body(LowerCtx *c)
 			}
 			LLVMTypeRef sparams[5] = {c->ptr, c->ptr, c->ptr, c->i32, c->i32};
 			a.sp_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), sparams, 5, 0);
-			a.eb4 = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "eb4");
 		}
 	} else {
 		LLVMTypeRef f4[4] = {c->f32, c->f32, c->f32, c->f32};

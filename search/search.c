@@ -1021,6 +1021,12 @@ static int tune_x86(Bench *b, const int *base, int nbase)
 	return measured;
 }
 
+/* Whether two plans of one kernel map it alike. */
+static bool same_kernel(const PtxPlan *x, const PtxPlan *y)
+{
+	return !memcmp(&x->s, &y->s, sizeof x->s) && x->stage == y->stage && x->nsplit == y->nsplit;
+}
+
 /* The GPU mapping's knobs (PtxSchedule), one at a time from each base:
  * half or twice the threads along the columns, 1, 2, 4 or 8 columns and 1
  * to 8 rows a thread, the walk along k split in two (or not), X staged in
@@ -1035,6 +1041,8 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 	progress_line(&b->pr, "search: tuning the GPU schedules of %d", nbase);
 	for (int n = 0; n < nbase; n++) {
 		int cur = base[n];
+		PtxPlan tried[24]; /* the kernels measured from this base */
+		int ntried = 0;
 		for (int knob = 0; knob < 4; knob++) {
 			const KernelSchedule *cs = &r->c[cur].sched;
 			LowerKernel lk = {&r->c[cur].ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
@@ -1065,14 +1073,20 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			for (int a = 0; a < na; a++) {
 				PtxPlan ap;
 				ptx_plan(&lk, &alts[a], &ap);
-				if (!memcmp(&ap.s, &plan.s, sizeof ap.s) && ap.stage == plan.stage && ap.nsplit == plan.nsplit)
-					continue; /* the same kernel (the knob does not apply) */
+				bool same = same_kernel(&ap, &plan);
+				for (int i = 0; i < ntried && !same; i++)
+					same = same_kernel(&ap, &tried[i]);
+				if (same || ntried == (int)(sizeof tried / sizeof *tried))
+					continue; /* the same kernel (the knob does not apply, or maps as another did) */
+				tried[ntried++] = ap;
+				/* the schedule as the plan applies it (rows and blocks that
+				 * divide the loops): what the kernel runs and the log says */
 				KernelSchedule v = r->c[from].sched;
 				if (plan.tc) /* patc's mapping, staged or not */
 					v.bx = v.by = v.v = v.r = v.ksplit = 0, v.stage = ap.stage ? 1 : -1;
 				else
-					v.bx = alts[a].bx, v.by = alts[a].by, v.v = alts[a].v, v.r = alts[a].r,
-					v.ksplit = alts[a].ksplit, v.stage = alts[a].stage;
+					v.bx = ap.s.bx, v.by = ap.s.by, v.v = ap.s.v, v.r = ap.s.r, v.ksplit = (int)ap.nsplit,
+					v.stage = ap.stage;
 				if (!bench_variant(b, from, &v, &cur))
 					return -1;
 				measured++;
