@@ -1045,7 +1045,8 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 		int ntried = 0;
 		for (int knob = 0; knob < 4; knob++) {
 			const KernelSchedule *cs = &r->c[cur].sched;
-			LowerKernel lk = {&r->c[cur].ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
+			const Pir ir = r->c[cur].ir; /* a copy: measuring a variant may move r->c */
+			LowerKernel lk = {&ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
 			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage}, alts[4];
 			PtxPlan plan;
 			ptx_plan(&lk, &given, &plan);

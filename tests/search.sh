@@ -248,7 +248,7 @@ launch = open(sys.argv[1] + "/op_launch.c").read()
 if "bx" in best["schedule"]:  # the launcher's block is the tuned one
     assert "{%d, %d, 1}" % (best["schedule"]["bx"], best["schedule"]["by"]) in launch, best["schedule"]
 EOF2
-	bad "PATC_GPU_EMULATE: $(tail -3 "$tmp/err" "$tmp/err16")"
+	bad "PATC_GPU_EMULATE: $(tail -n 3 "$tmp/err" "$tmp/err16")"
 before=$(wc -l <"$tmp/ge/tune.jsonl")
 PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budget=20% --resume -o "$tmp/ge" \
 	>"$tmp/out" 2>"$tmp/err" && grep -q "($before taken from the log)" "$tmp/out" &&
