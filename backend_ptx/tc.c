@@ -28,6 +28,8 @@ static bool dense_on(const PirLoop *l, PirAxis axis)
 	return l->ncomp == 1 && l->comp[0].axis == axis && !pir_loop_is_perforated(l) && l->len % 16 == 0;
 }
 
+_Static_assert(PTX_TC_STAGES == 3, "--explain says the tensor-core stages are 3 buffers");
+
 /* Halves per row of a stage's weights (16 k, padded so that the 8 rows an
  * ldmatrix reads fall in distinct banks), and of X in layout nk (16 k). */
 enum { TC_ROW = 24 };
@@ -176,6 +178,17 @@ typedef struct TcArg {
 	LLVMTypeRef sp_ty;
 } TcArg;
 
+/* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
+ * !ok (nothing read). */
+static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef at,
+                                 LLVMValueRef ok, unsigned align)
+{
+	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
+	LLVMValueRef v = LLVMBuildLoad2(c->b, ty, LLVMBuildGEP2(c->b, ety, base, &at, 1, ""), "");
+	LLVMSetAlignment(v, align);
+	return LLVMBuildSelect(c->b, ok, v, LLVMConstNull(ty), "");
+}
+
 /* X[kk, n] as the low 16 bits of an i32; 0 past K or past the columns. */
 static LLVMValueRef x_half(LowerCtx *c, const TcArg *a, LLVMValueRef kk, LLVMValueRef n)
 {
@@ -185,10 +198,7 @@ static LLVMValueRef x_half(LowerCtx *c, const TcArg *a, LLVMValueRef kk, LLVMVal
 	LLVMValueRef at = k->layout == PAT_LAYOUT_KN
 	                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), n, "")
 	                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, k->K), ""), kk, "");
-	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
-	LLVMValueRef v = LLVMBuildLoad2(c->b, a->i16, LLVMBuildGEP2(c->b, a->i16, c->X, &at, 1, ""), "x");
-	v = LLVMBuildSelect(c->b, ok, v, LLVMConstInt(a->i16, 0, 0), "");
-	return LLVMBuildZExt(c->b, v, c->i32, "");
+	return LLVMBuildZExt(c->b, load_or_zero(c, a->i16, a->i16, c->X, at, ok, 2), c->i32, "");
 }
 
 /* Two 16-bit values in one word: lo in the low half. */
@@ -298,17 +308,6 @@ static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBui
  * 32 x 8: word r holds k 8r + 2t, 8r + 2t + 1 of column g.  In storage a
  * row's chunk c holds its 2 kept values at (row K0 + c) 2 and their
  * positions in the last loop's index at the same place. */
-
-/* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
- * !ok (nothing read). */
-static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef at,
-                                 LLVMValueRef ok, unsigned align)
-{
-	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
-	LLVMValueRef v = LLVMBuildLoad2(c->b, ty, LLVMBuildGEP2(c->b, ety, base, &at, 1, ""), "");
-	LLVMSetAlignment(v, align);
-	return LLVMBuildSelect(c->b, ok, v, LLVMConstNull(ty), "");
-}
 
 /* The warp's 16 rows at p (the first of them): 32 k (8 chunks) a step. */
 static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)

@@ -44,54 +44,37 @@ static void tc_body(int p, double sparsity, char *body, size_t len)
 		snprintf(body, len, "apply hybrid(32, 32, %g%%, 2, 4);", 2 * (100 - sparsity));
 }
 
-/* The Markdown tables: speedups over cuBLAS, geometric means over the
- * shapes that ran; sp[sparsity][shape][pattern, then tensor-core pattern]. */
-static void print_fp32(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int nran)
+/* A Markdown table of speedups over cuBLAS, geometric means over the
+ * shapes that ran: patterns first .. first + n - 1 of sp[sparsity][shape][],
+ * "best" the best of the first nbest of them per shape. */
+static void print_table(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int nran, int first, int n, int nbest,
+                        const char *best_name, const char *const *names, const char *caption)
 {
-	printf("| sparsity | best structured | block8 | block32 | nm | tile | hybrid | rowbal |\n");
-	printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	printf("| sparsity | %s |", best_name);
+	for (int p = 0; p < n; p++)
+		printf(" %s |", names[p]);
+	printf("\n|---:|---:|");
+	for (int p = 0; p < n; p++)
+		printf("---:|");
+	printf("\n");
 	for (int s = 0; s < 3; s++) {
-		double best = 0, g[NPAT] = {0};
+		double best = 0, g[NPAT + NTC] = {0};
 		for (int si = 0; si < NSHAPES; si++) {
 			if (!ran[si])
 				continue;
 			double b = 0;
-			for (int p = 0; p < NPAT - 1; p++)
-				b = sp[s][si][p] > b ? sp[s][si][p] : b;
+			for (int p = 0; p < nbest; p++)
+				b = sp[s][si][first + p] > b ? sp[s][si][first + p] : b;
 			best += log(b);
-			for (int p = 0; p < NPAT; p++)
-				g[p] += log(sp[s][si][p]);
+			for (int p = 0; p < n; p++)
+				g[p] += log(sp[s][si][first + p]);
 		}
 		printf("| %g%% | %.2fx |", sparsities[s], exp(best / nran));
-		for (int p = 0; p < NPAT; p++)
+		for (int p = 0; p < n; p++)
 			printf(" %.2fx |", exp(g[p] / nran));
 		printf("\n");
 	}
-	printf("\nfp32 speedup over cuBLAS sgemm (no TF32), geometric mean over %d shapes\n", nran);
-}
-
-static void print_tc(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int nran)
-{
-	printf("| sparsity | best, bf16 tensor cores | block32 | block64 | 2:4 (mma.sp) |\n|---:|---:|---:|---:|---:|\n");
-	for (int s = 0; s < 3; s++) {
-		double best = 0, g[NTC] = {0};
-		for (int si = 0; si < NSHAPES; si++) {
-			if (!ran[si])
-				continue;
-			double b = 0;
-			for (int p = 0; p < NTC; p++) {
-				b = sp[s][si][NPAT + p] > b ? sp[s][si][NPAT + p] : b;
-				g[p] += log(sp[s][si][NPAT + p]);
-			}
-			best += log(b);
-		}
-		printf("| %g%% | %.2fx |", sparsities[s], exp(best / nran));
-		for (int p = 0; p < NTC; p++)
-			printf(" %.2fx |", exp(g[p] / nran));
-		printf("\n");
-	}
-	printf("\nbf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16, geometric mean over %d "
-	       "shapes\n", nran);
+	printf("\n%s, geometric mean over %d shapes\n", caption, nran);
 }
 
 int main(int argc, char **argv)
@@ -137,6 +120,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gpu_bench: unknown argument '%s'\n", argv[i]);
 			return 2;
 		}
+	}
+	if (!with_tc && !with_fp32) {
+		fprintf(stderr, "gpu_bench: --no-tc and --tc-only leave nothing to measure\n");
+		return 2;
 	}
 	char err[CUDA_ERR_MAX];
 	Cuda *cu = cuda_open(err);
@@ -240,11 +227,14 @@ int main(int argc, char **argv)
 	int nran = 0;
 	for (int si = 0; si < NSHAPES; si++)
 		nran += ran[si];
-	if (with_fp32)
-		print_fp32(sp, ran, nran);
+	static const char *const tc_cols[NTC] = {"block32", "block64", "2:4 (mma.sp)"};
+	if (with_fp32) /* the best structured: all but row-balanced (element-wise) */
+		print_table(sp, ran, nran, 0, NPAT, NPAT - 1, "best structured", pattern_names,
+		            "fp32 speedup over cuBLAS sgemm (no TF32)");
 	if (with_fp32 && with_tc)
 		printf("\n");
 	if (with_tc)
-		print_tc(sp, ran, nran);
+		print_table(sp, ran, nran, NPAT, NTC, NTC, "best, bf16 tensor cores", tc_cols,
+		            "bf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16");
 	return 0;
 }
