@@ -29,14 +29,15 @@ bool ptx_target_known(const char *sm)
 	return false;
 }
 
-
 /* Threads that keep a GPU of this class busy: 132 multiprocessors (H100,
  * H200; an A100 has 108) with 1024 resident threads each, half the
  * maximum.  Measured on an H200 (tests/gpu/run.sh, SWEEP=1): splitting
  * the walk along k pays only on grids far below it (the zeroing of C and
  * the atomics cost more than the idle multiprocessors at 93.75%), and 4
- * rows per thread beat 8 and 2.  So below a quarter of it the walk is
- * split (up to 4 parts), then rows per thread go from 4 to 2. */
+ * rows per thread beat 8 and 2 (then with one 4-byte load per weight).
+ * So below a quarter of it the walk is split (up to 4 parts), then rows
+ * per thread go from 4 to 2; the wide tiles (ptx_plan) are taken only
+ * above it. */
 static const double FILL_THREADS = 132.0 * 1024;
 static const double SPLIT_BELOW = 132.0 * 1024 / 4;
 
@@ -122,18 +123,17 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 	plan->stage_p = p;
 }
 
-void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
+/* The CUDA-core plan from schedule s; tune: patc's choice (s a starting
+ * point that it adapts to the grid). */
+static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, PtxPlan *plan)
 {
 	const Pir *ir = k->ir;
+	const char *tc_why = plan->tc_why; /* ptx_tc_plan's answer */
 	memset(plan, 0, sizeof *plan);
-	if (ptx_tc_plan(k, s, plan))
-		return;
-	bool tune = !s || !s->bx;
-	plan->s = tune ? ptx_default_schedule : *s;
-	if (tune && s && s->stage < 0)
-		plan->s.stage = 0; /* patc's choice, but no staging */
+	plan->tc_why = tc_why;
+	plan->s = *s;
 	PtxSchedule *ps = &plan->s;
-	if (ps->bx < 32 || ps->bx % 32)
+	if (ps->bx != 16 && (ps->bx < 32 || ps->bx % 32))
 		ps->bx = 32;
 	if (ps->by < 1 || ps->bx * ps->by > 1024)
 		ps->by = 1;
@@ -218,6 +218,59 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		plan->why = "every row of C has one thread; each takes several rows that keep the same k";
 	else
 		plan->why = "every row of C has one thread, which accumulates it in registers";
+}
+
+/* patc's wide register tiles, tried first: 8 rows x 8 columns a thread
+ * (half-warps along 128 columns, two row sets a warp), then 8 x 4.  See
+ * ptx_plan. */
+enum { WIDE_COPIES = 16 }; /* cp.async a thread per stage, at most (their addresses take registers) */
+static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1}, {32, 4, 4, 8, 1, 1}};
+
+/* The cp.async copies a thread issues per stage (staged plans). */
+static int64_t stage_copies(const LowerKernel *k, const PtxPlan *plan)
+{
+	const int64_t cols = (int64_t)plan->s.bx * plan->s.v, threads = (int64_t)plan->s.bx * plan->s.by;
+	const int64_t pieces = plan->stage_u * plan->stage_p * (k->layout == PAT_LAYOUT_NK ? cols : cols / 4);
+	return (pieces + threads - 1) / threads;
+}
+
+void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
+{
+	memset(plan, 0, sizeof *plan);
+	if (ptx_tc_plan(k, s, plan))
+		return;
+	if (s && s->bx) {
+		plan_cuda(k, s, false, plan);
+		return;
+	}
+	PtxSchedule d = ptx_default_schedule;
+	if (s && s->stage < 0)
+		d.stage = 0; /* patc's choice, but no staging */
+	const int cap = s && s->r > 0 ? s->r : PTX_MAX_R; /* patc's choice, at most r rows a thread */
+	if (d.r > cap)
+		d.r = cap;
+	/* Where X is staged, a thread's loads per FMA set the pace: each k
+	 * costs a 16-byte shared load per 4 columns and a (warp-uniform)
+	 * weight per row, for r v FMAs, and at 4 x 4 the shared loads alone
+	 * take as long as the FMAs (a multiprocessor reads 128 bytes of
+	 * shared memory a cycle against 128 FMAs).  So a wide tile where it
+	 * applies whole (every row of it in the group, X staged) and the
+	 * grid still fills the GPU without splitting k; else the default,
+	 * adapted to the grid below. */
+	for (size_t i = 0; d.stage && i < sizeof wide_tiles / sizeof *wide_tiles; i++) {
+		PtxSchedule w = wide_tiles[i];
+		if (w.r > cap)
+			continue;
+		plan_cuda(k, &w, true, plan);
+		if (plan->s.bx * plan->s.by % 32) { /* whole warps: along the columns if the row sets do not pair */
+			w.bx = 32;
+			plan_cuda(k, &w, true, plan);
+		}
+		if (plan->stage && plan->s.r == w.r && plan->s.v == w.v && plan->nsplit == 1 &&
+		    plan_threads(plan, k->N) >= SPLIT_BELOW && stage_copies(k, plan) <= WIDE_COPIES)
+			return;
+	}
+	plan_cuda(k, &d, true, plan);
 }
 
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])

@@ -35,12 +35,18 @@
 
 enum { PTX_ERR_MAX = 512 };
 
-/* A kernel schedule: bx threads along the columns (a multiple of 32),
- * by row groups per block, v columns per thread, r rows per thread (the
- * largest divisor of the row loop's length up to r is taken), ksplit
- * parts of the walk along k (over blockIdx.z, adding with atomics).  All zero:
- * patc chooses (ptx_default_schedule, with fewer rows per thread when the
- * grid would be too small to fill the GPU). */
+/* A kernel schedule: bx threads along the columns (16, a warp's two
+ * halves taking consecutive row sets, or a multiple of 32), by row groups
+ * per block, v columns per thread, r rows per thread (the largest divisor
+ * of the row loop's length up to r is taken), ksplit parts of the walk
+ * along k (over blockIdx.z, adding with atomics).  All zero: patc chooses:
+ * where X is staged and the grid fills the GPU without splitting k, a wide
+ * register tile, 8 rows x 8 columns a thread (bx 16: a block reads 128
+ * columns of X) or else 8 x 4, so that a thread's shared-memory loads of X
+ * keep pace with its FMAs; otherwise ptx_default_schedule, with the walk
+ * split and fewer rows per thread when the grid would be too small.  With
+ * bx 0, a nonzero r caps the rows a thread takes (4: no wide tiles) and
+ * stage -1 turns staging off. */
 typedef struct PtxSchedule {
 	int bx, by, v, r;
 	int ksplit; /* parts the walk along k is split into (1: none) */

@@ -1,7 +1,7 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
- *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--shapes=I,J,..]
- *             [--no-tc | --tc-only]
+ *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--narrow]
+ *             [--shapes=I,J,..] [--no-tc | --tc-only]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
@@ -10,7 +10,9 @@
  * --no-tc) the tensor-core kernels of 32x32 and 64x64 blocks and of 2:4
  * along k (the sparse tensor cores; inside 32x32 blocks past 50%) in bf16 beside
  * cuBLAS GemmEx in bf16 (f32 accumulation); --tc-only runs only those.
- * --no-stage turns off staging X in shared memory on both paths.  Every
+ * --no-stage turns off staging X in shared memory on both paths; --narrow
+ * keeps patc's schedules but at most 4 rows a thread (no wide register
+ * tiles on CUDA cores), to compare them with the wide tiles.  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); a wrong result stops the benchmark.  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense
@@ -81,11 +83,11 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
-		                "[--shapes=I,J,..] [--no-tc | --tc-only]\n");
+		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only]\n");
 		return 2;
 	}
 	const char *stdlib = argv[1], *sm = "sm_90";
-	bool quick = false, only[NSHAPES] = {false}, some = false, with_tc = true, with_fp32 = true;
+	bool quick = false, only[NSHAPES] = {false}, some = false, with_tc = true, with_fp32 = true, narrow = false;
 	PtxSchedule sched = {0}; /* patc's choice */
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "quick"))
@@ -100,6 +102,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--no-stage")) {
 			sched.stage = -1;
+		} else if (!strcmp(argv[i], "--narrow")) {
+			narrow = true;
 		} else if (!strcmp(argv[i], "--no-tc")) {
 			with_tc = false;
 		} else if (!strcmp(argv[i], "--tc-only")) {
@@ -125,6 +129,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu_bench: --no-tc and --tc-only leave nothing to measure\n");
 		return 2;
 	}
+	if (narrow && sched.bx) {
+		fprintf(stderr, "gpu_bench: --narrow applies to patc's schedules, not to --schedule\n");
+		return 2;
+	}
+	if (narrow)
+		sched.r = 4; /* patc's choice, at most 4 rows a thread: no wide register tiles */
 	char err[CUDA_ERR_MAX];
 	Cuda *cu = cuda_open(err);
 	if (!cu) {
@@ -140,8 +150,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu_bench: %s, kernels for %s, schedule %d,%d,%d,%d,%d,%d\n", cuda_device_name(cu), sm,
 		        sched.bx, sched.by, sched.v, sched.r, sched.ksplit, sched.stage);
 	else
-		fprintf(stderr, "gpu_bench: %s, kernels for %s, patc's schedules%s\n", cuda_device_name(cu), sm,
-		        sched.stage < 0 ? " without staging" : "");
+		fprintf(stderr, "gpu_bench: %s, kernels for %s, patc's schedules%s%s\n", cuda_device_name(cu), sm,
+		        sched.stage < 0 ? " without staging" : "", sched.r ? ", at most 4 rows a thread" : "");
 	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense\n");
 	static double sp[3][NSHAPES][NPAT + NTC];
 	bool ran[NSHAPES] = {false};

@@ -544,7 +544,7 @@ static bool log_schedule(const cJSON *line, KernelSchedule *s)
 			return false;
 		*dst[i] = (int)g->valuedouble, given++;
 	}
-	return (given == 0 || given == 5) && s->bx % 32 == 0 && (int64_t)s->bx * s->by <= 1024;
+	return (given == 0 || given == 5) && (s->bx == 16 || s->bx % 32 == 0) && (int64_t)s->bx * s->by <= 1024;
 }
 
 static const char *log_string(const cJSON *j, const char *key)

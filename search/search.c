@@ -1055,7 +1055,7 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			PtxSchedule now = plan.s;
 			now.ksplit = (int)plan.nsplit, now.stage = plan.stage;
 			int na = 0;
-			if (knob == 0 && now.bx >= 64)
+			if (knob == 0 && now.bx >= 32)
 				alts[na] = now, alts[na++].bx = now.bx / 2;
 			if (knob == 0 && now.bx <= 128 && 2 * now.bx * now.by <= 1024)
 				alts[na] = now, alts[na++].bx = 2 * now.bx;

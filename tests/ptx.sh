@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ptx.sh - the NVPTX backend without a GPU: PTX for every stdlib pattern on
-# three shapes (two that no tile size divides) and both activation layouts,
-# and the 16-bit ops (tensor cores: mma.sync, bf16 and f16), is written by `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas
-# for its target; `ptxas -v` must report no local-memory spills and no
+# four shapes (three that no tile size divides, the last large enough for
+# patc's wide register tiles) and both activation layouts, and the 16-bit
+# ops (tensor cores: mma.sync and mma.sp, bf16 and f16), is written by
+# `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas for its target; `ptxas -v` must report no local-memory spills and no
 # stack frame for any kernel.  Then the no-driver path: `--run` on a GPU
 # target exits 3 with a clear message on a machine without libcuda.so.1.
 #
@@ -19,7 +20,7 @@ bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
 . "$root/tests/gpu_programs.sh"
 patterns=("${gpu_patterns[@]}")
-gpu_programs "$tmp" fixed "768 768 512" "1000 1100 333" "100 70 33"
+gpu_programs "$tmp" fixed "768 768 512" "1000 1100 333" "100 70 33" "1000 1100 2100"
 
 ptxas=$(command -v ptxas || true)
 [ -n "$ptxas" ] || [ ! -x /usr/local/cuda/bin/ptxas ] || ptxas=/usr/local/cuda/bin/ptxas

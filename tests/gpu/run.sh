@@ -11,8 +11,9 @@
 #      rounded inputs);
 #   2. the benchmark: gpu_bench over the paper's shapes beside cuBLAS,
 #      writing gpu.csv and printing the table (staging X in shared memory
-#      is compared with the plain path on three shapes first, and the
-#      benchmark runs with the faster), then the bf16 tensor-core kernels
+#      is compared with the plain path on three shapes first, and the wide
+#      register tiles with at most 4 rows a thread on two, and the
+#      benchmark runs with the faster of each), then the bf16 tensor-core kernels
 #      beside cuBLAS in bf16 (staged or plain likewise);
 #   3. `patc --search --target=<the GPU's>` on bert_ffn1, 768/768/512 and
 #      4096^3 (SEARCH=0 leaves it out);
@@ -56,7 +57,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$root/tests/gpu_programs.sh"
 patterns=("${gpu_patterns[@]}")
-shapes=("768 768 512" "1000 1100 333" "100 70 33" "64 576 3136")
+shapes=("768 768 512" "1000 1100 333" "100 70 33" "64 576 3136" "1000 1100 2100")
 gpu_programs "$tmp" fresh "${shapes[@]}"
 checked=0
 for s in "${!shapes[@]}"; do
@@ -136,9 +137,18 @@ tc_flag=""
 awk -v a="$tc_staged" -v b="$tc_plain" 'BEGIN {exit !(b > a)}' && tc_flag=--no-stage
 echo "tensor cores (bf16), staged: ${tc_staged}x, plain: ${tc_plain}x (the same shapes);" \
 	"the benchmark runs ${tc_flag:-with staging}" | tee -a "$out/gpu_stage.txt"
+# patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged
+# and the grid fills the GPU) against at most 4 rows a thread, on two
+# shapes where they apply
+wide=$("$bin/gpu_bench" "$root/stdlib" "$tmp/e.csv" --sm=$sm --shapes=1,9 $stage_flag --no-tc 2>/dev/null | score)
+narrow=$("$bin/gpu_bench" "$root/stdlib" "$tmp/f.csv" --sm=$sm --shapes=1,9 $stage_flag --narrow --no-tc 2>/dev/null | score)
+wide_flag=""
+awk -v a="$wide" -v b="$narrow" 'BEGIN {exit !(b > a)}' && wide_flag=--narrow
+echo "wide register tiles: ${wide}x, at most 4 rows a thread: ${narrow}x (4096/1024/1024, 4096/4096/4096);" \
+	"the benchmark runs ${wide_flag:-with the wide tiles}" | tee -a "$out/gpu_stage.txt"
 bench=${BENCH:-quick}
 [ "$bench" = full ] && bench=""
-timeout "${BENCH_SECONDS:-600}" "$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag --no-tc \
+timeout "${BENCH_SECONDS:-600}" "$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag $wide_flag --no-tc \
 	2>"$out/gpu_bench.log" | tee "$out/gpu_table.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
 echo
@@ -170,7 +180,7 @@ fi
 
 # ---- 4. schedules ----
 if [ "${SWEEP:-0}" = 1 ]; then
-	for sc in ${SCHEDULES:-32,4,4,4,1,0 32,4,4,4,1,1 32,4,4,8,1,1 32,4,8,4,1,1 32,4,8,8,1,1 64,2,4,4,1,1}; do
+	for sc in ${SCHEDULES:-32,4,4,4,1,0 32,4,4,4,1,1 32,4,4,8,1,1 32,4,8,4,1,1 16,4,8,8,1,1 64,2,4,4,1,1}; do
 		"$bin/gpu_bench" "$root/stdlib" "$tmp/sweep.csv" --sm=$sm --shapes=3,1,8 --schedule=$sc --no-tc 2>/dev/null |
 			awk -v sc=$sc 'NR>2 && /^\|/ {printf "  schedule %-10s %s\n", sc, $0}'
 	done | tee "$out/gpu_sweep.txt"

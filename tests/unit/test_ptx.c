@@ -57,7 +57,7 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
 START_TEST(mapping_matches_reference)
 {
 	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0},  {64, 2, 3, 5, 3, 0},
-	                                     {32, 2, 8, 16, 1, 1}, {32, 4, 4, 4, 2, 1}};
+	                                     {16, 2, 8, 16, 1, 1}, {32, 4, 4, 4, 2, 1}};
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
@@ -102,8 +102,8 @@ START_TEST(plans)
 		bool atomic, zero;
 		int r;
 	} want[] = {
-		{"apply block(32, 32, 25%);", false, false, 4}, {"apply nm(2, 4);", false, false, 1},
-		{"apply tile_v(32, 25%);", false, false, 4},    {"apply tile_h(32, 25%);", true, true, 1},
+		{"apply block(32, 32, 25%);", false, false, 8}, {"apply nm(2, 4);", false, false, 1},
+		{"apply tile_v(32, 25%);", false, false, 8},    {"apply tile_h(32, 25%);", true, true, 1},
 		{"apply channel(50%);", false, true, 1},        {"apply row_balanced(25%);", false, false, 1},
 	};
 	static const int64_t shape[3] = {4096, 256, 64};
@@ -117,6 +117,36 @@ START_TEST(plans)
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
+		if (want[i].r == 8) { /* the wide tile: 8 x 8, half-warps along 128 columns, X staged */
+			ck_assert_msg(plan.s.v == 8 && plan.s.bx == 16 && plan.s.by == 4 && plan.stage && plan.nsplit == 1,
+			              "%s: %d x %d threads, %d columns", want[i].pattern, plan.s.bx, plan.s.by, plan.s.v);
+			lk.N = 64; /* too few columns to fill the GPU with it: the 4 x 4 tile */
+			ptx_plan(&lk, NULL, &plan);
+			ck_assert_msg(plan.s.v == 4 && plan.s.r <= 4 && plan.s.bx == 32, "%s, N = 64: %d x %d", want[i].pattern,
+			              plan.s.r, plan.s.v);
+		}
+		arena_free(&arena);
+	}
+}
+END_TEST
+
+/* patc's wide register tiles (8 rows x 8 columns a thread, or 8 x 4) where
+ * they fill the GPU: a shape just large enough, none of whose sizes the
+ * tiles divide, against float64. */
+START_TEST(wide_tiles_match_reference)
+{
+	static const char *const wide[] = {"apply block(32, 32, 50%);", "apply tile_v(32, 25%);", "apply block(8, 8, 25%);"};
+	static const int rv[][2] = {{8, 8}, {8, 8}, {8, 4}};
+	static const int64_t shape[3] = {1000, 100, 2100};
+	for (int p = 0; p < 3; p++) {
+		Arena arena;
+		arena_init(&arena);
+		Program prog = compile_pattern(&arena, wide[p], shape);
+		PtxPlan plan;
+		double e = emulate(&prog.ops[0], PAT_LAYOUT_KN, shape[2], NULL, &plan);
+		ck_assert_msg(plan.s.r == rv[p][0] && plan.s.v == rv[p][1] && plan.stage, "%s: %d x %d", wide[p], plan.s.r,
+		              plan.s.v);
+		ck_assert_msg(e < 1e-5, "%s: %g", wide[p], e);
 		arena_free(&arena);
 	}
 }
@@ -311,6 +341,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, mapping_matches_reference);
 	tcase_add_test(tc, plans);
+	tcase_add_test(tc, wide_tiles_match_reference);
 	tcase_add_test(tc, ptx_for_both_targets);
 	tcase_add_test(tc, no_driver);
 	tcase_add_test(tc, tc_mapping_matches_reference);
