@@ -112,7 +112,10 @@ typedef struct PtxPlan {
  * warp takes 16 rows of the m loop (the last 16 may run past its end) and
  * PTX_TC_COLS columns as above, and every 32 k is one mma.sp.m16n8k32 per 8
  * columns, the kept values being the compressed A and the metadata built
- * from the last loop's index (see tc.c); not staged. */
+ * from the last loop's index (see tc.c).  Staged where X's rows are
+ * aligned, as above but with 32-k steps of X alone: a block's warps are
+ * tc_rows 16-row chunks of the m loop times tc_cols column slices, and
+ * each reads its A fragment and metadata from global memory. */
 enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3 };
 
 /* In emulation: the host runs the 32 lanes of a warp; each lane's mma

@@ -31,19 +31,28 @@ static bool dense_on(const PirLoop *l, PirAxis axis)
 _Static_assert(PTX_TC_STAGES == 3, "--explain says the tensor-core stages are 3 buffers");
 
 /* Halves per row of a stage's weights (16 k, padded so that the 8 rows an
- * ldmatrix reads fall in distinct banks), and of X in layout nk (16 k). */
-enum { TC_ROW = 24 };
+ * ldmatrix reads fall in distinct banks), and of X in layout nk (16 k; on
+ * the sparse tensor cores 32 k, padded likewise: TC_ROW_SP). */
+enum { TC_ROW = 24, TC_ROW_SP = 40 };
+
+/* The k of one step of a staged walk: 16 (mma), 32 (mma.sp). */
+static int64_t step_k(const PtxPlan *plan) { return plan->tc_sp ? 32 : 16; }
+
+/* Halves per row of a stage's X in layout nk. */
+static int64_t nk_row(const PtxPlan *plan) { return plan->tc_sp ? TC_ROW_SP : TC_ROW; }
 
 /* Halves per row of a stage's X in layout kn (the block's columns, padded
  * likewise). */
 static int64_t kn_row(const PtxPlan *plan) { return (int64_t)plan->tc_cols * PTX_TC_COLS + 8; }
 
-/* Halves of one stage: the weights' tc_rows x 16 rows, then X. */
-static int64_t stage_a(const PtxPlan *plan) { return (int64_t)plan->tc_rows * 16 * TC_ROW; }
+/* Halves of one stage: the weights' tc_rows x 16 rows (none on the sparse
+ * tensor cores, which read the weights and the metadata from global
+ * memory), then X. */
+static int64_t stage_a(const PtxPlan *plan) { return plan->tc_sp ? 0 : (int64_t)plan->tc_rows * 16 * TC_ROW; }
 static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
-	return stage_a(plan) + (k->layout == PAT_LAYOUT_KN ? 16 * kn_row(plan) : cols * TC_ROW);
+	return stage_a(plan) + (k->layout == PAT_LAYOUT_KN ? step_k(plan) * kn_row(plan) : cols * nk_row(plan));
 }
 
 /* Fills the staging fields of a tensor-core plan: whether X can be staged
@@ -53,14 +62,17 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	const Pir *ir = k->ir;
 	const int n = ir->nloops;
 	const PirLoop *lk = &ir->loops[n - 1];
+	const int lmi = n - (plan->tc_sp ? 3 : 2); /* the dense m loop */
 	plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS;
 	plan->stage = false;
 	if (s && (s->bx ? s->stage <= 0 : s->stage < 0)) { /* as on CUDA cores */
 		plan->stage_why = "X read from global memory (staging turned off)";
 		return;
 	}
-	bool aligned = k->layout == PAT_LAYOUT_KN ? k->N % 8 == 0 : k->K % 8 == 0 && lk->comp[0].stride == 1;
-	for (int i = 0; aligned && i < n - 2; i++)
+	/* (2:4 along k: a step's 32 k are contiguous) */
+	bool aligned = k->layout == PAT_LAYOUT_KN ? k->N % 8 == 0
+	                                          : k->K % 8 == 0 && (plan->tc_sp || lk->comp[0].stride == 1);
+	for (int i = 0; aligned && i < lmi; i++)
 		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K) && k->layout == PAT_LAYOUT_NK)
 			aligned = ir->loops[i].comp[0].stride % 8 == 0;
 	if (!aligned) {
@@ -71,7 +83,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		                            "multiple of 8, or a kept tile's k are not contiguous)";
 		return;
 	}
-	const int64_t chunks = ir->loops[n - 2].len / 16;
+	const int64_t chunks = (ir->loops[lmi].len + 15) / 16;
 	int rows = 4;
 	while (chunks % rows)
 		rows--;
@@ -82,15 +94,22 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	if (cols > need)
 		cols = (int)need;
 	plan->tc_rows = rows, plan->tc_cols = cols;
-	plan->tc_steps = lk->len / 16;
-	for (int i = 0; i < n - 2; i++)
+	plan->tc_steps = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / 16;
+	for (int i = 0; i < lmi; i++)
 		if (!pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
 			plan->tc_steps *= ir->loops[i].nnz;
 	plan->stage = true;
-	plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X and the weights staged in shared memory (cp.async, 3 "
-	                                               "buffers), fragments read with ldmatrix.trans"
-	                                             : "X and the weights staged in shared memory (cp.async, 3 "
-	                                               "buffers), fragments read with ldmatrix";
+	if (plan->tc_sp)
+		plan->stage_why = k->layout == PAT_LAYOUT_KN
+		                          ? "X staged in shared memory (cp.async, 3 buffers), B fragments read with "
+		                            "ldmatrix.trans; the weights and the metadata from global memory"
+		                          : "X staged in shared memory (cp.async, 3 buffers), B fragments read with "
+		                            "ldmatrix; the weights and the metadata from global memory";
+	else
+		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X and the weights staged in shared memory (cp.async, 3 "
+		                                               "buffers), fragments read with ldmatrix.trans"
+		                                             : "X and the weights staged in shared memory (cp.async, 3 "
+		                                               "buffers), fragments read with ldmatrix";
 }
 
 /* A nest for the sparse tensor cores: it ends in a dense m loop, a dense
@@ -153,12 +172,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 			plan->zero |= pir_loop_is_perforated(l); /* rows no warp writes */
 		}
 	}
-	if (sp) {
-		plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS;
-		plan->stage = false;
-		plan->stage_why = "X read from global memory (the sparse tensor-core kernel is not staged)";
-	} else
-		tc_plan_stage(k, s, plan);
+	tc_plan_stage(k, s, plan);
 	plan->s.by = plan->tc_rows * plan->tc_cols;
 	plan->s.stage = plan->stage;
 	return true;
@@ -309,26 +323,23 @@ static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBui
  * row's chunk c holds its 2 kept values at (row K0 + c) 2 and their
  * positions in the last loop's index at the same place. */
 
-/* The warp's 16 rows at p (the first of them): 32 k (8 chunks) a step. */
-static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
+/* The A fragment and the metadata of the warp's 16 rows for chunks c0 ..
+ * c0 + 7: row (the first row's place in storage, through the m loop),
+ * mlo (its digit of the m loop). */
+static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef mlo, LLVMValueRef c0,
+                         LLVMValueRef aw[4], LLVMValueRef *meta_out)
 {
-	TcArg *a = arg;
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops;
 	const PirLoop *lm = &ir->loops[n - 3];
 	const int64_t K0 = ir->loops[n - 2].len;
-	LLVMBuildStore(c->b, p->m, a->mrow);
-	LowerLoop ll;
-	LLVMValueRef step = lower_loop_begin(c, &ll, i64c(c, 0), i64c(c, (K0 + 7) / 8), "kstep");
-	LLVMValueRef c0 = mul(c, step, 8);
 	LLVMValueRef rowok[2], base[2]; /* rows g and g + 8: in the m loop; their first chunk's place */
 	for (int h = 0; h < 2; h++) {
 		LLVMValueRef r = add(c, a->g, i64c(c, 8 * h));
-		rowok[h] = LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c->lo[n - 3], r), i64c(c, lm->len), "");
-		base[h] = mul(c, add(c, mul(c, add(c, p->row, r), K0), c0), 2);
+		rowok[h] = LLVMBuildICmp(c->b, LLVMIntSLT, add(c, mlo, r), i64c(c, lm->len), "");
+		base[h] = mul(c, add(c, mul(c, add(c, row, r), K0), c0), 2);
 	}
 	/* A: chunks t and t + 4 of rows g, g + 8 */
-	LLVMValueRef aw[4];
 	for (int e = 0; e < 4; e++) {
 		LLVMValueRef ch = add(c, a->t, i64c(c, 4 * (e >> 1)));
 		LLVMValueRef ok = LLVMBuildAnd(c->b, rowok[e & 1],
@@ -353,6 +364,22 @@ static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			meta = LLVMBuildOr(c->b, meta, LLVMBuildShl(c->b, nib, LLVMConstInt(c->i32, 4 * q + 16 * h, 0), ""),
 			                   "meta");
 		}
+	*meta_out = meta;
+}
+
+/* The warp's 16 rows at p (the first of them): 32 k (8 chunks) a step. */
+static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	TcArg *a = arg;
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops;
+	const int64_t K0 = ir->loops[n - 2].len;
+	LLVMBuildStore(c->b, p->m, a->mrow);
+	LowerLoop ll;
+	LLVMValueRef step = lower_loop_begin(c, &ll, i64c(c, 0), i64c(c, (K0 + 7) / 8), "kstep");
+	LLVMValueRef c0 = mul(c, step, 8);
+	LLVMValueRef aw[4], meta;
+	sp_fragments(c, a, p->row, c->lo[n - 3], c0, aw, &meta);
 	/* B: k 8r + 2t, + 1 of the step's 32, for each column tile */
 	LLVMValueRef k0 = add(c, p->k, mul(c, c0, 4));
 	for (int j = 0; j < PTX_TC_TILES; j++) {
@@ -371,20 +398,25 @@ static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
 
 
 /* Where step `step` of the block's walk is: the loops along k before the
- * last two take the digits of step / (16-k steps of a tile), outermost
- * most significant, the loops along m their fixed digits (digit[i]), the
- * dense m loop the block's first row.  *k: the step's first k; *row: where
- * the step's weights of the block's first row start, in units of 16
- * values (row r of the block at 16 row + r len); *m: that row's m. */
+ * dense m loop take the digits of step / (steps of a tile), outermost most
+ * significant, the loops along m their fixed digits (digit[i]), the dense
+ * m loop the block's first row.  *k: the step's first k; *m: that row's m;
+ * *row: where the step's weights of the block's first row start, in units
+ * of 16 values (row r of the block at 16 row + r len), or on the sparse
+ * tensor cores the first row's place in storage, the step's first chunk
+ * being 8 *kstep. */
 static void tc_locate(LowerCtx *c, LLVMValueRef *digit, LLVMValueRef step, LLVMValueRef *row, LLVMValueRef *m,
-                      LLVMValueRef *k)
+                      LLVMValueRef *k, LLVMValueRef *kstep_out)
 {
+	const PtxPlan *plan = c->backend;
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops;
 	const PirLoop *lk = &ir->loops[n - 1];
-	LLVMValueRef kstep = urem(c, step, lk->len / 16), rest = udiv(c, step, lk->len / 16);
+	const int lmi = n - (plan->tc_sp ? 3 : 2);
+	const int64_t per = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / 16;
+	LLVMValueRef kstep = urem(c, step, per), rest = udiv(c, step, per);
 	LLVMValueRef d[PIR_MAX_LOOPS];
-	for (int i = n - 3; i >= 0; i--) {
+	for (int i = lmi - 1; i >= 0; i--) {
 		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M)) {
 			d[i] = digit[i];
 			continue;
@@ -392,9 +424,9 @@ static void tc_locate(LowerCtx *c, LLVMValueRef *digit, LLVMValueRef step, LLVMV
 		d[i] = urem(c, rest, ir->loops[i].nnz);
 		rest = udiv(c, rest, ir->loops[i].nnz);
 	}
-	d[n - 2] = digit[n - 2];
+	d[lmi] = digit[lmi];
 	LLVMValueRef r = i64c(c, 0), mm = i64c(c, 0), kk = i64c(c, 0);
-	for (int i = 0; i < n - 1; i++) {
+	for (int i = 0; i <= lmi; i++) {
 		const PirLoop *l = &ir->loops[i];
 		r = add(c, mul(c, r, l->nnz), d[i]);
 		LLVMValueRef v = d[i];
@@ -406,6 +438,13 @@ static void tc_locate(LowerCtx *c, LLVMValueRef *digit, LLVMValueRef step, LLVMV
 		mm = add(c, mm, dm), kk = add(c, kk, dk);
 	}
 	*m = mm;
+	if (kstep_out)
+		*kstep_out = kstep;
+	if (plan->tc_sp) { /* 8 chunks of 4 k a step */
+		*k = add(c, kk, mul(c, kstep, 32));
+		*row = r;
+		return;
+	}
 	*k = add(c, kk, mul(c, kstep, 16 * lk->comp[0].stride));
 	/* the step's weights start 16 k further along the row per step */
 	*row = add(c, mul(c, r, lk->len / 16), kstep);
@@ -488,13 +527,14 @@ static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	tc_copy(c, plan, smem(c, st, dst), c->values, src, LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0));
 }
 
-/* Piece q of X: layout kn, 8 columns of one of the 16 k rows; layout nk,
- * 8 k of one column. */
+/* Piece q of X: layout kn, 8 columns of one of the step's k rows; layout
+ * nk, 8 k of one column. */
 static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg)
 {
 	const IssueArg *ia = arg;
 	const LowerKernel *k = c->k;
-	const int64_t ks = k->ir->loops[k->ir->nloops - 1].comp[0].stride, cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS, per = step_k(plan) / 8;
+	const int64_t ks = plan->tc_sp ? 1 : k->ir->loops[k->ir->nloops - 1].comp[0].stride;
 	LLVMValueRef x0 = add(c, ia->buf0, i64c(c, stage_a(plan)));
 	LLVMValueRef kk, col, src, dst;
 	if (k->layout == PAT_LAYOUT_KN) {
@@ -504,11 +544,11 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 		src = add(c, mul(c, kk, k->N), col);
 		dst = add(c, x0, add(c, mul(c, i, kn_row(plan)), mul(c, p, 8)));
 	} else {
-		LLVMValueRef j = udiv(c, q, 2), h = urem(c, q, 2);
+		LLVMValueRef j = udiv(c, q, per), h = urem(c, q, per);
 		kk = add(c, ia->k, mul(c, h, 8));
 		col = add(c, st->ncol, j);
 		src = add(c, mul(c, col, k->K), kk);
-		dst = add(c, x0, add(c, mul(c, j, TC_ROW), mul(c, h, 8)));
+		dst = add(c, x0, add(c, mul(c, j, nk_row(plan)), mul(c, h, 8)));
 	}
 	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""),
 	                               LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), "");
@@ -529,10 +569,11 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 	LLVMPositionBuilderAtEnd(c->b, body);
 	IssueArg ia = {.buf0 = mul(c, buf, stage_halves(k, plan))};
 	LLVMValueRef m;
-	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k);
+	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k, NULL);
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
-	tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 32, st->nthreads, a_piece, &ia);
-	tc_pieces(c, plan, st, 2 * cols, st->nthreads, x_piece, &ia);
+	if (!plan->tc_sp)
+		tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 32, st->nthreads, a_piece, &ia);
+	tc_pieces(c, plan, st, step_k(plan) / 8 * cols, st->nthreads, x_piece, &ia);
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
 	if (!plan->emulate)
@@ -562,13 +603,45 @@ static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueR
 		w[e] = LLVMBuildExtractValue(c->b, r, (unsigned)e, "");
 }
 
-/* The warp's mma of the step in buffer buf: its 16 rows (chunk wr of the
- * block) and its PTX_TC_COLS columns (slice wc). */
-static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf, LLVMValueRef lane,
-                       LLVMValueRef wr, LLVMValueRef wc)
+/* The sparse tensor cores' mma.sp of step `step` in buffer buf: the A
+ * fragment and the metadata from global memory, B with one ldmatrix.x4 per
+ * column tile (lane l addresses k row l of the step, or in layout nk column
+ * l % 8 of the tile at k 8 (l / 8)). */
+static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, LLVMValueRef buf,
+                          LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
 {
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
+	const int n = k->ir->nloops;
+	LLVMValueRef row, m, kk, kstep, aw[4], meta;
+	tc_locate(c, (LLVMValueRef *)st->digit, step, &row, &m, &kk, &kstep);
+	sp_fragments(c, a, add(c, row, mul(c, wr, 16)), add(c, c->lo[n - 3], mul(c, wr, 16)), mul(c, kstep, 8), aw,
+	             &meta);
+	LLVMValueRef x0 = mul(c, buf, stage_halves(k, plan));
+	LLVMValueRef wn = mul(c, wc, PTX_TC_COLS);
+	for (int j = 0; j < PTX_TC_TILES; j++) {
+		LLVMValueRef n0 = add(c, wn, i64c(c, 8 * j)), bat;
+		if (k->layout == PAT_LAYOUT_KN)
+			bat = add(c, x0, add(c, mul(c, lane, kn_row(plan)), n0));
+		else
+			bat = add(c, x0, add(c, mul(c, add(c, n0, urem(c, lane, 8)), TC_ROW_SP), mul(c, udiv(c, lane, 8), 8)));
+		LLVMValueRef bw[4];
+		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
+		tc_mma(c, a, aw, bw, meta, j);
+	}
+}
+
+/* The warp's mma of step `step` in buffer buf: its 16 rows (chunk wr of
+ * the block) and its PTX_TC_COLS columns (slice wc). */
+static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, LLVMValueRef buf,
+                       LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	if (plan->tc_sp) {
+		tc_sp_compute(c, a, st, step, buf, lane, wr, wc);
+		return;
+	}
 	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
 	/* A: lane l addresses row l % 16, k 8 (l / 16) */
 	LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, mul(c, wr, 16), urem(c, lane, 16)), TC_ROW),
@@ -615,7 +688,7 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 	tc_wait(c, plan, S - 2);
 	LLVMValueRef ahead = add(c, i, i64c(c, S - 1));
 	tc_issue(c, plan, st, ahead, urem(c, ahead, S));
-	tc_compute(c, a, st, urem(c, i, S), lane, wr, wc);
+	tc_compute(c, a, st, i, urem(c, i, S), lane, wr, wc);
 	lower_loop_end(c, &l);
 	if (!plan->emulate) {
 		LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
@@ -755,7 +828,7 @@ void ptx_tc_body(LowerCtx *c)
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];
 		LLVMValueRef row, m, kk;
-		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk);
+		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk, NULL);
 		/* the warp's first row: chunk wr of the block's */
 		LLVMBuildStore(c->b, add(c, m, mul(c, wr, 16 * lm->comp[0].stride)), a.mrow);
 		tc_staged_walk(c, &a, &st, lane, wr, wc);
