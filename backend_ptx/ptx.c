@@ -276,12 +276,12 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])
 {
 	const PtxSchedule *s = &plan->s;
-	if (plan->tc) { /* a warp per 16 rows and PTX_TC_COLS columns */
+	if (plan->tc) { /* a warp per tc_wm 16-row chunks and PTX_TC_COLS columns */
 		const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 		grid[0] = (unsigned)(plan->nsets / plan->tc_rows);
 		grid[1] = (unsigned)((n + cols - 1) / cols);
 		grid[2] = 1;
-		block[0] = 32, block[1] = (unsigned)(plan->tc_rows * plan->tc_cols), block[2] = 1;
+		block[0] = 32, block[1] = (unsigned)(plan->tc_rows / plan->tc_wm * plan->tc_cols), block[2] = 1;
 		return;
 	}
 	int64_t cols = (int64_t)s->bx * s->v;

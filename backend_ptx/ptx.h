@@ -78,9 +78,13 @@ typedef struct PtxPlan {
 	bool tc;            /* tensor cores (tc.c): 16-bit X and weights, mma.sync */
 	bool tc_sp;         /* the sparse tensor cores: 2:4 along k, mma.sp */
 	const char *tc_why; /* why the tensor cores are used or not, for --explain */
-	int tc_rows, tc_cols; /* tensor cores: a block's warps are tc_rows 16-row chunks
+	int tc_rows, tc_cols; /* tensor cores: a block takes tc_rows 16-row chunks
 	                       * (which keep the same k) x tc_cols column slices */
-	int64_t tc_steps;     /* tensor cores, staged: 16-k steps of a block's walk */
+	int tc_wm;            /* tensor cores: chunks a warp takes (staged: 2 where
+	                       * tc_rows is even, else 1); a block has tc_rows /
+	                       * tc_wm x tc_cols warps */
+	int64_t tc_steps;     /* tensor cores, staged: k steps of a block's walk (16 k,
+	                       * or 32 on the sparse tensor cores) */
 	const char *stage_why; /* tensor cores: why X is staged or not, for --explain */
 } PtxPlan;
 
@@ -97,7 +101,9 @@ typedef struct PtxPlan {
  * Staged (where X's rows are 16-byte aligned: N a multiple of 8 in layout
  * kn; K a multiple of 8 and the kept tiles' k contiguous in layout nk): a
  * block is tc_rows chunks of 16 rows of one kept tile, which keep the same
- * k, times tc_cols slices of PTX_TC_COLS columns, one warp each.  The block
+ * k, times tc_cols slices of PTX_TC_COLS columns; a warp takes tc_wm
+ * (PTX_TC_WM where tc_rows is even) chunks of one slice, so that each B
+ * fragment it reads from shared memory feeds tc_wm mma.  The block
  * walks its 16-k steps as a pipeline of PTX_TC_STAGES shared-memory
  * buffers: cp.async copies the weights' 16 x 16 tiles and X's 16 rows of
  * the block's columns (zero-filled past K and N) of the steps ahead while
@@ -113,10 +119,11 @@ typedef struct PtxPlan {
  * PTX_TC_COLS columns as above, and every 32 k is one mma.sp.m16n8k32 per 8
  * columns, the kept values being the compressed A and the metadata built
  * from the last loop's index (see tc.c).  Staged where X's rows are
- * aligned, as above but with 32-k steps of X alone: a block's warps are
- * tc_rows 16-row chunks of the m loop times tc_cols column slices, and
- * each reads its A fragment and metadata from global memory. */
-enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3 };
+ * aligned, as above but with 32-k steps of X alone: a block takes tc_rows
+ * 16-row chunks of the m loop times tc_cols column slices, tc_wm chunks a
+ * warp, and each warp reads its A fragments and metadata from global
+ * memory. */
+enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3, PTX_TC_WM = 2 };
 
 /* In emulation: the host runs the 32 lanes of a warp; each lane's mma
  * passes its fragments (a: 4 words, b: 2 words of two 16-bit values each)

@@ -33,7 +33,7 @@ _Static_assert(PTX_TC_STAGES == 3, "--explain says the tensor-core stages are 3 
 /* Halves per row of a stage's weights (16 k, padded so that the 8 rows an
  * ldmatrix reads fall in distinct banks), and of X in layout nk (16 k; on
  * the sparse tensor cores 32 k, padded likewise: TC_ROW_SP). */
-enum { TC_ROW = 24, TC_ROW_SP = 40 };
+enum { TC_ROW = 24, TC_ROW_SP = 40, TC_STAGE_BYTES = 48 << 10 };
 
 /* The k of one step of a staged walk: 16 (mma), 32 (mma.sp). */
 static int64_t step_k(const PtxPlan *plan) { return plan->tc_sp ? 32 : 16; }
@@ -63,7 +63,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	const int n = ir->nloops;
 	const PirLoop *lk = &ir->loops[n - 1];
 	const int lmi = n - (plan->tc_sp ? 3 : 2); /* the dense m loop */
-	plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS;
+	plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS, plan->tc_wm = 1;
 	plan->stage = false;
 	if (s && (s->bx ? s->stage <= 0 : s->stage < 0)) { /* as on CUDA cores */
 		plan->stage_why = "X read from global memory (staging turned off)";
@@ -87,13 +87,20 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	int rows = 4;
 	while (chunks % rows)
 		rows--;
-	int cols = PTX_TC_WARPS / rows;
+	/* a warp takes 2 of the chunks where it can: its B fragments then feed
+	 * two mma each (per 16 k, 6 ldmatrix.x4 for 16 mma instead of 5 for 8;
+	 * sparse, 8 for 16 mma.sp instead of 8 for 8) */
+	const int wm = rows % PTX_TC_WM == 0 ? PTX_TC_WM : 1;
+	int cols = PTX_TC_WARPS / (rows / wm);
 	if (cols < 1)
 		cols = 1;
 	const int64_t need = (k->N + PTX_TC_COLS - 1) / PTX_TC_COLS;
 	if (cols > need)
 		cols = (int)need;
-	plan->tc_rows = rows, plan->tc_cols = cols;
+	plan->tc_wm = wm;
+	plan->tc_rows = rows;
+	for (plan->tc_cols = cols; plan->tc_cols > 1 && PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES;)
+		plan->tc_cols /= 2; /* the buffers within a block's static shared memory */
 	plan->tc_steps = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / 16;
 	for (int i = 0; i < lmi; i++)
 		if (!pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
@@ -173,7 +180,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		}
 	}
 	tc_plan_stage(k, s, plan);
-	plan->s.by = plan->tc_rows * plan->tc_cols;
+	plan->s.by = plan->tc_rows / plan->tc_wm * plan->tc_cols;
 	plan->s.stage = plan->stage;
 	return true;
 }
@@ -183,7 +190,7 @@ typedef struct TcArg {
 	LLVMTypeRef i16;
 	LLVMValueRef g, t;   /* the lane's group and thread in it (i64) */
 	LLVMValueRef nb;     /* the warp's first column */
-	LLVMValueRef acc[PTX_TC_TILES][4];
+	LLVMValueRef acc[PTX_TC_WM * PTX_TC_TILES][4]; /* chunk i of the warp's, tile j: i PTX_TC_TILES + j */
 	LLVMValueRef mrow;   /* alloca: the m of the warp's first row */
 	LLVMValueRef mma;    /* the inline asm, or (emulation) the global patc_emu_mma */
 	LLVMTypeRef mma_ty;
@@ -613,10 +620,12 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef s
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
 	const int n = k->ir->nloops;
-	LLVMValueRef row, m, kk, kstep, aw[4], meta;
+	LLVMValueRef row, m, kk, kstep, aw[PTX_TC_WM][4], meta[PTX_TC_WM];
 	tc_locate(c, (LLVMValueRef *)st->digit, step, &row, &m, &kk, &kstep);
-	sp_fragments(c, a, add(c, row, mul(c, wr, 16)), add(c, c->lo[n - 3], mul(c, wr, 16)), mul(c, kstep, 8), aw,
-	             &meta);
+	for (int ci = 0; ci < plan->tc_wm; ci++) { /* the warp's chunks: wr tc_wm + ci of the block's */
+		LLVMValueRef r0 = mul(c, add(c, mul(c, wr, plan->tc_wm), i64c(c, ci)), 16);
+		sp_fragments(c, a, add(c, row, r0), add(c, c->lo[n - 3], r0), mul(c, kstep, 8), aw[ci], &meta[ci]);
+	}
 	LLVMValueRef x0 = mul(c, buf, stage_halves(k, plan));
 	LLVMValueRef wn = mul(c, wc, PTX_TC_COLS);
 	for (int j = 0; j < PTX_TC_TILES; j++) {
@@ -627,7 +636,8 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef s
 			bat = add(c, x0, add(c, mul(c, add(c, n0, urem(c, lane, 8)), TC_ROW_SP), mul(c, udiv(c, lane, 8), 8)));
 		LLVMValueRef bw[4];
 		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
-		tc_mma(c, a, aw, bw, meta, j);
+		for (int ci = 0; ci < plan->tc_wm; ci++)
+			tc_mma(c, a, aw[ci], bw, meta[ci], ci * PTX_TC_TILES + j);
 	}
 }
 
@@ -643,11 +653,14 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step
 		return;
 	}
 	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
-	/* A: lane l addresses row l % 16, k 8 (l / 16) */
-	LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, mul(c, wr, 16), urem(c, lane, 16)), TC_ROW),
-	                                 mul(c, udiv(c, lane, 16), 8)));
-	LLVMValueRef aw[4];
-	tc_ldm(c, plan, st, at, false, aw);
+	/* A of each of the warp's chunks (wr tc_wm + ci of the block's): lane l
+	 * addresses row l % 16, k 8 (l / 16) */
+	LLVMValueRef aw[PTX_TC_WM][4];
+	for (int ci = 0; ci < plan->tc_wm; ci++) {
+		LLVMValueRef r0 = mul(c, add(c, mul(c, wr, plan->tc_wm), i64c(c, ci)), 16);
+		LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, r0, urem(c, lane, 16)), TC_ROW), mul(c, udiv(c, lane, 16), 8)));
+		tc_ldm(c, plan, st, at, false, aw[ci]);
+	}
 	/* B, two column tiles per ldmatrix: matrix q = l / 8 is k 8 (q & 1)
 	 * of tile 2 jj + (q >> 1), row i = l % 8 of it */
 	LLVMValueRef x0 = add(c, b0, i64c(c, stage_a(plan)));
@@ -660,8 +673,10 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step
 		                                              : add(c, x0, add(c, mul(c, add(c, n, i), TC_ROW), qk));
 		LLVMValueRef bw[4];
 		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
-		tc_mma(c, a, aw, bw, NULL, 2 * jj);
-		tc_mma(c, a, aw, bw + 2, NULL, 2 * jj + 1);
+		for (int ci = 0; ci < plan->tc_wm; ci++) {
+			tc_mma(c, a, aw[ci], bw, NULL, ci * PTX_TC_TILES + 2 * jj);
+			tc_mma(c, a, aw[ci], bw + 2, NULL, ci * PTX_TC_TILES + 2 * jj + 1);
+		}
 	}
 }
 
@@ -730,7 +745,8 @@ void ptx_tc_body(LowerCtx *c)
 	LLVMValueRef set = ptx_sreg(c, "ctaid.x"), cy = ptx_sreg(c, "ctaid.y");
 	a.g = LLVMBuildUDiv(c->b, lane, i64c(c, 4), "g");
 	a.t = LLVMBuildURem(c->b, lane, i64c(c, 4), "t");
-	/* the block's warps: tc_rows chunks of rows x tc_cols column slices */
+	/* the block's warps: tc_rows / tc_wm of tc_wm chunks of rows each x tc_cols
+	 * column slices */
 	LLVMValueRef wr = udiv(c, warp, plan->tc_cols), wc = urem(c, warp, plan->tc_cols);
 	LLVMValueRef ncol = add(c, c->n0, mul(c, cy, (int64_t)plan->tc_cols * PTX_TC_COLS));
 	a.nb = LLVMBuildNSWAdd(c->b, ncol, mul(c, wc, PTX_TC_COLS), "nb");
@@ -765,7 +781,7 @@ void ptx_tc_body(LowerCtx *c)
 	}
 
 	LLVMValueRef zero = LLVMConstReal(c->f32, 0.0);
-	for (int j = 0; j < PTX_TC_TILES; j++)
+	for (int j = 0; j < plan->tc_wm * PTX_TC_TILES; j++)
 		for (int e = 0; e < 4; e++) {
 			a.acc[j][e] = lower_entry_alloca(c, c->f32, "acc");
 			LLVMBuildStore(c->b, zero, a.acc[j][e]);
@@ -824,13 +840,13 @@ void ptx_tc_body(LowerCtx *c)
 		Stage st = {.ncol = ncol};
 		tc_stage_init(c, plan, &st);
 		st.tid = plan->emulate ? lane : add(c, mul(c, warp, 32), lane);
-		st.nthreads = plan->emulate ? 32 : 32 * (int64_t)plan->tc_rows * plan->tc_cols;
+		st.nthreads = plan->emulate ? 32 : 32 * (int64_t)(plan->tc_rows / plan->tc_wm) * plan->tc_cols;
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];
 		LLVMValueRef row, m, kk;
 		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk, NULL);
-		/* the warp's first row: chunk wr of the block's */
-		LLVMBuildStore(c->b, add(c, m, mul(c, wr, 16 * lm->comp[0].stride)), a.mrow);
+		/* the warp's first row: chunk wr tc_wm of the block's */
+		LLVMBuildStore(c->b, add(c, m, mul(c, wr, 16 * plan->tc_wm * lm->comp[0].stride)), a.mrow);
 		tc_staged_walk(c, &a, &st, lane, wr, wc);
 	} else if (plan->tc_sp) {
 		LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
@@ -840,17 +856,20 @@ void ptx_tc_body(LowerCtx *c)
 		lower_nest(c, 0, n - 1, &start, tc_point, &a);
 	}
 
-	/* C: rows g and g + 8, columns 2t and 2t + 1 of each tile */
+	/* C: rows g and g + 8 of each of the warp's chunks, columns 2t and
+	 * 2t + 1 of each tile */
 	const int64_t sm = lm->comp[0].stride;
 	LLVMValueRef m0 = LLVMBuildLoad2(c->b, c->i64, a.mrow, "m0");
+	for (int ci = 0; ci < plan->tc_wm; ci++)
 	for (int h = 0; h < 2; h++) {
-		LLVMValueRef m = LLVMBuildNSWAdd(
-			c->b, m0, LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, a.g, i64c(c, 8 * h), ""), i64c(c, sm), ""), "m");
+		const int64_t r = 16 * ci + 8 * h;
+		LLVMValueRef m = add(c, m0, mul(c, add(c, a.g, i64c(c, r)), sm));
 		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
 		if (lm->len % 16) /* the last chunk's rows past the m loop's end: not the warp's */
 			mok = LLVMBuildAnd(c->b, mok,
 			                   LLVMBuildICmp(c->b, LLVMIntSLT,
-			                                 add(c, add(c, c->lo[lmi], mul(c, wr, 16)), add(c, a.g, i64c(c, 8 * h))),
+			                                 add(c, add(c, c->lo[lmi], mul(c, wr, 16 * plan->tc_wm)),
+			                                     add(c, a.g, i64c(c, r))),
 			                                 i64c(c, lm->len), ""),
 			                   "");
 		for (int j = 0; j < PTX_TC_TILES; j++)
@@ -867,7 +886,7 @@ void ptx_tc_body(LowerCtx *c)
 				LLVMValueRef at = k->layout == PAT_LAYOUT_KN
 				                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "")
 				                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->M), ""), m, "");
-				LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, a.acc[j][2 * h + e], ""),
+				LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, a.acc[ci * PTX_TC_TILES + j][2 * h + e], ""),
 				               LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 				LLVMBuildBr(c->b, next);
 				LLVMPositionBuilderAtEnd(c->b, next);

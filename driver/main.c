@@ -523,9 +523,10 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
 	const PtxSchedule *s = &plan.s;
 	if (plan.tc) {
 		sb_printf(out, "  GPU kernel for %s: %s\n", sm, plan.tc_why);
-		sb_printf(out, "    mapping: a warp per 16 rows of a kept tile's m loop and %d columns; blocks of %d x %d warps "
+		sb_printf(out, "    mapping: a warp per %d rows of a kept tile's m loop and %d columns; blocks of %d x %d warps "
 		               "(rows x columns); %lld row sets; X and W in %s, C in f32%s\n",
-		          PTX_TC_COLS, plan.tc_rows, plan.tc_cols, (long long)plan.nsets, pat_dtype_names[op->dtype],
+		          16 * plan.tc_wm, PTX_TC_COLS, plan.tc_rows / plan.tc_wm, plan.tc_cols, (long long)plan.nsets,
+		          pat_dtype_names[op->dtype],
 		          plan.zero ? "; C is zeroed before the launch" : "");
 		sb_printf(out, "    %s\n", plan.stage_why);
 		return;

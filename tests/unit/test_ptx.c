@@ -257,7 +257,7 @@ START_TEST(tc_mapping_matches_reference)
 {
 	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
 	static const PtxSchedule plain = {.stage = -1};
-	int checked = 0, staged = 0;
+	int checked = 0, staged = 0, paired = 0;
 	for (int p = 0; p < NTC; p++)
 		for (int s = 0; s < NTC_SHAPES; s++)
 			for (int d = 0; d < 2; d++) {
@@ -280,12 +280,14 @@ START_TEST(tc_mapping_matches_reference)
 						ck_assert_msg(plan.stage == (aligned && !st), "%s, layout %s: %s",
 						              tc_patterns[p], l ? "nk" : "kn", plan.stage_why);
 						staged += plan.stage;
+						paired += plan.stage && plan.tc_wm == 2;
 						checked++;
 					}
 				arena_free(&arena);
 			}
 	/* 64/64/160 and the last two shapes staged in both layouts, and plain */
 	ck_assert_int_eq(staged, NTC * 2 * 6);
+	ck_assert(paired > 0 && paired < staged); /* warps of two 16-row chunks, and of one */
 	ck_assert_int_eq(checked, NTC * 2 * (NTC_SHAPES * 2 + 6));
 }
 END_TEST
