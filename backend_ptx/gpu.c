@@ -46,24 +46,42 @@ static uint16_t *to16(const float *v, size_t n, PatDtype dt)
 	return h;
 }
 
-static double sampled_error(const GpuProblem *p, PatDtype dt, const float *c)
+/* ||C - ref|| / ||ref|| on a sample of columns, the reference in float64
+ * on the masked weight: the sampled columns of X are gathered first, so
+ * that each row of the weight is read once for all of them.  +inf (note
+ * says why) when out of memory. */
+static double sampled_error(const GpuProblem *p, PatDtype dt, const float *c, char note[CUDA_ERR_MAX])
 {
 	const int64_t M = p->M, K = p->K, N = p->N;
 	int64_t want = p->check_cols > 0 ? p->check_cols : SAMPLE_COLS;
 	int64_t ncols = N < want ? N : want;
+	const bool kn = p->layout == PAT_LAYOUT_KN;
+	double *xs = malloc((size_t)(ncols * K) * sizeof *xs), *w = malloc((size_t)K * sizeof *w);
+	int64_t *cols = malloc((size_t)ncols * sizeof *cols);
 	double num = 0, den = 0;
-	bool kn = p->layout == PAT_LAYOUT_KN;
-	for (int64_t s = 0; s < ncols; s++) {
-		int64_t n = ncols == N ? s : (s * (N - 1)) / (ncols - 1);
-		for (int64_t m = 0; m < M; m++) {
+	if (!xs || !w || !cols) {
+		snprintf(note, CUDA_ERR_MAX, "out of memory for the float64 reference");
+		num = INFINITY;
+	}
+	for (int64_t s = 0; xs && w && cols && s < ncols; s++) {
+		const int64_t n = ncols == N ? s : (s * (N - 1)) / (ncols - 1);
+		cols[s] = n;
+		for (int64_t k = 0; k < K; k++)
+			xs[s * K + k] = as_input(kn ? p->x[k * N + n] : p->x[n * K + k], dt);
+	}
+	for (int64_t m = 0; xs && w && cols && m < M; m++) {
+		for (int64_t k = 0; k < K; k++)
+			w[k] = as_input(p->dense[m * K + k], dt);
+		for (int64_t s = 0; s < ncols; s++) {
+			const double *x = xs + s * K;
 			double ref = 0;
-			const float *w = p->dense + m * K;
 			for (int64_t k = 0; k < K; k++)
-				ref += as_input(w[k], dt) * as_input(kn ? p->x[k * N + n] : p->x[n * K + k], dt);
-			double got = kn ? c[m * N + n] : c[n * M + m];
+				ref += w[k] * x[k];
+			const double got = kn ? c[m * N + cols[s]] : c[cols[s] * M + m];
 			num += (got - ref) * (got - ref), den += ref * ref;
 		}
 	}
+	free(xs), free(w), free(cols);
 	return den > 0 ? sqrt(num) / sqrt(den) : sqrt(num);
 }
 
@@ -194,7 +212,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	if (ok) {
 		for (size_t i = 0; i < nc; i++)
 			r->unwritten += isnan(c[i]);
-		r->rel_err = sampled_error(p, dt, c);
+		r->rel_err = sampled_error(p, dt, c, r->note);
 		if (p->stop_us > 0) { /* hopeless already? */
 			ok = time_us(cu, &d, 3, launch_kernel, &kl, &r->kernel_us, err);
 			r->early = ok && r->kernel_us > p->stop_us;
@@ -251,7 +269,7 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 	if (ok) {
 		for (int64_t i = 0; i < M * N; i++)
 			r->unwritten += isnan(c[i]);
-		r->rel_err = sampled_error(p, dt, c);
+		r->rel_err = sampled_error(p, dt, c, r->note);
 	}
 	free(x16), free(v16), free(c);
 	return ok;
