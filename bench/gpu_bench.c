@@ -1,7 +1,7 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--narrow]
- *             [--shapes=I,J,..] [--no-tc | --tc-only]
+ *             [--shapes=I,J,..] [--no-tc | --tc-only] [--seconds=S]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
@@ -17,7 +17,9 @@
  * columns); a wrong result stops the benchmark.  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense
  * and prints a Markdown summary.  `quick` leaves out the three shapes of
- * 2^36 multiply-adds and more. */
+ * 2^36 multiply-adds and more.  --seconds=S starts no kernel after S
+ * seconds: the table then covers the shapes measured whole (the CSV has
+ * every kernel measured), and stderr names the shapes left out. */
 #define _POSIX_C_SOURCE 200809L
 #include "patterns.h"
 #include "shapes.h"
@@ -83,11 +85,12 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
-		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only]\n");
+		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--seconds=S]\n");
 		return 2;
 	}
 	const char *stdlib = argv[1], *sm = "sm_90";
 	bool quick = false, only[NSHAPES] = {false}, some = false, with_tc = true, with_fp32 = true, narrow = false;
+	double seconds = 0; /* 0: no limit */
 	PtxSchedule sched = {0}; /* patc's choice */
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "quick"))
@@ -102,6 +105,13 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--no-stage")) {
 			sched.stage = -1;
+		} else if (!strncmp(argv[i], "--seconds=", 10)) {
+			char *end;
+			seconds = strtod(argv[i] + 10, &end);
+			if (*end || !(seconds > 0)) {
+				fprintf(stderr, "gpu_bench: --seconds=S takes a positive number of seconds\n");
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--narrow")) {
 			narrow = true;
 		} else if (!strcmp(argv[i], "--no-tc")) {
@@ -154,13 +164,19 @@ int main(int argc, char **argv)
 		        sched.stage < 0 ? " without staging" : "", sched.r ? ", at most 4 rows a thread" : "");
 	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense\n");
 	static double sp[3][NSHAPES][NPAT + NTC];
-	bool ran[NSHAPES] = {false};
+	bool ran[NSHAPES] = {false}, out_of_time = false;
 	int rc = 0;
+	const double t0 = util_now();
 	for (int si = 0; si < NSHAPES && !rc; si++) {
 		const Shape *sh = &shapes[si];
 		const int64_t M = sh->M, K = sh->K, N = sh->N;
 		if ((some && !only[si]) || (!some && quick && (double)M * (double)K * (double)N >= 68719476736.0))
 			continue;
+		if (seconds > 0 && util_now() - t0 > seconds) {
+			fprintf(stderr, "gpu_bench: --seconds=%g: %s not measured\n", seconds, sh->name);
+			out_of_time = true;
+			continue;
+		}
 		ran[si] = true;
 		float *w = malloc((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
 		float *masked = malloc((size_t)(M * K) * sizeof *masked);
@@ -173,12 +189,19 @@ int main(int argc, char **argv)
 		synth_weights(x, K, N, (uint64_t)(2 + si), SYNTH_PLAIN, 1);
 		prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);
 		double dense_us = -1, dense16_us = -1;
-		for (int s = 0; s < 3 && !rc; s++)
-			for (int p = 0; p < NPAT + NTC && !rc; p++) {
+		for (int s = 0; s < 3 && !rc && ran[si]; s++)
+			for (int p = 0; p < NPAT + NTC && !rc && ran[si]; p++) {
 				/* after the fp32 patterns, the tensor-core ones in bf16 */
 				const bool tc = p >= NPAT;
 				if (tc ? !with_tc : !with_fp32)
 					continue;
+				if (seconds > 0 && util_now() - t0 > seconds) { /* the shape is not whole: not in the table */
+					fprintf(stderr, "gpu_bench: --seconds=%g: %s measured in part (in the CSV, not the table)\n",
+					        seconds, sh->name);
+					ran[si] = false;
+					out_of_time = true;
+					continue;
+				}
 				char body[128];
 				if (tc)
 					tc_body(p - NPAT, sparsities[s], body, sizeof body);
@@ -237,6 +260,10 @@ int main(int argc, char **argv)
 	int nran = 0;
 	for (int si = 0; si < NSHAPES; si++)
 		nran += ran[si];
+	if (!nran) {
+		fprintf(stderr, "gpu_bench: no shape measured whole%s\n", out_of_time ? " within --seconds" : "");
+		return 3;
+	}
 	static const char *const tc_cols[NTC] = {"block32", "block64", "2:4 (mma.sp)"};
 	if (with_fp32) /* the best structured: all but row-balanced (element-wise) */
 		print_table(sp, ran, nran, 0, NPAT, NPAT - 1, "best structured", pattern_names,
