@@ -50,6 +50,16 @@ static int group_rows(const PirLoop *g, int want)
 	return 1;
 }
 
+/* Whether the rows of the group keep the same k: the loops after it are
+ * dense. */
+static bool rows_share_k(const Pir *ir, int group)
+{
+	bool shared = group >= 0;
+	for (int i = group + 1; shared && i < ir->nloops; i++)
+		shared = !pir_loop_is_perforated(&ir->loops[i]);
+	return shared;
+}
+
 /* Threads the plan launches for n columns. */
 static double plan_threads(const PtxPlan *plan, int64_t n)
 {
@@ -90,9 +100,7 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 	PtxSchedule *ps = &plan->s;
 	plan->stage = false;
 	plan->outer = -1;
-	bool shared = plan->group >= 0;
-	for (int i = plan->group + 1; shared && i < n; i++)
-		shared = !pir_loop_is_perforated(&ir->loops[i]);
+	const bool shared = rows_share_k(ir, plan->group);
 	if (!ps->stage || !shared || !(plan->xvec || (k->layout == PAT_LAYOUT_NK && ps->v % 4 == 0)))
 		return;
 	int outer = plan->nspread;
@@ -154,9 +162,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 			prev--;
 		plan->nspread = prev + 1;
 	}
-	bool shared = plan->group >= 0;
-	for (int i = plan->group + 1; shared && i < n; i++)
-		shared = !pir_loop_is_perforated(&ir->loops[i]);
+	const bool shared = rows_share_k(ir, plan->group);
 	ps->r = shared ? group_rows(g, ps->r) : 1;
 	plan_sets(ir, plan);
 	bool dense_m = true;
@@ -257,6 +263,19 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	 * applies whole (every row of it in the group, X staged) and the
 	 * grid still fills the GPU without splitting k; else the default,
 	 * adapted to the grid below. */
+	/* why the last wide tile tried was not taken: 0 it does not apply (X
+	 * not staged, or the group's rows not in 8s), 1 the grid would not
+	 * fill the GPU, 2 a thread would copy too much of a stage */
+	int why = 0;
+	static const char *const wide_why[3][3] = {
+		{"8 x 8 a thread: X is staged and the grid fills the GPU, so the shared loads of X per FMA are halved"},
+		{"8 x 4 a thread: X is staged and the grid fills the GPU",
+		 "8 x 4 a thread: X is staged and the grid fills the GPU (with 8 x 8 it would not)",
+		 "8 x 4 a thread: X is staged and the grid fills the GPU (with 8 x 8 a thread would copy too much of a "
+		 "stage)"},
+		{NULL, "at most 4 rows a thread: with 8 the grid would not fill the GPU",
+		 "at most 4 rows a thread: with 8 each thread would copy too much of a stage"},
+	};
 	for (size_t i = 0; d.stage && i < sizeof wide_tiles / sizeof *wide_tiles; i++) {
 		PtxSchedule w = wide_tiles[i];
 		if (w.r > cap)
@@ -266,11 +285,22 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 			w.bx = 32;
 			plan_cuda(k, &w, true, plan);
 		}
-		if (plan->stage && plan->s.r == w.r && plan->s.v == w.v && plan->nsplit == 1 &&
-		    plan_threads(plan, k->N) >= SPLIT_BELOW && stage_copies(k, plan) <= WIDE_COPIES)
+		const int before = why;
+		if (!rows_share_k(k->ir, plan->group) || k->ir->loops[plan->group].nnz % w.r || plan->s.v != w.v)
+			why = 0;
+		else if (plan->nsplit > 1 || plan->s.r != w.r || plan_threads(plan, k->N) < SPLIT_BELOW)
+			why = 1; /* (split, the walk is not staged; fewer rows: the grid was too small) */
+		else if (!plan->stage)
+			why = 0;
+		else if (stage_copies(k, plan) > WIDE_COPIES)
+			why = 2;
+		else {
+			plan->tile_why = wide_why[i][i ? before : 0];
 			return;
+		}
 	}
 	plan_cuda(k, &d, true, plan);
+	plan->tile_why = wide_why[2][why];
 }
 
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])

@@ -65,6 +65,8 @@ typedef struct PtxPlan {
 	bool atomic;        /* threads add to C with atomics */
 	bool zero;          /* C must be zeroed before the launch */
 	const char *why;    /* one line for --explain */
+	const char *tile_why; /* patc's choice where X is staged: why a wide register tile
+	                       * or why not (NULL: no wide tile was considered) */
 	int split;          /* the loop walked along k that blockIdx.z splits, -1: none */
 	int64_t nsplit, split_chunk; /* its parts, and digits per part */
 	bool stage;         /* X staged in shared memory, see ptx.c */

@@ -537,6 +537,8 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
 	               "part%s; %lld row sets\n",
 	          s->bx, s->by, s->v, s->v == 1 ? "" : "s", s->r, s->r == 1 ? "" : "s", s->ksplit,
 	          s->ksplit == 1 ? "" : "s", (long long)plan.nsets);
+	if (plan.tile_why)
+		sb_printf(out, "    register tile: %s\n", plan.tile_why);
 	sb_printf(out, "    16-byte loads: X %s, weights %s; X %s%s\n", plan.xvec ? "yes" : "no",
 	          plan.wk ? "along k" : plan.wr ? "along the rows" : "no",
 	          plan.stage ? "staged in shared memory (cp.async, 2 buffers)" : "read from global memory",

@@ -120,10 +120,13 @@ START_TEST(plans)
 		if (want[i].r == 8) { /* the wide tile: 8 x 8, half-warps along 128 columns, X staged */
 			ck_assert_msg(plan.s.v == 8 && plan.s.bx == 16 && plan.s.by == 4 && plan.stage && plan.nsplit == 1,
 			              "%s: %d x %d threads, %d columns", want[i].pattern, plan.s.bx, plan.s.by, plan.s.v);
-			lk.N = 64; /* too few columns to fill the GPU with it: the 4 x 4 tile */
+			ck_assert_msg(plan.tile_why && strstr(plan.tile_why, "8 x 8 a thread"), "%s", want[i].pattern);
+			lk.N = 64; /* too few columns to fill the GPU with it: the 4 x 4 tile, and --explain says why */
 			ptx_plan(&lk, NULL, &plan);
 			ck_assert_msg(plan.s.v == 4 && plan.s.r <= 4 && plan.s.bx == 32, "%s, N = 64: %d x %d", want[i].pattern,
 			              plan.s.r, plan.s.v);
+			ck_assert_msg(plan.tile_why && strstr(plan.tile_why, "would not fill the GPU"), "%s: %s", want[i].pattern,
+			              plan.tile_why ? plan.tile_why : "(none)");
 		}
 		arena_free(&arena);
 	}
