@@ -131,6 +131,8 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 	plan->stage_p = p;
 }
 
+bool ptx_bx_legal(int bx) { return bx == 16 || (bx >= 32 && bx % 32 == 0); }
+
 /* The CUDA-core plan from schedule s; tune: patc's choice (s a starting
  * point that it adapts to the grid). */
 static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, PtxPlan *plan)
@@ -141,7 +143,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	plan->tc_why = tc_why;
 	plan->s = *s;
 	PtxSchedule *ps = &plan->s;
-	if (ps->bx != 16 && (ps->bx < 32 || ps->bx % 32))
+	if (!ptx_bx_legal(ps->bx))
 		ps->bx = 32;
 	if (ps->by < 1 || ps->bx * ps->by > 1024)
 		ps->by = 1;

@@ -56,6 +56,10 @@ typedef struct PtxSchedule {
 
 extern const PtxSchedule ptx_default_schedule;
 
+/* Whether bx is a schedule's legal threads along the columns: 16 or a
+ * multiple of 32 (ptx_plan takes 32 for any other). */
+bool ptx_bx_legal(int bx);
+
 /* How a kernel is mapped; ptx_plan fills it from the IR and a schedule. */
 typedef struct PtxPlan {
 	PtxSchedule s;      /* with r as used */

@@ -412,7 +412,7 @@ static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
  * of 16 values (row r of the block at 16 row + r len), or on the sparse
  * tensor cores the first row's place in storage, the step's first chunk
  * being 8 *kstep. */
-static void tc_locate(LowerCtx *c, LLVMValueRef *digit, LLVMValueRef step, LLVMValueRef *row, LLVMValueRef *m,
+static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step, LLVMValueRef *row, LLVMValueRef *m,
                       LLVMValueRef *k, LLVMValueRef *kstep_out)
 {
 	const PtxPlan *plan = c->backend;
@@ -610,6 +610,12 @@ static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueR
 		w[e] = LLVMBuildExtractValue(c->b, r, (unsigned)e, "");
 }
 
+/* The first row, within the block's, of chunk ci of warp row wr's. */
+static LLVMValueRef chunk_row(LowerCtx *c, const PtxPlan *plan, LLVMValueRef wr, int ci)
+{
+	return mul(c, add(c, mul(c, wr, plan->tc_wm), i64c(c, ci)), 16);
+}
+
 /* The sparse tensor cores' mma.sp of step `step` in buffer buf: the A
  * fragment and the metadata from global memory, B with one ldmatrix.x4 per
  * column tile (lane l addresses k row l of the step, or in layout nk column
@@ -621,9 +627,9 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef s
 	const LowerKernel *k = c->k;
 	const int n = k->ir->nloops;
 	LLVMValueRef row, m, kk, kstep, aw[PTX_TC_WM][4], meta[PTX_TC_WM];
-	tc_locate(c, (LLVMValueRef *)st->digit, step, &row, &m, &kk, &kstep);
-	for (int ci = 0; ci < plan->tc_wm; ci++) { /* the warp's chunks: wr tc_wm + ci of the block's */
-		LLVMValueRef r0 = mul(c, add(c, mul(c, wr, plan->tc_wm), i64c(c, ci)), 16);
+	tc_locate(c, st->digit, step, &row, &m, &kk, &kstep);
+	for (int ci = 0; ci < plan->tc_wm; ci++) {
+		LLVMValueRef r0 = chunk_row(c, plan, wr, ci);
 		sp_fragments(c, a, add(c, row, r0), add(c, c->lo[n - 3], r0), mul(c, kstep, 8), aw[ci], &meta[ci]);
 	}
 	LLVMValueRef x0 = mul(c, buf, stage_halves(k, plan));
@@ -641,8 +647,8 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef s
 	}
 }
 
-/* The warp's mma of step `step` in buffer buf: its 16 rows (chunk wr of
- * the block) and its PTX_TC_COLS columns (slice wc). */
+/* The warp's mma of step `step` in buffer buf: its tc_wm chunks of 16 rows
+ * (warp row wr of the block) and its PTX_TC_COLS columns (slice wc). */
 static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, LLVMValueRef buf,
                        LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
 {
@@ -653,11 +659,10 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step
 		return;
 	}
 	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
-	/* A of each of the warp's chunks (wr tc_wm + ci of the block's): lane l
-	 * addresses row l % 16, k 8 (l / 16) */
+	/* A of each of the warp's chunks: lane l addresses row l % 16, k 8 (l / 16) */
 	LLVMValueRef aw[PTX_TC_WM][4];
 	for (int ci = 0; ci < plan->tc_wm; ci++) {
-		LLVMValueRef r0 = mul(c, add(c, mul(c, wr, plan->tc_wm), i64c(c, ci)), 16);
+		LLVMValueRef r0 = chunk_row(c, plan, wr, ci);
 		LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, r0, urem(c, lane, 16)), TC_ROW), mul(c, udiv(c, lane, 16), 8)));
 		tc_ldm(c, plan, st, at, false, aw[ci]);
 	}
@@ -860,9 +865,9 @@ void ptx_tc_body(LowerCtx *c)
 	 * 2t + 1 of each tile */
 	const int64_t sm = lm->comp[0].stride;
 	LLVMValueRef m0 = LLVMBuildLoad2(c->b, c->i64, a.mrow, "m0");
-	for (int ci = 0; ci < plan->tc_wm; ci++)
-	for (int h = 0; h < 2; h++) {
-		const int64_t r = 16 * ci + 8 * h;
+	for (int half = 0; half < 2 * plan->tc_wm; half++) { /* rows 8 half + g: chunk half / 2, h = half % 2 */
+		const int ci = half / 2, h = half % 2;
+		const int64_t r = 8 * half;
 		LLVMValueRef m = add(c, m0, mul(c, add(c, a.g, i64c(c, r)), sm));
 		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
 		if (lm->len % 16) /* the last chunk's rows past the m loop's end: not the warp's */

@@ -48,6 +48,9 @@ static void tc_body(int p, double sparsity, char *body, size_t len)
 		snprintf(body, len, "apply hybrid(32, 32, %g%%, 2, 4);", 2 * (100 - sparsity));
 }
 
+/* Whether --seconds (0: no limit) has run out since t0. */
+static bool out_of(double seconds, double t0) { return seconds > 0 && util_now() - t0 > seconds; }
+
 /* A Markdown table of speedups over cuBLAS, geometric means over the
  * shapes that ran: patterns first .. first + n - 1 of sp[sparsity][shape][],
  * "best" the best of the first nbest of them per shape. */
@@ -172,7 +175,7 @@ int main(int argc, char **argv)
 		const int64_t M = sh->M, K = sh->K, N = sh->N;
 		if ((some && !only[si]) || (!some && quick && (double)M * (double)K * (double)N >= 68719476736.0))
 			continue;
-		if (seconds > 0 && util_now() - t0 > seconds) {
+		if (out_of(seconds, t0)) {
 			fprintf(stderr, "gpu_bench: --seconds=%g: %s not measured\n", seconds, sh->name);
 			out_of_time = true;
 			continue;
@@ -195,7 +198,7 @@ int main(int argc, char **argv)
 				const bool tc = p >= NPAT;
 				if (tc ? !with_tc : !with_fp32)
 					continue;
-				if (seconds > 0 && util_now() - t0 > seconds) { /* the shape is not whole: not in the table */
+				if (out_of(seconds, t0)) { /* the shape is not whole: not in the table */
 					fprintf(stderr, "gpu_bench: --seconds=%g: %s measured in part (in the CSV, not the table)\n",
 					        seconds, sh->name);
 					ran[si] = false;

@@ -4,6 +4,7 @@
  * marked), pareto.svg, and the lines of the tuning log (tune.jsonl). */
 #define _POSIX_C_SOURCE 200809L
 #include "search.h"
+#include "../backend_ptx/ptx.h"
 #include "../support/util.h"
 
 #include <cjson/cJSON.h>
@@ -544,7 +545,7 @@ static bool log_schedule(const cJSON *line, KernelSchedule *s)
 			return false;
 		*dst[i] = (int)g->valuedouble, given++;
 	}
-	return (given == 0 || given == 5) && (s->bx == 16 || s->bx % 32 == 0) && (int64_t)s->bx * s->by <= 1024;
+	return (given == 0 || (given == 5 && ptx_bx_legal(s->bx))) && (int64_t)s->bx * s->by <= 1024;
 }
 
 static const char *log_string(const cJSON *j, const char *key)

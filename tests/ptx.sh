@@ -5,7 +5,8 @@
 # ops (tensor cores: mma.sync and mma.sp, bf16 and f16), is written by
 # `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas for its target; `ptxas -v` must report no local-memory spills and no
 # stack frame for any kernel.  Then the no-driver path: `--run` on a GPU
-# target exits 3 with a clear message on a machine without libcuda.so.1.
+# target exits 3 with a clear message on a machine without libcuda.so.1;
+# and gpu_bench's bad arguments exit 2, its missing driver 3.
 #
 #   tests/ptx.sh PATC       (exit 77, skipped, when ptxas is absent)
 set -eu
@@ -85,6 +86,30 @@ else
 	set -e
 	if [ $rc -eq 3 ] && grep -q "needs an NVIDIA GPU: no CUDA driver" "$tmp/err"; then ok; else
 		bad "--run without a driver: exit $rc, $(grep error "$tmp/err" | head -3)"; fi
+fi
+# gpu_bench (built beside patc): its bad arguments exit 2 before it looks
+# for a GPU; without a driver it exits 3 saying so
+bench=$(dirname "$patc")/gpu_bench
+if [ -x "$bench" ]; then
+	for args in "--seconds=abc" "--seconds=0" "--narrow --schedule=32,4,4,4,1,1" "--no-tc --tc-only"; do
+		set +e
+		# shellcheck disable=SC2086
+		"$bench" "$root/stdlib" "$tmp/b.csv" $args 2>"$tmp/err"
+		rc=$?
+		set -e
+		if [ $rc -eq 2 ] && grep -q "gpu_bench: " "$tmp/err" && [ ! -e "$tmp/b.csv" ]; then ok; else
+			bad "gpu_bench $args: exit $rc, $(head -2 "$tmp/err")"; fi
+	done
+	if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
+		set +e
+		"$bench" "$root/stdlib" "$tmp/b.csv" --narrow --seconds=5 2>"$tmp/err"
+		rc=$?
+		set -e
+		if [ $rc -eq 3 ] && grep -q "no CUDA driver" "$tmp/err"; then ok; else
+			bad "gpu_bench without a driver: exit $rc, $(head -2 "$tmp/err")"; fi
+	fi
+else
+	echo "note: $bench not built; its argument checks are skipped"
 fi
 echo "ptx: $pass passed, $fail failed"
 [ $fail -eq 0 ]
