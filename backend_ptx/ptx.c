@@ -349,10 +349,14 @@ typedef struct GpuArg {
 	int inner;                              /* wk: the loop walked 4 digits at a time */
 	int u;                                  /* wk: which of the 4 digits */
 	LLVMValueRef wv[PTX_MAX_R];             /* wk: the 4 weights of each row */
+	LLVMValueRef wnext[2][PTX_MAX_R];       /* wk: allocas, two sets of the 4 weights of each row */
+	LLVMValueRef wglobal, ldg;              /* wk, GPU: the weights (global space), ld.global.nc.v4 */
+	LLVMTypeRef ldg_ty;
 	LLVMValueRef zlo, zhi;                  /* the split loop's digits for this block */
 	/* staging */
 	LLVMValueRef xs;                        /* the shared buffers [2][rows][bx v] */
 	LLVMValueRef buf, j;                    /* the buffer computed on (i64), point counter (alloca) */
+	bool ragged;                            /* the last stage may run past the loop's end */
 	LLVMValueRef scol[PTX_MAX_V];           /* offsets of the thread's groups in a row */
 	LLVMValueRef tid, base;                 /* thread in the block, the block's first column */
 	LLVMValueRef fma;
@@ -402,6 +406,11 @@ static LLVMValueRef load_v4(LowerCtx *c, const GpuArg *a, LLVMValueRef base, LLV
 static LLVMValueRef lane(LowerCtx *c, LLVMValueRef v, int i)
 {
 	return LLVMBuildExtractElement(c->b, v, LLVMConstInt(c->i32, (unsigned)i, 0), "");
+}
+
+static LLVMValueRef min64(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
+{
+	return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, y, ""), x, y, "");
 }
 
 /* The innermost point: the X elements of the thread's columns, r
@@ -472,26 +481,90 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	}
 }
 
-/* wk: the point before the innermost loop; walks it 4 digits at a time. */
-static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
+/* wk: the 4 weights of each of the thread's rows at digits 4 d4 ..
+ * 4 d4 + 3 of the innermost loop, into the allocas a->wnext[set].  Staged
+ * on the GPU, through inline PTX (ld.global.nc.v4.f32): LLVM would turn a
+ * phi of two plain loads back into one load at the top of the next step. */
+static void chunk_weights(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef d4, int set)
 {
-	GpuArg *a = arg;
 	const PirLoop *l = &c->k->ir->loops[a->inner];
-	LowerLoop loop;
-	bool split = a->plan->split == a->inner;
-	LLVMValueRef from = split ? LLVMBuildUDiv(c->b, a->zlo, i64c(c, 4), "") : i64c(c, 0);
-	LLVMValueRef to = split ? LLVMBuildUDiv(c->b, a->zhi, i64c(c, 4), "") : i64c(c, l->nnz / 4);
-	LLVMValueRef d4 = lower_loop_begin(c, &loop, from, to, "d4");
-	LLVMValueRef d = LLVMBuildNSWMul(c->b, d4, i64c(c, 4), "");
-	LLVMValueRef row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, l->nnz), ""), d, "");
+	LLVMValueRef row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, l->nnz), ""),
+	                                   LLVMBuildNSWMul(c->b, d4, i64c(c, 4), ""), "");
+	for (int r = 0; r < a->r; r++) {
+		LLVMValueRef at = LLVMBuildNSWAdd(c->b, row, i64c(c, r * a->row_step), "");
+		LLVMValueRef w;
+		if (a->plan->emulate || !a->plan->stage)
+			w = load_v4(c, a, c->values, at, "w4");
+		else {
+			LLVMValueRef g = LLVMBuildGEP2(c->b, c->f32, a->wglobal, &at, 1, "");
+			LLVMValueRef s = LLVMBuildCall2(c->b, a->ldg_ty, a->ldg, &g, 1, "w4");
+			w = LLVMGetUndef(a->v4);
+			for (int e = 0; e < 4; e++)
+				w = LLVMBuildInsertElement(c->b, w, LLVMBuildExtractValue(c->b, s, (unsigned)e, ""),
+				                           LLVMConstInt(c->i32, (unsigned)e, 0), "");
+		}
+		LLVMBuildStore(c->b, w, a->wnext[set][r]);
+	}
+}
+
+/* wk: step d4 of the innermost loop (4 digits) with the weights of set
+ * `set`, those of step `next` loaded into the other set first (NULL:
+ * none). */
+static void chunk_step(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef d4, int set, LLVMValueRef next)
+{
 	for (int r = 0; r < a->r; r++)
-		a->wv[r] = load_v4(c, a, c->values, LLVMBuildNSWAdd(c->b, row, i64c(c, r * a->row_step), ""), "w4");
+		a->wv[r] = LLVMBuildLoad2(c->b, a->v4, a->wnext[set][r], "w4");
+	if (next)
+		chunk_weights(c, a, p, next, !set);
+	LLVMValueRef d = LLVMBuildNSWMul(c->b, d4, i64c(c, 4), "");
 	for (a->u = 0; a->u < 4; a->u++) {
 		c->lo[a->inner] = LLVMBuildNSWAdd(c->b, d, i64c(c, a->u), "");
 		c->hi[a->inner] = LLVMBuildNSWAdd(c->b, c->lo[a->inner], i64c(c, 1), "");
 		lower_nest(c, a->inner, a->inner + 1, p, gpu_point, a);
 	}
 	c->lo[a->inner] = c->hi[a->inner] = NULL;
+}
+
+/* wk: the point before the innermost loop; walks it 4 digits at a time.
+ * Where X is staged, two steps an iteration, each loading the weights of
+ * the next step into the other set while it computes with its own: the
+ * weights are then the only loads from global memory, and their latency
+ * (L2) would otherwise stall every step's FMAs; two sets, not a copy, so
+ * that the registers need no moves.  Unstaged, the loads of X wait on the
+ * index anyway, and a step loads its own weights. */
+static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
+{
+	GpuArg *a = arg;
+	const int64_t steps = c->k->ir->loops[a->inner].nnz / 4;
+	LowerLoop loop;
+	if (!a->plan->stage || steps == 1) { /* (staged, the innermost loop is never split) */
+		const bool split = a->plan->split == a->inner;
+		LLVMValueRef from = split ? LLVMBuildUDiv(c->b, a->zlo, i64c(c, 4), "") : i64c(c, 0);
+		LLVMValueRef to = split ? LLVMBuildUDiv(c->b, a->zhi, i64c(c, 4), "") : i64c(c, steps);
+		LLVMValueRef d4 = lower_loop_begin(c, &loop, from, to, "d4");
+		chunk_weights(c, a, p, d4, 0);
+		chunk_step(c, a, p, d4, 0, NULL);
+		lower_loop_end(c, &loop);
+		return;
+	}
+	LLVMValueRef last = i64c(c, steps - 1); /* past the end: the last step's weights again, unused */
+	chunk_weights(c, a, p, i64c(c, 0), 0);
+	LLVMValueRef i = lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, (steps + 1) / 2), "d4");
+	LLVMValueRef d4 = LLVMBuildNSWMul(c->b, i, i64c(c, 2), "");
+	LLVMValueRef d41 = LLVMBuildNSWAdd(c->b, d4, i64c(c, 1), "");
+	chunk_step(c, a, p, d4, 0, steps % 2 ? min64(c, d41, last) : d41);
+	LLVMBasicBlockRef odd = NULL;
+	if (steps % 2) { /* the last pair has one step */
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "d4odd");
+		odd = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "d4next");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, d41, i64c(c, steps), ""), body, odd);
+		LLVMPositionBuilderAtEnd(c->b, body);
+	}
+	chunk_step(c, a, p, d41, 1, min64(c, LLVMBuildNSWAdd(c->b, d4, i64c(c, 2), ""), last));
+	if (odd) {
+		LLVMBuildBr(c->b, odd);
+		LLVMPositionBuilderAtEnd(c->b, odd);
+	}
 	lower_loop_end(c, &loop);
 }
 
@@ -508,11 +581,6 @@ LLVMValueRef ptx_call_typed(LowerCtx *c, const char *name, LLVMTypeRef *types, u
 LLVMValueRef ptx_call(LowerCtx *c, const char *name, LLVMValueRef *args, unsigned nargs)
 {
 	return ptx_call_typed(c, name, NULL, 0, args, nargs);
-}
-
-static LLVMValueRef min64(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
-{
-	return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, y, ""), x, y, "");
 }
 
 /* k of point jj (0 <= jj < stage_p, storage order, the group skipped) of
@@ -539,9 +607,7 @@ static LLVMValueRef stage_k(LowerCtx *c, const GpuArg *a, const LowerPoint *p, L
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, row, i64c(c, l->nnz), ""), digit[i], "");
 		LLVMValueRef v = digit[i];
 		if (c->idx[i])
-			v = LLVMBuildSExt(c->b,
-			                  LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &at, 1, ""), ""),
-			                  c->i64, "");
+			v = lower_index(c, i, at);
 		row = at;
 		LLVMValueRef dm, dk;
 		lower_offsets(c, l, v, &dm, &dk);
@@ -589,16 +655,38 @@ static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRe
 		} else if (nk) {
 			jrow = LLVMBuildURem(c->b, q, i64c(c, rows), "");
 			g = LLVMBuildUDiv(c->b, q, i64c(c, rows), "");
+		} else if (!plan->emulate && threads % pieces == 0) { /* a thread keeps its piece g */
+			jrow = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""),
+			                       i64c(c, i * (threads / pieces)), "");
+			g = LLVMBuildURem(c->b, a->tid, i64c(c, pieces), "");
 		} else {
 			jrow = LLVMBuildUDiv(c->b, q, i64c(c, pieces), "");
 			g = LLVMBuildURem(c->b, q, i64c(c, pieces), "");
 		}
-		LLVMValueRef u = LLVMBuildUDiv(c->b, jrow, i64c(c, plan->stage_p), "");
-		LLVMValueRef jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
+		/* the stage's iteration u, its point jj; stated where the
+		 * compiler cannot see it, so that the copies of one iteration
+		 * share its index loads: one iteration a stage, u = 0; or in
+		 * layout kn, where the block's rows of pieces (T = threads /
+		 * pieces) divide the points, rows tid / pieces + i T are of
+		 * iteration i T / stage_p */
+		const int64_t T = !nk && !plan->emulate && threads % pieces == 0 ? threads / pieces : 0;
+		LLVMValueRef u, jj;
+		if (plan->stage_u == 1)
+			u = i64c(c, 0), jj = jrow;
+		else if (T && plan->stage_p % T == 0)
+			u = i64c(c, i * T / plan->stage_p),
+			jj = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""),
+			                     i64c(c, i * T % plan->stage_p), "");
+		else
+			u = LLVMBuildUDiv(c->b, jrow, i64c(c, plan->stage_p), ""),
+			jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
 		LLVMValueRef d = LLVMBuildNSWAdd(
 			c->b, olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, s, i64c(c, plan->stage_u), ""), u, ""), "");
-		d = min64(c, d, LLVMBuildNSWSub(c->b, ohi, i64c(c, 1), "")); /* past the end: any real row */
-		LLVMValueRef kk = min64(c, stage_k(c, a, p, d, jj), i64c(c, k->K - 1)); /* padding: w = 0 */
+		if (a->ragged) /* past the end: any real row */
+			d = min64(c, d, LLVMBuildNSWSub(c->b, ohi, i64c(c, 1), ""));
+		LLVMValueRef kk = stage_k(c, a, p, d, jj);
+		if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
+			kk = min64(c, kk, i64c(c, k->K - 1));
 		/* columns past N: any real one (never stored) */
 		LLVMValueRef col = min64(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
 		                         i64c(c, k->N - (nk ? 1 : 4)));
@@ -657,6 +745,9 @@ static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
 	const int64_t U = plan->stage_u, P = plan->stage_p;
 	LLVMValueRef olo = c->lo[outer] ? c->lo[outer] : i64c(c, 0);
 	LLVMValueRef ohi = c->hi[outer] ? c->hi[outer] : i64c(c, ir->loops[outer].nnz);
+	/* whether the last stage can run past the loop's end (a split loop's
+	 * part, or stages that do not divide it) */
+	a->ragged = c->lo[outer] || ir->loops[outer].nnz % U;
 	LLVMValueRef nst = LLVMBuildUDiv(
 		c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWSub(c->b, ohi, olo, ""), i64c(c, U - 1), ""), i64c(c, U), "nst");
 	stage_issue(c, a, p, i64c(c, 0), i64c(c, 0), olo, ohi);
@@ -785,6 +876,17 @@ static void gpu_body(LowerCtx *c)
 			LLVMBuildStore(c->b, zero, a.acc[r][j]);
 		}
 	a.mrow = lower_entry_alloca(c, c->i64, "mrow");
+	for (int r = 0; r < a.r && a.wk; r++)
+		for (int h = 0; h < 2; h++)
+			a.wnext[h][r] = lower_entry_alloca(c, a.v4, "wnext");
+	if (a.wk && plan->stage && !plan->emulate) {
+		LLVMTypeRef gptr = LLVMPointerTypeInContext(c->ctx, 1), f4[4] = {c->f32, c->f32, c->f32, c->f32};
+		a.wglobal = LLVMBuildAddrSpaceCast(c->b, c->values, gptr, "wg");
+		a.ldg_ty = LLVMFunctionType(LLVMStructTypeInContext(c->ctx, f4, 4, 0), &gptr, 1, 0);
+		static const char text[] = "ld.global.nc.v4.f32 {$0,$1,$2,$3}, [$4];", cons[] = "=f,=f,=f,=f,l";
+		a.ldg = LLVMGetInlineAsm(a.ldg_ty, text, sizeof text - 1, cons, sizeof cons - 1, 0, 0, LLVMInlineAsmDialectATT,
+		                         0);
+	}
 	LLVMBuildStore(c->b, i64c(c, k->M), a.mrow);
 
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
@@ -848,7 +950,10 @@ static void no_prologue(LowerCtx *c) { (void)c; }
 
 LowerHooks ptx_hooks(PtxPlan *plan)
 {
-	return (LowerHooks){.prologue = no_prologue, .body = plan->tc ? ptx_tc_body : gpu_body, .backend = plan};
+	return (LowerHooks){.prologue = no_prologue,
+	                    .body = plan->tc ? ptx_tc_body : gpu_body,
+	                    .index_space = plan->emulate ? 0 : 1,
+	                    .backend = plan};
 }
 
 /* ---- the module ---- */

@@ -200,12 +200,13 @@ typedef struct TcArg {
 } TcArg;
 
 /* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
- * !ok (nothing read). */
+ * !ok (nothing read): X, the weights and the index, none of which a kernel
+ * writes (an invariant load). */
 static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef at,
                                  LLVMValueRef ok, unsigned align)
 {
 	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
-	LLVMValueRef v = LLVMBuildLoad2(c->b, ty, LLVMBuildGEP2(c->b, ety, base, &at, 1, ""), "");
+	LLVMValueRef v = lower_invariant(c, LLVMBuildLoad2(c->b, ty, LLVMBuildGEP2(c->b, ety, base, &at, 1, ""), ""));
 	LLVMSetAlignment(v, align);
 	return LLVMBuildSelect(c->b, ok, v, LLVMConstNull(ty), "");
 }
@@ -340,17 +341,22 @@ static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef m
 	const int n = ir->nloops;
 	const PirLoop *lm = &ir->loops[n - 3];
 	const int64_t K0 = ir->loops[n - 2].len;
-	LLVMValueRef rowok[2], base[2]; /* rows g and g + 8: in the m loop; their first chunk's place */
+	/* rows g and g + 8: in the m loop (always, where 16 divides it: the
+	 * warp's first row is a multiple of 16); their first chunk's place */
+	LLVMValueRef rowok[2], base[2];
+	LLVMValueRef yes = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
 	for (int h = 0; h < 2; h++) {
 		LLVMValueRef r = add(c, a->g, i64c(c, 8 * h));
-		rowok[h] = LLVMBuildICmp(c->b, LLVMIntSLT, add(c, mlo, r), i64c(c, lm->len), "");
+		rowok[h] = lm->len % 16 ? LLVMBuildICmp(c->b, LLVMIntSLT, add(c, mlo, r), i64c(c, lm->len), "") : yes;
 		base[h] = mul(c, add(c, mul(c, add(c, row, r), K0), c0), 2);
 	}
-	/* A: chunks t and t + 4 of rows g, g + 8 */
+	/* A: chunks t and t + 4 of rows g, g + 8 (c0 is a multiple of 8: in
+	 * the loop where 8 divides it) */
 	for (int e = 0; e < 4; e++) {
 		LLVMValueRef ch = add(c, a->t, i64c(c, 4 * (e >> 1)));
-		LLVMValueRef ok = LLVMBuildAnd(c->b, rowok[e & 1],
-		                               LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "");
+		LLVMValueRef ok = K0 % 8 ? LLVMBuildAnd(c->b, rowok[e & 1],
+		                                        LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "")
+		                         : rowok[e & 1];
 		aw[e] = load_or_zero(c, a->i16, c->i32, c->values, add(c, base[e & 1], mul(c, ch, 2)), ok, 4);
 	}
 	/* the metadata: lane t (0 or 1) has chunks 4t .. 4t + 3 */
@@ -360,8 +366,9 @@ static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef m
 	for (int h = 0; h < 2; h++)
 		for (int q = 0; q < 4; q++) {
 			LLVMValueRef ch = add(c, mul(c, pair, 4), i64c(c, q));
-			LLVMValueRef ok = LLVMBuildAnd(c->b, rowok[h],
-			                               LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "");
+			LLVMValueRef ok = K0 % 8 ? LLVMBuildAnd(c->b, rowok[h],
+			                                        LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "")
+			                         : rowok[h];
 			LLVMValueRef at = add(c, base[h], mul(c, ch, 2));
 			LLVMValueRef iv = load_or_zero(c, c->i32, v2, c->idx[n - 1], at, ok, 8);
 			LLVMValueRef i0 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 0, 0), "");
@@ -438,8 +445,7 @@ static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step,
 		r = add(c, mul(c, r, l->nnz), d[i]);
 		LLVMValueRef v = d[i];
 		if (c->idx[i])
-			v = LLVMBuildSExt(c->b, LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &r, 1, ""), ""),
-			                  c->i64, "");
+			v = lower_index(c, i, r);
 		LLVMValueRef dm, dk;
 		lower_offsets(c, l, v, &dm, &dk);
 		mm = add(c, mm, dm), kk = add(c, kk, dk);
@@ -557,8 +563,11 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 		src = add(c, mul(c, col, k->K), kk);
 		dst = add(c, x0, add(c, mul(c, j, nk_row(plan)), mul(c, h, 8)));
 	}
-	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""),
-	                               LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), "");
+	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "");
+	/* a row of X past K: where k is padded, or on the sparse tensor cores
+	 * where 32 k a step overrun the 2:4 loop */
+	if (k->ir->ext[PIR_AXIS_K] > k->K || (plan->tc_sp && k->ir->loops[k->ir->nloops - 2].len % 8))
+		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""), "");
 	tc_copy(c, plan, smem(c, st, dst), c->X, src, ok);
 }
 
@@ -696,7 +705,10 @@ static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 
 /* The staged walk: PTX_TC_STAGES - 1 steps copied ahead; each step waits
  * for its copies (and the block's), copies the one PTX_TC_STAGES - 1
- * further into the buffer the block has just finished with, computes. */
+ * further into the buffer the block has just finished with, computes.
+ * PTX_TC_STAGES steps an iteration, so that each step's buffers are
+ * constants (its shared-memory addresses immediates); where they do not
+ * divide the walk, the last iteration stops after the last step. */
 static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
 {
 	const PtxPlan *plan = a->plan;
@@ -704,11 +716,23 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 	for (int s = 0; s < S - 1; s++)
 		tc_issue(c, plan, st, i64c(c, s), i64c(c, s));
 	LowerLoop l;
-	LLVMValueRef i = lower_loop_begin(c, &l, i64c(c, 0), i64c(c, plan->tc_steps), "step");
-	tc_wait(c, plan, S - 2);
-	LLVMValueRef ahead = add(c, i, i64c(c, S - 1));
-	tc_issue(c, plan, st, ahead, urem(c, ahead, S));
-	tc_compute(c, a, st, i, urem(c, i, S), lane, wr, wc);
+	LLVMValueRef i = lower_loop_begin(c, &l, i64c(c, 0), i64c(c, (plan->tc_steps + S - 1) / S), "step");
+	LLVMBasicBlockRef done = plan->tc_steps % S ? LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepsdone") : NULL;
+	for (int j = 0; j < S; j++) {
+		LLVMValueRef step = add(c, mul(c, i, S), i64c(c, j));
+		if (done && j > 0) {
+			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepj");
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, i64c(c, plan->tc_steps), ""), body, done);
+			LLVMPositionBuilderAtEnd(c->b, body);
+		}
+		tc_wait(c, plan, S - 2);
+		tc_issue(c, plan, st, add(c, step, i64c(c, S - 1)), i64c(c, (j + S - 1) % S));
+		tc_compute(c, a, st, step, i64c(c, j), lane, wr, wc);
+	}
+	if (done) {
+		LLVMBuildBr(c->b, done);
+		LLVMPositionBuilderAtEnd(c->b, done);
+	}
 	lower_loop_end(c, &l);
 	if (!plan->emulate) {
 		LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);

@@ -96,9 +96,7 @@ void lower_nest_rows(LowerCtx *c, int first, int last, const LowerPoint *ps, int
 			LLVMValueRef v = d;
 			if (c->idx[i]) {
 				LLVMValueRef at_ = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q[r].row, i64c(c, l->nnz), ""), d, "");
-				LLVMValueRef e =
-					LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[i], &at_, 1, ""), "");
-				v = LLVMBuildSExt(c->b, e, c->i64, "");
+				v = lower_index(c, i, at_);
 			}
 			q[r].row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q[r].row, i64c(c, l->nnz), ""), d, "");
 			LLVMValueRef dm, dk;
@@ -128,6 +126,19 @@ void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt a
 {
 	AtOne a = {at, arg};
 	lower_nest_rows(c, first, last, p, 1, at_one, &a);
+}
+
+LLVMValueRef lower_invariant(LowerCtx *c, LLVMValueRef load)
+{
+	static const char kind[] = "invariant.load";
+	LLVMSetMetadata(load, LLVMGetMDKindIDInContext(c->ctx, kind, sizeof kind - 1), LLVMMDNodeInContext(c->ctx, NULL, 0));
+	return load;
+}
+
+LLVMValueRef lower_index(LowerCtx *c, int loop, LLVMValueRef at)
+{
+	LLVMValueRef e = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[loop], &at, 1, ""), "");
+	return LLVMBuildSExt(c->b, lower_invariant(c, e), c->i64, "");
 }
 
 LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name)
@@ -267,7 +278,10 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 		if (pir_loop_is_perforated(&ir->loops[i])) {
 			LLVMValueRef at = i64c(&c, i);
 			LLVMValueRef slot = LLVMBuildGEP2(c.b, c.ptr, c.index, &at, 1, "");
-			c.idx[i] = LLVMBuildLoad2(c.b, c.ptr, slot, ir->loops[i].name);
+			c.idx[i] = lower_invariant(&c, LLVMBuildLoad2(c.b, c.ptr, slot, ir->loops[i].name));
+			if (hooks->index_space)
+				c.idx[i] = LLVMBuildAddrSpaceCast(c.b, c.idx[i], LLVMPointerTypeInContext(ctx, hooks->index_space),
+				                                  ir->loops[i].name);
 		}
 	LowerPoint start = {i64c(&c, 0), i64c(&c, 0), i64c(&c, 0)};
 	c.split = lower_split(ir);

@@ -118,6 +118,10 @@ typedef struct LowerHooks {
 	 * loops to thread blocks itself, then walks the rest with
 	 * lower_nest). */
 	void (*body)(LowerCtx *c);
+	/* The address space the index arrays are read through: 0 (generic)
+	 * or, on NVPTX, 1 (global), so that their loads become ld.global.nc
+	 * and are known not to touch the shared memory a kernel writes. */
+	unsigned index_space;
 	void *backend; /* copied to LowerCtx.backend */
 } LowerHooks;
 
@@ -133,6 +137,13 @@ void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt a
 enum { LOWER_MAX_ROWS = 8 };
 typedef void (*LowerAtRows)(LowerCtx *c, const LowerPoint *ps, int rows, void *arg);
 void lower_nest_rows(LowerCtx *c, int first, int last, const LowerPoint *ps, int rows, LowerAtRows at, void *arg);
+/* Iteration index[loop][at] of perforated loop `loop` at storage row `at`
+ * (i64), sign-extended to i64.  The load is marked invariant: no kernel
+ * writes its index arrays, so their loads may be hoisted, merged and
+ * reordered across any store. */
+LLVMValueRef lower_index(LowerCtx *c, int loop, LLVMValueRef at);
+/* Marks a load invariant (!invariant.load) and returns it. */
+LLVMValueRef lower_invariant(LowerCtx *c, LLVMValueRef load);
 /* The (m, k) offsets of iteration v (i64) of loop l. */
 void lower_offsets(LowerCtx *c, const PirLoop *l, LLVMValueRef v, LLVMValueRef *dm, LLVMValueRef *dk);
 /* An alloca in the function's entry block (promoted to registers). */

@@ -138,10 +138,13 @@ END_TEST
  * tiles divide, against float64. */
 START_TEST(wide_tiles_match_reference)
 {
-	static const char *const wide[] = {"apply block(32, 32, 50%);", "apply tile_v(32, 25%);", "apply block(8, 8, 25%);"};
-	static const int rv[][2] = {{8, 8}, {8, 8}, {8, 4}};
+	/* the last two walk k in an odd number of 4-weight steps: the last
+	 * pair of the pipelined weight loads has one step */
+	static const char *const wide[] = {"apply block(32, 32, 50%);", "apply tile_v(32, 25%);", "apply block(8, 8, 25%);",
+	                                   "apply block(16, 12, 25%);", "apply block(32, 20, 50%);"};
+	static const int rv[][2] = {{8, 8}, {8, 8}, {8, 4}, {8, 8}, {8, 8}};
 	static const int64_t shape[3] = {1000, 100, 2100};
-	for (int p = 0; p < 3; p++) {
+	for (int p = 0; p < 5; p++) {
 		Arena arena;
 		arena_init(&arena);
 		Program prog = compile_pattern(&arena, wide[p], shape);
@@ -149,6 +152,7 @@ START_TEST(wide_tiles_match_reference)
 		double e = emulate(&prog.ops[0], PAT_LAYOUT_KN, shape[2], NULL, &plan);
 		ck_assert_msg(plan.s.r == rv[p][0] && plan.s.v == rv[p][1] && plan.stage, "%s: %d x %d", wide[p], plan.s.r,
 		              plan.s.v);
+		ck_assert(p < 3 || plan.wk);
 		ck_assert_msg(e < 1e-5, "%s: %g", wide[p], e);
 		arena_free(&arena);
 	}
@@ -260,7 +264,7 @@ START_TEST(tc_mapping_matches_reference)
 {
 	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
 	static const PtxSchedule plain = {.stage = -1};
-	int checked = 0, staged = 0, paired = 0;
+	int checked = 0, staged = 0, paired = 0, whole = 0;
 	for (int p = 0; p < NTC; p++)
 		for (int s = 0; s < NTC_SHAPES; s++)
 			for (int d = 0; d < 2; d++) {
@@ -284,6 +288,7 @@ START_TEST(tc_mapping_matches_reference)
 						              tc_patterns[p], l ? "nk" : "kn", plan.stage_why);
 						staged += plan.stage;
 						paired += plan.stage && plan.tc_wm == 2;
+						whole += plan.stage && plan.tc_steps % PTX_TC_STAGES == 0;
 						checked++;
 					}
 				arena_free(&arena);
@@ -291,6 +296,7 @@ START_TEST(tc_mapping_matches_reference)
 	/* 64/64/160 and the last two shapes staged in both layouts, and plain */
 	ck_assert_int_eq(staged, NTC * 2 * 6);
 	ck_assert(paired > 0 && paired < staged); /* warps of two 16-row chunks, and of one */
+	ck_assert(whole > 0 && whole < staged);   /* walks of whole iterations (3 steps each), and not */
 	ck_assert_int_eq(checked, NTC * 2 * (NTC_SHAPES * 2 + 6));
 }
 END_TEST
