@@ -84,8 +84,18 @@ static void plan_sets(const Pir *ir, PtxPlan *plan)
  * buffers of a stage fit in 48 KiB.  A stage holds the X rows of stage_u
  * iterations of the first walked loop (16 rows or more), each row the
  * block's columns in order (in layout nk padded by 4, so that the copies
- * down a column spread over the banks). */
-enum { STAGE_ROWS = 16, STAGE_BYTES = 48 << 10 };
+ * down a column spread over the banks).  Where the threads walk the
+ * weights along k 4 at a time and their row group inside the staged loop
+ * (blocks), the stage holds the block's weights of those iterations too,
+ * row r of row set y at r by + y, each row padded by WSTAGE_PAD floats so
+ * that the rows the two halves of a warp read lie in different banks. */
+enum { STAGE_ROWS = 16, STAGE_BYTES = 48 << 10, WSTAGE_PAD = 4 };
+
+/* The shared memory of a stage's weights (wstage), both buffers. */
+static int64_t wstage_bytes(const PtxPlan *plan)
+{
+	return 2 * (int64_t)plan->s.by * plan->s.r * (plan->stage_u * plan->stage_p + WSTAGE_PAD) * 4;
+}
 
 /* Floats per row of a stage. */
 static int64_t stage_width(const LowerKernel *k, const PtxPlan *plan)
@@ -129,6 +139,11 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 		plan->wk = false; /* staged one iteration at a time */
 	plan->stage_u = u;
 	plan->stage_p = p;
+	/* the weights along k too, where the rows' group is walked inside the
+	 * staged loop (its digit is all that tells the block's rows apart) */
+	plan->wstage = plan->wk && plan->group > outer;
+	if (plan->wstage && 2 * u * p * stage_width(k, plan) * 4 + wstage_bytes(plan) > STAGE_BYTES)
+		plan->wstage = false;
 }
 
 bool ptx_bx_legal(int bx) { return bx == 16 || (bx >= 32 && bx % 32 == 0); }
@@ -231,14 +246,16 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 /* patc's wide register tiles, tried first: 8 rows x 8 columns a thread
  * (half-warps along 128 columns, two row sets a warp), then 8 x 4.  See
  * ptx_plan. */
-enum { WIDE_COPIES = 16 }; /* cp.async a thread per stage, at most (their addresses take registers) */
+enum { WIDE_COPIES = 24 }; /* cp.async a thread per stage, at most (their addresses take registers) */
 static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1}, {32, 4, 4, 8, 1, 1}};
 
 /* The cp.async copies a thread issues per stage (staged plans). */
 static int64_t stage_copies(const LowerKernel *k, const PtxPlan *plan)
 {
 	const int64_t cols = (int64_t)plan->s.bx * plan->s.v, threads = (int64_t)plan->s.bx * plan->s.by;
-	const int64_t pieces = plan->stage_u * plan->stage_p * (k->layout == PAT_LAYOUT_NK ? cols : cols / 4);
+	int64_t pieces = plan->stage_u * plan->stage_p * (k->layout == PAT_LAYOUT_NK ? cols : cols / 4);
+	if (plan->wstage)
+		pieces += (int64_t)plan->s.by * plan->s.r * plan->stage_u * plan->stage_p / 4;
 	return (pieces + threads - 1) / threads;
 }
 
@@ -349,12 +366,12 @@ typedef struct GpuArg {
 	int inner;                              /* wk: the loop walked 4 digits at a time */
 	int u;                                  /* wk: which of the 4 digits */
 	LLVMValueRef wv[PTX_MAX_R];             /* wk: the 4 weights of each row */
-	LLVMValueRef wnext[2][PTX_MAX_R];       /* wk: allocas, two sets of the 4 weights of each row */
-	LLVMValueRef wglobal, ldg;              /* wk, GPU: the weights (global space), ld.global.nc.v4 */
-	LLVMTypeRef ldg_ty;
 	LLVMValueRef zlo, zhi;                  /* the split loop's digits for this block */
 	/* staging */
 	LLVMValueRef xs;                        /* the shared buffers [2][rows][bx v] */
+	LLVMValueRef ws;                        /* wstage: the weights' [2][r by][wrow], row r by + ty */
+	int64_t wrow;                           /* wstage: floats a row of ws (its points, padded) */
+	LLVMValueRef ty, glo;                   /* the thread's row set in the block, its first group digit */
 	LLVMValueRef buf, j;                    /* the buffer computed on (i64), point counter (alloca) */
 	bool ragged;                            /* the last stage may run past the loop's end */
 	LLVMValueRef scol[PTX_MAX_V];           /* offsets of the thread's groups in a row */
@@ -481,90 +498,41 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	}
 }
 
-/* wk: the 4 weights of each of the thread's rows at digits 4 d4 ..
- * 4 d4 + 3 of the innermost loop, into the allocas a->wnext[set].  Staged
- * on the GPU, through inline PTX (ld.global.nc.v4.f32): LLVM would turn a
- * phi of two plain loads back into one load at the top of the next step. */
-static void chunk_weights(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef d4, int set)
+/* wk: the point before the innermost loop; walks it 4 digits at a time,
+ * the 4 weights of each of the thread's rows one 16-byte load: where the
+ * weights are staged, from the stage in shared memory (copied a stage
+ * ahead with X, so that no load from global memory waits in the loop),
+ * else from global memory. */
+static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
 {
+	GpuArg *a = arg;
+	const PtxPlan *plan = a->plan;
 	const PirLoop *l = &c->k->ir->loops[a->inner];
-	LLVMValueRef row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, l->nnz), ""),
-	                                   LLVMBuildNSWMul(c->b, d4, i64c(c, 4), ""), "");
-	for (int r = 0; r < a->r; r++) {
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, row, i64c(c, r * a->row_step), "");
-		LLVMValueRef w;
-		if (a->plan->emulate || !a->plan->stage)
-			w = load_v4(c, a, c->values, at, "w4");
-		else {
-			LLVMValueRef g = LLVMBuildGEP2(c->b, c->f32, a->wglobal, &at, 1, "");
-			LLVMValueRef s = LLVMBuildCall2(c->b, a->ldg_ty, a->ldg, &g, 1, "w4");
-			w = LLVMGetUndef(a->v4);
-			for (int e = 0; e < 4; e++)
-				w = LLVMBuildInsertElement(c->b, w, LLVMBuildExtractValue(c->b, s, (unsigned)e, ""),
-				                           LLVMConstInt(c->i32, (unsigned)e, 0), "");
-		}
-		LLVMBuildStore(c->b, w, a->wnext[set][r]);
-	}
-}
-
-/* wk: step d4 of the innermost loop (4 digits) with the weights of set
- * `set`, those of step `next` loaded into the other set first (NULL:
- * none). */
-static void chunk_step(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef d4, int set, LLVMValueRef next)
-{
-	for (int r = 0; r < a->r; r++)
-		a->wv[r] = LLVMBuildLoad2(c->b, a->v4, a->wnext[set][r], "w4");
-	if (next)
-		chunk_weights(c, a, p, next, !set);
+	LowerLoop loop;
+	bool split = plan->split == a->inner;
+	LLVMValueRef from = split ? LLVMBuildUDiv(c->b, a->zlo, i64c(c, 4), "") : i64c(c, 0);
+	LLVMValueRef to = split ? LLVMBuildUDiv(c->b, a->zhi, i64c(c, 4), "") : i64c(c, l->nnz / 4);
+	LLVMValueRef d4 = lower_loop_begin(c, &loop, from, to, "d4");
 	LLVMValueRef d = LLVMBuildNSWMul(c->b, d4, i64c(c, 4), "");
+	if (plan->wstage) { /* row r of the thread: row r by + ty of the buffer, its points from j on */
+		LLVMValueRef j = LLVMBuildLoad2(c->b, c->i64, a->j, "j");
+		LLVMValueRef rows = LLVMBuildNSWMul(c->b, a->buf, i64c(c, (int64_t)plan->s.by * a->r), "");
+		for (int r = 0; r < a->r; r++) {
+			LLVMValueRef slot = LLVMBuildNSWAdd(c->b, rows, LLVMBuildNSWAdd(c->b, a->ty, i64c(c, r * plan->s.by), ""), "");
+			LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, slot, i64c(c, a->wrow), ""), j, "");
+			a->wv[r] = load_v4(c, a, a->ws, at, "ws4");
+		}
+	} else {
+		LLVMValueRef row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, l->nnz), ""), d, "");
+		for (int r = 0; r < a->r; r++)
+			a->wv[r] = load_v4(c, a, c->values, LLVMBuildNSWAdd(c->b, row, i64c(c, r * a->row_step), ""), "w4");
+	}
 	for (a->u = 0; a->u < 4; a->u++) {
 		c->lo[a->inner] = LLVMBuildNSWAdd(c->b, d, i64c(c, a->u), "");
 		c->hi[a->inner] = LLVMBuildNSWAdd(c->b, c->lo[a->inner], i64c(c, 1), "");
 		lower_nest(c, a->inner, a->inner + 1, p, gpu_point, a);
 	}
 	c->lo[a->inner] = c->hi[a->inner] = NULL;
-}
-
-/* wk: the point before the innermost loop; walks it 4 digits at a time.
- * Where X is staged, two steps an iteration, each loading the weights of
- * the next step into the other set while it computes with its own: the
- * weights are then the only loads from global memory, and their latency
- * (L2) would otherwise stall every step's FMAs; two sets, not a copy, so
- * that the registers need no moves.  Unstaged, the loads of X wait on the
- * index anyway, and a step loads its own weights. */
-static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
-{
-	GpuArg *a = arg;
-	const int64_t steps = c->k->ir->loops[a->inner].nnz / 4;
-	LowerLoop loop;
-	if (!a->plan->stage || steps == 1) { /* (staged, the innermost loop is never split) */
-		const bool split = a->plan->split == a->inner;
-		LLVMValueRef from = split ? LLVMBuildUDiv(c->b, a->zlo, i64c(c, 4), "") : i64c(c, 0);
-		LLVMValueRef to = split ? LLVMBuildUDiv(c->b, a->zhi, i64c(c, 4), "") : i64c(c, steps);
-		LLVMValueRef d4 = lower_loop_begin(c, &loop, from, to, "d4");
-		chunk_weights(c, a, p, d4, 0);
-		chunk_step(c, a, p, d4, 0, NULL);
-		lower_loop_end(c, &loop);
-		return;
-	}
-	LLVMValueRef last = i64c(c, steps - 1); /* past the end: the last step's weights again, unused */
-	chunk_weights(c, a, p, i64c(c, 0), 0);
-	LLVMValueRef i = lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, (steps + 1) / 2), "d4");
-	LLVMValueRef d4 = LLVMBuildNSWMul(c->b, i, i64c(c, 2), "");
-	LLVMValueRef d41 = LLVMBuildNSWAdd(c->b, d4, i64c(c, 1), "");
-	chunk_step(c, a, p, d4, 0, steps % 2 ? min64(c, d41, last) : d41);
-	LLVMBasicBlockRef odd = NULL;
-	if (steps % 2) { /* the last pair has one step */
-		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "d4odd");
-		odd = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "d4next");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, d41, i64c(c, steps), ""), body, odd);
-		LLVMPositionBuilderAtEnd(c->b, body);
-	}
-	chunk_step(c, a, p, d41, 1, min64(c, LLVMBuildNSWAdd(c->b, d4, i64c(c, 2), ""), last));
-	if (odd) {
-		LLVMBuildBr(c->b, odd);
-		LLVMPositionBuilderAtEnd(c->b, odd);
-	}
 	lower_loop_end(c, &loop);
 }
 
@@ -616,105 +584,189 @@ static LLVMValueRef stage_k(LowerCtx *c, const GpuArg *a, const LowerPoint *p, L
 	return k;
 }
 
-/* Copies stage s (iterations olo + s u .. of the first walked loop) into
- * buffer buf, spread over the block's threads (cp.async): in layout kn
- * 16-byte pieces of 4 columns, a warp's along a row; in layout nk single
- * elements, a warp's down a column (along k, where X is contiguous).
- * Emulated, each thread copies all of it with plain loads. */
-static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef s, LLVMValueRef buf,
-                        LLVMValueRef olo, LLVMValueRef ohi)
+/* What a stage's copies share: stage s (iterations olo + s u .. of the
+ * first walked loop, ohi its end) into buffer buf, from point p. */
+typedef struct StageCopy {
+	const LowerPoint *p;
+	LLVMValueRef s, buf, olo, ohi;
+	LLVMValueRef x1, w1; /* X and the weights in the global space (emulated: as they are) */
+} StageCopy;
+
+/* Iteration d of the first walked loop for iteration u of the stage. */
+static LLVMValueRef stage_d(LowerCtx *c, const GpuArg *a, const StageCopy *sc, LLVMValueRef u)
 {
-	const PtxPlan *plan = a->plan;
-	const LowerKernel *k = c->k;
-	const bool nk = k->layout == PAT_LAYOUT_NK;
-	const int64_t rows = plan->stage_u * plan->stage_p, cols = (int64_t)plan->s.bx * a->v;
-	const int64_t pieces = nk ? cols : cols / 4, width = stage_width(k, plan);
-	const int64_t total = rows * pieces, threads = (int64_t)plan->s.bx * plan->s.by;
-	LowerLoop loop;
-	LLVMValueRef it = NULL;
-	int64_t unrolled = plan->emulate ? 1 : (total + threads - 1) / threads;
-	if (plan->emulate)
-		it = lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, total), "stg");
-	LLVMValueRef x1 = plan->emulate ? c->X
-	                                : LLVMBuildAddrSpaceCast(c->b, c->X, LLVMPointerTypeInContext(c->ctx, 1), "xg");
-	for (int64_t i = 0; i < unrolled; i++) {
-		LLVMValueRef q = plan->emulate ? it : LLVMBuildNSWAdd(c->b, a->tid, i64c(c, i * threads), "q");
+	LLVMValueRef d = LLVMBuildNSWAdd(
+		c->b, sc->olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->s, i64c(c, a->plan->stage_u), ""), u, ""), "");
+	if (a->ragged) /* past the end: any real row */
+		d = min64(c, d, LLVMBuildNSWSub(c->b, sc->ohi, i64c(c, 1), ""));
+	return d;
+}
+
+/* Copies `bytes` (16 or 4) from global src to shared dst: cp.async, or
+ * emulated, a plain load and store. */
+static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValueRef src, int bytes)
+{
+	if (a->plan->emulate) {
+		LLVMValueRef v = LLVMBuildLoad2(c->b, bytes == 16 ? a->v4 : c->f32, src, "");
+		LLVMSetAlignment(v, (unsigned)bytes);
+		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), (unsigned)bytes);
+		return;
+	}
+	LLVMValueRef args[2] = {dst, src};
+	ptx_call(c, bytes == 16 ? "llvm.nvvm.cp.async.cg.shared.global.16" : "llvm.nvvm.cp.async.ca.shared.global.4",
+	         args, 2);
+}
+
+/* Piece q of a stage's `total`, copied by piece(); on the GPU the thread's
+ * q = tid + i threads for each i (unrolled, the last guarded where the
+ * threads do not divide total); emulated, every q in a loop (i = -1). */
+typedef void (*StagePiece)(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i);
+static void stage_pieces(LowerCtx *c, GpuArg *a, const StageCopy *sc, int64_t total, StagePiece piece)
+{
+	const int64_t threads = (int64_t)a->plan->s.bx * a->plan->s.by;
+	if (a->plan->emulate) {
+		LowerLoop loop;
+		piece(c, a, sc, lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, total), "stg"), -1);
+		lower_loop_end(c, &loop);
+		return;
+	}
+	for (int64_t i = 0; i * threads < total; i++) {
+		LLVMValueRef q = LLVMBuildNSWAdd(c->b, a->tid, i64c(c, i * threads), "q");
 		LLVMBasicBlockRef next = NULL;
-		if (!plan->emulate && total % threads && i == unrolled - 1) {
+		if ((i + 1) * threads > total) {
 			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stgq");
 			next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stgn");
 			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, i64c(c, total), ""), body, next);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
-		/* row jrow of the stage, piece g of the row; in layout nk, where the
-		 * rows divide the threads, a thread keeps its row (and its k) */
-		LLVMValueRef jrow, g;
-		if (nk && !plan->emulate && threads % rows == 0) {
-			jrow = LLVMBuildURem(c->b, a->tid, i64c(c, rows), "");
-			g = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, rows), ""), i64c(c, i * (threads / rows)), "");
-		} else if (nk) {
-			jrow = LLVMBuildURem(c->b, q, i64c(c, rows), "");
-			g = LLVMBuildUDiv(c->b, q, i64c(c, rows), "");
-		} else if (!plan->emulate && threads % pieces == 0) { /* a thread keeps its piece g */
-			jrow = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""),
-			                       i64c(c, i * (threads / pieces)), "");
-			g = LLVMBuildURem(c->b, a->tid, i64c(c, pieces), "");
-		} else {
-			jrow = LLVMBuildUDiv(c->b, q, i64c(c, pieces), "");
-			g = LLVMBuildURem(c->b, q, i64c(c, pieces), "");
-		}
-		/* the stage's iteration u, its point jj; stated where the
-		 * compiler cannot see it, so that the copies of one iteration
-		 * share its index loads: one iteration a stage, u = 0; or in
-		 * layout kn, where the block's rows of pieces (T = threads /
-		 * pieces) divide the points, rows tid / pieces + i T are of
-		 * iteration i T / stage_p */
-		const int64_t T = !nk && !plan->emulate && threads % pieces == 0 ? threads / pieces : 0;
-		LLVMValueRef u, jj;
-		if (plan->stage_u == 1)
-			u = i64c(c, 0), jj = jrow;
-		else if (T && plan->stage_p % T == 0)
-			u = i64c(c, i * T / plan->stage_p),
-			jj = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""),
-			                     i64c(c, i * T % plan->stage_p), "");
-		else
-			u = LLVMBuildUDiv(c->b, jrow, i64c(c, plan->stage_p), ""),
-			jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
-		LLVMValueRef d = LLVMBuildNSWAdd(
-			c->b, olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, s, i64c(c, plan->stage_u), ""), u, ""), "");
-		if (a->ragged) /* past the end: any real row */
-			d = min64(c, d, LLVMBuildNSWSub(c->b, ohi, i64c(c, 1), ""));
-		LLVMValueRef kk = stage_k(c, a, p, d, jj);
-		if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
-			kk = min64(c, kk, i64c(c, k->K - 1));
-		/* columns past N: any real one (never stored) */
-		LLVMValueRef col = min64(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
-		                         i64c(c, k->N - (nk ? 1 : 4)));
-		LLVMValueRef src_at = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kk, "")
-		                         : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
-		LLVMValueRef dst_at = LLVMBuildNSWAdd(
-			c->b,
-			LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, buf, i64c(c, rows), ""), jrow, ""),
-			                i64c(c, width), ""),
-			nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
-		LLVMValueRef src = LLVMBuildGEP2(c->b, c->f32, x1, &src_at, 1, "");
-		LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, a->xs, &dst_at, 1, "");
-		if (plan->emulate) {
-			LLVMValueRef v = LLVMBuildLoad2(c->b, nk ? c->f32 : a->v4, src, "");
-			LLVMSetAlignment(v, nk ? 4 : 16);
-			LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), nk ? 4 : 16);
-		} else {
-			LLVMValueRef args[2] = {dst, src};
-			ptx_call(c, nk ? "llvm.nvvm.cp.async.ca.shared.global.4" : "llvm.nvvm.cp.async.cg.shared.global.16", args,
-			         2);
-		}
+		piece(c, a, sc, q, i);
 		if (next) {
 			LLVMBuildBr(c->b, next);
 			LLVMPositionBuilderAtEnd(c->b, next);
 		}
 	}
-	if (plan->emulate)
-		lower_loop_end(c, &loop);
+}
+
+/* Piece q of X's stage: in layout kn 16 bytes of 4 columns, a warp's
+ * along a row; in layout nk one element, a warp's down a column (along k,
+ * where X is contiguous). */
+static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	const bool nk = k->layout == PAT_LAYOUT_NK;
+	const int64_t rows = plan->stage_u * plan->stage_p, cols = (int64_t)plan->s.bx * a->v;
+	const int64_t pieces = nk ? cols : cols / 4, threads = (int64_t)plan->s.bx * plan->s.by;
+	/* row jrow of the stage, piece g of the row; on the GPU, where the
+	 * rows (nk) or the pieces of a row (kn) divide the threads, a thread
+	 * keeps its row or its piece */
+	LLVMValueRef jrow, g;
+	const bool gpu = i >= 0;
+	if (nk && gpu && threads % rows == 0) {
+		jrow = LLVMBuildURem(c->b, a->tid, i64c(c, rows), "");
+		g = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, rows), ""), i64c(c, i * (threads / rows)), "");
+	} else if (nk) {
+		jrow = LLVMBuildURem(c->b, q, i64c(c, rows), "");
+		g = LLVMBuildUDiv(c->b, q, i64c(c, rows), "");
+	} else if (gpu && threads % pieces == 0) {
+		jrow = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""), i64c(c, i * (threads / pieces)),
+		                       "");
+		g = LLVMBuildURem(c->b, a->tid, i64c(c, pieces), "");
+	} else {
+		jrow = LLVMBuildUDiv(c->b, q, i64c(c, pieces), "");
+		g = LLVMBuildURem(c->b, q, i64c(c, pieces), "");
+	}
+	/* the stage's iteration u, its point jj; stated where the compiler
+	 * cannot see it, so that the copies of one iteration share its index
+	 * loads: one iteration a stage, u = 0; or in layout kn, where the
+	 * block's rows of pieces (T = threads / pieces) divide the points,
+	 * rows tid / pieces + i T are of iteration i T / stage_p */
+	const int64_t T = !nk && gpu && threads % pieces == 0 ? threads / pieces : 0;
+	LLVMValueRef u, jj;
+	if (plan->stage_u == 1)
+		u = i64c(c, 0), jj = jrow;
+	else if (T && plan->stage_p % T == 0)
+		u = i64c(c, i * T / plan->stage_p),
+		jj = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""), i64c(c, i * T % plan->stage_p),
+		                     "");
+	else
+		u = LLVMBuildUDiv(c->b, jrow, i64c(c, plan->stage_p), ""),
+		jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
+	LLVMValueRef kk = stage_k(c, a, sc->p, stage_d(c, a, sc, u), jj);
+	if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
+		kk = min64(c, kk, i64c(c, k->K - 1));
+	/* columns past N: any real one (never stored) */
+	LLVMValueRef col = min64(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
+	                         i64c(c, k->N - (nk ? 1 : 4)));
+	LLVMValueRef src_at = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kk, "")
+	                         : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+	LLVMValueRef dst_at = LLVMBuildNSWAdd(
+		c->b,
+		LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->buf, i64c(c, rows), ""), jrow, ""),
+		                i64c(c, stage_width(k, plan)), ""),
+		nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
+	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->xs, &dst_at, 1, ""),
+	           LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, ""), nk ? 4 : 16);
+}
+
+/* Piece q of the weights' stage (wstage): 4 adjacent points (along the
+ * innermost loop, adjacent in storage) of one of the block's rows, slot
+ * r by + y of the buffer for row r of row set y, whose group digit is
+ * the thread's own moved by y - ty sets. */
+static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i)
+{
+	(void)i;
+	const PtxPlan *plan = a->plan;
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops, outer = plan->outer, group = plan->group;
+	const int64_t per = plan->stage_u * plan->stage_p / 4, by = plan->s.by;
+	LLVMValueRef slot = LLVMBuildUDiv(c->b, q, i64c(c, per), "");
+	LLVMValueRef pt = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, per), ""), i64c(c, 4), "");
+	LLVMValueRef y = LLVMBuildURem(c->b, slot, i64c(c, by), ""), r = LLVMBuildUDiv(c->b, slot, i64c(c, by), "");
+	/* the storage digits of the point: the walked loop's d, the group's,
+	 * the point's jj over the rest (innermost fastest) */
+	LLVMValueRef digit[PIR_MAX_LOOPS] = {0};
+	digit[outer] = stage_d(c, a, sc, LLVMBuildUDiv(c->b, pt, i64c(c, plan->stage_p), ""));
+	digit[group] = LLVMBuildNSWAdd(
+		c->b, a->glo,
+		LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, y, a->ty, ""), i64c(c, a->r), ""), r, ""), "");
+	LLVMValueRef rest = LLVMBuildURem(c->b, pt, i64c(c, plan->stage_p), "");
+	for (int l = n - 1; l > outer; l--) {
+		if (l == group)
+			continue;
+		digit[l] = LLVMBuildURem(c->b, rest, i64c(c, ir->loops[l].nnz), "");
+		rest = LLVMBuildUDiv(c->b, rest, i64c(c, ir->loops[l].nnz), "");
+	}
+	LLVMValueRef src_at = sc->p->row;
+	for (int l = outer; l < n; l++)
+		src_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, src_at, i64c(c, ir->loops[l].nnz), ""), digit[l], "");
+	LLVMValueRef dst_at = LLVMBuildNSWAdd(
+		c->b,
+		LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->buf, i64c(c, by * a->r), ""), slot, ""),
+		                i64c(c, a->wrow), ""),
+		pt, "");
+	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->ws, &dst_at, 1, ""),
+	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16);
+}
+
+/* Copies stage s into buffer buf, spread over the block's threads
+ * (cp.async): X's rows and, wstage, the weights.  Emulated, each thread
+ * copies all of it with plain loads. */
+static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef s, LLVMValueRef buf,
+                        LLVMValueRef olo, LLVMValueRef ohi)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	LLVMTypeRef global = LLVMPointerTypeInContext(c->ctx, 1);
+	StageCopy sc = {.p = p, .s = s, .buf = buf, .olo = olo, .ohi = ohi, .x1 = c->X, .w1 = c->values};
+	if (!plan->emulate) {
+		sc.x1 = LLVMBuildAddrSpaceCast(c->b, c->X, global, "xg");
+		sc.w1 = LLVMBuildAddrSpaceCast(c->b, c->values, global, "wg");
+	}
+	const int64_t cols = (int64_t)plan->s.bx * a->v, rows = plan->stage_u * plan->stage_p;
+	stage_pieces(c, a, &sc, rows * (k->layout == PAT_LAYOUT_NK ? cols : cols / 4), x_piece);
+	if (plan->wstage)
+		stage_pieces(c, a, &sc, (int64_t)plan->s.by * a->r * rows / 4, w_piece);
 }
 
 static void stage_sync(LowerCtx *c, const GpuArg *a, int wait)
@@ -876,17 +928,6 @@ static void gpu_body(LowerCtx *c)
 			LLVMBuildStore(c->b, zero, a.acc[r][j]);
 		}
 	a.mrow = lower_entry_alloca(c, c->i64, "mrow");
-	for (int r = 0; r < a.r && a.wk; r++)
-		for (int h = 0; h < 2; h++)
-			a.wnext[h][r] = lower_entry_alloca(c, a.v4, "wnext");
-	if (a.wk && plan->stage && !plan->emulate) {
-		LLVMTypeRef gptr = LLVMPointerTypeInContext(c->ctx, 1), f4[4] = {c->f32, c->f32, c->f32, c->f32};
-		a.wglobal = LLVMBuildAddrSpaceCast(c->b, c->values, gptr, "wg");
-		a.ldg_ty = LLVMFunctionType(LLVMStructTypeInContext(c->ctx, f4, 4, 0), &gptr, 1, 0);
-		static const char text[] = "ld.global.nc.v4.f32 {$0,$1,$2,$3}, [$4];", cons[] = "=f,=f,=f,=f,l";
-		a.ldg = LLVMGetInlineAsm(a.ldg_ty, text, sizeof text - 1, cons, sizeof cons - 1, 0, 0, LLVMInlineAsmDialectATT,
-		                         0);
-	}
 	LLVMBuildStore(c->b, i64c(c, k->M), a.mrow);
 
 	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
@@ -902,6 +943,17 @@ static void gpu_body(LowerCtx *c)
 		a.j = lower_entry_alloca(c, c->i64, "j");
 		a.tid = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ty, i64c(c, plan->s.bx), ""), tx, "tid");
 		a.base = base;
+		if (plan->wstage) {
+			a.wrow = plan->stage_u * plan->stage_p + WSTAGE_PAD;
+			aty = LLVMArrayType2(c->f32, (uint64_t)(2 * plan->s.by * a.r * a.wrow));
+			snprintf(gname, sizeof gname, "%s.ws", LLVMGetValueName(c->fn));
+			a.ws = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 3);
+			LLVMSetInitializer(a.ws, plan->emulate ? LLVMConstNull(aty) : LLVMGetUndef(aty));
+			LLVMSetLinkage(a.ws, LLVMInternalLinkage);
+			LLVMSetAlignment(a.ws, 16);
+			a.ty = ty;
+			a.glo = c->lo[plan->group];
+		}
 		for (int g = 0; g < a.v; g += 4)
 			a.scol[g] = LLVMBuildNSWAdd(c->b, i64c(c, (int64_t)(g / 4) * 4 * plan->s.bx),
 			                            LLVMBuildNSWMul(c->b, tx, i64c(c, 4), ""), "");

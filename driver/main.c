@@ -539,9 +539,11 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
 	          s->ksplit == 1 ? "" : "s", (long long)plan.nsets);
 	if (plan.tile_why)
 		sb_printf(out, "    register tile: %s\n", plan.tile_why);
-	sb_printf(out, "    16-byte loads: X %s, weights %s; X %s%s\n", plan.xvec ? "yes" : "no",
+	sb_printf(out, "    16-byte loads: X %s, weights %s; %s%s\n", plan.xvec ? "yes" : "no",
 	          plan.wk ? "along k" : plan.wr ? "along the rows" : "no",
-	          plan.stage ? "staged in shared memory (cp.async, 2 buffers)" : "read from global memory",
+	          plan.wstage  ? "X and the weights staged in shared memory (cp.async, 2 buffers)"
+	          : plan.stage ? "X staged in shared memory (cp.async, 2 buffers)"
+	                       : "X read from global memory",
 	          plan.zero ? "; C is zeroed before the launch" : "");
 }
 

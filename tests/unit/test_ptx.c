@@ -59,6 +59,7 @@ START_TEST(mapping_matches_reference)
 	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0},  {64, 2, 3, 5, 3, 0},
 	                                     {16, 2, 8, 16, 1, 1}, {32, 4, 4, 4, 2, 1}};
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
+	int wstaged = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
 			Arena arena;
@@ -79,6 +80,7 @@ START_TEST(mapping_matches_reference)
 					xvec += plan.xvec, wk += plan.wk, wr += plan.wr, splits += plan.nsplit > 1;
 					staged += plan.stage;
 					staged_nk += plan.stage && layout == PAT_LAYOUT_NK;
+					wstaged += plan.wstage;
 				}
 			arena_free(&arena);
 		}
@@ -91,6 +93,7 @@ START_TEST(mapping_matches_reference)
 	ck_assert_int_gt(splits, 0); /* the small shapes split the walk along k */
 	ck_assert_int_gt(staged, 0); /* and X is staged in shared memory */
 	ck_assert_int_gt(staged_nk, 0); /* in layout nk too, element by element */
+	ck_assert_int_gt(wstaged, 0);   /* and the weights beside it */
 }
 END_TEST
 
@@ -153,6 +156,7 @@ START_TEST(wide_tiles_match_reference)
 		ck_assert_msg(plan.s.r == rv[p][0] && plan.s.v == rv[p][1] && plan.stage, "%s: %d x %d", wide[p], plan.s.r,
 		              plan.s.v);
 		ck_assert(p < 3 || plan.wk);
+		ck_assert_msg(plan.wstage == (p != 1), "%s: weights staged %d", wide[p], plan.wstage); /* tile_v: along rows */
 		ck_assert_msg(e < 1e-5, "%s: %g", wide[p], e);
 		arena_free(&arena);
 	}
