@@ -617,19 +617,19 @@ static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValue
 	         args, 2);
 }
 
-/* Piece q of a stage's `total`, copied by piece(); on the GPU the thread's
- * q = tid + i threads for each i (unrolled, the last guarded where the
- * threads do not divide total); emulated, every q in a loop (i = -1). */
+/* Piece q of a stage's `total`, copied by piece(): the thread's q = tid +
+ * i threads for each i (unrolled, the last guarded where the threads do
+ * not divide total).  Emulated, where the threads run one after another
+ * and each computes with the whole stage, a loop over the block's tid
+ * copies every thread's pieces, through the same code as on the GPU. */
 typedef void (*StagePiece)(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i);
 static void stage_pieces(LowerCtx *c, GpuArg *a, const StageCopy *sc, int64_t total, StagePiece piece)
 {
 	const int64_t threads = (int64_t)a->plan->s.bx * a->plan->s.by;
-	if (a->plan->emulate) {
-		LowerLoop loop;
-		piece(c, a, sc, lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, total), "stg"), -1);
-		lower_loop_end(c, &loop);
-		return;
-	}
+	LLVMValueRef tid = a->tid;
+	LowerLoop loop;
+	if (a->plan->emulate)
+		a->tid = lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, threads), "stgt");
 	for (int64_t i = 0; i * threads < total; i++) {
 		LLVMValueRef q = LLVMBuildNSWAdd(c->b, a->tid, i64c(c, i * threads), "q");
 		LLVMBasicBlockRef next = NULL;
@@ -645,6 +645,10 @@ static void stage_pieces(LowerCtx *c, GpuArg *a, const StageCopy *sc, int64_t to
 			LLVMPositionBuilderAtEnd(c->b, next);
 		}
 	}
+	if (a->plan->emulate) {
+		lower_loop_end(c, &loop);
+		a->tid = tid;
+	}
 }
 
 /* Piece q of X's stage: in layout kn 16 bytes of 4 columns, a warp's
@@ -657,18 +661,17 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	const bool nk = k->layout == PAT_LAYOUT_NK;
 	const int64_t rows = plan->stage_u * plan->stage_p, cols = (int64_t)plan->s.bx * a->v;
 	const int64_t pieces = nk ? cols : cols / 4, threads = (int64_t)plan->s.bx * plan->s.by;
-	/* row jrow of the stage, piece g of the row; on the GPU, where the
-	 * rows (nk) or the pieces of a row (kn) divide the threads, a thread
-	 * keeps its row or its piece */
+	/* row jrow of the stage, piece g of the row; where the rows (nk) or
+	 * the pieces of a row (kn) divide the threads, a thread keeps its row
+	 * or its piece */
 	LLVMValueRef jrow, g;
-	const bool gpu = i >= 0;
-	if (nk && gpu && threads % rows == 0) {
+	if (nk && threads % rows == 0) {
 		jrow = LLVMBuildURem(c->b, a->tid, i64c(c, rows), "");
 		g = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, rows), ""), i64c(c, i * (threads / rows)), "");
 	} else if (nk) {
 		jrow = LLVMBuildURem(c->b, q, i64c(c, rows), "");
 		g = LLVMBuildUDiv(c->b, q, i64c(c, rows), "");
-	} else if (gpu && threads % pieces == 0) {
+	} else if (threads % pieces == 0) {
 		jrow = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""), i64c(c, i * (threads / pieces)),
 		                       "");
 		g = LLVMBuildURem(c->b, a->tid, i64c(c, pieces), "");
@@ -681,7 +684,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	 * loads: one iteration a stage, u = 0; or in layout kn, where the
 	 * block's rows of pieces (T = threads / pieces) divide the points,
 	 * rows tid / pieces + i T are of iteration i T / stage_p */
-	const int64_t T = !nk && gpu && threads % pieces == 0 ? threads / pieces : 0;
+	const int64_t T = !nk && threads % pieces == 0 ? threads / pieces : 0;
 	LLVMValueRef u, jj;
 	if (plan->stage_u == 1)
 		u = i64c(c, 0), jj = jrow;
@@ -715,7 +718,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
  * the thread's own moved by y - ty sets. */
 static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i)
 {
-	(void)i;
+	(void)i; /* (any thread's piece q is the same copy) */
 	const PtxPlan *plan = a->plan;
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops, outer = plan->outer, group = plan->group;
@@ -751,7 +754,7 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 
 /* Copies stage s into buffer buf, spread over the block's threads
  * (cp.async): X's rows and, wstage, the weights.  Emulated, each thread
- * copies all of it with plain loads. */
+ * copies all of it (every thread's pieces) with plain loads. */
 static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef s, LLVMValueRef buf,
                         LLVMValueRef olo, LLVMValueRef ohi)
 {

@@ -141,8 +141,8 @@ END_TEST
  * tiles divide, against float64. */
 START_TEST(wide_tiles_match_reference)
 {
-	/* the last two walk k in an odd number of 4-weight steps: the last
-	 * pair of the pipelined weight loads has one step */
+	/* the last two walk k in 3 and 5 steps of 4 weights: stages of
+	 * weights (staged beside X for blocks) whose rows are no power of 2 */
 	static const char *const wide[] = {"apply block(32, 32, 50%);", "apply tile_v(32, 25%);", "apply block(8, 8, 25%);",
 	                                   "apply block(16, 12, 25%);", "apply block(32, 20, 50%);"};
 	static const int rv[][2] = {{8, 8}, {8, 8}, {8, 4}, {8, 8}, {8, 8}};
