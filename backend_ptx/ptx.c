@@ -425,7 +425,7 @@ static LLVMValueRef lane(LowerCtx *c, LLVMValueRef v, int i)
 	return LLVMBuildExtractElement(c->b, v, LLVMConstInt(c->i32, (unsigned)i, 0), "");
 }
 
-static LLVMValueRef min64(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
+LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
 {
 	return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, y, ""), x, y, "");
 }
@@ -598,7 +598,7 @@ static LLVMValueRef stage_d(LowerCtx *c, const GpuArg *a, const StageCopy *sc, L
 	LLVMValueRef d = LLVMBuildNSWAdd(
 		c->b, sc->olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->s, i64c(c, a->plan->stage_u), ""), u, ""), "");
 	if (a->ragged) /* past the end: any real row */
-		d = min64(c, d, LLVMBuildNSWSub(c->b, sc->ohi, i64c(c, 1), ""));
+		d = ptx_min(c, d, LLVMBuildNSWSub(c->b, sc->ohi, i64c(c, 1), ""));
 	return d;
 }
 
@@ -697,9 +697,9 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
 	LLVMValueRef kk = stage_k(c, a, sc->p, stage_d(c, a, sc, u), jj);
 	if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
-		kk = min64(c, kk, i64c(c, k->K - 1));
+		kk = ptx_min(c, kk, i64c(c, k->K - 1));
 	/* columns past N: any real one (never stored) */
-	LLVMValueRef col = min64(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
+	LLVMValueRef col = ptx_min(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
 	                         i64c(c, k->N - (nk ? 1 : 4)));
 	LLVMValueRef src_at = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kk, "")
 	                         : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");

@@ -14,6 +14,9 @@ LLVMValueRef ptx_call(LowerCtx *c, const char *name, LLVMValueRef *args, unsigne
 LLVMValueRef ptx_call_typed(LowerCtx *c, const char *name, LLVMTypeRef *types, unsigned ntypes, LLVMValueRef *args,
                             unsigned nargs);
 
+/* The smaller of two signed i64 values. */
+LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y);
+
 /* The tensor-core kernel body (tc.c). */
 void ptx_tc_body(LowerCtx *c);
 

@@ -197,6 +197,9 @@ typedef struct TcArg {
 	LLVMValueRef ea, eb, ec; /* emulation: the fragments passed to the host */
 	LLVMValueRef sp;         /* sparse: mma.sp's inline asm, or (emulation) the global patc_emu_mmasp */
 	LLVMTypeRef sp_ty;
+	/* sparse, staged: allocas, the A fragments and metadata of the warp's
+	 * chunks for the step about to be computed (loaded a step ahead) */
+	LLVMValueRef spa[PTX_TC_WM][4], spm[PTX_TC_WM];
 } TcArg;
 
 /* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
@@ -625,21 +628,40 @@ static LLVMValueRef chunk_row(LowerCtx *c, const PtxPlan *plan, LLVMValueRef wr,
 	return mul(c, add(c, mul(c, wr, plan->tc_wm), i64c(c, ci)), 16);
 }
 
-/* The sparse tensor cores' mma.sp of step `step` in buffer buf: the A
- * fragment and the metadata from global memory, B with one ldmatrix.x4 per
- * column tile (lane l addresses k row l of the step, or in layout nk column
- * l % 8 of the tile at k 8 (l / 8)). */
-static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, LLVMValueRef buf,
-                          LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
+/* The sparse tensor cores, staged: the A fragments and metadata of step
+ * `step` for the warp's chunks (warp row wr), from global memory into the
+ * allocas a->spa, a->spm.  The walk loads them a step ahead, before the
+ * barrier that starts the step, so that the warps, which leave a barrier
+ * together, do not all wait on them then. */
+static void sp_load(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, LLVMValueRef wr)
 {
 	const PtxPlan *plan = a->plan;
-	const LowerKernel *k = c->k;
-	const int n = k->ir->nloops;
-	LLVMValueRef row, m, kk, kstep, aw[PTX_TC_WM][4], meta[PTX_TC_WM];
+	const int n = c->k->ir->nloops;
+	LLVMValueRef row, m, kk, kstep, aw[4], meta;
 	tc_locate(c, st->digit, step, &row, &m, &kk, &kstep);
 	for (int ci = 0; ci < plan->tc_wm; ci++) {
 		LLVMValueRef r0 = chunk_row(c, plan, wr, ci);
-		sp_fragments(c, a, add(c, row, r0), add(c, c->lo[n - 3], r0), mul(c, kstep, 8), aw[ci], &meta[ci]);
+		sp_fragments(c, a, add(c, row, r0), add(c, c->lo[n - 3], r0), mul(c, kstep, 8), aw, &meta);
+		for (int e = 0; e < 4; e++)
+			LLVMBuildStore(c->b, aw[e], a->spa[ci][e]);
+		LLVMBuildStore(c->b, meta, a->spm[ci]);
+	}
+}
+
+/* The sparse tensor cores' mma.sp of step `step` in buffer buf: the A
+ * fragments and metadata sp_load left, B with one ldmatrix.x4 per column
+ * tile (lane l addresses k row l of the step, or in layout nk column l % 8
+ * of the tile at k 8 (l / 8)). */
+static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf, LLVMValueRef lane,
+                          LLVMValueRef wc)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	LLVMValueRef aw[PTX_TC_WM][4], meta[PTX_TC_WM];
+	for (int ci = 0; ci < plan->tc_wm; ci++) {
+		for (int e = 0; e < 4; e++)
+			aw[ci][e] = LLVMBuildLoad2(c->b, c->i32, a->spa[ci][e], "a");
+		meta[ci] = LLVMBuildLoad2(c->b, c->i32, a->spm[ci], "meta");
 	}
 	LLVMValueRef x0 = mul(c, buf, stage_halves(k, plan));
 	LLVMValueRef wn = mul(c, wc, PTX_TC_COLS);
@@ -656,15 +678,15 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef s
 	}
 }
 
-/* The warp's mma of step `step` in buffer buf: its tc_wm chunks of 16 rows
+/* The warp's mma of the step in buffer buf: its tc_wm chunks of 16 rows
  * (warp row wr of the block) and its PTX_TC_COLS columns (slice wc). */
-static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, LLVMValueRef buf,
-                       LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
+static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf, LLVMValueRef lane, LLVMValueRef wr,
+                       LLVMValueRef wc)
 {
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
 	if (plan->tc_sp) {
-		tc_sp_compute(c, a, st, step, buf, lane, wr, wc);
+		tc_sp_compute(c, a, st, buf, lane, wc);
 		return;
 	}
 	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
@@ -704,8 +726,10 @@ static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 }
 
 /* The staged walk: PTX_TC_STAGES - 1 steps copied ahead; each step waits
- * for its copies (and the block's), copies the one PTX_TC_STAGES - 1
- * further into the buffer the block has just finished with, computes.
+ * for its copies (and the block's), computes, then copies the one
+ * PTX_TC_STAGES - 1 further into the buffer the block finished with
+ * before the wait (after the mma: a warp issues in order, and the copies'
+ * addresses wait on an index load, which the mma then overlap).
  * PTX_TC_STAGES steps an iteration, so that each step's buffers are
  * constants (its shared-memory addresses immediates); where they do not
  * divide the walk, the last iteration stops after the last step. */
@@ -715,6 +739,8 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 	enum { S = PTX_TC_STAGES };
 	for (int s = 0; s < S - 1; s++)
 		tc_issue(c, plan, st, i64c(c, s), i64c(c, s));
+	if (plan->tc_sp)
+		sp_load(c, a, st, i64c(c, 0), wr);
 	LowerLoop l;
 	LLVMValueRef i = lower_loop_begin(c, &l, i64c(c, 0), i64c(c, (plan->tc_steps + S - 1) / S), "step");
 	LLVMBasicBlockRef done = plan->tc_steps % S ? LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepsdone") : NULL;
@@ -726,8 +752,10 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
 		tc_wait(c, plan, S - 2);
+		tc_compute(c, a, st, i64c(c, j), lane, wr, wc);
 		tc_issue(c, plan, st, add(c, step, i64c(c, S - 1)), i64c(c, (j + S - 1) % S));
-		tc_compute(c, a, st, step, i64c(c, j), lane, wr, wc);
+		if (plan->tc_sp) /* the next step's (past the end: the last one's again, unused) */
+			sp_load(c, a, st, ptx_min(c, add(c, step, i64c(c, 1)), i64c(c, plan->tc_steps - 1)), wr);
 	}
 	if (done) {
 		LLVMBuildBr(c->b, done);
@@ -817,6 +845,11 @@ void ptx_tc_body(LowerCtx *c)
 		}
 	a.mrow = lower_entry_alloca(c, c->i64, "mrow");
 	LLVMBuildStore(c->b, i64c(c, k->M), a.mrow);
+	for (int ci = 0; ci < plan->tc_wm && plan->tc_sp && plan->stage; ci++) {
+		for (int e = 0; e < 4; e++)
+			a.spa[ci][e] = lower_entry_alloca(c, c->i32, "spa");
+		a.spm[ci] = lower_entry_alloca(c, c->i32, "spm");
+	}
 	if (plan->emulate) {
 		a.mma = LLVMGetNamedGlobal(c->mod, "patc_emu_mma");
 		if (!a.mma) {
