@@ -362,20 +362,23 @@ static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef m
 		                         : rowok[e & 1];
 		aw[e] = load_or_zero(c, a->i16, c->i32, c->values, add(c, base[e & 1], mul(c, ch, 2)), ok, 4);
 	}
-	/* the metadata: lane t (0 or 1) has chunks 4t .. 4t + 3 */
+	/* the metadata: lane t (0 or 1) has chunks 4t .. 4t + 3, two chunks'
+	 * index pairs a 16-byte load where 8 divides the chunks (all in range
+	 * alike, and 16-byte aligned: c0 is a multiple of 8) */
 	LLVMValueRef pair = LLVMBuildAnd(c->b, a->t, i64c(c, 1), "");
-	LLVMTypeRef v2 = LLVMVectorType(c->i32, 2);
-	LLVMValueRef meta = LLVMConstInt(c->i32, 0, 0);
+	const int per = K0 % 8 ? 1 : 2;
+	LLVMTypeRef vty = LLVMVectorType(c->i32, (unsigned)(2 * per));
+	LLVMValueRef meta = LLVMConstInt(c->i32, 0, 0), iv = NULL;
 	for (int h = 0; h < 2; h++)
 		for (int q = 0; q < 4; q++) {
 			LLVMValueRef ch = add(c, mul(c, pair, 4), i64c(c, q));
 			LLVMValueRef ok = K0 % 8 ? LLVMBuildAnd(c->b, rowok[h],
 			                                        LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "")
 			                         : rowok[h];
-			LLVMValueRef at = add(c, base[h], mul(c, ch, 2));
-			LLVMValueRef iv = load_or_zero(c, c->i32, v2, c->idx[n - 1], at, ok, 8);
-			LLVMValueRef i0 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 0, 0), "");
-			LLVMValueRef i1 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 1, 0), "");
+			if (q % per == 0)
+				iv = load_or_zero(c, c->i32, vty, c->idx[n - 1], add(c, base[h], mul(c, ch, 2)), ok, 8 * (unsigned)per);
+			LLVMValueRef i0 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 2 * (unsigned)(q % per), 0), "");
+			LLVMValueRef i1 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 2 * (unsigned)(q % per) + 1, 0), "");
 			LLVMValueRef nib = LLVMBuildOr(c->b, i0, LLVMBuildShl(c->b, i1, LLVMConstInt(c->i32, 2, 0), ""), "");
 			nib = LLVMBuildSelect(c->b, ok, nib, LLVMConstInt(c->i32, 4, 0), ""); /* k 0 and 1 of a zero chunk */
 			meta = LLVMBuildOr(c->b, meta, LLVMBuildShl(c->b, nib, LLVMConstInt(c->i32, 4 * q + 16 * h, 0), ""),
