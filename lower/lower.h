@@ -119,8 +119,9 @@ typedef struct LowerHooks {
 	 * lower_nest). */
 	void (*body)(LowerCtx *c);
 	/* The address space the index arrays are read through: 0 (generic)
-	 * or, on NVPTX, 1 (global), so that their loads become ld.global.nc
-	 * and are known not to touch the shared memory a kernel writes. */
+	 * or, on NVPTX, 1 (global), so that their loads become ld.global
+	 * (.nc where LLVM takes the invariance) and are known not to touch
+	 * the shared memory a kernel writes. */
 	unsigned index_space;
 	void *backend; /* copied to LowerCtx.backend */
 } LowerHooks;

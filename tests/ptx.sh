@@ -4,7 +4,8 @@
 # patc's wide register tiles) and both activation layouts, and the 16-bit
 # ops (tensor cores: mma.sync and mma.sp, bf16 and f16), is written by
 # `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas for its target; `ptxas -v` must report no local-memory spills and no
-# stack frame for any kernel.  Then the no-driver path: `--run` on a GPU
+# stack frame for any kernel, and no load may be generic (each names its
+# space: global, shared or param).  Then the no-driver path: `--run` on a GPU
 # target exits 3 with a clear message on a machine without libcuda.so.1;
 # and gpu_bench's bad arguments exit 2, its missing driver 3.
 #
@@ -51,6 +52,12 @@ else
 					grep -q "fp32 on CUDA cores" "$out/$base.h" || { bad "$base $sm: the header's paths"; continue; } ;;
 			esac
 			[ "$kernels" -eq "$want" ] || { bad "$base $sm: $kernels kernels"; continue; }
+			# every load names its space: a generic one (the index arrays'
+			# once) may alias shared memory and is ordered behind cp.async
+			if grep -E "^[[:space:]]+ld\.(u|s|b|f|v)[0-9]" "$out/$base.ptx" >"$tmp/generic"; then
+				bad "$base $sm: generic loads: $(head -2 "$tmp/generic" | tr -s '\t ' ' ')"
+				continue
+			fi
 			if grep -E "[1-9][0-9]* bytes (spill|stack)" "$tmp/log" >/dev/null; then
 				bad "$base $sm spills: $(grep -E '[1-9][0-9]* bytes (spill|stack)' "$tmp/log" | head -2)"
 				continue
