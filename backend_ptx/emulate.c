@@ -37,6 +37,8 @@ typedef struct Warp {
 	int arrived;
 	int op[LANES]; /* the collective each lane has reached: OP_MMA, OP_LDM */
 	bool mixed;    /* lanes reached different collectives */
+	bool badmeta;  /* an mma.sp's metadata held a pair the hardware refuses */
+	bool stuck;    /* run_warp failed with lanes blocked (w must outlive them) */
 	int32_t a[LANES][4], b[LANES][4], e[LANES]; /* b: 2 words for mma, 4 for mma.sp; e: its metadata */
 	float c[LANES][4];
 	const uint16_t *row[LANES]; /* ldmatrix: the row each lane addresses */
@@ -111,8 +113,11 @@ static void warp_mma_sp(Warp *w, int32_t f16)
 				/* the metadata of the row's chunk: lane 4g + chunk / 4, its half
 				 * for the row, the chunk's nibble, the kept k's 2 bits */
 				const uint32_t meta = (uint32_t)w->e[4 * (row % 8) + chunk / 4];
-				const unsigned pos = (meta >> (16 * (row / 8) + 4 * (chunk % 4) + 2 * h)) & 3;
-				A[row][4 * chunk + (int)pos] += elem(w->a[l][e], h, f16);
+				const unsigned nib = (meta >> (16 * (row / 8) + 4 * (chunk % 4))) & 15;
+				/* the PTX ISA's valid pairs for 16-bit types: two distinct
+				 * k, the first in the low bits (0b0100, 0b1000, ... 0b1110) */
+				w->badmeta |= (nib & 3) >= nib >> 2;
+				A[row][4 * chunk + (int)(nib >> (2 * h) & 3)] = elem(w->a[l][e], h, f16);
 			}
 	}
 	warp_b(w, 4, &B[0][0], f16);
@@ -214,8 +219,10 @@ static void *lane_main(void *arg)
 /* Runs one warp (ids set but tid.x, the lane) to its end, one lane at a
  * time, each until it ends or parks at an mma.  false with err where the
  * lanes cannot start, or on a deadlock (lanes waiting at an mma that the
- * others never reach); the lanes that started then stay blocked on w's
- * semaphores, so w must outlive the process. */
+ * others never reach): the lanes that started then stay blocked on w's
+ * semaphores, so w must outlive the process (w->stuck); and, the lanes
+ * ended, where they met at different collectives or passed mma.sp
+ * metadata that the hardware refuses. */
 static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 {
 	pthread_t th[LANES];
@@ -223,6 +230,7 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 	w->arrived = 0;
 	w->gen = 0;
 	w->mixed = false;
+	w->badmeta = false;
 	memset(w->done, 0, sizeof w->done);
 	memset(w->parked, 0, sizeof w->parked);
 	int started = 0;
@@ -234,6 +242,7 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 	}
 	if (started < LANES) {
 		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: cannot start the 32 lanes of a warp");
+		w->stuck = true;
 		return false;
 	}
 	for (;;) {
@@ -255,6 +264,7 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 			break;
 		if (!ran) {
 			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: lanes wait at an mma the others never reach");
+			w->stuck = true;
 			return false;
 		}
 	}
@@ -262,6 +272,10 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 		pthread_join(th[l], NULL);
 	if (w->mixed) {
 		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: the lanes of a warp reached different collectives");
+		return false;
+	}
+	if (w->badmeta) {
+		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: an mma.sp's metadata holds an invalid index pair");
 		return false;
 	}
 	return true;
@@ -273,6 +287,8 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	PtxPlan plan;
 	ptx_plan(k, s, &plan);
 	plan.emulate = true;
+	if (plan_out)
+		*plan_out = plan;
 	LowerHooks hooks = ptx_hooks(&plan);
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
@@ -337,7 +353,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 				}
 		warp = NULL;
 		pthread_mutex_unlock(&one_at_a_time);
-		if (!ok) /* lanes stay blocked on w's semaphores and in the kernel's code: both are kept */
+		if (!ok && w->stuck) /* lanes stay blocked on w's semaphores and in the kernel's code: both are kept */
 			return false;
 		for (int l = 0; l < LANES; l++)
 			sem_destroy(&w->go[l]);
@@ -345,7 +361,5 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		free(w);
 	}
 	x86_kernel_free(&kern);
-	if (plan_out)
-		*plan_out = plan;
-	return true;
+	return ok;
 }

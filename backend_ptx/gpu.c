@@ -46,6 +46,15 @@ static uint16_t *to16(const float *v, size_t n, PatDtype dt)
 	return h;
 }
 
+/* p's weights as the kernel of spec takes them (ptx_weights). */
+static bool device_weights(const GpuProblem *p, const PtxKernelSpec *spec, int64_t nvalues, PtxWeights *w)
+{
+	int64_t nindex[PIR_MAX_LOOPS] = {0};
+	for (int i = 0; i < p->ir->nloops; i++)
+		nindex[i] = p->mask->rows[i] * p->ir->loops[i].nnz;
+	return ptx_weights(&spec->k, &spec->plan, p->values, nvalues, (const int32_t *const *)p->mask->index, nindex, w);
+}
+
 /* ||C - ref|| / ||ref|| on a sample of columns, the reference in float64
  * on the masked weight: the sampled columns of X are gathered first, so
  * that each row of the weight is read once for all of them.  +inf (note
@@ -181,25 +190,29 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	const bool tc = spec.plan.tc;
 	const PatDtype dt = tc ? p->dtype : PAT_F32;
 	const size_t es = tc ? 2 : 4;
-	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL, *v16 = tc ? to16(p->values, (size_t)pm.values, dt) : NULL;
-	const void *xs = tc ? (const void *)x16 : p->x, *vs = tc ? (const void *)v16 : p->values;
-	bool ok = c && (!tc || (x16 && v16)) && cuda_load_ptx(cu, ptx, &module, err) &&
+	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL;
+	const void *xs = tc ? (const void *)x16 : p->x;
+	PtxWeights w;
+	const bool wok = device_weights(p, &spec, pm.values, &w);
+	bool ok = c && (!tc || x16) && wok && cuda_load_ptx(cu, ptx, &module, err) &&
 	          cuda_kernel(cu, module, name, &fn, err) && cuda_alloc(cu, &d.x, (size_t)(K * N) * es, err) &&
-	          cuda_alloc(cu, &d.c, nc * 4, err) && cuda_alloc(cu, &d.values, (size_t)pm.values * es, err) &&
+	          cuda_alloc(cu, &d.c, nc * 4, err) && cuda_alloc(cu, &d.values, w.values_bytes, err) &&
 	          cuda_alloc(cu, &d.index_ptrs, PIR_MAX_LOOPS * sizeof(CuPtr), err) &&
 	          cuda_alloc(cu, &d.flush, FLUSH_BYTES, err) && cuda_upload(cu, d.x, xs, (size_t)(K * N) * es, err) &&
-	          cuda_upload(cu, d.values, vs, (size_t)pm.values * es, err);
-	if (!c || (tc && (!x16 || !v16)))
-		snprintf(err, CUDA_ERR_MAX, "out of memory for C and the 16-bit inputs on the host");
-	free(x16), free(v16);
+	          cuda_upload(cu, d.values, w.values, w.values_bytes, err);
+	if (!c || (tc && !x16) || !wok)
+		snprintf(err, CUDA_ERR_MAX, "out of memory for C and the kernel's inputs on the host");
+	free(x16);
 	free(ptx);
 	CuPtr ptrs[PIR_MAX_LOOPS] = {0};
 	for (int i = 0; ok && i < ir->nloops; i++)
-		if (p->mask->index[i]) {
-			size_t bytes = (size_t)(p->mask->rows[i] * ir->loops[i].nnz) * sizeof(int32_t);
-			ok = cuda_alloc(cu, &d.index[i], bytes, err) && cuda_upload(cu, d.index[i], p->mask->index[i], bytes, err);
+		if (w.index[i]) {
+			ok = cuda_alloc(cu, &d.index[i], w.index_bytes[i], err) &&
+			     cuda_upload(cu, d.index[i], w.index[i], w.index_bytes[i], err);
 			ptrs[i] = d.index[i];
 		}
+	if (wok)
+		ptx_weights_free(&w);
 	ok = ok && cuda_upload(cu, d.index_ptrs, ptrs, sizeof ptrs, err);
 	KernelLaunch kl = {.fn = fn, .zero = spec.plan.zero, .c = d.c, .nc = nc};
 	int64_t n0 = 0, n1 = N;
@@ -256,14 +269,15 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 	pir_metrics(p->ir, &pm);
 	const bool tc = spec.plan.tc;
 	const PatDtype dt = tc ? p->dtype : PAT_F32;
-	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL, *v16 = tc ? to16(p->values, (size_t)pm.values, dt) : NULL;
+	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL;
 	float *c = malloc((size_t)(M * N) * sizeof *c);
-	bool ok = c && (!tc || (x16 && v16));
+	PtxWeights w;
+	const bool wok = device_weights(p, &spec, pm.values, &w);
+	bool ok = c && (!tc || x16) && wok;
 	if (!ok)
 		snprintf(err, CUDA_ERR_MAX, "out of memory for the emulated kernel's operands");
 	const double t0 = util_now();
-	ok = ok && ptx_emulate(&spec.k, &p->s, tc ? (const void *)x16 : p->x, tc ? (const void *)v16 : p->values,
-	                       (const int32_t *const *)p->mask->index, c, NULL, err);
+	ok = ok && ptx_emulate(&spec.k, &p->s, tc ? (const void *)x16 : p->x, w.values, w.index, c, NULL, err);
 	r->kernel_us = 1e6 * (util_now() - t0);
 	r->early = ok && p->stop_us > 0 && r->kernel_us > p->stop_us; /* one run, the emulator's */
 	if (ok) {
@@ -271,6 +285,8 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 			r->unwritten += isnan(c[i]);
 		r->rel_err = sampled_error(p, dt, c, r->note);
 	}
-	free(x16), free(v16), free(c);
+	free(x16), free(c);
+	if (wok)
+		ptx_weights_free(&w);
 	return ok;
 }

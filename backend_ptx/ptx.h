@@ -126,8 +126,9 @@ typedef struct PtxPlan {
  * dense k loop of stride 4 and a k loop of 4 keeping 2 (2:4 along k), a
  * warp takes 16 rows of the m loop (the last 16 may run past its end) and
  * PTX_TC_COLS columns as above, and every 32 k is one mma.sp.m16n8k32 per 8
- * columns, the kept values being the compressed A and the metadata built
- * from the last loop's index (see tc.c).  Staged where X's rows are
+ * columns, the kept values being the compressed A and the metadata made
+ * from the last loop's index, both laid out for the warps on the host
+ * (ptx_weights, see tc.c).  Staged where X's rows are
  * aligned, as above but with 32-k steps of X alone: a block takes tc_rows
  * 16-row chunks of the m loop times tc_cols column slices, tc_wm chunks a
  * warp, and each warp reads its A fragments and metadata from global
@@ -147,6 +148,27 @@ typedef void (*PtxEmuLdm)(const uint16_t *row, int32_t *out, int32_t trans);
  * compressed 16 x 16), b 4 words, c the accumulators, e the metadata (see
  * tc.c). */
 typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_t e, int32_t f16);
+
+/* Kernel k's weights as its plan takes them on the device, from the packed
+ * Fractal-ELL values (nvalues floats) and index arrays (index[l], nindex[l]
+ * entries; NULL for dense loops): on CUDA cores as they are; on tensor
+ * cores the values in the kernel's 16-bit dtype; on the sparse tensor
+ * cores (tc_sp) the values in the order the warps read their A fragments
+ * and the last loop's index as mma.sp metadata words, padded where a
+ * 16-row chunk or an 8-chunk step runs past the m loop's end or K0, so
+ * that the kernel checks no bounds for them (see tc.c).  What `values` and
+ * `index` point to is read-only, owned by the caller or by w (own, freed
+ * by ptx_weights_free).  false: out of memory, nothing to free. */
+typedef struct PtxWeights {
+	const void *values;
+	size_t values_bytes;
+	const int32_t *index[PIR_MAX_LOOPS];
+	size_t index_bytes[PIR_MAX_LOOPS];
+	void *own[2];
+} PtxWeights;
+bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values, int64_t nvalues,
+                 const int32_t *const *index, const int64_t *nindex, PtxWeights *w);
+void ptx_weights_free(PtxWeights *w);
 
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
@@ -169,7 +191,9 @@ LowerHooks ptx_hooks(PtxPlan *plan);
  * (X and the values 16-bit where plan_out->tc), C poisoned with NaN first
  * (zeroed where the plan adds into it).  Slow: for tests and for checking
  * kernels without a GPU, never for timing.  false with err where the
- * kernel does not compile or a warp deadlocks. */
+ * kernel does not compile, a warp deadlocks, its lanes meet at different
+ * collectives or pass mma.sp metadata the hardware refuses; plan_out is
+ * the plan either way. */
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
                  const int32_t *const *index, float *c, PtxPlan *plan_out, char err[PTX_ERR_MAX]);
 

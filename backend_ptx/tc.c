@@ -18,7 +18,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ptx_impl.h"
 
+#include "../weights/tensor.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
@@ -160,7 +163,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	plan->tc = true;
 	plan->tc_sp = sp;
 	plan->tc_why = sp ? "sparse tensor cores: 2 of every 4 consecutive k kept in rows of a dense m loop, one "
-	                    "mma.sp.m16n8k32 per 32 k and 8 columns (metadata from the index), f32 accumulators"
+	                    "mma.sp.m16n8k32 per 32 k and 8 columns (A and its metadata laid out for the warps), f32 accumulators"
 	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
 	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
@@ -332,59 +335,37 @@ static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBui
  * .. 4t + 3, row g in the low 16 bits and row g + 8 in the high 16.  B is
  * 32 x 8: word r holds k 8r + 2t, 8r + 2t + 1 of column g.  In storage a
  * row's chunk c holds its 2 kept values at (row K0 + c) 2 and their
- * positions in the last loop's index at the same place. */
+ * positions in the last loop's index at the same place; the device gets
+ * both laid out for the warps (sp_layout, ptx_weights). */
 
-/* The A fragment and the metadata of the warp's 16 rows for chunks c0 ..
- * c0 + 7: row (the first row's place in storage, through the m loop),
- * mlo (its digit of the m loop). */
-static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef mlo, LLVMValueRef c0,
-                         LLVMValueRef aw[4], LLVMValueRef *meta_out)
+/* The A fragment and the metadata of the warp's 16 rows for step kstep
+ * (chunks 8 kstep .. 8 kstep + 7): row is the first row's place in
+ * storage, through the m loop (a multiple of 16 there).  Both come in the
+ * order the warp reads them (ptx_weights): the 16-row chunk R of the m
+ * loop's instances (row / len 16-row chunks a full instance, row % len / 16
+ * within it), step kstep, lane l's four words at ((R S + kstep) 32 + l) 4
+ * of the values, S the steps of a row, and its metadata word at
+ * (R S + kstep) 16 + 2 g + t % 2 of the last loop's index; padded past the
+ * m loop's end and K0, so nothing is checked here. */
+static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef kstep, LLVMValueRef aw[4],
+                         LLVMValueRef *meta_out)
 {
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops;
-	const PirLoop *lm = &ir->loops[n - 3];
-	const int64_t K0 = ir->loops[n - 2].len;
-	/* rows g and g + 8: in the m loop (always, where 16 divides it: the
-	 * warp's first row is a multiple of 16); their first chunk's place */
-	LLVMValueRef rowok[2], base[2];
-	LLVMValueRef yes = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
-	for (int h = 0; h < 2; h++) {
-		LLVMValueRef r = add(c, a->g, i64c(c, 8 * h));
-		rowok[h] = lm->len % 16 ? LLVMBuildICmp(c->b, LLVMIntSLT, add(c, mlo, r), i64c(c, lm->len), "") : yes;
-		base[h] = mul(c, add(c, mul(c, add(c, row, r), K0), c0), 2);
-	}
-	/* A: chunks t and t + 4 of rows g, g + 8 (c0 is a multiple of 8: in
-	 * the loop where 8 divides it) */
-	for (int e = 0; e < 4; e++) {
-		LLVMValueRef ch = add(c, a->t, i64c(c, 4 * (e >> 1)));
-		LLVMValueRef ok = K0 % 8 ? LLVMBuildAnd(c->b, rowok[e & 1],
-		                                        LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "")
-		                         : rowok[e & 1];
-		aw[e] = load_or_zero(c, a->i16, c->i32, c->values, add(c, base[e & 1], mul(c, ch, 2)), ok, 4);
-	}
-	/* the metadata: lane t (0 or 1) has chunks 4t .. 4t + 3, two chunks'
-	 * index pairs a 16-byte load where 8 divides the chunks (all in range
-	 * alike, and 16-byte aligned: c0 is a multiple of 8) */
-	LLVMValueRef pair = LLVMBuildAnd(c->b, a->t, i64c(c, 1), "");
-	const int per = K0 % 8 ? 1 : 2;
-	LLVMTypeRef vty = LLVMVectorType(c->i32, (unsigned)(2 * per));
-	LLVMValueRef meta = LLVMConstInt(c->i32, 0, 0), iv = NULL;
-	for (int h = 0; h < 2; h++)
-		for (int q = 0; q < 4; q++) {
-			LLVMValueRef ch = add(c, mul(c, pair, 4), i64c(c, q));
-			LLVMValueRef ok = K0 % 8 ? LLVMBuildAnd(c->b, rowok[h],
-			                                        LLVMBuildICmp(c->b, LLVMIntSLT, add(c, c0, ch), i64c(c, K0), ""), "")
-			                         : rowok[h];
-			if (q % per == 0)
-				iv = load_or_zero(c, c->i32, vty, c->idx[n - 1], add(c, base[h], mul(c, ch, 2)), ok, 8 * (unsigned)per);
-			LLVMValueRef i0 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 2 * (unsigned)(q % per), 0), "");
-			LLVMValueRef i1 = LLVMBuildExtractElement(c->b, iv, LLVMConstInt(c->i32, 2 * (unsigned)(q % per) + 1, 0), "");
-			LLVMValueRef nib = LLVMBuildOr(c->b, i0, LLVMBuildShl(c->b, i1, LLVMConstInt(c->i32, 2, 0), ""), "");
-			nib = LLVMBuildSelect(c->b, ok, nib, LLVMConstInt(c->i32, 4, 0), ""); /* k 0 and 1 of a zero chunk */
-			meta = LLVMBuildOr(c->b, meta, LLVMBuildShl(c->b, nib, LLVMConstInt(c->i32, 4 * q + 16 * h, 0), ""),
-			                   "meta");
-		}
-	*meta_out = meta;
+	const int64_t len = ir->loops[n - 3].len, steps = (ir->loops[n - 2].len + 7) / 8;
+	LLVMValueRef chunk = len % 16 ? add(c, mul(c, udiv(c, row, len), (len + 15) / 16), udiv(c, urem(c, row, len), 16))
+	                              : udiv(c, row, 16);
+	LLVMValueRef at = add(c, mul(c, chunk, steps), kstep);
+	LLVMValueRef lane = add(c, mul(c, a->g, 4), a->t);
+	LLVMValueRef words = LLVMBuildGEP2(c->b, c->i32, c->values, (LLVMValueRef[]){mul(c, add(c, mul(c, at, 32), lane), 4)},
+	                                   1, "");
+	LLVMValueRef v = lower_invariant(c, LLVMBuildLoad2(c->b, LLVMVectorType(c->i32, 4), words, "a"));
+	LLVMSetAlignment(v, 16);
+	for (int e = 0; e < 4; e++)
+		aw[e] = LLVMBuildExtractElement(c->b, v, LLVMConstInt(c->i32, (unsigned)e, 0), "");
+	LLVMValueRef mi = add(c, mul(c, at, 16), add(c, mul(c, a->g, 2), LLVMBuildAnd(c->b, a->t, i64c(c, 1), "")));
+	*meta_out = lower_invariant(
+		c, LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[n - 1], &mi, 1, ""), "meta"));
 }
 
 /* The warp's 16 rows at p (the first of them): 32 k (8 chunks) a step. */
@@ -397,11 +378,10 @@ static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMBuildStore(c->b, p->m, a->mrow);
 	LowerLoop ll;
 	LLVMValueRef step = lower_loop_begin(c, &ll, i64c(c, 0), i64c(c, (K0 + 7) / 8), "kstep");
-	LLVMValueRef c0 = mul(c, step, 8);
 	LLVMValueRef aw[4], meta;
-	sp_fragments(c, a, p->row, c->lo[n - 3], c0, aw, &meta);
+	sp_fragments(c, a, p->row, step, aw, &meta);
 	/* B: k 8r + 2t, + 1 of the step's 32, for each column tile */
-	LLVMValueRef k0 = add(c, p->k, mul(c, c0, 4));
+	LLVMValueRef k0 = add(c, p->k, mul(c, step, 32));
 	for (int j = 0; j < PTX_TC_TILES; j++) {
 		LLVMValueRef col = add(c, a->nb, add(c, a->g, i64c(c, 8 * j)));
 		LLVMValueRef bw[4];
@@ -639,12 +619,10 @@ static LLVMValueRef chunk_row(LowerCtx *c, const PtxPlan *plan, LLVMValueRef wr,
 static void sp_load(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, LLVMValueRef wr)
 {
 	const PtxPlan *plan = a->plan;
-	const int n = c->k->ir->nloops;
 	LLVMValueRef row, m, kk, kstep, aw[4], meta;
 	tc_locate(c, st->digit, step, &row, &m, &kk, &kstep);
 	for (int ci = 0; ci < plan->tc_wm; ci++) {
-		LLVMValueRef r0 = chunk_row(c, plan, wr, ci);
-		sp_fragments(c, a, add(c, row, r0), add(c, c->lo[n - 3], r0), mul(c, kstep, 8), aw, &meta);
+		sp_fragments(c, a, add(c, row, chunk_row(c, plan, wr, ci)), kstep, aw, &meta);
 		for (int e = 0; e < 4; e++)
 			LLVMBuildStore(c->b, aw[e], a->spa[ci][e]);
 		LLVMBuildStore(c->b, meta, a->spm[ci]);
@@ -961,4 +939,88 @@ void ptx_tc_body(LowerCtx *c)
 		LLVMBuildBr(c->b, done);
 		LLVMPositionBuilderAtEnd(c->b, done);
 	}
+}
+
+/* ---- the weights on the device (ptx_weights) ---- */
+
+/* The sparse tensor cores' operands in the order sp_fragments reads them,
+ * from the packed 16-bit values v and the last loop's index pos (rows of
+ * K0 chunks, 2 kept values or positions a chunk): nchunks 16-row chunks
+ * (those of each instance of the m loop, the last padded) x steps of 8
+ * chunks; for each, 32 lanes' 4 words of A (a, 16-bit halves) and the 16
+ * metadata words of lanes (g, t = 0, 1) (meta).  Rows past the m loop's end
+ * and chunks past K0 read zero values at positions 0 and 1. */
+static void sp_layout(const Pir *ir, const uint16_t *v, const int32_t *pos, int64_t nchunks, uint16_t *a,
+                      uint32_t *meta)
+{
+	const int n = ir->nloops;
+	const int64_t len = ir->loops[n - 3].len, K0 = ir->loops[n - 2].len, per = (len + 15) / 16, steps = (K0 + 7) / 8;
+	for (int64_t r = 0; r < nchunks; r++)
+		for (int64_t s = 0; s < steps; s++) {
+			const int64_t at = r * steps + s, m0 = r % per * 16, row0 = r / per * len;
+			for (int l = 0; l < 32; l++)
+				for (int e = 0; e < 4; e++) {
+					const int64_t m = m0 + l / 4 + (e & 1 ? 8 : 0), ch = 8 * s + l % 4 + (e & 2 ? 4 : 0);
+					const int64_t src = ((row0 + m) * K0 + ch) * 2;
+					for (int h = 0; h < 2; h++)
+						a[((at * 32 + l) * 4 + e) * 2 + h] = m < len && ch < K0 ? v[src + h] : 0;
+				}
+			for (int g = 0; g < 8; g++)
+				for (int t = 0; t < 2; t++) {
+					uint32_t word = 0;
+					for (int h = 0; h < 2; h++)
+						for (int q = 0; q < 4; q++) {
+							const int64_t m = m0 + g + 8 * h, ch = 8 * s + 4 * t + q;
+							const int64_t src = ((row0 + m) * K0 + ch) * 2;
+							const uint32_t nib = m < len && ch < K0
+							                             ? (uint32_t)(pos[src] & 3) | (uint32_t)(pos[src + 1] & 3) << 2
+							                             : 4u;
+							word |= nib << (4 * q + 16 * h);
+						}
+					meta[at * 16 + 2 * g + t] = word;
+				}
+		}
+}
+
+bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values, int64_t nvalues,
+                 const int32_t *const *index, const int64_t *nindex, PtxWeights *w)
+{
+	const Pir *ir = k->ir;
+	const int n = ir->nloops;
+	memset(w, 0, sizeof *w);
+	for (int l = 0; l < n; l++)
+		if (index[l])
+			w->index[l] = index[l], w->index_bytes[l] = (size_t)nindex[l] * sizeof(int32_t);
+	if (!plan->tc) {
+		w->values = values, w->values_bytes = (size_t)nvalues * sizeof(float);
+		return true;
+	}
+	uint16_t *v16 = malloc((size_t)(nvalues ? nvalues : 1) * sizeof *v16);
+	if (!v16)
+		return false;
+	for (int64_t i = 0; i < nvalues; i++)
+		v16[i] = k->dtype == PAT_F16 ? f32_to_fp16(values[i]) : f32_to_bf16(values[i]);
+	if (!plan->tc_sp) {
+		w->values = w->own[0] = v16, w->values_bytes = (size_t)nvalues * sizeof *v16;
+		return true;
+	}
+	const int64_t len = ir->loops[n - 3].len, K0 = ir->loops[n - 2].len;
+	const int64_t nchunks = nvalues / (2 * K0) / len * ((len + 15) / 16), at = nchunks * ((K0 + 7) / 8);
+	uint16_t *a = malloc((size_t)(at ? at : 1) * 256 * sizeof *a);
+	uint32_t *meta = malloc((size_t)(at ? at : 1) * 16 * sizeof *meta);
+	if (!a || !meta) {
+		free(v16), free(a), free(meta);
+		return false;
+	}
+	sp_layout(ir, v16, index[n - 1], nchunks, a, meta);
+	free(v16);
+	w->values = w->own[0] = a, w->values_bytes = (size_t)at * 256 * sizeof *a;
+	w->index[n - 1] = (const int32_t *)(w->own[1] = meta), w->index_bytes[n - 1] = (size_t)at * 16 * sizeof *meta;
+	return true;
+}
+
+void ptx_weights_free(PtxWeights *w)
+{
+	free(w->own[0]), free(w->own[1]);
+	memset(w, 0, sizeof *w);
 }

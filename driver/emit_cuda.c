@@ -8,7 +8,6 @@
 #include "emit_weights.h"
 #include "../frontend/frontend.h"
 #include "../support/util.h"
-#include "../weights/tensor.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -221,28 +220,32 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		int64_t nvalues = 0;
 		float *w = malloc((size_t)(op->M * op->K) * sizeof *w);
 		float *values = w ? prune_pack_new(op->ir, &p->mask, p->w, op->M, op->K, &nvalues, w) : NULL;
-		ok = values && w;
-		const bool tc = e->specs[i].plan.tc; /* 16-bit values on tensor cores */
-		uint16_t *v16 = ok && tc ? malloc((size_t)(nvalues ? nvalues : 1) * sizeof *v16) : NULL;
-		ok = ok && (!tc || v16);
-		for (int64_t j = 0; ok && tc && j < nvalues; j++)
-			v16[j] = op->dtype == PAT_F16 ? f32_to_fp16(values[j]) : f32_to_bf16(values[j]);
+		/* as the kernel takes them: 16-bit on tensor cores, laid out for
+		 * the warps on the sparse tensor cores */
+		int64_t nindex[PIR_MAX_LOOPS] = {0};
+		for (int l = 0; l < op->ir->nloops; l++)
+			nindex[l] = p->mask.rows[l] * op->ir->loops[l].nnz;
+		PtxWeights dw;
+		ok = values && w &&
+		     ptx_weights(&e->specs[i].k, &e->specs[i].plan, values, nvalues, (const int32_t *const *)p->mask.index,
+		                 nindex, &dw);
 		if (ok) {
 			blob[i].values = (int64_t)bin.len;
-			blob[i].nvalues = nvalues * (tc ? 2 : 4);
-			sb_append(&bin, tc ? (const void *)v16 : values, (size_t)blob[i].nvalues);
-			while (bin.len % 4) /* the index arrays after it stay aligned */
+			blob[i].nvalues = (int64_t)dw.values_bytes;
+			sb_append(&bin, dw.values, dw.values_bytes);
+			while (bin.len % 16) /* the arrays after it stay aligned for 16-byte loads */
 				sb_putc(&bin, 0);
 			for (int l = 0; l < op->ir->nloops; l++)
-				if (p->mask.index[l]) {
+				if (dw.index[l]) {
 					blob[i].index[l] = (int64_t)bin.len;
-					blob[i].nindex[l] = p->mask.rows[l] * op->ir->loops[l].nnz * 4;
-					sb_append(&bin, p->mask.index[l], (size_t)blob[i].nindex[l]);
+					blob[i].nindex[l] = (int64_t)dw.index_bytes[l];
+					sb_append(&bin, dw.index[l], dw.index_bytes[l]);
 				}
 			blob[i].dense = (int64_t)bin.len;
 			sb_append(&bin, w, (size_t)(op->M * op->K) * 4);
+			ptx_weights_free(&dw);
 		}
-		free(values), free(w), free(v16);
+		free(values), free(w);
 	}
 	if (!ok) {
 		snprintf(err, 512, "out of memory writing the GPU launcher");

@@ -14,9 +14,13 @@ typedef struct EmitCuda {
 } EmitCuda;
 
 /* Writes, atomically each:
- *   BASE.bin       per op: the packed values (f32), each perforated loop's
- *                  index array (i32) and the masked dense weight (f32, for
- *                  checking), at offsets the launcher knows;
+ *   BASE.bin       per op: the weights as its kernel takes them
+ *                  (ptx_weights: the packed values, f32 on CUDA cores and
+ *                  16-bit on tensor cores, each perforated loop's index
+ *                  array (i32); on the sparse tensor cores the values in
+ *                  the warps' fragment order and mma.sp metadata in place
+ *                  of the last loop's index) and the masked dense weight
+ *                  (f32, for checking), at offsets the launcher knows;
  *   BASE.h         the C interface: open/close, device memory helpers, and
  *                  per op BASE_OP_launch(g, X, C) and BASE_OP_dense(g, w);
  *   BASE_launch.c  its implementation over a dlopen'd libcuda.so.1. */

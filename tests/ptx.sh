@@ -5,9 +5,10 @@
 # ops (tensor cores: mma.sync and mma.sp, bf16 and f16), is written by
 # `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas for its target; `ptxas -v` must report no local-memory spills and no
 # stack frame for any kernel, and no load may be generic (each names its
-# space: global, shared or param).  Then the no-driver path: `--run` on a GPU
-# target exits 3 with a clear message on a machine without libcuda.so.1;
-# and gpu_bench's bad arguments exit 2, its missing driver 3.
+# space: global, shared or param) nor read global memory without .nc.
+# Then the no-driver path: `--run` on a GPU target exits 3 with a clear
+# message on a machine without libcuda.so.1; and gpu_bench's bad arguments
+# exit 2, its missing driver 3.
 #
 #   tests/ptx.sh PATC       (exit 77, skipped, when ptxas is absent)
 set -eu
@@ -56,6 +57,13 @@ else
 			# once) may alias shared memory and is ordered behind cp.async
 			if grep -E "^[[:space:]]+ld\.(u|s|b|f|v)[0-9]" "$out/$base.ptx" >"$tmp/generic"; then
 				bad "$base $sm: generic loads: $(head -2 "$tmp/generic" | tr -s '\t ' ' ')"
+				continue
+			fi
+			# and every load from global memory is non-coherent (.nc): a
+			# kernel reads nothing it writes (the sparse metadata's 16-byte
+			# loads once lost it in the optimiser's scalarisation)
+			if grep -E "^[[:space:]]+ld\.global\.(u|s|b|f|v)[0-9]" "$out/$base.ptx" >"$tmp/coherent"; then
+				bad "$base $sm: global loads without .nc: $(head -2 "$tmp/coherent" | tr -s '\t ' ' ')"
 				continue
 			fi
 			if grep -E "[1-9][0-9]* bytes (spill|stack)" "$tmp/log" >/dev/null; then

@@ -204,36 +204,56 @@ static float round_half(float x, PatDtype dt)
 
 /* Runs the tensor-core kernel of op (dtype dt) on the emulator; returns its
  * relative error against the float64 product of the weight and X rounded
- * to dt (+inf where an element of C is left unwritten). */
-static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
-                         PtxPlan *plan_out)
+ * to dt (+inf where an element of C is left unwritten).  swap: the first
+ * pair of the last loop's index reversed, the emulation expected to fail
+ * with a message containing it (returns 0). */
+static double emulate_tc_swap(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
+                              PtxPlan *plan_out, const char *swap)
 {
 	const int64_t N = op->N;
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
 	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, dt, {0}};
-	/* 16-bit X and weights; the reference on the same rounded values */
-	uint16_t *x16 = malloc((size_t)(op->K * N) * sizeof *x16), *v16 = malloc((size_t)kc.nvalues * sizeof *v16 + 4);
-	ck_assert(x16 && v16);
+	/* 16-bit X and weights (as the device gets them: ptx_weights); the
+	 * reference on the same rounded values */
+	uint16_t *x16 = malloc((size_t)(op->K * N) * sizeof *x16);
+	ck_assert(x16);
 	for (int64_t i = 0; i < op->K * N; i++) {
 		x16[i] = dt == PAT_F16 ? f32_to_fp16(kc.x[i]) : f32_to_bf16(kc.x[i]);
 		kc.x[i] = round_half(kc.x[i], dt);
 	}
-	for (int64_t i = 0; i < kc.nvalues; i++)
-		v16[i] = dt == PAT_F16 ? f32_to_fp16(kc.values[i]) : f32_to_bf16(kc.values[i]);
 	for (int64_t i = 0; i < op->M * op->K; i++)
 		kc.dense[i] = round_half(kc.dense[i], dt);
 	PtxPlan plan;
 	char err[PTX_ERR_MAX];
-	ck_assert_msg(ptx_emulate(&lk, sched, x16, v16, (const int32_t *const *)kc.mask.index, kc.c, &plan, err), "%s",
-	              err);
+	int32_t *pair = kc.mask.index[op->ir->nloops - 1];
+	if (swap) {
+		const int32_t i0 = pair[0];
+		pair[0] = pair[1], pair[1] = i0;
+	}
+	ptx_plan(&lk, sched, &plan);
+	int64_t nindex[PIR_MAX_LOOPS] = {0};
+	for (int l = 0; l < op->ir->nloops; l++)
+		nindex[l] = kc.mask.rows[l] * op->ir->loops[l].nnz;
+	PtxWeights w;
+	ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, (const int32_t *const *)kc.mask.index, nindex, &w));
+	const bool ran = ptx_emulate(&lk, sched, x16, w.values, w.index, kc.c, &plan, err);
+	ptx_weights_free(&w);
+	ck_assert_msg(ran == !swap, "%s", ran ? "the emulation ran" : err);
+	ck_assert_msg(!swap || strstr(err, swap), "%s", err);
 	ck_assert_msg(plan.tc, "%s", plan.tc_why);
-	double e = kernel_case_error(&kc);
-	free(x16), free(v16);
+	double e = swap ? 0 : kernel_case_error(&kc);
+	free(x16);
 	kernel_case_free(&kc);
 	if (plan_out)
 		*plan_out = plan;
 	return e;
+}
+
+static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
+                         PtxPlan *plan_out)
+{
+	return emulate_tc_swap(op, dt, layout, sched, plan_out, NULL);
 }
 
 /* Dense 16 x 16 tiles (mma.sync), then 2:4 along k (mma.sp). */
@@ -305,6 +325,24 @@ START_TEST(tc_mapping_matches_reference)
 }
 END_TEST
 
+/* The emulator holds mma.sp's metadata to the pairs the hardware takes (two
+ * distinct k, ascending): a 2:4 index with one pair reversed fails there,
+ * staged and plain, never a silent result. */
+START_TEST(tc_sp_metadata_checked)
+{
+	static const PtxSchedule plain = {.stage = -1};
+	Arena arena;
+	arena_init(&arena);
+	Program prog = compile_typed(&arena, "apply nm(2, 4);", tc_shapes[0], "bf16");
+	for (int st = 0; st < 2; st++) {
+		PtxPlan plan;
+		emulate_tc_swap(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, st ? &plain : NULL, &plan, "invalid index pair");
+		ck_assert(plan.tc_sp && plan.stage == !st);
+	}
+	arena_free(&arena);
+}
+END_TEST
+
 /* Which kernels take the tensor cores: 16-bit ops whose kept tiles are dense
  * 16 x 16 tiles; the others say why not. */
 START_TEST(tc_choice)
@@ -361,6 +399,7 @@ int main(void)
 	tcase_add_test(tc, ptx_for_both_targets);
 	tcase_add_test(tc, no_driver);
 	tcase_add_test(tc, tc_mapping_matches_reference);
+	tcase_add_test(tc, tc_sp_metadata_checked);
 	tcase_add_test(tc, tc_choice);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
