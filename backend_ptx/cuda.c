@@ -38,6 +38,7 @@ typedef struct Driver {
 	CUresult (*MemcpyHtoD)(CuPtr, const void *, size_t);
 	CUresult (*MemcpyDtoH)(void *, CuPtr, size_t);
 	CUresult (*MemsetD32Async)(CuPtr, unsigned, size_t, CUstream);
+	CUresult (*MemcpyDtoDAsync)(CuPtr, CuPtr, size_t, CUstream);
 	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
 	CUresult (*ModuleUnload)(CUmodule);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -132,6 +133,7 @@ Cuda *cuda_open(char err[CUDA_ERR_MAX])
 		{(void **)&d->MemcpyHtoD, "cuMemcpyHtoD_v2", NULL},
 		{(void **)&d->MemcpyDtoH, "cuMemcpyDtoH_v2", NULL},
 		{(void **)&d->MemsetD32Async, "cuMemsetD32Async", NULL},
+		{(void **)&d->MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL},
 		{(void **)&d->ModuleLoadDataEx, "cuModuleLoadDataEx", NULL},
 		{(void **)&d->ModuleUnload, "cuModuleUnload", NULL},
 		{(void **)&d->ModuleGetFunction, "cuModuleGetFunction", NULL},
@@ -227,6 +229,11 @@ bool cuda_download(Cuda *cu, void *dst, CuPtr src, size_t bytes, char err[CUDA_E
 bool cuda_fill32(Cuda *cu, CuPtr p, uint32_t v, size_t n, char err[CUDA_ERR_MAX])
 {
 	return !n || check(cu, cu->d.MemsetD32Async(p, v, n, NULL), "cuMemsetD32Async", err);
+}
+
+bool cuda_copy(Cuda *cu, CuPtr dst, CuPtr src, size_t bytes, char err[CUDA_ERR_MAX])
+{
+	return !bytes || check(cu, cu->d.MemcpyDtoDAsync(dst, src, bytes, NULL), "cuMemcpyDtoDAsync", err);
 }
 
 bool cuda_sync(Cuda *cu, char err[CUDA_ERR_MAX])

@@ -29,6 +29,8 @@ bool cuda_upload(Cuda *cu, CuPtr dst, const void *src, size_t bytes, char err[CU
 bool cuda_download(Cuda *cu, void *dst, CuPtr src, size_t bytes, char err[CUDA_ERR_MAX]);
 /* Sets n 32-bit words to v (asynchronously, on the default stream). */
 bool cuda_fill32(Cuda *cu, CuPtr p, uint32_t v, size_t n, char err[CUDA_ERR_MAX]);
+/* Copies bytes from src to dst on the device (asynchronously, likewise). */
+bool cuda_copy(Cuda *cu, CuPtr dst, CuPtr src, size_t bytes, char err[CUDA_ERR_MAX]);
 bool cuda_sync(Cuda *cu, char err[CUDA_ERR_MAX]);
 
 /* A module from PTX text, and a kernel of it. */

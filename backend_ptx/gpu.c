@@ -211,6 +211,10 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 			     cuda_upload(cu, d.index[i], w.index[i], w.index_bytes[i], err);
 			ptrs[i] = d.index[i];
 		}
+	r->flops = 2.0 * (double)pm.values * (double)N;
+	r->bytes = (double)(K * N) * (double)es + (double)nc * 4 + (double)w.values_bytes; /* (w zeroed unless wok) */
+	for (int i = 0; i < PIR_MAX_LOOPS; i++)
+		r->bytes += (double)w.index_bytes[i];
 	if (wok)
 		ptx_weights_free(&w);
 	ok = ok && cuda_upload(cu, d.index_ptrs, ptrs, sizeof ptrs, err);
@@ -288,5 +292,60 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 	free(x16), free(c);
 	if (wok)
 		ptx_weights_free(&w);
+	return ok;
+}
+
+/* ---- the ceilings ---- */
+
+enum { CEIL_N = 8192 };
+
+typedef struct CopyLaunch {
+	CuPtr dst, src;
+	size_t bytes;
+} CopyLaunch;
+
+static bool launch_copy(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
+{
+	CopyLaunch *l = arg;
+	return cuda_copy(cu, l->dst, l->src, l->bytes, err);
+}
+
+bool gpu_ceilings(Cuda *cu, GpuCeilings *out, char err[CUDA_ERR_MAX])
+{
+	const int64_t n = CEIL_N;
+	const size_t nn = (size_t)(n * n);
+	*out = (GpuCeilings){0};
+	/* random inputs in [-1, 1) (never zeros: device/METHOD.md) */
+	float *h = malloc(nn * sizeof *h);
+	uint16_t *h16 = malloc(nn * sizeof *h16);
+	if (!h || !h16) {
+		free(h), free(h16);
+		snprintf(err, CUDA_ERR_MAX, "out of memory for the ceilings' inputs on the host");
+		return false;
+	}
+	uint32_t state = 2463534242u;
+	for (size_t i = 0; i < nn; i++) {
+		state ^= state << 13, state ^= state >> 17, state ^= state << 5;
+		h[i] = (float)(state >> 8) / 8388608.0f - 1.0f;
+		h16[i] = f32_to_bf16(h[i]);
+	}
+	Dev d = {0};
+	bool ok = cuda_alloc(cu, &d.w, nn * 4, err) && cuda_alloc(cu, &d.x, nn * 4, err) &&
+	          cuda_alloc(cu, &d.c, nn * 4, err) && cuda_alloc(cu, &d.flush, FLUSH_BYTES, err) &&
+	          cuda_upload(cu, d.w, h, nn * 4, err) && cuda_upload(cu, d.x, h, nn * 4, err);
+	double us = 0;
+	CopyLaunch cl = {d.c, d.w, nn * 4};
+	if (ok && (ok = time_us(cu, &d, 7, launch_copy, &cl, &us, err)))
+		out->copy_gbs = 2.0 * (double)cl.bytes / us * 1e-3;
+	GpuProblem gp = {.M = n, .K = n, .N = n, .layout = PAT_LAYOUT_KN, .dtype = PAT_BF16};
+	BlasLaunch bl = {&gp, &d};
+	const double flops = 2.0 * (double)n * (double)n * (double)n;
+	if (ok && (ok = time_us(cu, &d, 7, launch_blas, &bl, &us, err)))
+		out->f32_tflops = flops / us * 1e-6;
+	ok = ok && cuda_upload(cu, d.w, h16, nn * 2, err) && cuda_upload(cu, d.x, h16, nn * 2, err);
+	if (ok && (ok = time_us(cu, &d, 7, launch_blas16, &bl, &us, err)))
+		out->bf16_tflops = flops / us * 1e-6;
+	dev_free(cu, &d);
+	free(h), free(h16);
 	return ok;
 }

@@ -38,7 +38,21 @@ typedef struct GpuResult {
 	double rel_err;        /* ||C - ref|| / ||ref|| on a sample of columns */
 	int64_t unwritten;     /* elements of C left poisoned (NaN) */
 	bool early;            /* stopped early: kernel_us is the median of 3 runs */
+	double flops;          /* the kernel's arithmetic: 2 N per stored value */
+	double bytes;          /* the fewest bytes it moves: the weights and index
+	                        * as uploaded, X once, C written once */
 } GpuResult;
+
+/* The device's two ceilings, measured as device/METHOD.md asks: the
+ * bandwidth of a device-to-device copy (bytes read plus bytes written, a
+ * second) and cuBLAS's rate on an 8192^3 product of random inputs in f32
+ * (sgemm, no TF32) and in bf16 (GemmEx, f32 accumulation); medians of 7
+ * runs, the L2 flushed before each.  A kernel's floor is the larger of its
+ * FLOP over the rate of its dtype and its bytes over the bandwidth. */
+typedef struct GpuCeilings {
+	double copy_gbs, f32_tflops, bf16_tflops;
+} GpuCeilings;
+bool gpu_ceilings(Cuda *cu, GpuCeilings *c, char err[CUDA_ERR_MAX]);
 
 /* false with err when something fails on the way (the driver, the PTX);
  * a wrong result is reported in r (rel_err, unwritten), not as failure. */

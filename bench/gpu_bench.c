@@ -48,40 +48,83 @@ static void tc_body(int p, double sparsity, char *body, size_t len)
 		snprintf(body, len, "apply hybrid(32, 32, %g%%, 2, 4);", 2 * (100 - sparsity));
 }
 
+/* A kernel's rate and its fractions of the two floors (FLOP over the
+ * dtype's measured rate, bytes over the copy bandwidth) at us
+ * microseconds, as CSV fields (empty fractions without ceilings); frac:
+ * the larger, the fraction of the floor reached (0 without ceilings). */
+typedef struct Floor {
+	char csv[64];
+	double frac;
+} Floor;
+
+static Floor floor_of(const GpuCeilings *c, double rate, double flops, double bytes, double us)
+{
+	Floor f = {"", 0};
+	const double tflops = flops / us * 1e-6;
+	if (!c) {
+		snprintf(f.csv, sizeof f.csv, "%.2f,,", tflops);
+		return f;
+	}
+	const double ff = tflops / rate, bf = bytes / us * 1e-3 / c->copy_gbs;
+	f.frac = ff > bf ? ff : bf;
+	snprintf(f.csv, sizeof f.csv, "%.2f,%.3f,%.3f", tflops, ff, bf);
+	return f;
+}
+
 /* Whether --seconds (0: no limit) has run out since t0. */
 static bool out_of(double seconds, double t0) { return seconds > 0 && util_now() - t0 > seconds; }
 
 /* A Markdown table of speedups over cuBLAS, geometric means over the
  * shapes that ran: patterns first .. first + n - 1 of sp[sparsity][shape][],
- * "best" the best of the first nbest of them per shape. */
-static void print_table(double (*sp)[NSHAPES][NPAT + NTC], const bool *ran, int nran, int first, int n, int nbest,
-                        const char *best_name, const char *const *names, const char *caption)
+ * "best" the best of the first nbest of them per shape; with fl, a second
+ * table beside it: the fraction of its floor each reached (geometric
+ * means likewise, "best" the fastest pattern's). */
+static void print_table(double (*sp)[NSHAPES][NPAT + NTC], double (*fl)[NSHAPES][NPAT + NTC], const bool *ran,
+                        int nran, int first, int n, int nbest, const char *best_name, const char *const *names,
+                        const char *caption)
 {
-	printf("| sparsity | %s |", best_name);
-	for (int p = 0; p < n; p++)
-		printf(" %s |", names[p]);
-	printf("\n|---:|---:|");
-	for (int p = 0; p < n; p++)
-		printf("---:|");
-	printf("\n");
-	for (int s = 0; s < 3; s++) {
-		double best = 0, g[NPAT + NTC] = {0};
-		for (int si = 0; si < NSHAPES; si++) {
-			if (!ran[si])
-				continue;
-			double b = 0;
-			for (int p = 0; p < nbest; p++)
-				b = sp[s][si][first + p] > b ? sp[s][si][first + p] : b;
-			best += log(b);
-			for (int p = 0; p < n; p++)
-				g[p] += log(sp[s][si][first + p]);
-		}
-		printf("| %g%% | %.2fx |", sparsities[s], exp(best / nran));
+	for (int t = 0; t < (fl ? 2 : 1); t++) {
+		double (*v)[NSHAPES][NPAT + NTC] = t ? fl : sp;
+		if (t)
+			printf("\n");
+		printf("| sparsity | %s |", best_name);
 		for (int p = 0; p < n; p++)
-			printf(" %.2fx |", exp(g[p] / nran));
+			printf(" %s |", names[p]);
+		printf("\n|---:|---:|");
+		for (int p = 0; p < n; p++)
+			printf("---:|");
 		printf("\n");
+		for (int s = 0; s < 3; s++) {
+			double best = 0, g[NPAT + NTC] = {0};
+			for (int si = 0; si < NSHAPES; si++) {
+				if (!ran[si])
+					continue;
+				int b = first;
+				for (int p = first; p < first + nbest; p++)
+					b = sp[s][si][p] > sp[s][si][b] ? p : b;
+				best += log(v[s][si][b]);
+				for (int p = 0; p < n; p++)
+					g[p] += log(v[s][si][first + p]);
+			}
+			if (t) {
+				printf("| %g%% | %.0f%% |", sparsities[s], 100 * exp(best / nran));
+				for (int p = 0; p < n; p++)
+					printf(" %.0f%% |", 100 * exp(g[p] / nran));
+			} else {
+				printf("| %g%% | %.2fx |", sparsities[s], exp(best / nran));
+				for (int p = 0; p < n; p++)
+					printf(" %.2fx |", exp(g[p] / nran));
+			}
+			printf("\n");
+		}
+		if (t)
+			printf("\nthe fraction of its floor each kernel reached (the larger of its FLOP over cuBLAS's rate "
+			       "on 8192^3 in its dtype and its bytes over the copy bandwidth, both measured in this run), "
+			       "geometric mean over %d shapes (the first column: the fastest pattern's)\n",
+			       nran);
+		else
+			printf("\n%s, geometric mean over %d shapes\n", caption, nran);
 	}
-	printf("\n%s, geometric mean over %d shapes\n", caption, nran);
 }
 
 int main(int argc, char **argv)
@@ -165,8 +208,16 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "gpu_bench: %s, kernels for %s, patc's schedules%s%s\n", cuda_device_name(cu), sm,
 		        sched.stage < 0 ? " without staging" : "", sched.r ? ", at most 4 rows a thread" : "");
-	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense\n");
-	static double sp[3][NSHAPES][NPAT + NTC];
+	/* the ceilings, for each kernel's fraction of its floor (device/METHOD.md) */
+	GpuCeilings ceilings;
+	const bool have_ceil = gpu_ceilings(cu, &ceilings, err);
+	if (have_ceil)
+		fprintf(stderr, "gpu_bench: ceilings: copy %.0f GB/s, cuBLAS 8192^3 f32 %.1f TFLOP/s, bf16 %.1f TFLOP/s\n",
+		        ceilings.copy_gbs, ceilings.f32_tflops, ceilings.bf16_tflops);
+	else
+		fprintf(stderr, "gpu_bench: ceilings not measured (%s): no floor fractions\n", err);
+	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense,tflops,flop_frac,bw_frac\n");
+	static double sp[3][NSHAPES][NPAT + NTC], fl[3][NSHAPES][NPAT + NTC];
 	bool ran[NSHAPES] = {false}, out_of_time = false;
 	int rc = 0;
 	const double t0 = util_now();
@@ -232,18 +283,24 @@ int main(int argc, char **argv)
 				} else {
 					const char *dt = tc ? "bf16" : "f32";
 					const char *name = tc ? tc_names[p - NPAT] : pattern_names[p];
+					const double rate = tc ? ceilings.bf16_tflops : ceilings.f32_tflops;
 					if (*base < 0) {
 						if (r.cublas_us < 0) {
 							fprintf(stderr, "gpu_bench: %s\n", r.note);
 							rc = 3;
 						}
 						*base = r.cublas_us;
-						fprintf(csv, "%s,%lld,%lld,%lld,0,dense,cublas,%s,%.2f,1\n", sh->name, (long long)M,
-						        (long long)K, (long long)N, dt, *base);
+						const double es = tc ? 2 : 4;
+						Floor f = floor_of(have_ceil ? &ceilings : NULL, rate, 2.0 * (double)M * (double)K * (double)N,
+						                   (double)(M * K + K * N) * es + (double)(M * N) * 4, *base);
+						fprintf(csv, "%s,%lld,%lld,%lld,0,dense,cublas,%s,%.2f,1,%s\n", sh->name, (long long)M,
+						        (long long)K, (long long)N, dt, *base, f.csv);
 					}
 					sp[s][si][p] = *base / r.kernel_us;
-					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%s,%.2f,%.3f\n", sh->name, (long long)M,
-					        (long long)K, (long long)N, sparsities[s], name, dt, r.kernel_us, sp[s][si][p]);
+					Floor f = floor_of(have_ceil ? &ceilings : NULL, rate, r.flops, r.bytes, r.kernel_us);
+					fl[s][si][p] = f.frac;
+					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%s,%.2f,%.3f,%s\n", sh->name, (long long)M,
+					        (long long)K, (long long)N, sparsities[s], name, dt, r.kernel_us, sp[s][si][p], f.csv);
 					fflush(csv);
 					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s\n",
 					        sh->name, sparsities[s], name, r.kernel_us, sp[s][si][p], dt, *base,
@@ -269,12 +326,12 @@ int main(int argc, char **argv)
 	}
 	static const char *const tc_cols[NTC] = {"block32", "block64", "2:4 (mma.sp)"};
 	if (with_fp32) /* the best structured: all but row-balanced (element-wise) */
-		print_table(sp, ran, nran, 0, NPAT, NPAT - 1, "best structured", pattern_names,
+		print_table(sp, have_ceil ? fl : NULL, ran, nran, 0, NPAT, NPAT - 1, "best structured", pattern_names,
 		            "fp32 speedup over cuBLAS sgemm (no TF32)");
 	if (with_fp32 && with_tc)
 		printf("\n");
 	if (with_tc)
-		print_table(sp, ran, nran, NPAT, NTC, NTC, "best, bf16 tensor cores", tc_cols,
+		print_table(sp, have_ceil ? fl : NULL, ran, nran, NPAT, NTC, NTC, "best, bf16 tensor cores", tc_cols,
 		            "bf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16");
 	return 0;
 }

@@ -130,7 +130,8 @@ fi
 # Staging X in shared memory is measured against the plain path on three
 # shapes first (geometric mean of the best structured pattern over the
 # three sparsities); the benchmark runs with the faster one.
-score() { awk -F'|' 'NR>2 && /^\|/ {gsub(/[ x]/, "", $3); s += log($3); n++} END {printf "%.4f", n ? exp(s / n) : 0}'; }
+# (the first table only: the speedups; the fractions of the floors follow)
+score() { awk -F'|' '/^$/ {exit} NR>2 && /^\|/ {gsub(/[ x]/, "", $3); s += log($3); n++} END {printf "%.4f", n ? exp(s / n) : 0}'; }
 staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/a.csv" --sm=$sm --shapes=3,1,8 --no-tc 2>/dev/null | score)
 plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/b.csv" --sm=$sm --shapes=3,1,8 --no-stage --no-tc 2>/dev/null | score)
 stage_flag=""
