@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# mock_gpu.sh - the host side of the GPU path against a stand-in driver
+# and cuBLAS (tests/mock: device memory is host memory, kernels "launch"
+# without running): patc --run, gpu_bench and the -o launcher must load
+# and call them, upload the weights as the kernels take them (the sparse
+# tensor cores' laid-out operands too), measure the ceilings, and catch
+# that no kernel computed anything (C left poisoned, or zeros where the
+# kernel adds into it): a wrong result, never a silent pass; and a driver
+# call made to fail must be named in a clear error.
+#
+#   tests/mock_gpu.sh PATC GPU_BENCH MOCKDIR   (MOCKDIR: libcuda.so.1, libcublas.so.13)
+set -eu
+patc=$1 bench=$2 mock=$3
+root=$(cd "$(dirname "$0")/.." && pwd)
+export PATC_STDLIB=$root/stdlib LD_LIBRARY_PATH=$mock${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATC_CUBLAS=$mock/libcublas.so.13
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+# runs "$@", leaving its exit status in rc and its output in out, err
+run() {
+	set +e
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	set -e
+}
+
+# patc --run: one op a file (patc stops at the first wrong one)
+ops=("f32 block(32, 32, 50%) zeroes C first|M = 100, K = 72, N = 40|apply block(32, 32, 50%);|0 elements"
+	"bf16 block(32, 32, 25%) on tensor cores|M = 100, K = 72, N = 40, dtype = bf16|apply block(32, 32, 25%);|4000 elements"
+	"bf16 nm(2, 4) on the sparse tensor cores|M = 100, K = 72, N = 40, dtype = bf16|apply nm(2, 4);|4000 elements")
+for o in "${ops[@]}"; do
+	IFS='|' read -r what shape body unwritten <<<"$o"
+	printf 'include "all.pat";\nop w: spmm(%s) { weights = random(seed = 3); %s }\n' "$shape" "$body" >"$tmp/op.pat"
+	run "$patc" "$tmp/op.pat" --target=sm_90 --run
+	if [ $rc -eq 4 ] && grep -q "^GPU: mock GPU" "$tmp/out" && grep -q "cuBLAS" "$tmp/out" &&
+		grep -q "result is wrong (relative error .*, $unwritten not written)" "$tmp/err"; then
+		ok
+	else
+		bad "patc --run, $what: exit $rc, $(tail -2 "$tmp/err")"
+	fi
+done
+
+# a driver call that fails is named, with the driver's message, exit 3
+printf 'include "all.pat";\nop w: spmm(M = 64, K = 64, N = 16) { weights = random(seed = 3); apply block(16, 16, 50%%); }\n' \
+	>"$tmp/op.pat"
+for call in cuMemAlloc_v2:cuMemAlloc cuLaunchKernel:cuLaunchKernel cuModuleLoadDataEx:"cuModuleLoadDataEx failed"; do
+	run env MOCK_CUDA_FAIL="${call%%:*}" "$patc" "$tmp/op.pat" --target=sm_90 --run
+	if [ $rc -eq 3 ] && grep -q "${call#*:}" "$tmp/err" && grep -q "(mock)" "$tmp/err"; then
+		ok
+	else
+		bad "patc --run with ${call%%:*} failing: exit $rc, $(tail -2 "$tmp/err")"
+	fi
+done
+
+# gpu_bench: the ceilings, then the first kernel is found wrong (exit 4)
+run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --no-tc
+if [ $rc -eq 4 ] && grep -q "ceilings: copy [0-9]* GB/s, cuBLAS 8192^3 f32" "$tmp/err" && grep -q "WRONG" "$tmp/err" &&
+	head -1 "$tmp/gpu.csv" | grep -q ",speedup_vs_dense,tflops,flop_frac,bw_frac$"; then
+	ok
+else
+	bad "gpu_bench: exit $rc, $(tail -2 "$tmp/err")"
+fi
+
+# the -o launcher example: built and run, its check fails (exit 1)
+if command -v cc >/dev/null; then
+	"$patc" "$root/examples/cuda_api/layer.pat" --target=sm_90 -o "$tmp/o" 2>/dev/null
+	cc -std=c11 -O1 -I "$tmp/o" "$root/examples/cuda_api/main.c" "$tmp/o/layer_launch.c" -ldl -lm -o "$tmp/demo"
+	run "$tmp/demo" "$tmp/o"
+	if [ $rc -eq 1 ]; then ok; else bad "cuda_api example: exit $rc, $(tail -2 "$tmp/err")"; fi
+fi
+
+echo "mock_gpu: $pass passed, $fail failed"
+[ $fail -eq 0 ]
