@@ -549,7 +549,10 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 		src = add(c, mul(c, col, k->K), kk);
 		dst = add(c, x0, add(c, mul(c, j, nk_row(plan)), mul(c, h, 8)));
 	}
-	LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "");
+	/* a column past N: only where the blocks' columns do not divide N (the
+	 * kernel runs with n1 = N) */
+	LLVMValueRef ok = k->N % cols ? LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "")
+	                              : LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
 	/* a row of X past K: where k is padded, or on the sparse tensor cores
 	 * where 32 k a step overrun the 2:4 loop */
 	if (k->ir->ext[PIR_AXIS_K] > k->K || (plan->tc_sp && k->ir->loops[k->ir->nloops - 2].len % 8))

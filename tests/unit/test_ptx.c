@@ -272,11 +272,13 @@ static Program compile_typed(Arena *arena, const char *pattern, const int64_t *s
 	return prog;
 }
 
-/* Shapes for the tensor cores: no tile divides M, K or N; the last two
- * have 16-byte aligned rows of X in both layouts (N and K multiples of 8),
- * so their kernels are staged, the others not in one layout or both. */
+/* Shapes for the tensor cores: no tile divides M or K but in the first;
+ * the last two have 16-byte aligned rows of X in both layouts (N and K
+ * multiples of 8), so their kernels are staged, the others not in one
+ * layout or both; of the staged, the last has whole slices of 64 columns
+ * (no column checks in the copies), the others not. */
 static const int64_t tc_shapes[][3] = {{64, 64, 160}, {100, 70, 33}, {33, 129, 17},
-                                       {7, 250, 300}, {100, 72, 200}, {50, 136, 40}};
+                                       {7, 250, 300}, {100, 72, 200}, {50, 136, 64}};
 enum { NTC_SHAPES = sizeof tc_shapes / sizeof *tc_shapes };
 
 /* The tensor-core kernels of the patterns that keep dense 16 x 16 tiles or
@@ -288,7 +290,7 @@ START_TEST(tc_mapping_matches_reference)
 {
 	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
 	static const PtxSchedule plain = {.stage = -1};
-	int checked = 0, staged = 0, paired = 0, whole = 0;
+	int checked = 0, staged = 0, paired = 0, whole = 0, wholecols = 0;
 	for (int p = 0; p < NTC; p++)
 		for (int s = 0; s < NTC_SHAPES; s++)
 			for (int d = 0; d < 2; d++) {
@@ -313,6 +315,7 @@ START_TEST(tc_mapping_matches_reference)
 						staged += plan.stage;
 						paired += plan.stage && plan.tc_wm == 2;
 						whole += plan.stage && plan.tc_steps % PTX_TC_STAGES == 0;
+						wholecols += plan.stage && tc_shapes[s][2] % (plan.tc_cols * PTX_TC_COLS) == 0;
 						checked++;
 					}
 				arena_free(&arena);
@@ -321,6 +324,7 @@ START_TEST(tc_mapping_matches_reference)
 	ck_assert_int_eq(staged, NTC * 2 * 6);
 	ck_assert(paired > 0 && paired < staged); /* warps of two 16-row chunks, and of one */
 	ck_assert(whole > 0 && whole < staged);   /* walks of whole iterations (3 steps each), and not */
+	ck_assert(wholecols > 0 && wholecols < staged); /* copies with and without column checks */
 	ck_assert_int_eq(checked, NTC * 2 * (NTC_SHAPES * 2 + 6));
 }
 END_TEST
