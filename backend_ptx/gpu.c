@@ -212,7 +212,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 			ptrs[i] = d.index[i];
 		}
 	r->flops = 2.0 * (double)pm.values * (double)N;
-	r->bytes = (double)(K * N) * (double)es + (double)nc * 4 + (double)w.values_bytes; /* (w zeroed unless wok) */
+	r->bytes = (double)(K * N) * (double)es + (double)nc * 4 + (double)w.values_bytes;
 	for (int i = 0; i < PIR_MAX_LOOPS; i++)
 		r->bytes += (double)w.index_bytes[i];
 	if (wok)

@@ -120,7 +120,8 @@ static void print_table(double (*sp)[NSHAPES][NPAT + NTC], double (*fl)[NSHAPES]
 		if (t)
 			printf("\nthe fraction of its floor each kernel reached (the larger of its FLOP over cuBLAS's rate "
 			       "on 8192^3 in its dtype and its bytes over the copy bandwidth, both measured in this run), "
-			       "geometric mean over %d shapes (the first column: the fastest pattern's)\n",
+			       "geometric mean over %d shapes (the first column: the fastest pattern's; 2:4 on the sparse tensor "
+			       "cores is held to the dense rate, so it may pass 100%%)\n",
 			       nran);
 		else
 			printf("\n%s, geometric mean over %d shapes\n", caption, nran);
