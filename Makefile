@@ -104,7 +104,7 @@ bench-gpu: build
 
 # patc and gpu_bench for a GPU machine that lacks LLVM 19 and these
 # libraries: stripped, with the shared libraries they load, xz-compressed
-# (tests/gpu/README.md says how to unpack and run them there).
+# (tests/gpu/unpack.sh unpacks and runs them there: tests/README.md).
 GPU_LIBS = libcjson.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0
 gpu-carry: build
 	rm -rf .gpu && mkdir -p .gpu/lib

@@ -88,7 +88,10 @@ static void plan_sets(const Pir *ir, PtxPlan *plan)
  * weights along k 4 at a time and their row group inside the staged loop
  * (blocks), the stage holds the block's weights of those iterations too,
  * row r of row set y at r by + y, each row padded by WSTAGE_PAD floats so
- * that the rows the two halves of a warp read lie in different banks. */
+ * that the rows the two halves of a warp read lie in different banks;
+ * where they read them along the rows (wr: the group is the innermost
+ * loop, tile_v), point j of the stage holds the block's r by rows, which
+ * are adjacent in storage, at j r by. */
 enum { STAGE_ROWS = 16, STAGE_BYTES = 48 << 10, WSTAGE_PAD = 4 };
 
 /* The shared memory of a stage's weights (wstage), both buffers. */
@@ -141,7 +144,7 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 	plan->stage_p = p;
 	/* the weights along k too, where the rows' group is walked inside the
 	 * staged loop (its digit is all that tells the block's rows apart) */
-	plan->wstage = plan->wk && plan->group > outer;
+	plan->wstage = (plan->wk && plan->group > outer) || plan->wr;
 	if (plan->wstage && 2 * u * p * stage_width(k, plan) * 4 + wstage_bytes(plan) > STAGE_BYTES)
 		plan->wstage = false;
 }
@@ -369,7 +372,8 @@ typedef struct GpuArg {
 	LLVMValueRef zlo, zhi;                  /* the split loop's digits for this block */
 	/* staging */
 	LLVMValueRef xs;                        /* the shared buffers [2][rows][bx v] */
-	LLVMValueRef ws;                        /* wstage: the weights' [2][r by][wrow], row r by + ty */
+	LLVMValueRef ws;                        /* wstage: the weights' [2][r by][wrow], row r by + ty
+	                                         * (wr: [2][u p][r by]) */
 	int64_t wrow;                           /* wstage: floats a row of ws (its points, padded) */
 	LLVMValueRef ty, glo;                   /* the thread's row set in the block, its first group digit */
 	LLVMValueRef buf, j;                    /* the buffer computed on (i64), point counter (alloca) */
@@ -437,19 +441,33 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	GpuArg *a = arg;
 	const LowerKernel *k = c->k;
 	LLVMBuildStore(c->b, p->m, a->mrow);
+	const PtxPlan *plan = a->plan;
+	/* staged: the point's row jrow of the stage, row `rows` of the buffers */
+	LLVMValueRef jrow = plan->stage ? LLVMBuildLoad2(c->b, c->i64, a->j, "j") : NULL, rows = NULL;
+	if (plan->stage)
+		rows = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->buf, i64c(c, plan->stage_u * plan->stage_p), ""), jrow, "");
 	LLVMValueRef w[PTX_MAX_R];
 	for (int r = 0; r < a->r; r++) { /* weights: in bounds (padding holds zeros) */
 		if (a->wk)
 			w[r] = lane(c, a->wv[r], a->u);
 		else if (a->wr && r % 4 == 0) {
-			LLVMValueRef v = load_v4(c, a, c->values, LLVMBuildNSWAdd(c->b, p->row, i64c(c, r), ""), "w4");
+			const int64_t br = (int64_t)plan->s.by * a->r;
+			LLVMValueRef v =
+				plan->wstage
+					? load_v4(c, a, a->ws,
+				                  LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, rows, i64c(c, br), ""),
+				                                  LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->ty, i64c(c, a->r), ""),
+				                                                  i64c(c, r), ""),
+				                                  ""),
+				                  "ws4")
+					: load_v4(c, a, c->values, LLVMBuildNSWAdd(c->b, p->row, i64c(c, r), ""), "w4");
 			for (int e = 0; e < 4; e++)
 				w[r + e] = lane(c, v, e);
 		} else if (!a->wr)
 			w[r] = load_f32(c, c->values, LLVMBuildNSWAdd(c->b, p->row, i64c(c, r * a->row_step), ""), "w");
 	}
 	/* a padding column of W (only where k is padded): no X row */
-	bool kpad = k->ir->ext[PIR_AXIS_K] > k->K && !a->plan->stage; /* staged: the loader clamps */
+	bool kpad = k->ir->ext[PIR_AXIS_K] > k->K && !plan->stage; /* staged: the loader clamps */
 	LLVMBasicBlockRef body = NULL, skip = NULL;
 	if (kpad) {
 		body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "point");
@@ -458,12 +476,9 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 		LLVMPositionBuilderAtEnd(c->b, body);
 	}
 	LLVMValueRef x[PTX_MAX_V];
-	if (a->plan->stage) { /* X from the stage: row j of the buffer */
-		LLVMValueRef j = LLVMBuildLoad2(c->b, c->i64, a->j, "j");
-		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, j, i64c(c, 1), ""), a->j);
-		int64_t rows = a->plan->stage_u * a->plan->stage_p, width = stage_width(k, a->plan);
-		LLVMValueRef rowat = LLVMBuildNSWMul(
-			c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->buf, i64c(c, rows), ""), j, ""), i64c(c, width), "");
+	if (plan->stage) { /* X from the stage: row j of the buffer */
+		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, jrow, i64c(c, 1), ""), a->j);
+		LLVMValueRef rowat = LLVMBuildNSWMul(c->b, rows, i64c(c, stage_width(k, plan)), "");
 		for (int g = 0; g < a->v; g += 4) {
 			LLVMValueRef at = LLVMBuildNSWAdd(c->b, rowat, a->scol[g], "");
 			LLVMValueRef v = load_v4(c, a, a->xs, at, "xs4");
@@ -471,7 +486,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 				x[g + e] = lane(c, v, e);
 		}
 	}
-	for (int j = 0; j < a->v && !a->plan->stage; j++) {
+	for (int j = 0; j < a->v && !plan->stage; j++) {
 		if (a->xvec) {
 			if (j % 4 == 0) {
 				LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->col[j], "");
@@ -712,6 +727,43 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	           LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, ""), nk ? 4 : 16);
 }
 
+/* Piece q of the weights' stage where the threads read them along the
+ * rows (wr: the group is the innermost loop): 4 of the block's r by rows
+ * (adjacent in storage, from the block's first group digit on) at point
+ * q / (r by / 4) of the stage. */
+static void w_piece_rows(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q)
+{
+	const PtxPlan *plan = a->plan;
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops, outer = plan->outer, group = plan->group;
+	const int64_t br = (int64_t)plan->s.by * a->r;
+	LLVMValueRef pt = LLVMBuildUDiv(c->b, q, i64c(c, br / 4), "");
+	LLVMValueRef g4 = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, br / 4), ""), i64c(c, 4), "");
+	LLVMValueRef digit[PIR_MAX_LOOPS] = {0};
+	digit[outer] = stage_d(c, a, sc, LLVMBuildUDiv(c->b, pt, i64c(c, plan->stage_p), ""));
+	digit[group] = LLVMBuildNSWAdd(
+		c->b, LLVMBuildNSWSub(c->b, a->glo, LLVMBuildNSWMul(c->b, a->ty, i64c(c, a->r), ""), ""), g4, "");
+	LLVMValueRef rest = LLVMBuildURem(c->b, pt, i64c(c, plan->stage_p), "");
+	for (int l = n - 1; l > outer; l--) {
+		if (l == group)
+			continue;
+		digit[l] = LLVMBuildURem(c->b, rest, i64c(c, ir->loops[l].nnz), "");
+		rest = LLVMBuildUDiv(c->b, rest, i64c(c, ir->loops[l].nnz), "");
+	}
+	LLVMValueRef src_at = sc->p->row;
+	for (int l = outer; l < n; l++)
+		src_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, src_at, i64c(c, ir->loops[l].nnz), ""), digit[l], "");
+	LLVMValueRef dst_at = LLVMBuildNSWAdd(
+		c->b,
+		LLVMBuildNSWMul(
+			c->b,
+			LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->buf, i64c(c, plan->stage_u * plan->stage_p), ""), pt, ""),
+			i64c(c, br), ""),
+		g4, "");
+	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->ws, &dst_at, 1, ""),
+	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16);
+}
+
 /* Piece q of the weights' stage (wstage): 4 adjacent points (along the
  * innermost loop, adjacent in storage) of one of the block's rows, slot
  * r by + y of the buffer for row r of row set y, whose group digit is
@@ -720,6 +772,10 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 {
 	(void)i; /* (any thread's piece q is the same copy) */
 	const PtxPlan *plan = a->plan;
+	if (plan->wr) {
+		w_piece_rows(c, a, sc, q);
+		return;
+	}
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops, outer = plan->outer, group = plan->group;
 	const int64_t per = plan->stage_u * plan->stage_p / 4, by = plan->s.by;

@@ -21,7 +21,8 @@
  * buffers; layout kn in 16-byte pieces, layout nk element by element down
  * X's columns), and threads read X from there; where they walk the
  * weights along k 4 at a time and their row group inside the staged loop
- * (blocks), the block's weights of those k are staged beside X (wstage).
+ * (blocks), or along the rows of an innermost group (tile_v), the block's
+ * weights of those k are staged beside X (wstage).
  *
  * The kernel has the signature of lower.h (X, C, values, index, n0, n1),
  * with device pointers (index: a device array of device pointers); it is
@@ -76,7 +77,7 @@ typedef struct PtxPlan {
 	int split;          /* the loop walked along k that blockIdx.z splits, -1: none */
 	int64_t nsplit, split_chunk; /* its parts, and digits per part */
 	bool stage;         /* X staged in shared memory, see ptx.c */
-	bool wstage;        /* stage: the weights along k staged beside X (wk) */
+	bool wstage;        /* stage: the weights staged beside X (wk, or wr) */
 	int outer;          /* stage: the first loop the threads walk */
 	int64_t stage_u, stage_p; /* stage: iterations of it per stage, points per iteration */
 	bool xvec, wk, wr;  /* 16-byte loads of X, of weights along k, along rows */

@@ -141,8 +141,9 @@ END_TEST
  * tiles divide, against float64. */
 START_TEST(wide_tiles_match_reference)
 {
-	/* the last two walk k in 3 and 5 steps of 4 weights: stages of
-	 * weights (staged beside X for blocks) whose rows are no power of 2 */
+	/* the weights staged beside X: blocks along k, tile_v along the rows;
+	 * the last two walk k in 3 and 5 steps of 4 weights: stages of
+	 * weights whose rows are no power of 2 */
 	static const char *const wide[] = {"apply block(32, 32, 50%);", "apply tile_v(32, 25%);", "apply block(8, 8, 25%);",
 	                                   "apply block(16, 12, 25%);", "apply block(32, 20, 50%);"};
 	static const int rv[][2] = {{8, 8}, {8, 8}, {8, 4}, {8, 8}, {8, 8}};
@@ -156,7 +157,8 @@ START_TEST(wide_tiles_match_reference)
 		ck_assert_msg(plan.s.r == rv[p][0] && plan.s.v == rv[p][1] && plan.stage, "%s: %d x %d", wide[p], plan.s.r,
 		              plan.s.v);
 		ck_assert(p < 3 || plan.wk);
-		ck_assert_msg(plan.wstage == (p != 1), "%s: weights staged %d", wide[p], plan.wstage); /* tile_v: along rows */
+		ck_assert_msg(plan.wstage && plan.wr == (p == 1), "%s: weights staged %d, along rows %d", wide[p],
+		              plan.wstage, plan.wr);
 		ck_assert_msg(e < 1e-5, "%s: %g", wide[p], e);
 		arena_free(&arena);
 	}
