@@ -727,6 +727,30 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	           LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, ""), nk ? 4 : 16);
 }
 
+/* Where in storage a weight of the stage lies: point pt of the stage
+ * (the walked loop's iteration pt / stage_p, the rest of the point over
+ * the loops after it, innermost fastest), group digit g. */
+static LLVMValueRef stage_w_src(LowerCtx *c, const GpuArg *a, const StageCopy *sc, LLVMValueRef pt, LLVMValueRef g)
+{
+	const PtxPlan *plan = a->plan;
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops, outer = plan->outer;
+	LLVMValueRef digit[PIR_MAX_LOOPS] = {0};
+	digit[outer] = stage_d(c, a, sc, LLVMBuildUDiv(c->b, pt, i64c(c, plan->stage_p), ""));
+	digit[plan->group] = g;
+	LLVMValueRef rest = LLVMBuildURem(c->b, pt, i64c(c, plan->stage_p), "");
+	for (int l = n - 1; l > outer; l--) {
+		if (l == plan->group)
+			continue;
+		digit[l] = LLVMBuildURem(c->b, rest, i64c(c, ir->loops[l].nnz), "");
+		rest = LLVMBuildUDiv(c->b, rest, i64c(c, ir->loops[l].nnz), "");
+	}
+	LLVMValueRef at = sc->p->row;
+	for (int l = outer; l < n; l++)
+		at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, at, i64c(c, ir->loops[l].nnz), ""), digit[l], "");
+	return at;
+}
+
 /* Piece q of the weights' stage where the threads read them along the
  * rows (wr: the group is the innermost loop): 4 of the block's r by rows
  * (adjacent in storage, from the block's first group digit on) at point
@@ -734,25 +758,11 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 static void w_piece_rows(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q)
 {
 	const PtxPlan *plan = a->plan;
-	const Pir *ir = c->k->ir;
-	const int n = ir->nloops, outer = plan->outer, group = plan->group;
 	const int64_t br = (int64_t)plan->s.by * a->r;
 	LLVMValueRef pt = LLVMBuildUDiv(c->b, q, i64c(c, br / 4), "");
 	LLVMValueRef g4 = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, br / 4), ""), i64c(c, 4), "");
-	LLVMValueRef digit[PIR_MAX_LOOPS] = {0};
-	digit[outer] = stage_d(c, a, sc, LLVMBuildUDiv(c->b, pt, i64c(c, plan->stage_p), ""));
-	digit[group] = LLVMBuildNSWAdd(
-		c->b, LLVMBuildNSWSub(c->b, a->glo, LLVMBuildNSWMul(c->b, a->ty, i64c(c, a->r), ""), ""), g4, "");
-	LLVMValueRef rest = LLVMBuildURem(c->b, pt, i64c(c, plan->stage_p), "");
-	for (int l = n - 1; l > outer; l--) {
-		if (l == group)
-			continue;
-		digit[l] = LLVMBuildURem(c->b, rest, i64c(c, ir->loops[l].nnz), "");
-		rest = LLVMBuildUDiv(c->b, rest, i64c(c, ir->loops[l].nnz), "");
-	}
-	LLVMValueRef src_at = sc->p->row;
-	for (int l = outer; l < n; l++)
-		src_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, src_at, i64c(c, ir->loops[l].nnz), ""), digit[l], "");
+	LLVMValueRef first = LLVMBuildNSWSub(c->b, a->glo, LLVMBuildNSWMul(c->b, a->ty, i64c(c, a->r), ""), "");
+	LLVMValueRef src_at = stage_w_src(c, a, sc, pt, LLVMBuildNSWAdd(c->b, first, g4, ""));
 	LLVMValueRef dst_at = LLVMBuildNSWAdd(
 		c->b,
 		LLVMBuildNSWMul(
@@ -776,29 +786,14 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		w_piece_rows(c, a, sc, q);
 		return;
 	}
-	const Pir *ir = c->k->ir;
-	const int n = ir->nloops, outer = plan->outer, group = plan->group;
 	const int64_t per = plan->stage_u * plan->stage_p / 4, by = plan->s.by;
 	LLVMValueRef slot = LLVMBuildUDiv(c->b, q, i64c(c, per), "");
 	LLVMValueRef pt = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, per), ""), i64c(c, 4), "");
 	LLVMValueRef y = LLVMBuildURem(c->b, slot, i64c(c, by), ""), r = LLVMBuildUDiv(c->b, slot, i64c(c, by), "");
-	/* the storage digits of the point: the walked loop's d, the group's,
-	 * the point's jj over the rest (innermost fastest) */
-	LLVMValueRef digit[PIR_MAX_LOOPS] = {0};
-	digit[outer] = stage_d(c, a, sc, LLVMBuildUDiv(c->b, pt, i64c(c, plan->stage_p), ""));
-	digit[group] = LLVMBuildNSWAdd(
+	LLVMValueRef g = LLVMBuildNSWAdd(
 		c->b, a->glo,
 		LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, y, a->ty, ""), i64c(c, a->r), ""), r, ""), "");
-	LLVMValueRef rest = LLVMBuildURem(c->b, pt, i64c(c, plan->stage_p), "");
-	for (int l = n - 1; l > outer; l--) {
-		if (l == group)
-			continue;
-		digit[l] = LLVMBuildURem(c->b, rest, i64c(c, ir->loops[l].nnz), "");
-		rest = LLVMBuildUDiv(c->b, rest, i64c(c, ir->loops[l].nnz), "");
-	}
-	LLVMValueRef src_at = sc->p->row;
-	for (int l = outer; l < n; l++)
-		src_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, src_at, i64c(c, ir->loops[l].nnz), ""), digit[l], "");
+	LLVMValueRef src_at = stage_w_src(c, a, sc, pt, g);
 	LLVMValueRef dst_at = LLVMBuildNSWAdd(
 		c->b,
 		LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->buf, i64c(c, by * a->r), ""), slot, ""),
