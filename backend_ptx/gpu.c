@@ -46,15 +46,6 @@ static uint16_t *to16(const float *v, size_t n, PatDtype dt)
 	return h;
 }
 
-/* p's weights as the kernel of spec takes them (ptx_weights). */
-static bool device_weights(const GpuProblem *p, const PtxKernelSpec *spec, int64_t nvalues, PtxWeights *w)
-{
-	int64_t nindex[PIR_MAX_LOOPS] = {0};
-	for (int i = 0; i < p->ir->nloops; i++)
-		nindex[i] = p->mask->rows[i] * p->ir->loops[i].nnz;
-	return ptx_weights(&spec->k, &spec->plan, p->values, nvalues, (const int32_t *const *)p->mask->index, nindex, w);
-}
-
 /* ||C - ref|| / ||ref|| on a sample of columns, the reference in float64
  * on the masked weight: the sampled columns of X are gathered first, so
  * that each row of the weight is read once for all of them.  +inf (note
@@ -193,7 +184,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL;
 	const void *xs = tc ? (const void *)x16 : p->x;
 	PtxWeights w;
-	const bool wok = device_weights(p, &spec, pm.values, &w);
+	const bool wok = ptx_weights(&spec.k, &spec.plan, p->values, pm.values, p->mask, &w);
 	bool ok = c && (!tc || x16) && wok && cuda_load_ptx(cu, ptx, &module, err) &&
 	          cuda_kernel(cu, module, name, &fn, err) && cuda_alloc(cu, &d.x, (size_t)(K * N) * es, err) &&
 	          cuda_alloc(cu, &d.c, nc * 4, err) && cuda_alloc(cu, &d.values, w.values_bytes, err) &&
@@ -276,7 +267,7 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL;
 	float *c = malloc((size_t)(M * N) * sizeof *c);
 	PtxWeights w;
-	const bool wok = device_weights(p, &spec, pm.values, &w);
+	const bool wok = ptx_weights(&spec.k, &spec.plan, p->values, pm.values, p->mask, &w);
 	bool ok = c && (!tc || x16) && wok;
 	if (!ok)
 		snprintf(err, CUDA_ERR_MAX, "out of memory for the emulated kernel's operands");

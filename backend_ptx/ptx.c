@@ -94,7 +94,8 @@ static void plan_sets(const Pir *ir, PtxPlan *plan)
  * are adjacent in storage, at j r by. */
 enum { STAGE_ROWS = 16, STAGE_BYTES = 48 << 10, WSTAGE_PAD = 4 };
 
-/* The shared memory of a stage's weights (wstage), both buffers. */
+/* The shared memory of a stage's weights (wstage), both buffers (for wr,
+ * whose rows need no padding, a bound). */
 static int64_t wstage_bytes(const PtxPlan *plan)
 {
 	return 2 * (int64_t)plan->s.by * plan->s.r * (plan->stage_u * plan->stage_p + WSTAGE_PAD) * 4;
@@ -142,8 +143,9 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 		plan->wk = false; /* staged one iteration at a time */
 	plan->stage_u = u;
 	plan->stage_p = p;
-	/* the weights along k too, where the rows' group is walked inside the
-	 * staged loop (its digit is all that tells the block's rows apart) */
+	/* the weights too, where the threads walk them along k with the rows'
+	 * group inside the staged loop (its digit is all that tells the block's
+	 * rows apart), or along the rows of an innermost group (wr) */
 	plan->wstage = (plan->wk && plan->group > outer) || plan->wr;
 	if (plan->wstage && 2 * u * p * stage_width(k, plan) * 4 + wstage_bytes(plan) > STAGE_BYTES)
 		plan->wstage = false;

@@ -32,6 +32,7 @@
 #define PATC_PTX_H
 
 #include "../lower/lower.h"
+#include "../prune/prune.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -151,8 +152,8 @@ typedef void (*PtxEmuLdm)(const uint16_t *row, int32_t *out, int32_t trans);
 typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_t e, int32_t f16);
 
 /* Kernel k's weights as its plan takes them on the device, from the packed
- * Fractal-ELL values (nvalues floats) and index arrays (index[l], nindex[l]
- * entries; NULL for dense loops): on CUDA cores as they are; on tensor
+ * Fractal-ELL values (nvalues floats) and the mask's index arrays: on CUDA
+ * cores as they are; on tensor
  * cores the values in the kernel's 16-bit dtype; on the sparse tensor
  * cores (tc_sp) the values in the order the warps read their A fragments
  * and the last loop's index as mma.sp metadata words, padded where a
@@ -168,7 +169,7 @@ typedef struct PtxWeights {
 	void *own[2];
 } PtxWeights;
 bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values, int64_t nvalues,
-                 const int32_t *const *index, const int64_t *nindex, PtxWeights *w);
+                 const PruneMask *mask, PtxWeights *w);
 void ptx_weights_free(PtxWeights *w);
 
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's

@@ -163,7 +163,8 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	plan->tc = true;
 	plan->tc_sp = sp;
 	plan->tc_why = sp ? "sparse tensor cores: 2 of every 4 consecutive k kept in rows of a dense m loop, one "
-	                    "mma.sp.m16n8k32 per 32 k and 8 columns (A and its metadata laid out for the warps), f32 accumulators"
+	                    "mma.sp.m16n8k32 per 32 k and 8 columns (A and its metadata laid out for the warps), "
+	                    "f32 accumulators"
 	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
 	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
@@ -986,14 +987,15 @@ static void sp_layout(const Pir *ir, const uint16_t *v, const int32_t *pos, int6
 }
 
 bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values, int64_t nvalues,
-                 const int32_t *const *index, const int64_t *nindex, PtxWeights *w)
+                 const PruneMask *mask, PtxWeights *w)
 {
 	const Pir *ir = k->ir;
 	const int n = ir->nloops;
 	memset(w, 0, sizeof *w);
 	for (int l = 0; l < n; l++)
-		if (index[l])
-			w->index[l] = index[l], w->index_bytes[l] = (size_t)nindex[l] * sizeof(int32_t);
+		if (mask->index[l])
+			w->index[l] = mask->index[l],
+			w->index_bytes[l] = (size_t)(mask->rows[l] * ir->loops[l].nnz) * sizeof(int32_t);
 	if (!plan->tc) {
 		w->values = values, w->values_bytes = (size_t)nvalues * sizeof(float);
 		return true;
@@ -1015,7 +1017,7 @@ bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values,
 		free(v16), free(a), free(meta);
 		return false;
 	}
-	sp_layout(ir, v16, index[n - 1], nchunks, a, meta);
+	sp_layout(ir, v16, mask->index[n - 1], nchunks, a, meta);
 	free(v16);
 	w->values = w->own[0] = a, w->values_bytes = (size_t)at * 256 * sizeof *a;
 	w->index[n - 1] = (const int32_t *)(w->own[1] = meta), w->index_bytes[n - 1] = (size_t)at * 16 * sizeof *meta;

@@ -222,13 +222,8 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		float *values = w ? prune_pack_new(op->ir, &p->mask, p->w, op->M, op->K, &nvalues, w) : NULL;
 		/* as the kernel takes them: 16-bit on tensor cores, laid out for
 		 * the warps on the sparse tensor cores */
-		int64_t nindex[PIR_MAX_LOOPS] = {0};
-		for (int l = 0; l < op->ir->nloops; l++)
-			nindex[l] = p->mask.rows[l] * op->ir->loops[l].nnz;
 		PtxWeights dw;
-		ok = values && w &&
-		     ptx_weights(&e->specs[i].k, &e->specs[i].plan, values, nvalues, (const int32_t *const *)p->mask.index,
-		                 nindex, &dw);
+		ok = values && w && ptx_weights(&e->specs[i].k, &e->specs[i].plan, values, nvalues, &p->mask, &dw);
 		if (ok) {
 			blob[i].values = (int64_t)bin.len;
 			blob[i].nvalues = (int64_t)dw.values_bytes;

@@ -234,11 +234,8 @@ static double emulate_tc_swap(const OpResult *op, PatDtype dt, PatLayout layout,
 		pair[0] = pair[1], pair[1] = i0;
 	}
 	ptx_plan(&lk, sched, &plan);
-	int64_t nindex[PIR_MAX_LOOPS] = {0};
-	for (int l = 0; l < op->ir->nloops; l++)
-		nindex[l] = kc.mask.rows[l] * op->ir->loops[l].nnz;
 	PtxWeights w;
-	ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, (const int32_t *const *)kc.mask.index, nindex, &w));
+	ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, &kc.mask, &w));
 	const bool ran = ptx_emulate(&lk, sched, x16, w.values, w.index, kc.c, &plan, err);
 	ptx_weights_free(&w);
 	ck_assert_msg(ran == !swap, "%s", ran ? "the emulation ran" : err);
