@@ -26,7 +26,7 @@ typedef struct Ids {
 	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z; /* ctaid_z: NULL where unread */
 } Ids;
 
-enum { LANES = 32, OP_MMA = 1, OP_LDM = 2, OP_MMASP = 3 };
+enum { LANES = 32, OP_MMA = 1, OP_LDM = 2, OP_MMASP = 3, OP_WGMMA = 4 };
 
 typedef struct Warp {
 	sem_t go[LANES]; /* lane l may run */
@@ -38,11 +38,17 @@ typedef struct Warp {
 	int op[LANES]; /* the collective each lane has reached: OP_MMA, OP_LDM */
 	bool mixed;    /* lanes reached different collectives */
 	bool badmeta;  /* an mma.sp's metadata held a pair the hardware refuses */
+	bool baddesc;  /* a wgmma's descriptors read outside shared memory, or asked for swizzling */
 	bool stuck;    /* run_warp failed with lanes blocked (w must outlive them) */
 	int32_t a[LANES][4], b[LANES][4], e[LANES]; /* b: 2 words for mma, 4 for mma.sp; e: its metadata */
 	float c[LANES][4];
 	const uint16_t *row[LANES]; /* ldmatrix: the row each lane addresses */
 	int32_t got[LANES][4];      /* ldmatrix: what each lane gets */
+	float wc[LANES][64];        /* wgmma: each lane's accumulators */
+	int64_t wd[LANES][2];       /* wgmma: each lane's descriptors */
+	int32_t winfo[LANES];       /* wgmma: each lane's info (PtxEmuWgmma) */
+	const uint8_t *wsmem;       /* wgmma: the shared memory, wbytes long */
+	int64_t wbytes;
 	/* the kernel and its arguments */
 	const X86Kernel *kern;
 	const void *x, *values;
@@ -139,6 +145,73 @@ static void warp_ldm(Warp *w, int32_t trans)
 	}
 }
 
+/* The element at byte offset (from a descriptor) of shared memory as a
+ * float; 0 and w->baddesc set where it lies outside. */
+static float wg_elem(Warp *w, int64_t at, int32_t f16)
+{
+	if (at < 0 || at + 2 > w->wbytes) {
+		w->baddesc = true;
+		return 0;
+	}
+	uint16_t h;
+	memcpy(&h, w->wsmem + at, 2);
+	return half_to_f32(h, f16);
+}
+
+/* wgmma.mma_async.m64nNk16 for warp v of its warpgroup (rows 16 v .. 16 v
+ * + 15 of D = A B + C), A and B read from shared memory through their
+ * descriptors (start address, leading and stride byte offsets, each in
+ * 16-byte units, in bits 0-13, 16-29 and 32-45; swizzling, bits 62-63,
+ * and the base offset, bits 49-51, must be 0) in the PTX ISA's canonical
+ * layouts without swizzling, for 16-bit elements (8 to 16 bytes): K-major
+ * ((8,m),(8,2)):((8,SBO),(1,LBO)), element (row i, k j) at 2 (i % 8) 8 +
+ * (i / 8) SBO + 2 (j % 8) + (j / 8) LBO bytes, for A and for B without
+ * imm-trans-b; N-major ((8,1,m),(8,k)):((1,8,SBO),(8,LBO)), B's (k j,
+ * column n) at 2 (n % 8) + (n / 8) SBO + 2 (j % 8) 8 + (j / 8) LBO.  The
+ * lanes' accumulators: lane (g, t) holds for each 8-column tile i, in
+ * 4i .. 4i + 3, rows g and g + 8 of the warp's, columns 8i + 2t, + 1. */
+static void warp_wgmma(Warp *w)
+{
+	const int32_t info = w->winfo[0];
+	const int n = info & 511, trans = info >> 9 & 1, v = info >> 10 & 3, f16 = info >> 12 & 1;
+	for (int l = 0; l < LANES; l++)
+		w->mixed |= w->winfo[l] != info || w->wd[l][0] != w->wd[0][0] || w->wd[l][1] != w->wd[0][1];
+	if (n < 8 || n > 128 || n % 8) {
+		w->baddesc = true;
+		return;
+	}
+	int64_t start[2], lbo[2], sbo[2];
+	for (int d = 0; d < 2; d++) {
+		const uint64_t desc = (uint64_t)w->wd[0][d];
+		start[d] = (int64_t)(desc & 0x3FFF) << 4;
+		lbo[d] = (int64_t)(desc >> 16 & 0x3FFF) << 4;
+		sbo[d] = (int64_t)(desc >> 32 & 0x3FFF) << 4;
+		w->baddesc |= (desc >> 62) != 0 || (desc >> 49 & 7) != 0;
+	}
+	float A[16][16], B[16][128];
+	for (int i = 0; i < 16; i++)
+		for (int j = 0; j < 16; j++) {
+			const int r = 16 * v + i;
+			A[i][j] = wg_elem(w, start[0] + 16 * (r % 8) + (r / 8) * sbo[0] + 2 * (j % 8) + (j / 8) * lbo[0], f16);
+		}
+	for (int j = 0; j < 16; j++)
+		for (int col = 0; col < n; col++) {
+			const int64_t at = trans ? 2 * (col % 8) + (col / 8) * sbo[1] + 16 * (j % 8) + (j / 8) * lbo[1]
+			                         : 16 * (col % 8) + (col / 8) * sbo[1] + 2 * (j % 8) + (j / 8) * lbo[1];
+			B[j][col] = wg_elem(w, start[1] + at, f16);
+		}
+	for (int l = 0; l < LANES; l++) {
+		const int g = l / 4, t = l % 4;
+		for (int e = 0; e < n / 2; e++) {
+			const int i = g + (e & 2 ? 8 : 0), col = 8 * (e / 4) + 2 * t + (e & 1);
+			float d = w->wc[l][e];
+			for (int j = 0; j < 16; j++)
+				d += A[i][j] * B[j][col];
+			w->wc[l][e] = d;
+		}
+	}
+}
+
 /* The running lane l has reached collective op (its operands recorded):
  * the last of the 32 to arrive carries it out for the warp, the others
  * park until then. */
@@ -152,6 +225,8 @@ static void arrive(Warp *w, int l, int op, int32_t flag)
 			warp_mma(w, flag);
 		else if (op == OP_MMASP)
 			warp_mma_sp(w, flag);
+		else if (op == OP_WGMMA)
+			warp_wgmma(w);
 		else
 			warp_ldm(w, flag);
 		w->arrived = 0;
@@ -199,6 +274,18 @@ static void emu_ldm(const uint16_t *row, int32_t *out, int32_t trans)
 	memcpy(out, w->got[l], sizeof w->got[l]);
 }
 
+static void emu_wgmma(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info)
+{
+	Warp *w = warp;
+	const int l = w->turn, nacc = (info & 511) / 2;
+	w->wsmem = smem, w->wbytes = bytes;
+	w->wd[l][0] = desc_a, w->wd[l][1] = desc_b;
+	w->winfo[l] = info;
+	memcpy(w->wc[l], c, (size_t)(nacc < 64 ? nacc : 64) * sizeof *c);
+	arrive(w, l, OP_WGMMA, 0);
+	memcpy(c, w->wc[l], (size_t)(nacc < 64 ? nacc : 64) * sizeof *c);
+}
+
 typedef struct LaneArg {
 	Warp *w;
 	int l;
@@ -231,6 +318,7 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 	w->gen = 0;
 	w->mixed = false;
 	w->badmeta = false;
+	w->baddesc = false;
 	memset(w->done, 0, sizeof w->done);
 	memset(w->parked, 0, sizeof w->parked);
 	int started = 0;
@@ -278,6 +366,10 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: an mma.sp's metadata holds an invalid index pair");
 		return false;
 	}
+	if (w->baddesc) {
+		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: a wgmma's descriptors read outside shared memory");
+		return false;
+	}
 	return true;
 }
 
@@ -299,11 +391,14 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	Ids ids = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
 	           x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"),
 	           x86_lookup(&kern, "patc_emu_ctaid_z")};
-	PtxEmuMma *mma = plan.tc ? x86_lookup(&kern, "patc_emu_mma") : NULL;
-	PtxEmuLdm *ldm = plan.tc && plan.stage ? x86_lookup(&kern, "patc_emu_ldm") : NULL;
+	const bool wg = plan.tc_wg;
+	PtxEmuMma *mma = plan.tc && !wg ? x86_lookup(&kern, "patc_emu_mma") : NULL;
+	PtxEmuLdm *ldm = plan.tc && plan.stage && !wg ? x86_lookup(&kern, "patc_emu_ldm") : NULL;
 	PtxEmuMmaSp *mmasp = plan.tc_sp ? x86_lookup(&kern, "patc_emu_mmasp") : NULL;
+	PtxEmuWgmma *wgmma = wg ? x86_lookup(&kern, "patc_emu_wgmma") : NULL;
 	if (!ids.tid_x || !ids.tid_y || !ids.ctaid_x || !ids.ctaid_y || (!ids.ctaid_z && plan.nsplit > 1) ||
-	    (plan.tc && !plan.tc_sp && !mma) || (plan.tc && plan.stage && !ldm) || (plan.tc_sp && !mmasp)) {
+	    (plan.tc && !plan.tc_sp && !wg && !mma) || (plan.tc && plan.stage && !wg && !ldm) || (plan.tc_sp && !mmasp) ||
+	    (wg && !wgmma)) {
 		x86_kernel_free(&kern);
 		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
 		return false;
@@ -344,6 +439,8 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 			*mmasp = emu_mma_sp;
 		if (ldm)
 			*ldm = emu_ldm;
+		if (wgmma)
+			*wgmma = emu_wgmma;
 		warp = w;
 		for (unsigned cx = 0; ok && cx < grid[0]; cx++)
 			for (unsigned cy = 0; ok && cy < grid[1]; cy++)

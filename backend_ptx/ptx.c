@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1};
+const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1, 0};
 
 enum { PTX_MAX_R = 16, PTX_MAX_V = 8 };
 
@@ -252,7 +252,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
  * (half-warps along 128 columns, two row sets a warp), then 8 x 4.  See
  * ptx_plan. */
 enum { WIDE_COPIES = 24 }; /* cp.async a thread per stage, at most (their addresses take registers) */
-static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1}, {32, 4, 4, 8, 1, 1}};
+static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0}, {32, 4, 4, 8, 1, 1, 0}};
 
 /* The cp.async copies a thread issues per stage (staged plans). */
 static int64_t stage_copies(const LowerKernel *k, const PtxPlan *plan)
@@ -335,7 +335,7 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 		grid[0] = (unsigned)(plan->nsets / plan->tc_rows);
 		grid[1] = (unsigned)((n + cols - 1) / cols);
 		grid[2] = 1;
-		block[0] = 32, block[1] = (unsigned)(plan->tc_rows / plan->tc_wm * plan->tc_cols), block[2] = 1;
+		block[0] = 32, block[1] = (unsigned)s->by, block[2] = 1;
 		return;
 	}
 	int64_t cols = (int64_t)s->bx * s->v;
@@ -1095,6 +1095,14 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		snprintf(err, PTX_ERR_MAX, "unknown GPU target '%s'", sm);
 		return false;
 	}
+	/* wgmma exists on sm_90a only: a module with a wgmma kernel is for it */
+	bool wg = false;
+	for (int i = 0; i < nk; i++) {
+		if (strcmp(sm, "sm_90"))
+			ks[i].s.wg = 0;
+		ptx_plan(&ks[i].k, &ks[i].s, &ks[i].plan);
+		wg |= ks[i].plan.tc_wg;
+	}
 	pthread_once(&init_once, init_nvptx);
 	const char *triple = "nvptx64-nvidia-cuda";
 	LLVMTargetRef target;
@@ -1104,7 +1112,7 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		LLVMDisposeMessage(msg);
 		return false;
 	}
-	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, sm, "+ptx80", LLVMCodeGenLevelAggressive,
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, wg ? "sm_90a" : sm, "+ptx80", LLVMCodeGenLevelAggressive,
 	                                                  LLVMRelocDefault, LLVMCodeModelDefault);
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("patc", ctx);
@@ -1116,7 +1124,6 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 	LLVMDisposeTargetData(td);
 	unsigned readonly = LLVMGetEnumAttributeKindForName("readonly", 8);
 	for (int i = 0; i < nk; i++) {
-		ptx_plan(&ks[i].k, &ks[i].s, &ks[i].plan);
 		LowerHooks hooks = ptx_hooks(&ks[i].plan);
 		LLVMValueRef fn = lower_kernel(ctx, mod, &ks[i].k, &hooks);
 		LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);

@@ -56,6 +56,10 @@ typedef struct PtxSchedule {
 	int ksplit; /* parts the walk along k is split into (1: none) */
 	int stage;  /* > 0: stage X in shared memory (cp.async, two buffers) where it
 	             * applies; with bx = 0 (patc's choice), -1 turns it off */
+	int wg;     /* > 0: on sm_90, a staged tensor-core kernel whose kept tiles
+	             * give 64 rows the same k runs on Hopper's warpgroup mma
+	             * (wgmma, target sm_90a; see tc.c); else mma.sync, patc's
+	             * choice until wgmma has been measured on a GPU */
 } PtxSchedule;
 
 extern const PtxSchedule ptx_default_schedule;
@@ -97,6 +101,13 @@ typedef struct PtxPlan {
 	int64_t tc_steps;     /* tensor cores, staged: k steps of a block's walk (16 k,
 	                       * or 32 on the sparse tensor cores) */
 	const char *stage_why; /* tensor cores: why X is staged or not, for --explain */
+	bool tc_wg;           /* tensor cores, staged: a warpgroup of 4 warps per block,
+	                       * one wgmma.m64nNk16 (N = tc_wgn) a 16-k step, both
+	                       * operands read from shared memory by the tensor
+	                       * cores through descriptors (schedule wg > 0, sm_90) */
+	int tc_wgn;           /* tc_wg: the columns of the block, 64 tc_cols */
+	int tc_wgu;           /* tc_wg: 16-k wgmma a step (2 where the kept tiles' k
+	                       * loop is a multiple of 32 long, else 1) */
 } PtxPlan;
 
 /* The tensor-core mapping (tc.c), for a kernel whose dtype is f16 or bf16.
@@ -134,7 +145,14 @@ typedef struct PtxPlan {
  * aligned, as above but with 32-k steps of X alone: a block takes tc_rows
  * 16-row chunks of the m loop times tc_cols column slices, tc_wm chunks a
  * warp, and each warp reads its A fragments and metadata from global
- * memory. */
+ * memory.
+ *
+ * Hopper's warpgroup mma (tc_wg: schedule wg > 0 on sm_90): a staged
+ * kernel whose kept tiles give 64 rows the same k (tc_rows 4) runs one
+ * warpgroup per block over those 64 rows and tc_wgn columns, a step of
+ * 16 tc_wgu k being tc_wgu wgmma.mma_async.m64nNk16 that read the
+ * weights and X from the stage, laid out as 8 x 8 core matrices, through
+ * descriptors (tc.c); each warp holds its 16 rows' accumulators. */
 enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3, PTX_TC_WM = 2 };
 
 /* In emulation: the host runs the 32 lanes of a warp; each lane's mma
@@ -150,6 +168,13 @@ typedef void (*PtxEmuLdm)(const uint16_t *row, int32_t *out, int32_t trans);
  * compressed 16 x 16), b 4 words, c the accumulators, e the metadata (see
  * tc.c). */
 typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_t e, int32_t f16);
+/* In emulation, wgmma.mma_async (tc_wg): each lane passes the shared
+ * memory (smem, bytes long; the descriptors' addresses are offsets into
+ * it), the two descriptors, its tc_wgn / 2 accumulators c and info: the
+ * wgmma's N in bits 0-8, imm-trans-b in bit 9, the warp's place in its
+ * warpgroup in bits 10-11, f16 in bit 12; it gets back its rows of
+ * D = A B + C once all 32 lanes have passed theirs. */
+typedef void (*PtxEmuWgmma)(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info);
 
 /* Kernel k's weights as its plan takes them on the device, from the packed
  * Fractal-ELL values (nvalues floats) and the mask's index arrays: on CUDA
@@ -200,7 +225,8 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
                  const int32_t *const *index, float *c, PtxPlan *plan_out, char err[PTX_ERR_MAX]);
 
 /* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
- * writes is PTX_ISA_VERSION. */
+ * writes is PTX_ISA_VERSION; a module with a wgmma kernel (schedule wg,
+ * sm_90 only) is for sm_90a. */
 #define PTX_ISA_VERSION "8.0"
 bool ptx_target_known(const char *sm);
 
@@ -212,7 +238,8 @@ typedef struct PtxKernelSpec {
 } PtxKernelSpec;
 
 /* Lowers the kernels into one module for sm, optimises it at O3 and
- * prints it as PTX (*ptx, malloc'd; *llvm too when llvm is not NULL). */
+ * prints it as PTX (*ptx, malloc'd; *llvm too when llvm is not NULL).
+ * A schedule's wg is dropped on targets other than sm_90. */
 bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **llvm,
                  char err[PTX_ERR_MAX]);
 

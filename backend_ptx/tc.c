@@ -38,8 +38,9 @@ _Static_assert(PTX_TC_STAGES == 3, "--explain says the tensor-core stages are 3 
  * the sparse tensor cores 32 k, padded likewise: TC_ROW_SP). */
 enum { TC_ROW = 24, TC_ROW_SP = 40, TC_STAGE_BYTES = 48 << 10 };
 
-/* The k of one step of a staged walk: 16 (mma), 32 (mma.sp). */
-static int64_t step_k(const PtxPlan *plan) { return plan->tc_sp ? 32 : 16; }
+/* The k of one step of a staged walk: 16 (mma), 32 (mma.sp), 16 tc_wgu
+ * (wgmma). */
+static int64_t step_k(const PtxPlan *plan) { return plan->tc_sp ? 32 : plan->tc_wg ? 16 * plan->tc_wgu : 16; }
 
 /* Halves per row of a stage's X in layout nk. */
 static int64_t nk_row(const PtxPlan *plan) { return plan->tc_sp ? TC_ROW_SP : TC_ROW; }
@@ -51,10 +52,15 @@ static int64_t kn_row(const PtxPlan *plan) { return (int64_t)plan->tc_cols * PTX
 /* Halves of one stage: the weights' tc_rows x 16 rows (none on the sparse
  * tensor cores, which read the weights and the metadata from global
  * memory), then X. */
-static int64_t stage_a(const PtxPlan *plan) { return plan->tc_sp ? 0 : (int64_t)plan->tc_rows * 16 * TC_ROW; }
+static int64_t stage_a(const PtxPlan *plan)
+{
+	return plan->tc_sp ? 0 : (int64_t)plan->tc_rows * 16 * (plan->tc_wg ? step_k(plan) : TC_ROW);
+}
 static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	if (plan->tc_wg) /* core matrices, unpadded (see a_piece) */
+		return stage_a(plan) + step_k(plan) * cols;
 	return stage_a(plan) + (k->layout == PAT_LAYOUT_KN ? step_k(plan) * kn_row(plan) : cols * nk_row(plan));
 }
 
@@ -104,11 +110,26 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	plan->tc_rows = rows;
 	for (plan->tc_cols = cols; plan->tc_cols > 1 && PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES;)
 		plan->tc_cols /= 2; /* the buffers within a block's static shared memory */
-	plan->tc_steps = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / 16;
+	plan->stage = true;
+	if (s && s->wg > 0 && !plan->tc_sp && rows == 4) {
+		/* a warpgroup: 64 rows (4 chunks that keep the same k) x 64 tc_cols
+		 * columns, a chunk a warp; 32 k a step where the kept tiles have
+		 * them (two wgmma a barrier) */
+		plan->tc_wg = true;
+		plan->tc_wm = 1;
+		plan->tc_wgn = plan->tc_cols * PTX_TC_COLS;
+		plan->tc_wgu = lk->len % 32 ? 1 : 2;
+		_Static_assert(PTX_TC_STAGES * (4 * 16 * 32 + 32 * 2 * PTX_TC_COLS) * 2 <= TC_STAGE_BYTES,
+		               "wgmma's stages fit a block's static shared memory");
+		plan->stage_why = "X and the weights staged in shared memory (cp.async, 3 buffers) as 8 x 8 core matrices, "
+		                  "read by the tensor cores through wgmma's descriptors";
+	}
+	plan->tc_steps = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / step_k(plan);
 	for (int i = 0; i < lmi; i++)
 		if (!pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
 			plan->tc_steps *= ir->loops[i].nnz;
-	plan->stage = true;
+	if (plan->tc_wg)
+		return;
 	if (plan->tc_sp)
 		plan->stage_why = k->layout == PAT_LAYOUT_KN
 		                          ? "X staged in shared memory (cp.async, 3 buffers), B fragments read with "
@@ -168,7 +189,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
 	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
-	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0};
+	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0};
 	plan->group = -1;
 	plan->split = -1;
 	plan->nsplit = 1;
@@ -184,8 +205,13 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		}
 	}
 	tc_plan_stage(k, s, plan);
-	plan->s.by = plan->tc_rows / plan->tc_wm * plan->tc_cols;
+	plan->s.by = plan->tc_wg ? 4 : plan->tc_rows / plan->tc_wm * plan->tc_cols;
 	plan->s.stage = plan->stage;
+	plan->s.wg = plan->tc_wg;
+	if (plan->tc_wg)
+		plan->why = plan->tc_why = "tensor cores, Hopper's warpgroup mma: every kept tile of W is dense 64 x 16 "
+		                           "tiles, one wgmma.m64nNk16 per 16 k for a warpgroup's 64 rows and N columns, "
+		                           "f32 accumulators";
 	return true;
 }
 
@@ -204,6 +230,9 @@ typedef struct TcArg {
 	/* sparse, staged: allocas, the A fragments and metadata of the warp's
 	 * chunks for the step about to be computed (loaded a step ahead) */
 	LLVMValueRef spa[PTX_TC_WM][4], spm[PTX_TC_WM];
+	LLVMValueRef wg;         /* tc_wg: the wgmma step's inline asm, or (emulation) the global patc_emu_wgmma */
+	LLVMTypeRef wg_ty;
+	LLVMValueRef ewacc;      /* emulation, tc_wg: the accumulators passed to the host */
 } TcArg;
 
 /* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
@@ -414,7 +443,7 @@ static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step,
 	const int n = ir->nloops;
 	const PirLoop *lk = &ir->loops[n - 1];
 	const int lmi = n - (plan->tc_sp ? 3 : 2);
-	const int64_t per = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / 16;
+	const int64_t per = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / step_k(plan);
 	LLVMValueRef kstep = urem(c, step, per), rest = udiv(c, step, per);
 	LLVMValueRef d[PIR_MAX_LOOPS];
 	for (int i = lmi - 1; i >= 0; i--) {
@@ -445,9 +474,9 @@ static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step,
 		*row = r;
 		return;
 	}
-	*k = add(c, kk, mul(c, kstep, 16 * lk->comp[0].stride));
-	/* the step's weights start 16 k further along the row per step */
-	*row = add(c, mul(c, r, lk->len / 16), kstep);
+	*k = add(c, kk, mul(c, kstep, step_k(plan) * lk->comp[0].stride));
+	/* the step's weights start step_k further along the row per step */
+	*row = add(c, mul(c, r, lk->len / 16), mul(c, kstep, step_k(plan) / 16));
 }
 
 typedef struct Stage {
@@ -515,15 +544,35 @@ typedef struct IssueArg {
 	LLVMValueRef row, k;
 } IssueArg;
 
-/* Piece q of the weights: row q / 2 of the stage's tc_rows x 16, half q % 2. */
+/* Under wgmma (tc_wg) a stage holds its operands as 8 x 8 core matrices
+ * of 128 contiguous bytes, each 16-byte row of one the 8 halves a
+ * cp.async copies, per 16 k of the step (tc_wgu of them, the weights' of
+ * all first, then X's): the weights' 64 x 16 (K-major: core matrix (i, j) of
+ * rows 8i.., k 8j.. at (2 i + j) 64 halves, row r % 8 of it 8 (r % 8)
+ * further) and X's 16 x cols alike with i along the columns (core matrix
+ * (i, j) of columns 8i.., k 8j..; its rows are k in layout kn, which
+ * wgmma reads N-major, and columns in layout nk, K-major).  So the
+ * descriptors of both have the same strides, 128 bytes from a core matrix
+ * to the next along k (leading) and 256 along the rows or columns
+ * (stride), and piece q of a stage goes to halves 8 q: q % 8 is the row of
+ * its core matrix, q / 8 % 2 its k half, q / 16 its 8 rows or columns
+ * (WG_LBO, WG_SBO; the PTX ISA's canonical layouts without swizzling). */
+enum { WG_LBO = 128, WG_SBO = 256, WG_MAXU = 2 };
+
+/* Piece q of the weights: row q / 2 of the stage's tc_rows x 16, half q % 2
+ * (tc_wg: of 16 k q / 128 of the step, row 8 (q % 128 / 16) + q % 8, half
+ * q / 8 % 2, see above). */
 static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg)
 {
 	const IssueArg *ia = arg;
 	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].len;
-	(void)plan;
-	LLVMValueRef r = udiv(c, q, 2), h = urem(c, q, 2);
-	LLVMValueRef src = add(c, add(c, mul(c, r, len), mul(c, ia->row, 16)), mul(c, h, 8));
-	LLVMValueRef dst = add(c, ia->buf0, add(c, mul(c, r, TC_ROW), mul(c, h, 8)));
+	LLVMValueRef r = udiv(c, q, 2), h = urem(c, q, 2), row = ia->row;
+	if (plan->tc_wg) {
+		r = add(c, mul(c, udiv(c, urem(c, q, 128), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
+		row = add(c, row, udiv(c, q, 128));
+	}
+	LLVMValueRef src = add(c, add(c, mul(c, r, len), mul(c, row, 16)), mul(c, h, 8));
+	LLVMValueRef dst = add(c, ia->buf0, plan->tc_wg ? mul(c, q, 8) : add(c, mul(c, r, TC_ROW), mul(c, h, 8)));
 	tc_copy(c, plan, smem(c, st, dst), c->values, src, LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0));
 }
 
@@ -537,7 +586,20 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	const int64_t ks = plan->tc_sp ? 1 : k->ir->loops[k->ir->nloops - 1].comp[0].stride;
 	LLVMValueRef x0 = add(c, ia->buf0, i64c(c, stage_a(plan)));
 	LLVMValueRef kk, col, src, dst;
-	if (k->layout == PAT_LAYOUT_KN) {
+	if (plan->tc_wg) { /* see a_piece: 16 k u of the step, piece qq of them */
+		LLVMValueRef u = udiv(c, q, 2 * cols), qq = urem(c, q, 2 * cols);
+		LLVMValueRef r = urem(c, qq, 8), h = add(c, urem(c, udiv(c, qq, 8), 2), mul(c, u, 2)), i = udiv(c, qq, 16);
+		if (k->layout == PAT_LAYOUT_KN) {
+			kk = add(c, ia->k, mul(c, add(c, mul(c, h, 8), r), ks));
+			col = add(c, st->ncol, mul(c, i, 8));
+			src = add(c, mul(c, kk, k->N), col);
+		} else {
+			kk = add(c, ia->k, mul(c, h, 8));
+			col = add(c, st->ncol, add(c, mul(c, i, 8), r));
+			src = add(c, mul(c, col, k->K), kk);
+		}
+		dst = add(c, x0, mul(c, q, 8));
+	} else if (k->layout == PAT_LAYOUT_KN) {
 		LLVMValueRef i = udiv(c, q, cols / 8), p = urem(c, q, cols / 8);
 		kk = add(c, ia->k, mul(c, i, ks));
 		col = add(c, st->ncol, mul(c, p, 8));
@@ -578,7 +640,7 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k, NULL);
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 	if (!plan->tc_sp)
-		tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 32, st->nthreads, a_piece, &ia);
+		tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 2 * step_k(plan), st->nthreads, a_piece, &ia);
 	tc_pieces(c, plan, st, step_k(plan) / 8 * cols, st->nthreads, x_piece, &ia);
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
@@ -663,6 +725,74 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 	}
 }
 
+/* A wgmma descriptor of the operand at byte addr of shared memory, laid
+ * out as a_piece says (no swizzling): the address, the leading and the
+ * stride byte offsets, each without its 4 low bits, in bits 0-13, 16-29
+ * and 32-45. */
+static LLVMValueRef wg_desc(LowerCtx *c, LLVMValueRef addr)
+{
+	LLVMValueRef d = LLVMBuildLShr(c->b, LLVMBuildAnd(c->b, addr, i64c(c, 0x3FFFF), ""), i64c(c, 4), "");
+	return LLVMBuildOr(c->b, d, i64c(c, (int64_t)(WG_LBO >> 4) << 16 | (int64_t)(WG_SBO >> 4) << 32), "desc");
+}
+
+/* The warpgroup's wgmma of the step in buffer buf (tc_wg): the block's 64
+ * rows x tc_wgn columns, one wgmma per 16 k of the step, A and B read by
+ * the tensor cores from the stage; the warp's accumulators are those of
+ * its 16 rows (chunk wr). */
+static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf, LLVMValueRef wr)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	const int nacc = plan->tc_wgn / 2, u = plan->tc_wgu;
+	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
+	/* byte addresses in shared memory (emulated: offsets into the buffers) */
+	LLVMValueRef addr = plan->emulate ? mul(c, b0, 2) : LLVMBuildPtrToInt(c->b, smem(c, st, b0), c->i64, "");
+	LLVMValueRef desc[2 * WG_MAXU]; /* A and B of each 16 k */
+	for (int i = 0; i < u; i++) {
+		desc[2 * i] = wg_desc(c, add(c, addr, i64c(c, 2 * (stage_a(plan) / u) * i)));
+		desc[2 * i + 1] = wg_desc(c, add(c, addr, i64c(c, 2 * (stage_a(plan) + 16 * plan->tc_wgn * i))));
+	}
+	LLVMValueRef cv[64];
+	for (int i = 0; i < nacc; i++)
+		cv[i] = LLVMBuildLoad2(c->b, c->f32, a->acc[i / 4][i % 4], "");
+	if (plan->emulate) {
+		for (int i = 0; i < nacc; i++) {
+			LLVMValueRef ii = LLVMConstInt(c->i32, (unsigned)i, 0);
+			LLVMBuildStore(c->b, cv[i], LLVMBuildGEP2(c->b, c->f32, a->ewacc, &ii, 1, ""));
+		}
+		LLVMValueRef info = LLVMBuildTrunc(c->b, mul(c, wr, 1 << 10), c->i32, "");
+		info = LLVMBuildOr(c->b, info,
+		                   LLVMConstInt(c->i32,
+		                                (unsigned)plan->tc_wgn | (k->layout == PAT_LAYOUT_KN) << 9 |
+		                                        (k->dtype == PAT_F16) << 12,
+		                                0),
+		                   "info");
+		for (int i = 0; i < u; i++) {
+			LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->wg, "wgmma");
+			LLVMValueRef args[6] = {smem(c, st, i64c(c, 0)), i64c(c, PTX_TC_STAGES * stage_halves(k, plan) * 2),
+			                        desc[2 * i], desc[2 * i + 1], a->ewacc, info};
+			LLVMBuildCall2(c->b, a->wg_ty, fn, args, 6, "");
+		}
+		for (int i = 0; i < nacc; i++) {
+			LLVMValueRef ii = LLVMConstInt(c->i32, (unsigned)i, 0);
+			LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ewacc, &ii, 1, ""), ""),
+			               a->acc[i / 4][i % 4]);
+		}
+		return;
+	}
+	LLVMValueRef args[64 + 2 * WG_MAXU + 1];
+	for (int i = 0; i < nacc; i++)
+		args[i] = cv[i];
+	for (int i = 0; i < 2 * u; i++)
+		args[nacc + i] = desc[i];
+	args[nacc + 2 * u] = LLVMConstInt(c->i32, 1, 0);
+	LLVMValueRef d = LLVMBuildCall2(c->b, a->wg_ty, a->wg, args, (unsigned)(nacc + 2 * u + 1), "d");
+	unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
+	LLVMAddCallSiteAttribute(d, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, conv, 0));
+	for (int i = 0; i < nacc; i++)
+		LLVMBuildStore(c->b, LLVMBuildExtractValue(c->b, d, (unsigned)i, ""), a->acc[i / 4][i % 4]);
+}
+
 /* The warp's mma of the step in buffer buf: its tc_wm chunks of 16 rows
  * (warp row wr of the block) and its PTX_TC_COLS columns (slice wc). */
 static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf, LLVMValueRef lane, LLVMValueRef wr,
@@ -670,6 +800,10 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 {
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
+	if (plan->tc_wg) {
+		tc_wg_compute(c, a, st, buf, wr);
+		return;
+	}
 	if (plan->tc_sp) {
 		tc_sp_compute(c, a, st, buf, lane, wc);
 		return;
@@ -707,6 +841,13 @@ static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 		return; /* the lanes' copies are done; the warps run one after another */
 	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
 	ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
+	if (plan->tc_wg) { /* the copies' writes made visible to the tensor cores' reads (the async proxy) */
+		static const char fence[] = "fence.proxy.async.shared::cta;";
+		LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), NULL, 0, 0);
+		LLVMValueRef asm_ = LLVMGetInlineAsm(vt, fence, sizeof fence - 1, "~{memory}", 9, 1, 0,
+		                                     LLVMInlineAsmDialectATT, 0);
+		LLVMBuildCall2(c->b, vt, asm_, NULL, 0, "");
+	}
 	ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
 }
 
@@ -776,6 +917,60 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 	}
 }
 
+/* The wgmma step (tc_wg): one inline asm that orders the accumulators'
+ * registers before it (wgmma.fence), issues the tc_wgu wgmma of the step
+ * (D += A B, scale-d 1; B N-major, imm-trans-b 1, in layout kn), and
+ * waits for them, so that no other instruction touches the registers
+ * while they run; its operands the accumulators, then the descriptors of
+ * A and B of each 16 k, then scale-d.  Emulated, the global
+ * patc_emu_wgmma (PtxEmuWgmma), once per 16 k. */
+static void tc_wg_init(LowerCtx *c, TcArg *a)
+{
+	const PtxPlan *plan = a->plan;
+	const int nacc = plan->tc_wgn / 2, u = plan->tc_wgu;
+	if (plan->emulate) {
+		a->wg = LLVMGetNamedGlobal(c->mod, "patc_emu_wgmma");
+		if (!a->wg) {
+			a->wg = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_wgmma");
+			LLVMSetInitializer(a->wg, LLVMConstNull(c->ptr));
+		}
+		LLVMTypeRef params[6] = {c->ptr, c->i64, c->i64, c->i64, c->ptr, c->i32};
+		a->wg_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 6, 0);
+		a->ewacc = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)nacc), "ewacc");
+		return;
+	}
+	LLVMTypeRef f[64], params[64 + 2 * WG_MAXU + 1];
+	for (int i = 0; i < nacc; i++)
+		f[i] = params[i] = c->f32;
+	for (int i = 0; i < 2 * u; i++)
+		params[nacc + i] = c->i64;
+	params[nacc + 2 * u] = c->i32;
+	a->wg_ty = LLVMFunctionType(LLVMStructTypeInContext(c->ctx, f, (unsigned)nacc, 0), params,
+	                            (unsigned)(nacc + 2 * u + 1), 0);
+	const char *ty = c->k->dtype == PAT_F16 ? "f16" : "bf16";
+	char text[2048], cons[1024];
+	int at = snprintf(text, sizeof text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\nwgmma.fence.sync.aligned;\n",
+	                  2 * nacc + 2 * u);
+	for (int s = 0; s < u; s++) {
+		at += snprintf(text + at, sizeof text - (size_t)at, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+		               plan->tc_wgn, ty, ty);
+		for (int i = 0; i < nacc; i++)
+			at += snprintf(text + at, sizeof text - (size_t)at, "%s$%d", i ? "," : "", i);
+		at += snprintf(text + at, sizeof text - (size_t)at, "}, $%d, $%d, p, 1, 1, 0, %d;\n", 2 * nacc + 2 * s,
+		               2 * nacc + 2 * s + 1, c->k->layout == PAT_LAYOUT_KN);
+	}
+	snprintf(text + at, sizeof text - (size_t)at, "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}");
+	int cat = 0;
+	for (int i = 0; i < nacc; i++)
+		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "=f,");
+	for (int i = 0; i < nacc; i++)
+		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "%d,", i);
+	for (int i = 0; i < 2 * u; i++)
+		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "l,");
+	snprintf(cons + cat, sizeof cons - (size_t)cat, "r");
+	a->wg = LLVMGetInlineAsm(a->wg_ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+}
+
 void ptx_tc_body(LowerCtx *c)
 {
 	const PtxPlan *plan = c->backend;
@@ -788,8 +983,10 @@ void ptx_tc_body(LowerCtx *c)
 	a.g = LLVMBuildUDiv(c->b, lane, i64c(c, 4), "g");
 	a.t = LLVMBuildURem(c->b, lane, i64c(c, 4), "t");
 	/* the block's warps: tc_rows / tc_wm of tc_wm chunks of rows each x tc_cols
-	 * column slices */
-	LLVMValueRef wr = udiv(c, warp, plan->tc_cols), wc = urem(c, warp, plan->tc_cols);
+	 * column slices; a warpgroup (tc_wg): a chunk each, all the columns */
+	LLVMValueRef wr = plan->tc_wg ? warp : udiv(c, warp, plan->tc_cols);
+	LLVMValueRef wc = plan->tc_wg ? i64c(c, 0) : urem(c, warp, plan->tc_cols);
+	const int tiles = plan->tc_wg ? plan->tc_wgn / 8 : PTX_TC_TILES; /* 8-column tiles a chunk of the warp's */
 	LLVMValueRef ncol = add(c, c->n0, mul(c, cy, (int64_t)plan->tc_cols * PTX_TC_COLS));
 	a.nb = LLVMBuildNSWAdd(c->b, ncol, mul(c, wc, PTX_TC_COLS), "nb");
 	LLVMBasicBlockRef done = NULL;
@@ -823,7 +1020,7 @@ void ptx_tc_body(LowerCtx *c)
 	}
 
 	LLVMValueRef zero = LLVMConstReal(c->f32, 0.0);
-	for (int j = 0; j < plan->tc_wm * PTX_TC_TILES; j++)
+	for (int j = 0; j < plan->tc_wm * tiles; j++)
 		for (int e = 0; e < 4; e++) {
 			a.acc[j][e] = lower_entry_alloca(c, c->f32, "acc");
 			LLVMBuildStore(c->b, zero, a.acc[j][e]);
@@ -835,7 +1032,9 @@ void ptx_tc_body(LowerCtx *c)
 			a.spa[ci][e] = lower_entry_alloca(c, c->i32, "spa");
 		a.spm[ci] = lower_entry_alloca(c, c->i32, "spm");
 	}
-	if (plan->emulate) {
+	if (plan->tc_wg) {
+		tc_wg_init(c, &a);
+	} else if (plan->emulate) {
 		a.mma = LLVMGetNamedGlobal(c->mod, "patc_emu_mma");
 		if (!a.mma) {
 			a.mma = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_mma");
@@ -887,7 +1086,7 @@ void ptx_tc_body(LowerCtx *c)
 		Stage st = {.ncol = ncol};
 		tc_stage_init(c, plan, &st);
 		st.tid = plan->emulate ? lane : add(c, mul(c, warp, 32), lane);
-		st.nthreads = plan->emulate ? 32 : 32 * (int64_t)(plan->tc_rows / plan->tc_wm) * plan->tc_cols;
+		st.nthreads = plan->emulate ? 32 : 32 * (int64_t)plan->s.by;
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];
 		LLVMValueRef row, m, kk;
@@ -919,7 +1118,7 @@ void ptx_tc_body(LowerCtx *c)
 			                                     add(c, a.g, i64c(c, r))),
 			                                 i64c(c, lm->len), ""),
 			                   "");
-		for (int j = 0; j < PTX_TC_TILES; j++)
+		for (int j = 0; j < tiles; j++)
 			for (int e = 0; e < 2; e++) {
 				LLVMValueRef col = LLVMBuildNSWAdd(
 					c->b, a.nb,
@@ -933,7 +1132,7 @@ void ptx_tc_body(LowerCtx *c)
 				LLVMValueRef at = k->layout == PAT_LAYOUT_KN
 				                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "")
 				                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->M), ""), m, "");
-				LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, a.acc[ci * PTX_TC_TILES + j][2 * h + e], ""),
+				LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, a.acc[ci * tiles + j][2 * h + e], ""),
 				               LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 				LLVMBuildBr(c->b, next);
 				LLVMPositionBuilderAtEnd(c->b, next);

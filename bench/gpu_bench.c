@@ -1,7 +1,7 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--narrow]
- *             [--shapes=I,J,..] [--no-tc | --tc-only] [--seconds=S]
+ *             [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--seconds=S]
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
@@ -12,7 +12,10 @@
  * cuBLAS GemmEx in bf16 (f32 accumulation); --tc-only runs only those.
  * --no-stage turns off staging X in shared memory on both paths; --narrow
  * keeps patc's schedules but at most 4 rows a thread (no wide register
- * tiles on CUDA cores), to compare them with the wide tiles.  Every
+ * tiles on CUDA cores), to compare them with the wide tiles; --wgmma runs
+ * the tensor-core kernels that qualify (64x64 blocks) on Hopper's
+ * warpgroup mma (sm_90 only; the CSV's method then says patc-wgmma for
+ * them).  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); a wrong result stops the benchmark.  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense
@@ -132,7 +135,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
-		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--seconds=S]\n");
+		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--seconds=S]\n");
 		return 2;
 	}
 	const char *stdlib = argv[1], *sm = "sm_90";
@@ -152,6 +155,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--no-stage")) {
 			sched.stage = -1;
+		} else if (!strcmp(argv[i], "--wgmma")) {
+			sched.wg = 1;
 		} else if (!strncmp(argv[i], "--seconds=", 10)) {
 			char *end;
 			seconds = strtod(argv[i] + 10, &end);
@@ -184,6 +189,10 @@ int main(int argc, char **argv)
 	}
 	if (!with_tc && !with_fp32) {
 		fprintf(stderr, "gpu_bench: --no-tc and --tc-only leave nothing to measure\n");
+		return 2;
+	}
+	if (sched.wg && strcmp(sm, "sm_90")) {
+		fprintf(stderr, "gpu_bench: --wgmma is for --sm=sm_90\n");
 		return 2;
 	}
 	if (narrow && sched.bx) {
@@ -300,14 +309,15 @@ int main(int argc, char **argv)
 					sp[s][si][p] = *base / r.kernel_us;
 					Floor f = floor_of(have_ceil ? &ceilings : NULL, rate, r.flops, r.bytes, r.kernel_us);
 					fl[s][si][p] = f.frac;
-					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,patc,%s,%.2f,%.3f,%s\n", sh->name, (long long)M,
-					        (long long)K, (long long)N, sparsities[s], name, dt, r.kernel_us, sp[s][si][p], f.csv);
+					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,%s,%s,%.2f,%.3f,%s\n", sh->name, (long long)M,
+					        (long long)K, (long long)N, sparsities[s], name, r.plan.tc_wg ? "patc-wgmma" : "patc", dt,
+					        r.kernel_us, sp[s][si][p], f.csv);
 					fflush(csv);
-					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s\n",
+					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s%s\n",
 					        sh->name, sparsities[s], name, r.kernel_us, sp[s][si][p], dt, *base,
 					        r.rel_err, r.plan.s.bx, r.plan.s.by, r.plan.s.v, r.plan.s.r, r.plan.s.ksplit,
 					        r.plan.atomic ? " atomic" : "", r.plan.xvec ? " xvec" : "", r.plan.wk ? " wk" : "",
-					        r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "");
+					        r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "", r.plan.tc_wg ? " wgmma" : "");
 				}
 				free(values);
 				prune_mask_free(&pm);

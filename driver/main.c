@@ -55,6 +55,7 @@ typedef struct Options {
 	bool emit_llvm, emit_asm; /* beside the object: DIR/BASE.ll, DIR/BASE.s */
 	bool mask;     /* --mask: add the dense mask to --emit=weights */
 	bool run;      /* --run: time each op's kernel beside OpenBLAS */
+	bool wgmma;    /* --wgmma: sm_90 tensor-core kernels on wgmma where they qualify */
 	int threads;   /* --threads, 0: all cores */
 	PatRank rank;  /* --rank: default ranking of perforations */
 	const char *dump_after; /* a primitive name or "all" */
@@ -160,6 +161,10 @@ static void usage(FILE *f)
 	      "                     sm_89, sm_90; GPU targets check the GPU legality rules and\n"
 	      "                     compile to PTX (fp32 on CUDA cores; ops of dtype f16 or\n"
 	      "                     bf16 whose kept tiles are dense 16 x 16 on tensor cores)\n"
+	      "  --wgmma            sm_90: tensor-core kernels whose kept tiles give 64 rows\n"
+	      "                     the same k run on Hopper's warpgroup mma (wgmma, PTX for\n"
+	      "                     sm_90a) instead of mma.sync; checked on the host emulator\n"
+	      "                     and by ptxas, not yet measured on a GPU\n"
 	      "  -o PATH            write the output to PATH (atomically) instead of stdout;\n"
 	      "                     without --emit/--explain/--run, PATH is a directory that gets\n"
 	      "                     BASE.o (the kernels), BASE.h (their C ABI) and\n"
@@ -277,6 +282,8 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->mask = true;
 		} else if (!strcmp(a, "--run")) {
 			o->run = true;
+		} else if (!strcmp(a, "--wgmma")) {
+			o->wgmma = true;
 		} else if (!strncmp(a, "--threads=", 10)) {
 			char *end;
 			long t = strtol(a + 10, &end, 10);
@@ -452,6 +459,10 @@ static int parse_args(int argc, char **argv, Options *o)
 		return usage_error("%s", "--run prints its own report; leave out --explain and --emit");
 	if (o->emit_asm && o->gpu)
 		return usage_error("%s", "-o DIR writes the PTX on GPU targets; --emit=asm is for x86-64");
+	if (o->wgmma && strcmp(o->target, "sm_90"))
+		return usage_error("%s", "--wgmma is for --target=sm_90 (wgmma is Hopper's)");
+	if (o->wgmma && o->search)
+		return usage_error("%s", "--search chooses the kernels' schedules itself; leave out --wgmma");
 	return PATC_EXIT_OK;
 }
 
@@ -515,12 +526,23 @@ static const char *target_cpu(const char *target)
 }
 
 /* --explain on a GPU target: the kernel's path and mapping. */
-static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm)
+static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wgmma)
 {
 	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
 	PtxPlan plan;
-	ptx_plan(&lk, NULL, &plan);
+	const PtxSchedule given = {.wg = wgmma};
+	ptx_plan(&lk, &given, &plan);
 	const PtxSchedule *s = &plan.s;
+	if (plan.tc_wg) {
+		sb_printf(out, "  GPU kernel for %s (PTX for sm_90a): %s\n", sm, plan.tc_why);
+		sb_printf(out, "    mapping: a block is a warpgroup of 4 warps per 64 rows of a kept tile's m loop and %d "
+		               "columns (wgmma.m64n%dk16), a warp's accumulators 16 of the rows; %lld row sets; X and W in "
+		               "%s, C in f32%s\n",
+		          plan.tc_wgn, plan.tc_wgn, (long long)plan.nsets, pat_dtype_names[op->dtype],
+		          plan.zero ? "; C is zeroed before the launch" : "");
+		sb_printf(out, "    %s\n", plan.stage_why);
+		return;
+	}
 	if (plan.tc) {
 		sb_printf(out, "  GPU kernel for %s: %s\n", sm, plan.tc_why);
 		sb_printf(out, "    mapping: a warp per %d rows of a kept tile's m loop and %d columns; blocks of %d x %d warps "
@@ -557,8 +579,14 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	program_base(o->input, base, sizeof base);
 	if (o->gpu) {
 		char cerr[512];
-		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, NULL, o->emit_llvm,
-		                           cerr);
+		PtxSchedule *scheds = calloc((size_t)prog->nops + 1, sizeof *scheds); /* patc's, but wg */
+		if (!scheds)
+			util_ice(__FILE__, __LINE__, "out of memory");
+		for (int i = 0; i < prog->nops; i++)
+			scheds[i].wg = o->wgmma;
+		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, scheds,
+		                           o->emit_llvm, cerr);
+		free(scheds);
 		if (rc != PATC_EXIT_OK)
 			fprintf(stderr, "patc: error: %s\n", cerr);
 		return rc;
@@ -863,7 +891,7 @@ int main(int argc, char **argv)
 			sb_puts(&out, i ? "\n" : "");
 			explain_op(&out, op, &diag, p);
 			if (o.gpu)
-				explain_gpu(&out, op, o.target);
+				explain_gpu(&out, op, o.target, o.wgmma);
 		} else if (o.emit_pir) {
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
@@ -914,7 +942,7 @@ int main(int argc, char **argv)
 	} else if (o.run && o.gpu) {
 		char err[512];
 		int code;
-		if (!run_ops_gpu(&prog, pruned, o.target, &out, err, &code)) {
+		if (!run_ops_gpu(&prog, pruned, o.target, o.wgmma, &out, err, &code)) {
 			fputs(out.data ? out.data : "", stdout);
 			fprintf(stderr, "patc: error: %s\n", err);
 			rc = code;

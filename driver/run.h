@@ -10,11 +10,11 @@
  * weight, and reports the timing.  False with err on failure. */
 bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512]);
 
-/* --run on a GPU target: the ops' kernels for sm (sm_80..) through the
- * CUDA driver, each checked against a float64 reference (C poisoned
+/* --run on a GPU target: the ops' kernels for sm (sm_80..; wgmma: on
+ * Hopper's warpgroup mma where they qualify) through the CUDA driver, each checked against a float64 reference (C poisoned
  * first) and timed beside cuBLAS.  False with err and *code: PATC_EXIT_ENV
  * for no driver or GPU, PATC_EXIT_INTERNAL for a wrong result. */
-bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, StrBuf *out, char err[512],
-                 int *code);
+bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, bool wgmma, StrBuf *out,
+                 char err[512], int *code);
 
 #endif

@@ -43,6 +43,7 @@ typedef struct KernelSchedule {
 	 * block, columns and rows per thread, parts of the walk along k; bx 0:
 	 * patc's choice, else all of them given */
 	int bx, by, v, r, ksplit;
+	int wg; /* GPU, sm_90: 1 the tensor-core kernel on wgmma where it qualifies (PtxSchedule's wg) */
 } KernelSchedule;
 
 typedef struct LowerKernel {

@@ -537,7 +537,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const KernelSchedule *ks = &p->sched; /* bx 0: patc's mapping (stage -1: without staging) */
-	PtxSchedule sched = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage};
+	PtxSchedule sched = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg};
 	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, sched,
 	                 20, baseline, 64, baseline ? 0 : p->stop_us};
 	const char *slow = getenv("PATC_SEARCH_INJECT");
@@ -1047,7 +1047,7 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			const KernelSchedule *cs = &r->c[cur].sched;
 			const Pir ir = r->c[cur].ir; /* a copy: measuring a variant may move r->c */
 			LowerKernel lk = {&ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
-			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage}, alts[4];
+			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage, cs->wg}, alts[4];
 			PtxPlan plan;
 			ptx_plan(&lk, &given, &plan);
 			if (plan.tc && knob != 3)
@@ -1069,6 +1069,9 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				if (!plan.tc)
 					alts[na] = now, alts[na++].ksplit = plan.nsplit > 1 ? 1 : 2;
 				alts[na] = now, alts[na++].stage = !now.stage;
+				/* on Hopper, wgmma (or mma.sync) where the kernel qualifies */
+				if (plan.tc && !strcmp(b->p.sm, "sm_90"))
+					alts[na] = now, alts[na++].wg = !now.wg;
 			}
 			const int from = cur;
 			for (int a = 0; a < na; a++) {
@@ -1083,8 +1086,8 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				/* the schedule as the plan applies it (rows and blocks that
 				 * divide the loops): what the kernel runs and the log says */
 				KernelSchedule v = r->c[from].sched;
-				if (plan.tc) /* patc's mapping, staged or not */
-					v.bx = v.by = v.v = v.r = v.ksplit = 0, v.stage = ap.stage ? 1 : -1;
+				if (plan.tc) /* patc's mapping, staged or not, on wgmma or not */
+					v.bx = v.by = v.v = v.r = v.ksplit = 0, v.stage = ap.stage ? 1 : -1, v.wg = ap.tc_wg;
 				else
 					v.bx = ap.s.bx, v.by = ap.s.by, v.v = ap.s.v, v.r = ap.s.r, v.ksplit = (int)ap.nsplit,
 					v.stage = ap.stage;

@@ -12,7 +12,7 @@ gpu_patterns=("block(8, 8, 25%)" "block(32, 32, 25%)" "nm(2, 4)" "nm(1, 4)" "nm(
 # not 2:4).
 gpu_tc_patterns=("block(16, 16, 50%)|bf16|kn" "block(32, 32, 25%)|bf16|kn" "block(32, 32, 25%)|f16|kn"
 	"block(64, 64, 25%)|bf16|kn" "block(32, 32, 25%)|bf16|nk" "block(16, 16, 50%)|f16|nk" "nm(2, 4)|bf16|kn"
-	"nm(2, 4)|f16|nk" "hybrid(32, 32, 50%, 2, 4)|bf16|kn" "nm(1, 4)|bf16|kn")
+	"nm(2, 4)|f16|nk" "hybrid(32, 32, 50%, 2, 4)|bf16|kn" "nm(1, 4)|bf16|kn" "block(64, 64, 50%)|f16|nk")
 
 # gpu_programs DIR SEEDS SHAPE...: writes DIR/sI_kn.pat and DIR/sI_nk.pat for
 # the I-th "M K N" shape; SEEDS=fixed seeds the weights by op, SEEDS=fresh

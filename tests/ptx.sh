@@ -31,16 +31,35 @@ if [ -z "$ptxas" ]; then
 	echo "SKIPPED: ptxas not found (install the CUDA toolkit or put ptxas on PATH); PTX not assembled"
 else
 	for f in "$tmp"/s*.pat; do
-		for sm in sm_80 sm_90; do
-			out=$tmp/out_$(basename "$f" .pat)_$sm
-			if ! "$patc" "$f" --target=$sm -o "$out" 2>"$tmp/err"; then
-				bad "patc $(basename "$f") --target=$sm: $(grep error "$tmp/err" | head -3)"
+		# sm_90w: the 16-bit ops with --wgmma, PTX for sm_90a
+		for sm in sm_80 sm_90 sm_90w; do
+			base=$(basename "$f" .pat)
+			target=$sm arch=$sm opts=""
+			if [ $sm = sm_90w ]; then
+				case $base in *_tc) ;; *) continue ;; esac
+				target=sm_90 arch=sm_90a opts=--wgmma
+			fi
+			out=$tmp/out_${base}_$sm
+			if ! "$patc" "$f" --target=$target $opts -o "$out" 2>"$tmp/err"; then
+				bad "patc $(basename "$f") --target=$target $opts: $(grep error "$tmp/err" | head -3)"
 				continue
 			fi
-			base=$(basename "$f" .pat)
-			if ! "$ptxas" -arch=$sm -v "$out/$base.ptx" -o "$out/$base.cubin" 2>"$tmp/log"; then
-				bad "ptxas -arch=$sm $(basename "$f"): $(head -5 "$tmp/log")"
+			if ! "$ptxas" -arch=$arch -v "$out/$base.ptx" -o "$out/$base.cubin" 2>"$tmp/log"; then
+				bad "ptxas -arch=$arch $(basename "$f"): $(head -5 "$tmp/log")"
 				continue
+			fi
+			if [ $sm = sm_90w ]; then
+				# the block(64, 64) ops on wgmma where X is staged (768/768/512:
+				# its rows are 16-byte aligned in both layouts), and ptxas with
+				# nothing to say of them (it warns where it must serialise them)
+				wg=$(grep -c "wgmma.mma_async.sync.aligned.m64n" "$out/$base.ptx" || true)
+				if [ $base = s0_tc ]; then
+					[ "$wg" -gt 0 ] && grep -q "^\.target sm_90a" "$out/$base.ptx" || { bad "$base $sm: no wgmma"; continue; }
+				fi
+				if grep -i "warning" "$tmp/log" >"$tmp/warn"; then
+					bad "$base $sm: ptxas warns: $(head -2 "$tmp/warn")"
+					continue
+				fi
 			fi
 			kernels=$(grep -c "Compiling entry function" "$tmp/log" || true)
 			want=${#patterns[@]}
@@ -73,7 +92,7 @@ else
 			ok
 		done
 	done
-	echo "ptxas ($("$ptxas" --version | tail -1)): $((pass)) modules (${#patterns[@]} kernels each, ${#gpu_tc_patterns[@]} in the 16-bit ones) assembled without spills"
+	echo "ptxas ($("$ptxas" --version | tail -1)): $((pass)) modules (${#patterns[@]} kernels each, ${#gpu_tc_patterns[@]} in the 16-bit ones, also with --wgmma for sm_90a) assembled without spills"
 fi
 
 # the patterns GPU targets refuse: a diagnostic and exit 1, no output

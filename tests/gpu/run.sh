@@ -93,12 +93,18 @@ done
 for s in "${!shapes[@]}"; do
 	read -r M K N <<<"${shapes[$s]}"
 	f=$tmp/s${s}_tc.pat
-	for target in $sm sm_80; do
+	# sm_90w: on Hopper, again with --wgmma (the 64 x 64 blocks on wgmma)
+	for target in $sm sm_80 sm_90w; do
 		[ $target = sm_80 ] && [ $s -ne 1 ] && continue
-		if "$bin/patc" "$f" --target=$target --run >"$tmp/log" 2>"$tmp/err"; then
+		opts="--target=$target"
+		if [ $target = sm_90w ]; then
+			[ $sm = sm_90 ] || continue
+			opts="--target=sm_90 --wgmma"
+		fi
+		if "$bin/patc" "$f" $opts --run >"$tmp/log" 2>"$tmp/err"; then
 			checked=$((checked + ${#gpu_tc_patterns[@]}))
 		else
-			echo "FAIL: $M/$K/$N 16-bit ops $target: $(grep -E 'error' "$tmp/err" | head -3)"
+			echo "FAIL: $M/$K/$N 16-bit ops $opts: $(grep -E 'error' "$tmp/err" | head -3)"
 			fail=$((fail + 1))
 		fi
 		awk -v s="$M/$K/$N" -v t=$target '
@@ -146,6 +152,14 @@ tc_flag=""
 awk -v a="$tc_staged" -v b="$tc_plain" 'BEGIN {exit !(b > a)}' && tc_flag=--no-stage
 echo "tensor cores (bf16), staged: ${tc_staged}x, plain: ${tc_plain}x (the same shapes);" \
 	"the benchmark runs ${tc_flag:-with staging}" | tee -a "$out/gpu_stage.txt"
+# on Hopper, the 64 x 64 blocks on wgmma (--wgmma) against mma.sync
+if [ $sm = sm_90 ] && [ -z "$tc_flag" ]; then
+	tc_wg=$("$bin/gpu_bench" "$root/stdlib" "$tmp/g.csv" --sm=$sm --shapes=3,1,8 --tc-only --wgmma 2>"$tmp/wg.log" | score)
+	grep -E "block64" "$tmp/wg.log" | sed 's/^/  /' | tee -a "$out/gpu_stage.txt"
+	awk -v a="$tc_staged" -v b="$tc_wg" 'BEGIN {exit !(b > a)}' && tc_flag=--wgmma
+	echo "tensor cores (bf16) with the 64 x 64 blocks on wgmma: ${tc_wg}x (the same shapes);" \
+		"the benchmark runs ${tc_flag:-with mma.sync}" | tee -a "$out/gpu_stage.txt"
+fi
 # patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged
 # and the grid fills the GPU) against at most 4 rows a thread, on two
 # shapes where they apply

@@ -56,8 +56,8 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
  * and one with wide blocks. */
 START_TEST(mapping_matches_reference)
 {
-	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0},  {64, 2, 3, 5, 3, 0},
-	                                     {16, 2, 8, 16, 1, 1}, {32, 4, 4, 4, 2, 1}};
+	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0},  {64, 2, 3, 5, 3, 0, 0},
+	                                     {16, 2, 8, 16, 1, 1, 0}, {32, 4, 4, 4, 2, 1, 0}};
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
 	int wstaged = 0;
 	for (int p = 0; p < NPATTERNS; p++)
@@ -346,6 +346,68 @@ START_TEST(tc_sp_metadata_checked)
 }
 END_TEST
 
+/* Hopper's warpgroup mma (schedule wg): patterns whose kept tiles give 64
+ * rows the same k, on shapes no tile divides, bf16 and f16, both layouts,
+ * a block of 64 and of 128 columns (the wgmma's N), steps of 16 k and of
+ * 32 (two wgmma a barrier), on the emulator, which
+ * reads both operands through the kernel's descriptors as the PTX ISA
+ * lays them out; the PTX (sm_90a) names the wgmma, and on sm_80 the
+ * schedule's wg is dropped.  Patterns with fewer rows sharing k keep
+ * mma.sync. */
+START_TEST(tc_wgmma_matches_reference)
+{
+	static const char *const pats[] = {"apply block(64, 64, 50%);", "apply block(64, 32, 25%);",
+	                                   "apply block(128, 16, 50%);"};
+	static const int64_t wshapes[][3] = {{200, 136, 72}, {130, 64, 200}, {64, 72, 40}};
+	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
+	static const PtxSchedule wg = {.wg = 1};
+	int checked = 0, narrow = 0, onestep = 0;
+	for (size_t p = 0; p < sizeof pats / sizeof *pats; p++)
+		for (size_t s = 0; s < sizeof wshapes / sizeof *wshapes; s++)
+			for (int d = 0; d < 2; d++) {
+				Arena arena;
+				arena_init(&arena);
+				Program prog = compile_typed(&arena, pats[p], wshapes[s], pat_dtype_names[dts[d]]);
+				for (int l = 0; l < 2; l++) {
+					PtxPlan plan;
+					double e = emulate_tc(&prog.ops[0], dts[d], l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, &wg, &plan);
+					ck_assert_msg(plan.tc_wg && plan.stage, "%s: %s", pats[p], plan.stage_why);
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, %s, layout %s, wgmma n%d: %g", pats[p],
+					              (long long)wshapes[s][0], (long long)wshapes[s][1], (long long)wshapes[s][2],
+					              pat_dtype_names[dts[d]], l ? "nk" : "kn", plan.tc_wgn, e);
+					narrow += plan.tc_wgn == 64;
+					onestep += plan.tc_wgu == 1;
+					checked++;
+				}
+				arena_free(&arena);
+			}
+	ck_assert_int_eq(checked, 3 * 3 * 2 * 2);
+	ck_assert(narrow > 0 && narrow < checked);
+	ck_assert(onestep > 0 && onestep < checked); /* steps of one wgmma and of two (32 k) */
+
+	Arena arena;
+	arena_init(&arena);
+	Program prog = compile_typed(&arena, pats[0], wshapes[0], "bf16");
+	static const char *const sms[] = {"sm_90", "sm_80"};
+	for (int t = 0; t < 2; t++) {
+		PtxKernelSpec spec = {.k = {prog.ops[0].ir, 200, 136, 72, PAT_LAYOUT_KN, "wg", 1, PAT_BF16, {0}}, .s = wg};
+		char *ptx, err[PTX_ERR_MAX];
+		ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
+		ck_assert_msg((strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") != NULL) == !t, "%s",
+		              sms[t]);
+		ck_assert((strstr(ptx, ".target sm_90a") != NULL) == !t);
+		ck_assert(spec.plan.tc_wg == !t);
+		free(ptx);
+	}
+	Program narrow32 = compile_typed(&arena, "apply block(32, 32, 25%);", wshapes[0], "bf16");
+	LowerKernel lk = {narrow32.ops[0].ir, 200, 136, 72, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
+	PtxPlan plan;
+	ptx_plan(&lk, &wg, &plan);
+	ck_assert(plan.tc && !plan.tc_wg);
+	arena_free(&arena);
+}
+END_TEST
+
 /* Which kernels take the tensor cores: 16-bit ops whose kept tiles are dense
  * 16 x 16 tiles; the others say why not. */
 START_TEST(tc_choice)
@@ -403,6 +465,7 @@ int main(void)
 	tcase_add_test(tc, no_driver);
 	tcase_add_test(tc, tc_mapping_matches_reference);
 	tcase_add_test(tc, tc_sp_metadata_checked);
+	tcase_add_test(tc, tc_wgmma_matches_reference);
 	tcase_add_test(tc, tc_choice);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
