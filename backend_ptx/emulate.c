@@ -442,12 +442,15 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		if (wgmma)
 			*wgmma = emu_wgmma;
 		warp = w;
-		for (unsigned cx = 0; ok && cx < grid[0]; cx++)
-			for (unsigned cy = 0; ok && cy < grid[1]; cy++)
-				for (unsigned ty = 0; ok && ty < block[1]; ty++) {
-					*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy, *ids.tid_y = (int32_t)ty;
-					ok = run_warp(w, &ids, err);
-				}
+		for (unsigned cz = 0; ok && cz < grid[2]; cz++)
+			for (unsigned cx = 0; ok && cx < grid[0]; cx++)
+				for (unsigned cy = 0; ok && cy < grid[1]; cy++)
+					for (unsigned ty = 0; ok && ty < block[1]; ty++) {
+						if (ids.ctaid_z)
+							*ids.ctaid_z = (int32_t)cz;
+						*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy, *ids.tid_y = (int32_t)ty;
+						ok = run_warp(w, &ids, err);
+					}
 		warp = NULL;
 		pthread_mutex_unlock(&one_at_a_time);
 		if (!ok && w->stuck) /* lanes stay blocked on w's semaphores and in the kernel's code: both are kept */

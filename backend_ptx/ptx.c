@@ -334,7 +334,7 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 		const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 		grid[0] = (unsigned)(plan->nsets / plan->tc_rows);
 		grid[1] = (unsigned)((n + cols - 1) / cols);
-		grid[2] = 1;
+		grid[2] = (unsigned)plan->nsplit; /* split-K's parts */
 		block[0] = 32, block[1] = (unsigned)s->by, block[2] = 1;
 		return;
 	}

@@ -64,6 +64,30 @@ static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
 	return stage_a(plan) + (k->layout == PAT_LAYOUT_KN ? step_k(plan) * kn_row(plan) : cols * nk_row(plan));
 }
 
+/* Blocks the GPU should have to be busy: two of 4 warps a multiprocessor
+ * (132 on an H100 or H200); and the fewest steps a part of a split walk
+ * takes, so that its pipeline fills. */
+enum { TC_FILL_BLOCKS = 2 * 132, TC_SPLIT_STEPS = 4, TC_MAX_SPLIT = 8 };
+
+/* Split-K for a staged plan whose grid would leave the GPU idle: the
+ * block's walk of tc_steps steps in nsplit parts of split_chunk steps
+ * (over blockIdx.z), each adding its sums into a zeroed C with atomics. */
+static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
+{
+	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	const int64_t blocks = plan->nsets / plan->tc_rows * ((k->N + cols - 1) / cols);
+	int64_t parts = (TC_FILL_BLOCKS + blocks - 1) / blocks;
+	if (parts > plan->tc_steps / TC_SPLIT_STEPS)
+		parts = plan->tc_steps / TC_SPLIT_STEPS;
+	if (parts > TC_MAX_SPLIT)
+		parts = TC_MAX_SPLIT;
+	if (parts < 2)
+		return;
+	plan->split_chunk = (plan->tc_steps + parts - 1) / parts;
+	plan->nsplit = (plan->tc_steps + plan->split_chunk - 1) / plan->split_chunk; /* none empty */
+	plan->atomic = plan->zero = true;
+}
+
 /* Fills the staging fields of a tensor-core plan: whether X can be staged
  * (16-byte aligned rows), the block's shape and its walk's length. */
 static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
@@ -128,6 +152,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	for (int i = 0; i < lmi; i++)
 		if (!pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
 			plan->tc_steps *= ir->loops[i].nnz;
+	tc_plan_split(k, plan);
 	if (plan->tc_wg)
 		return;
 	if (plan->tc_sp)
@@ -485,6 +510,7 @@ typedef struct Stage {
 	int64_t nthreads;                /* threads copying: the block's (emulated: the warp's) */
 	LLVMValueRef ncol;               /* the block's first column */
 	LLVMValueRef digit[PIR_MAX_LOOPS];
+	LLVMValueRef begin, end;         /* the steps of the block's walk (its part of a split walk) */
 	LLVMValueRef ldm;                /* emulation: the global patc_emu_ldm */
 	LLVMTypeRef ldm_ty;
 	LLVMValueRef eo;                 /* emulation: ldmatrix's result */
@@ -633,7 +659,7 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 	const LowerKernel *k = c->k;
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "issue");
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "issued");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, i64c(c, plan->tc_steps), ""), body, next);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, st->end, ""), body, next);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	IssueArg ia = {.buf0 = mul(c, buf, stage_halves(k, plan))};
 	LLVMValueRef m;
@@ -858,30 +884,35 @@ static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
  * addresses wait on an index load, which the mma then overlap).
  * PTX_TC_STAGES steps an iteration, so that each step's buffers are
  * constants (its shared-memory addresses immediates); where they do not
- * divide the walk, the last iteration stops after the last step. */
+ * divide the walk, the last iteration stops after the last step.  The
+ * walk is steps st->begin .. st->end - 1 (a part of it, split). */
 static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
 {
 	const PtxPlan *plan = a->plan;
 	enum { S = PTX_TC_STAGES };
 	for (int s = 0; s < S - 1; s++)
-		tc_issue(c, plan, st, i64c(c, s), i64c(c, s));
+		tc_issue(c, plan, st, add(c, st->begin, i64c(c, s)), i64c(c, s));
 	if (plan->tc_sp)
-		sp_load(c, a, st, i64c(c, 0), wr);
+		sp_load(c, a, st, st->begin, wr);
 	LowerLoop l;
-	LLVMValueRef i = lower_loop_begin(c, &l, i64c(c, 0), i64c(c, (plan->tc_steps + S - 1) / S), "step");
-	LLVMBasicBlockRef done = plan->tc_steps % S ? LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepsdone") : NULL;
+	LLVMValueRef n = LLVMBuildNSWSub(c->b, st->end, st->begin, "nsteps");
+	LLVMValueRef i = lower_loop_begin(c, &l, i64c(c, 0), udiv(c, add(c, n, i64c(c, S - 1)), S), "step");
+	/* a last iteration cut short: where S does not divide the walk, or its parts */
+	const bool cut = plan->nsplit > 1 || plan->tc_steps % S;
+	LLVMBasicBlockRef done = cut ? LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepsdone") : NULL;
 	for (int j = 0; j < S; j++) {
-		LLVMValueRef step = add(c, mul(c, i, S), i64c(c, j));
+		LLVMValueRef step = add(c, st->begin, add(c, mul(c, i, S), i64c(c, j)));
 		if (done && j > 0) {
 			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepj");
-			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, i64c(c, plan->tc_steps), ""), body, done);
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, st->end, ""), body, done);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
 		tc_wait(c, plan, S - 2);
 		tc_compute(c, a, st, i64c(c, j), lane, wr, wc);
 		tc_issue(c, plan, st, add(c, step, i64c(c, S - 1)), i64c(c, (j + S - 1) % S));
 		if (plan->tc_sp) /* the next step's (past the end: the last one's again, unused) */
-			sp_load(c, a, st, ptx_min(c, add(c, step, i64c(c, 1)), i64c(c, plan->tc_steps - 1)), wr);
+			sp_load(c, a, st, ptx_min(c, add(c, step, i64c(c, 1)), LLVMBuildNSWSub(c->b, st->end, i64c(c, 1), "")),
+			        wr);
 	}
 	if (done) {
 		LLVMBuildBr(c->b, done);
@@ -1089,6 +1120,11 @@ void ptx_tc_body(LowerCtx *c)
 		st.nthreads = plan->emulate ? 32 : 32 * (int64_t)plan->s.by;
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];
+		st.begin = i64c(c, 0), st.end = i64c(c, plan->tc_steps);
+		if (plan->nsplit > 1) { /* the block's part of the walk */
+			st.begin = mul(c, ptx_sreg(c, "ctaid.z"), plan->split_chunk);
+			st.end = ptx_min(c, add(c, st.begin, i64c(c, plan->split_chunk)), i64c(c, plan->tc_steps));
+		}
 		LLVMValueRef row, m, kk;
 		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk, NULL);
 		/* the warp's first row: chunk wr tc_wm of the block's */
@@ -1132,8 +1168,12 @@ void ptx_tc_body(LowerCtx *c)
 				LLVMValueRef at = k->layout == PAT_LAYOUT_KN
 				                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "")
 				                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->M), ""), m, "");
-				LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, a.acc[ci * tiles + j][2 * h + e], ""),
-				               LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
+				LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, a.acc[ci * tiles + j][2 * h + e], "");
+				LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+				if (plan->atomic) /* a part of a split walk: into the zeroed C */
+					LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, cp, v, LLVMAtomicOrderingMonotonic, 0);
+				else
+					LLVMBuildStore(c->b, v, cp);
 				LLVMBuildBr(c->b, next);
 				LLVMPositionBuilderAtEnd(c->b, next);
 			}

@@ -525,6 +525,15 @@ static const char *target_cpu(const char *target)
 	return NULL; /* the host's */
 }
 
+/* The tensor-core kernel's staging and split-K, for --explain. */
+static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
+{
+	sb_printf(out, "    %s\n", plan->stage_why);
+	if (plan->nsplit > 1)
+		sb_printf(out, "    split-K: the walk along k in %lld parts (blockIdx.z), adding into C with atomics\n",
+		          (long long)plan->nsplit);
+}
+
 /* --explain on a GPU target: the kernel's path and mapping. */
 static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wgmma)
 {
@@ -540,7 +549,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 		               "%s, C in f32%s\n",
 		          plan.tc_wgn, plan.tc_wgn, (long long)plan.nsets, pat_dtype_names[op->dtype],
 		          plan.zero ? "; C is zeroed before the launch" : "");
-		sb_printf(out, "    %s\n", plan.stage_why);
+		explain_tc_staging(out, &plan);
 		return;
 	}
 	if (plan.tc) {
@@ -550,7 +559,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 		          16 * plan.tc_wm, PTX_TC_COLS, plan.tc_rows / plan.tc_wm, plan.tc_cols, (long long)plan.nsets,
 		          pat_dtype_names[op->dtype],
 		          plan.zero ? "; C is zeroed before the launch" : "");
-		sb_printf(out, "    %s\n", plan.stage_why);
+		explain_tc_staging(out, &plan);
 		return;
 	}
 	sb_printf(out, "  GPU kernel for %s: %s\n", sm, plan.tc_why);

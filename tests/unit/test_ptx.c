@@ -408,6 +408,40 @@ START_TEST(tc_wgmma_matches_reference)
 }
 END_TEST
 
+/* Split-K on the tensor cores: a staged op whose grid would leave the GPU
+ * idle splits its walk over blockIdx.z, each part adding into the zeroed C
+ * with atomics; on mma.sync, mma.sp and wgmma, both layouts, shapes no
+ * tile divides, against the float64 reference. */
+START_TEST(tc_split_matches_reference)
+{
+	static const char *const pats[] = {"apply block(32, 32, 25%);", "apply block(16, 16, 50%);", "apply nm(2, 4);",
+	                                   "apply block(64, 64, 50%);"};
+	static const int64_t sshapes[][3] = {{64, 600, 72}, {40, 1000, 48}};
+	static const PtxSchedule wg = {.wg = 1};
+	int checked = 0;
+	for (size_t p = 0; p < sizeof pats / sizeof *pats; p++)
+		for (size_t s = 0; s < sizeof sshapes / sizeof *sshapes; s++) {
+			Arena arena;
+			arena_init(&arena);
+			Program prog = compile_typed(&arena, pats[p], sshapes[s], "bf16");
+			for (int l = 0; l < 2; l++) {
+				PtxPlan plan;
+				const bool w = p == 3;
+				double e = emulate_tc(&prog.ops[0], PAT_BF16, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, w ? &wg : NULL, &plan);
+				ck_assert_msg(plan.stage && plan.nsplit > 1 && plan.atomic && plan.zero && plan.tc_wg == w,
+				              "%s on %lldx%lldx%lld: %lld parts", pats[p], (long long)sshapes[s][0],
+				              (long long)sshapes[s][1], (long long)sshapes[s][2], (long long)plan.nsplit);
+				ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, %lld parts: %g", pats[p],
+				              (long long)sshapes[s][0], (long long)sshapes[s][1], (long long)sshapes[s][2],
+				              l ? "nk" : "kn", (long long)plan.nsplit, e);
+				checked++;
+			}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, 4 * 2 * 2);
+}
+END_TEST
+
 /* Which kernels take the tensor cores: 16-bit ops whose kept tiles are dense
  * 16 x 16 tiles; the others say why not. */
 START_TEST(tc_choice)
@@ -466,6 +500,7 @@ int main(void)
 	tcase_add_test(tc, tc_mapping_matches_reference);
 	tcase_add_test(tc, tc_sp_metadata_checked);
 	tcase_add_test(tc, tc_wgmma_matches_reference);
+	tcase_add_test(tc, tc_split_matches_reference);
 	tcase_add_test(tc, tc_choice);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
