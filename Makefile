@@ -111,6 +111,8 @@ gpu-carry: build
 	strip -o .gpu/patc $(BUILD)/patc
 	strip -o .gpu/gpu_bench $(BUILD)/gpu_bench
 	for l in $(GPU_LIBS); do cp -L /lib/x86_64-linux-gnu/$$l .gpu/lib/; done
+	if [ -f ../shared/bench/gpu_peers.py ]; then cp ../shared/bench/gpu_peers.py .gpu/; \
+	else echo "no ../shared/bench/gpu_peers.py: tests/gpu/run.sh will not measure the peers"; fi
 	xz -T0 -6 .gpu/patc .gpu/gpu_bench .gpu/lib/*
 	du -sh .gpu
 

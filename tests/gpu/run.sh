@@ -15,6 +15,8 @@
 #      register tiles with at most 4 rows a thread on two, and the
 #      benchmark runs with the faster of each), then the bf16 tensor-core kernels
 #      beside cuBLAS in bf16 (staged or plain likewise);
+#   2b. the peers (../shared/bench/gpu_peers.py, through PyTorch) on the
+#      same shapes, and patc's best against theirs (PEERS=0 leaves it out);
 #   3. `patc --search --target=<the GPU's>` on bert_ffn1, 768/768/512 and
 #      4096^3 where the time left allows (SEARCH=0 leaves it out, SEARCH=1
 #      runs it whatever the time);
@@ -171,14 +173,19 @@ echo "wide register tiles: ${wide}x, at most 4 rows a thread: ${narrow}x (4096/1
 	"the benchmark runs ${wide_flag:-with the wide tiles}" | tee -a "$out/gpu_stage.txt"
 bench=${BENCH:-quick}
 [ "$bench" = full ] && bench=""
-# fp32 two thirds of the time left (less a minute for what follows), bf16 the rest
-share=$((($(left) - 60) * 2 / 3))
+# the peers (2b) where they can run: 90 s kept for them
+peers=${PEERS:-$bin/gpu_peers.py}
+keep=60
+if [ "$peers" != 0 ] && [ -f "$peers" ] && python3 -c 'import torch' 2>/dev/null; then keep=150; else peers=0; fi
+# fp32 two thirds of the time left (less a minute for the search and the
+# peers' time), bf16 the rest
+share=$((($(left) - keep) * 2 / 3))
 [ $share -ge 10 ] || share=10
 "$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag $wide_flag --no-tc --seconds=$share \
 	2>"$out/gpu_bench.log" | tee "$out/gpu_table.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
 echo
-share=$(($(left) - 60))
+share=$(($(left) - keep))
 [ $share -ge 10 ] || share=10
 "$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag --tc-only --seconds=$share \
 	2>>"$out/gpu_bench.log" | tee -a "$out/gpu_table.md"
@@ -186,6 +193,28 @@ share=$(($(left) - 60))
 grep -h "not measured\\|measured in part" "$out/gpu_bench.log" | sed 's/^/  /'
 tail -n +2 "$tmp/tc.csv" >>"$out/gpu.csv"
 echo "benchmark done ($(( $(date +%s) - start )) s)"
+
+# ---- 2b. the peers: what users would pick instead, through PyTorch ----
+# ../shared/bench/gpu_peers.py (make gpu-carry packs it into BIN; PEERS=FILE
+# names another): Triton BSR, cuSPARSE CSR and cuSPARSELt 2:4 on the same
+# shapes and sparsities, kernel time of CUDA-graph replays with the L2
+# flushed, beside cuBLAS through PyTorch; then patc's best against the best
+# peer (tests/gpu/peers_table.py).  PEERS=0 leaves it out; it takes up to
+# 90 s of the time left, less a minute for the search.
+if [ "$peers" != 0 ] && [ "$(left)" -ge 80 ]; then
+	pb=$(($(left) - 60))
+	[ $pb -le 90 ] || pb=90
+	if OUT=$tmp/peers PYTHONUNBUFFERED=1 timeout $((pb + 40)) python3 "$peers" --graphs --budget-s $pb --target-ms 20 \
+		>"$out/gpu_peers.log" 2>&1 && [ -s "$tmp/peers/gpu_baselines.csv" ]; then
+		cp "$tmp/peers/gpu_baselines.csv" "$out/gpu_peers.csv"
+		python3 "$root/tests/gpu/peers_table.py" "$out/gpu.csv" "$out/gpu_peers.csv" | tee "$out/gpu_peers.md"
+	else
+		echo "peers: gpu_peers.py failed: $(tail -2 "$out/gpu_peers.log")"
+	fi
+	echo "peers done ($(( $(date +%s) - start )) s)"
+else
+	echo "peers: left out (PEERS=0, no gpu_peers.py in $bin, no PyTorch, or under 80 s left)"
+fi
 
 # ---- 3. the search on the GPU (SEARCH=0 leaves it out) ----
 # `--search --target=$sm` on bert_ffn1 and on 768/768/512 and 4096/4096/4096
