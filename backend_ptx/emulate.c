@@ -165,15 +165,16 @@ static float wg_elem(Warp *w, int64_t at, int32_t f16)
  * and the base offset, bits 49-51, must be 0) in the PTX ISA's canonical
  * layouts without swizzling, for 16-bit elements (8 to 16 bytes): K-major
  * ((8,m),(8,2)):((8,SBO),(1,LBO)), element (row i, k j) at 2 (i % 8) 8 +
- * (i / 8) SBO + 2 (j % 8) + (j / 8) LBO bytes, for A and for B without
- * imm-trans-b; N-major ((8,1,m),(8,k)):((1,8,SBO),(8,LBO)), B's (k j,
- * column n) at 2 (n % 8) + (n / 8) SBO + 2 (j % 8) 8 + (j / 8) LBO.  The
+ * (i / 8) SBO + 2 (j % 8) + (j / 8) LBO bytes, for A without imm-trans-a
+ * and B without imm-trans-b; M- or N-major ((8,1,m),(8,k)):((1,8,SBO),(8,LBO)),
+ * (row or column i, k j) at 2 (i % 8) + (i / 8) SBO + 2 (j % 8) 8 + (j / 8)
+ * LBO.  info as PtxEmuWgmma's, imm-trans-a in bit 13.  The
  * lanes' accumulators: lane (g, t) holds for each 8-column tile i, in
  * 4i .. 4i + 3, rows g and g + 8 of the warp's, columns 8i + 2t, + 1. */
 static void warp_wgmma(Warp *w)
 {
 	const int32_t info = w->winfo[0];
-	const int n = info & 511, trans = info >> 9 & 1, v = info >> 10 & 3, f16 = info >> 12 & 1;
+	const int n = info & 511, trans = info >> 9 & 1, v = info >> 10 & 3, f16 = info >> 12 & 1, trans_a = info >> 13 & 1;
 	for (int l = 0; l < LANES; l++)
 		w->mixed |= w->winfo[l] != info || w->wd[l][0] != w->wd[0][0] || w->wd[l][1] != w->wd[0][1];
 	if (n < 8 || n > 128 || n % 8) {
@@ -192,7 +193,9 @@ static void warp_wgmma(Warp *w)
 	for (int i = 0; i < 16; i++)
 		for (int j = 0; j < 16; j++) {
 			const int r = 16 * v + i;
-			A[i][j] = wg_elem(w, start[0] + 16 * (r % 8) + (r / 8) * sbo[0] + 2 * (j % 8) + (j / 8) * lbo[0], f16);
+			const int64_t at = trans_a ? 2 * (r % 8) + (r / 8) * sbo[0] + 16 * (j % 8) + (j / 8) * lbo[0]
+			                           : 16 * (r % 8) + (r / 8) * sbo[0] + 2 * (j % 8) + (j / 8) * lbo[0];
+			A[i][j] = wg_elem(w, start[0] + at, f16);
 		}
 	for (int j = 0; j < 16; j++)
 		for (int col = 0; col < n; col++) {

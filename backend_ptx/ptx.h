@@ -107,7 +107,10 @@ typedef struct PtxPlan {
 	                       * cores through descriptors (schedule wg > 0, sm_90) */
 	int tc_wgn;           /* tc_wg: the columns of the block, 64 tc_cols */
 	int tc_wgu;           /* tc_wg: 16-k wgmma a step (2 where the kept tiles' k
-	                       * loop is a multiple of 32 long, else 1) */
+	                       * loop is a multiple of 32 long and the stages fit, else 1) */
+	bool tc_wgt;          /* tc_wg, transposed: kept tiles of 16 tc_rows < 64 rows; the
+	                       * wgmma computes C^T = X^T W^T, 64 columns (tokens) x
+	                       * tc_wgn = 16 tc_rows rows, tc_cols of them a block */
 } PtxPlan;
 
 /* The tensor-core mapping (tc.c), for a kernel whose dtype is f16 or bf16.
@@ -172,8 +175,8 @@ typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_
  * memory (smem, bytes long; the descriptors' addresses are offsets into
  * it), the two descriptors, its tc_wgn / 2 accumulators c and info: the
  * wgmma's N in bits 0-8, imm-trans-b in bit 9, the warp's place in its
- * warpgroup in bits 10-11, f16 in bit 12; it gets back its rows of
- * D = A B + C once all 32 lanes have passed theirs. */
+ * warpgroup in bits 10-11, f16 in bit 12, imm-trans-a in bit 13; it gets
+ * back its rows of D = A B + C once all 32 lanes have passed theirs. */
 typedef void (*PtxEmuWgmma)(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info);
 
 /* Kernel k's weights as its plan takes them on the device, from the packed

@@ -135,16 +135,29 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	for (plan->tc_cols = cols; plan->tc_cols > 1 && PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES;)
 		plan->tc_cols /= 2; /* the buffers within a block's static shared memory */
 	plan->stage = true;
-	if (s && s->wg > 0 && !plan->tc_sp && rows == 4) {
+	if (s && s->wg > 0 && !plan->tc_sp) {
 		/* a warpgroup: 64 rows (4 chunks that keep the same k) x 64 tc_cols
-		 * columns, a chunk a warp; 32 k a step where the kept tiles have
-		 * them (two wgmma a barrier) */
+		 * columns, a chunk a warp; or, transposed, the kept tiles' 16 tc_rows
+		 * rows x 64 tc_cols columns, 64 columns a wgmma (its M) and at most
+		 * 64 accumulators a thread; 32 k a step where the kept tiles have
+		 * them and the stages fit (two wgmma a barrier for each 64 columns) */
 		plan->tc_wg = true;
+		plan->tc_wgt = rows < 4;
 		plan->tc_wm = 1;
-		plan->tc_wgn = plan->tc_cols * PTX_TC_COLS;
-		plan->tc_wgu = lk->len % 32 ? 1 : 2;
-		_Static_assert(PTX_TC_STAGES * (4 * 16 * 32 + 32 * 2 * PTX_TC_COLS) * 2 <= TC_STAGE_BYTES,
-		               "wgmma's stages fit a block's static shared memory");
+		if (plan->tc_wgt) {
+			plan->tc_wgn = 16 * rows;
+			int q = (int)((k->N + PTX_TC_COLS - 1) / PTX_TC_COLS);
+			if (q > 128 / plan->tc_wgn)
+				q = 128 / plan->tc_wgn;
+			plan->tc_cols = q < 4 ? q : 4;
+		} else {
+			plan->tc_wgn = plan->tc_cols * PTX_TC_COLS;
+		}
+		plan->tc_wgu = 2;
+		if (lk->len % 32 || PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+			plan->tc_wgu = 1;
+		_Static_assert(PTX_TC_STAGES * (4 * 16 * 16 + 16 * 4 * PTX_TC_COLS) * 2 <= TC_STAGE_BYTES,
+		               "wgmma's stages of 16 k fit a block's static shared memory");
 		plan->stage_why = "X and the weights staged in shared memory (cp.async, 3 buffers) as 8 x 8 core matrices, "
 		                  "read by the tensor cores through wgmma's descriptors";
 	}
@@ -234,9 +247,13 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	plan->s.stage = plan->stage;
 	plan->s.wg = plan->tc_wg;
 	if (plan->tc_wg)
-		plan->why = plan->tc_why = "tensor cores, Hopper's warpgroup mma: every kept tile of W is dense 64 x 16 "
-		                           "tiles, one wgmma.m64nNk16 per 16 k for a warpgroup's 64 rows and N columns, "
-		                           "f32 accumulators";
+		plan->why = plan->tc_why = plan->tc_wgt ? "tensor cores, Hopper's warpgroup mma, transposed: every kept "
+		                                          "tile of W is dense N x 16 tiles (N = 16, 32 or 48 rows), one "
+		                                          "wgmma.m64nNk16 per 16 k and 64 columns (C^T = X^T W^T), "
+		                                          "f32 accumulators"
+		                                        : "tensor cores, Hopper's warpgroup mma: every kept tile of W is "
+		                                          "dense 64 x 16 tiles, one wgmma.m64nNk16 per 16 k for a "
+		                                          "warpgroup's 64 rows and N columns, f32 accumulators";
 	return true;
 }
 
@@ -583,19 +600,24 @@ typedef struct IssueArg {
  * (stride), and piece q of a stage goes to halves 8 q: q % 8 is the row of
  * its core matrix, q / 8 % 2 its k half, q / 16 its 8 rows or columns
  * (WG_LBO, WG_SBO; the PTX ISA's canonical layouts without swizzling). */
-enum { WG_LBO = 128, WG_SBO = 256, WG_MAXU = 2 };
+enum { WG_LBO = 128, WG_SBO = 256 };
+
+/* A thread's accumulators under wgmma: tc_wgn / 2 of each wgmma's D, one D
+ * (or transposed, one a 64 columns of the block). */
+static int wg_nacc(const PtxPlan *plan) { return plan->tc_wgn / 2 * (plan->tc_wgt ? plan->tc_cols : 1); }
 
 /* Piece q of the weights: row q / 2 of the stage's tc_rows x 16, half q % 2
- * (tc_wg: of 16 k q / 128 of the step, row 8 (q % 128 / 16) + q % 8, half
- * q / 8 % 2, see above). */
+ * (tc_wg: of 16 k q / P of the step, row 8 (q % P / 16) + q % 8, half
+ * q / 8 % 2, see above; P = 32 tc_rows pieces a 16 k). */
 static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg)
 {
 	const IssueArg *ia = arg;
 	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].len;
 	LLVMValueRef r = udiv(c, q, 2), h = urem(c, q, 2), row = ia->row;
 	if (plan->tc_wg) {
-		r = add(c, mul(c, udiv(c, urem(c, q, 128), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
-		row = add(c, row, udiv(c, q, 128));
+		const int64_t per = 32 * (int64_t)plan->tc_rows;
+		r = add(c, mul(c, udiv(c, urem(c, q, per), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
+		row = add(c, row, udiv(c, q, per));
 	}
 	LLVMValueRef src = add(c, add(c, mul(c, r, len), mul(c, row, 16)), mul(c, h, 8));
 	LLVMValueRef dst = add(c, ia->buf0, plan->tc_wg ? mul(c, q, 8) : add(c, mul(c, r, TC_ROW), mul(c, h, 8)));
@@ -761,22 +783,53 @@ static LLVMValueRef wg_desc(LowerCtx *c, LLVMValueRef addr)
 	return LLVMBuildOr(c->b, d, i64c(c, (int64_t)(WG_LBO >> 4) << 16 | (int64_t)(WG_SBO >> 4) << 32), "desc");
 }
 
-/* The warpgroup's wgmma of the step in buffer buf (tc_wg): the block's 64
- * rows x tc_wgn columns, one wgmma per 16 k of the step, A and B read by
- * the tensor cores from the stage; the warp's accumulators are those of
- * its 16 rows (chunk wr). */
+/* One wgmma of a step (tc_wg): its accumulators (first, count), its A and
+ * B (halves from the stage's start) and whether each is transposed (MN-
+ * major). */
+typedef struct WgOp {
+	int acc, nacc;
+	int64_t a, b;
+	int trans_a, trans_b;
+} WgOp;
+
+/* The wgmma of a step, in order: for each 16 k of it (tc_wgu), the block's
+ * 64 rows x tc_wgn columns (A the weights, K-major; B X, N-major in layout
+ * kn), or, transposed (tc_wgt), for each 64 columns p of the block's
+ * tc_cols, those columns x the tc_wgn rows (A X's columns, M-major in
+ * layout kn; B the weights, K-major), accumulators p tc_wgn / 2 on. */
+static int wg_ops(const LowerKernel *k, const PtxPlan *plan, WgOp *ops)
+{
+	const int u = plan->tc_wgu, q = plan->tc_wgt ? plan->tc_cols : 1, kn = k->layout == PAT_LAYOUT_KN;
+	const int64_t wsub = stage_a(plan) / u, xsub = 16 * (int64_t)plan->tc_cols * PTX_TC_COLS;
+	int n = 0;
+	for (int i = 0; i < u; i++)
+		for (int p = 0; p < q; p++) {
+			const int64_t w = wsub * i, x = stage_a(plan) + xsub * i + 1024 * p; /* 64 columns: 1024 halves */
+			ops[n++] = plan->tc_wgt ? (WgOp){p * plan->tc_wgn / 2, plan->tc_wgn / 2, x, w, kn, 0}
+			                        : (WgOp){0, plan->tc_wgn / 2, w, x, 0, kn};
+		}
+	return n;
+}
+
+enum { WG_MAXOPS = 2 * 4 };
+
+/* The warpgroup's wgmma of the step in buffer buf (tc_wg, wg_ops), A and
+ * B read by the tensor cores from the stage; the warp's accumulators are
+ * those of its 16 rows (chunk wr), or transposed of its 16 of each 64
+ * columns. */
 static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf, LLVMValueRef wr)
 {
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
-	const int nacc = plan->tc_wgn / 2, u = plan->tc_wgu;
+	WgOp ops[WG_MAXOPS];
+	const int nops = wg_ops(k, plan, ops), nacc = wg_nacc(plan);
 	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
 	/* byte addresses in shared memory (emulated: offsets into the buffers) */
 	LLVMValueRef addr = plan->emulate ? mul(c, b0, 2) : LLVMBuildPtrToInt(c->b, smem(c, st, b0), c->i64, "");
-	LLVMValueRef desc[2 * WG_MAXU]; /* A and B of each 16 k */
-	for (int i = 0; i < u; i++) {
-		desc[2 * i] = wg_desc(c, add(c, addr, i64c(c, 2 * (stage_a(plan) / u) * i)));
-		desc[2 * i + 1] = wg_desc(c, add(c, addr, i64c(c, 2 * (stage_a(plan) + 16 * plan->tc_wgn * i))));
+	LLVMValueRef desc[2 * WG_MAXOPS];
+	for (int i = 0; i < nops; i++) {
+		desc[2 * i] = wg_desc(c, add(c, addr, i64c(c, 2 * ops[i].a)));
+		desc[2 * i + 1] = wg_desc(c, add(c, addr, i64c(c, 2 * ops[i].b)));
 	}
 	LLVMValueRef cv[64];
 	for (int i = 0; i < nacc; i++)
@@ -786,17 +839,16 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 			LLVMValueRef ii = LLVMConstInt(c->i32, (unsigned)i, 0);
 			LLVMBuildStore(c->b, cv[i], LLVMBuildGEP2(c->b, c->f32, a->ewacc, &ii, 1, ""));
 		}
-		LLVMValueRef info = LLVMBuildTrunc(c->b, mul(c, wr, 1 << 10), c->i32, "");
-		info = LLVMBuildOr(c->b, info,
-		                   LLVMConstInt(c->i32,
-		                                (unsigned)plan->tc_wgn | (k->layout == PAT_LAYOUT_KN) << 9 |
-		                                        (k->dtype == PAT_F16) << 12,
-		                                0),
-		                   "info");
-		for (int i = 0; i < u; i++) {
+		LLVMValueRef v = LLVMBuildTrunc(c->b, mul(c, wr, 1 << 10), c->i32, "");
+		for (int i = 0; i < nops; i++) {
+			const WgOp *o = &ops[i];
+			const unsigned info = (unsigned)(o->nacc * 2) | (unsigned)o->trans_b << 9 |
+			                      (unsigned)(k->dtype == PAT_F16) << 12 | (unsigned)o->trans_a << 13;
 			LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->wg, "wgmma");
+			LLVMValueRef at = LLVMConstInt(c->i32, (unsigned)o->acc, 0);
 			LLVMValueRef args[6] = {smem(c, st, i64c(c, 0)), i64c(c, PTX_TC_STAGES * stage_halves(k, plan) * 2),
-			                        desc[2 * i], desc[2 * i + 1], a->ewacc, info};
+			                        desc[2 * i], desc[2 * i + 1], LLVMBuildGEP2(c->b, c->f32, a->ewacc, &at, 1, ""),
+			                        LLVMBuildOr(c->b, v, LLVMConstInt(c->i32, info, 0), "info")};
 			LLVMBuildCall2(c->b, a->wg_ty, fn, args, 6, "");
 		}
 		for (int i = 0; i < nacc; i++) {
@@ -806,13 +858,13 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 		}
 		return;
 	}
-	LLVMValueRef args[64 + 2 * WG_MAXU + 1];
+	LLVMValueRef args[64 + 2 * WG_MAXOPS + 1];
 	for (int i = 0; i < nacc; i++)
 		args[i] = cv[i];
-	for (int i = 0; i < 2 * u; i++)
+	for (int i = 0; i < 2 * nops; i++)
 		args[nacc + i] = desc[i];
-	args[nacc + 2 * u] = LLVMConstInt(c->i32, 1, 0);
-	LLVMValueRef d = LLVMBuildCall2(c->b, a->wg_ty, a->wg, args, (unsigned)(nacc + 2 * u + 1), "d");
+	args[nacc + 2 * nops] = LLVMConstInt(c->i32, 1, 0);
+	LLVMValueRef d = LLVMBuildCall2(c->b, a->wg_ty, a->wg, args, (unsigned)(nacc + 2 * nops + 1), "d");
 	unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
 	LLVMAddCallSiteAttribute(d, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, conv, 0));
 	for (int i = 0; i < nacc; i++)
@@ -948,17 +1000,56 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 	}
 }
 
+/* C[m, col] (in layout nk, C[col, m]) = the accumulator acc, or += with
+ * atomics into the zeroed C (a part of a split walk), where ok and col is
+ * one of the kernel's columns. */
+static void tc_store(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef acc, LLVMValueRef ok)
+{
+	const PtxPlan *plan = c->backend;
+	const LowerKernel *k = c->k;
+	LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
+	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
+	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), ""), st, next);
+	LLVMPositionBuilderAtEnd(c->b, st);
+	LLVMValueRef at = k->layout == PAT_LAYOUT_KN ? add(c, mul(c, m, k->N), col) : add(c, mul(c, col, k->M), m);
+	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, acc, "");
+	LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+	if (plan->atomic)
+		LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, cp, v, LLVMAtomicOrderingMonotonic, 0);
+	else
+		LLVMBuildStore(c->b, v, cp);
+	LLVMBuildBr(c->b, next);
+	LLVMPositionBuilderAtEnd(c->b, next);
+}
+
+/* C under transposed wgmma (tc_wgt): the block's rows from m0 (m stride
+ * sm), warp wr's columns of each 64 p of the block's, in the accumulators
+ * of D^T = X^T W^T: lane (g, t) has, from p tc_wgn / 2 on, for each 8 rows
+ * i, columns 16 wr + g and + 8, rows 8i + 2t and + 1. */
+static void tc_wgt_store(LowerCtx *c, const TcArg *a, LLVMValueRef m0, LLVMValueRef wr, int64_t sm)
+{
+	const PtxPlan *plan = a->plan;
+	const int half = plan->tc_wgn / 2;
+	for (int p = 0; p < plan->tc_cols; p++)
+		for (int e = 0; e < half; e++) {
+			const int r = 8 * (e / 4) + (e & 1);
+			LLVMValueRef col = add(c, a->nb, add(c, mul(c, wr, 16), add(c, a->g, i64c(c, 64 * p + (e & 2 ? 8 : 0)))));
+			LLVMValueRef m = add(c, m0, mul(c, add(c, mul(c, a->t, 2), i64c(c, r)), sm));
+			const int i = p * half + e;
+			tc_store(c, m, col, a->acc[i / 4][i % 4], LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, c->k->M), ""));
+		}
+}
+
 /* The wgmma step (tc_wg): one inline asm that orders the accumulators'
- * registers before it (wgmma.fence), issues the tc_wgu wgmma of the step
- * (D += A B, scale-d 1; B N-major, imm-trans-b 1, in layout kn), and
- * waits for them, so that no other instruction touches the registers
- * while they run; its operands the accumulators, then the descriptors of
- * A and B of each 16 k, then scale-d.  Emulated, the global
- * patc_emu_wgmma (PtxEmuWgmma), once per 16 k. */
+ * registers before it (wgmma.fence), issues the step's wgmma (wg_ops;
+ * D += A B, scale-d 1), and waits for them, so that no other instruction
+ * touches the registers while they run; its operands the accumulators,
+ * then the descriptors of A and B of each wgmma, then scale-d.  Emulated,
+ * the global patc_emu_wgmma (PtxEmuWgmma), once per wgmma. */
 static void tc_wg_init(LowerCtx *c, TcArg *a)
 {
 	const PtxPlan *plan = a->plan;
-	const int nacc = plan->tc_wgn / 2, u = plan->tc_wgu;
+	const int nacc = wg_nacc(plan);
 	if (plan->emulate) {
 		a->wg = LLVMGetNamedGlobal(c->mod, "patc_emu_wgmma");
 		if (!a->wg) {
@@ -970,25 +1061,28 @@ static void tc_wg_init(LowerCtx *c, TcArg *a)
 		a->ewacc = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)nacc), "ewacc");
 		return;
 	}
-	LLVMTypeRef f[64], params[64 + 2 * WG_MAXU + 1];
+	WgOp ops[WG_MAXOPS];
+	const int nops = wg_ops(c->k, plan, ops);
+	LLVMTypeRef f[64], params[64 + 2 * WG_MAXOPS + 1];
 	for (int i = 0; i < nacc; i++)
 		f[i] = params[i] = c->f32;
-	for (int i = 0; i < 2 * u; i++)
+	for (int i = 0; i < 2 * nops; i++)
 		params[nacc + i] = c->i64;
-	params[nacc + 2 * u] = c->i32;
+	params[nacc + 2 * nops] = c->i32;
 	a->wg_ty = LLVMFunctionType(LLVMStructTypeInContext(c->ctx, f, (unsigned)nacc, 0), params,
-	                            (unsigned)(nacc + 2 * u + 1), 0);
+	                            (unsigned)(nacc + 2 * nops + 1), 0);
 	const char *ty = c->k->dtype == PAT_F16 ? "f16" : "bf16";
-	char text[2048], cons[1024];
+	char text[4096], cons[1024];
 	int at = snprintf(text, sizeof text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\nwgmma.fence.sync.aligned;\n",
-	                  2 * nacc + 2 * u);
-	for (int s = 0; s < u; s++) {
+	                  2 * nacc + 2 * nops);
+	for (int i = 0; i < nops; i++) {
+		const WgOp *o = &ops[i];
 		at += snprintf(text + at, sizeof text - (size_t)at, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
-		               plan->tc_wgn, ty, ty);
-		for (int i = 0; i < nacc; i++)
-			at += snprintf(text + at, sizeof text - (size_t)at, "%s$%d", i ? "," : "", i);
-		at += snprintf(text + at, sizeof text - (size_t)at, "}, $%d, $%d, p, 1, 1, 0, %d;\n", 2 * nacc + 2 * s,
-		               2 * nacc + 2 * s + 1, c->k->layout == PAT_LAYOUT_KN);
+		               2 * o->nacc, ty, ty);
+		for (int j = 0; j < o->nacc; j++)
+			at += snprintf(text + at, sizeof text - (size_t)at, "%s$%d", j ? "," : "", o->acc + j);
+		at += snprintf(text + at, sizeof text - (size_t)at, "}, $%d, $%d, p, 1, 1, %d, %d;\n", 2 * nacc + 2 * i,
+		               2 * nacc + 2 * i + 1, o->trans_a, o->trans_b);
 	}
 	snprintf(text + at, sizeof text - (size_t)at, "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}");
 	int cat = 0;
@@ -996,7 +1090,7 @@ static void tc_wg_init(LowerCtx *c, TcArg *a)
 		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "=f,");
 	for (int i = 0; i < nacc; i++)
 		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "%d,", i);
-	for (int i = 0; i < 2 * u; i++)
+	for (int i = 0; i < 2 * nops; i++)
 		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "l,");
 	snprintf(cons + cat, sizeof cons - (size_t)cat, "r");
 	a->wg = LLVMGetInlineAsm(a->wg_ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
@@ -1017,7 +1111,8 @@ void ptx_tc_body(LowerCtx *c)
 	 * column slices; a warpgroup (tc_wg): a chunk each, all the columns */
 	LLVMValueRef wr = plan->tc_wg ? warp : udiv(c, warp, plan->tc_cols);
 	LLVMValueRef wc = plan->tc_wg ? i64c(c, 0) : urem(c, warp, plan->tc_cols);
-	const int tiles = plan->tc_wg ? plan->tc_wgn / 8 : PTX_TC_TILES; /* 8-column tiles a chunk of the warp's */
+	/* 8-column tiles a chunk of the warp's (transposed: the accumulators in 4s) */
+	const int tiles = plan->tc_wgt ? wg_nacc(plan) / 4 : plan->tc_wg ? plan->tc_wgn / 8 : PTX_TC_TILES;
 	LLVMValueRef ncol = add(c, c->n0, mul(c, cy, (int64_t)plan->tc_cols * PTX_TC_COLS));
 	a.nb = LLVMBuildNSWAdd(c->b, ncol, mul(c, wc, PTX_TC_COLS), "nb");
 	LLVMBasicBlockRef done = NULL;
@@ -1128,7 +1223,7 @@ void ptx_tc_body(LowerCtx *c)
 		LLVMValueRef row, m, kk;
 		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk, NULL);
 		/* the warp's first row: chunk wr tc_wm of the block's */
-		LLVMBuildStore(c->b, add(c, m, mul(c, wr, 16 * plan->tc_wm * lm->comp[0].stride)), a.mrow);
+		LLVMBuildStore(c->b, plan->tc_wgt ? m : add(c, m, mul(c, wr, 16 * plan->tc_wm * lm->comp[0].stride)), a.mrow);
 		tc_staged_walk(c, &a, &st, lane, wr, wc);
 	} else if (plan->tc_sp) {
 		LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
@@ -1142,6 +1237,14 @@ void ptx_tc_body(LowerCtx *c)
 	 * 2t + 1 of each tile */
 	const int64_t sm = lm->comp[0].stride;
 	LLVMValueRef m0 = LLVMBuildLoad2(c->b, c->i64, a.mrow, "m0");
+	if (plan->tc_wgt) {
+		tc_wgt_store(c, &a, m0, wr, sm);
+		if (done) {
+			LLVMBuildBr(c->b, done);
+			LLVMPositionBuilderAtEnd(c->b, done);
+		}
+		return;
+	}
 	for (int half = 0; half < 2 * plan->tc_wm; half++) { /* rows 8 half + g: chunk half / 2, h = half % 2 */
 		const int ci = half / 2, h = half % 2;
 		const int64_t r = 8 * half;
@@ -1160,22 +1263,7 @@ void ptx_tc_body(LowerCtx *c)
 					c->b, a.nb,
 					LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a.t, i64c(c, 2), ""), i64c(c, 8 * j + e), ""),
 					"n");
-				LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
-				LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
-				LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, mok, LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), ""),
-				                st, next);
-				LLVMPositionBuilderAtEnd(c->b, st);
-				LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-				                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "")
-				                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->M), ""), m, "");
-				LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, a.acc[ci * tiles + j][2 * h + e], "");
-				LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
-				if (plan->atomic) /* a part of a split walk: into the zeroed C */
-					LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, cp, v, LLVMAtomicOrderingMonotonic, 0);
-				else
-					LLVMBuildStore(c->b, v, cp);
-				LLVMBuildBr(c->b, next);
-				LLVMPositionBuilderAtEnd(c->b, next);
+				tc_store(c, m, col, a.acc[ci * tiles + j][2 * h + e], mok);
 			}
 	}
 	if (done) {

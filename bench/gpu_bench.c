@@ -13,7 +13,7 @@
  * --no-stage turns off staging X in shared memory on both paths; --narrow
  * keeps patc's schedules but at most 4 rows a thread (no wide register
  * tiles on CUDA cores), to compare them with the wide tiles; --wgmma runs
- * the tensor-core kernels that qualify (64x64 blocks) on Hopper's
+ * the staged tensor-core kernels of the blocks on Hopper's
  * warpgroup mma (sm_90 only; the CSV's method then says patc-wgmma for
  * them).  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of

@@ -161,10 +161,10 @@ static void usage(FILE *f)
 	      "                     sm_89, sm_90; GPU targets check the GPU legality rules and\n"
 	      "                     compile to PTX (fp32 on CUDA cores; ops of dtype f16 or\n"
 	      "                     bf16 whose kept tiles are dense 16 x 16 on tensor cores)\n"
-	      "  --wgmma            sm_90: tensor-core kernels whose kept tiles give 64 rows\n"
-	      "                     the same k run on Hopper's warpgroup mma (wgmma, PTX for\n"
-	      "                     sm_90a) instead of mma.sync; checked on the host emulator\n"
-	      "                     and by ptxas, not yet measured on a GPU\n"
+	      "  --wgmma            sm_90: the staged tensor-core kernels of dense kept tiles\n"
+	      "                     run on Hopper's warpgroup mma (wgmma, PTX for sm_90a)\n"
+	      "                     instead of mma.sync; checked on the host emulator and by\n"
+	      "                     ptxas, not yet measured on a GPU\n"
 	      "  -o PATH            write the output to PATH (atomically) instead of stdout;\n"
 	      "                     without --emit/--explain/--run, PATH is a directory that gets\n"
 	      "                     BASE.o (the kernels), BASE.h (their C ABI) and\n"
@@ -544,11 +544,18 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 	const PtxSchedule *s = &plan.s;
 	if (plan.tc_wg) {
 		sb_printf(out, "  GPU kernel for %s (PTX for sm_90a): %s\n", sm, plan.tc_why);
-		sb_printf(out, "    mapping: a block is a warpgroup of 4 warps per 64 rows of a kept tile's m loop and %d "
-		               "columns (wgmma.m64n%dk16), a warp's accumulators 16 of the rows; %lld row sets; X and W in "
-		               "%s, C in f32%s\n",
-		          plan.tc_wgn, plan.tc_wgn, (long long)plan.nsets, pat_dtype_names[op->dtype],
-		          plan.zero ? "; C is zeroed before the launch" : "");
+		if (plan.tc_wgt)
+			sb_printf(out, "    mapping: a block is a warpgroup of 4 warps per %d rows of a kept tile's m loop and %d "
+			               "columns, a wgmma.m64n%dk16 per 64 of them, a warp's accumulators 16 of each 64; %lld "
+			               "row sets; X and W in %s, C in f32%s\n",
+			          plan.tc_wgn, plan.tc_cols * PTX_TC_COLS, plan.tc_wgn, (long long)plan.nsets,
+			          pat_dtype_names[op->dtype], plan.zero ? "; C is zeroed before the launch" : "");
+		else
+			sb_printf(out, "    mapping: a block is a warpgroup of 4 warps per 64 rows of a kept tile's m loop and %d "
+			               "columns (wgmma.m64n%dk16), a warp's accumulators 16 of the rows; %lld row sets; X and "
+			               "W in %s, C in f32%s\n",
+			          plan.tc_wgn, plan.tc_wgn, (long long)plan.nsets, pat_dtype_names[op->dtype],
+			          plan.zero ? "; C is zeroed before the launch" : "");
 		explain_tc_staging(out, &plan);
 		return;
 	}

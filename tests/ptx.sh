@@ -49,7 +49,7 @@ else
 				continue
 			fi
 			if [ $sm = sm_90w ]; then
-				# the block(64, 64) ops on wgmma where X is staged (768/768/512:
+				# the dense-tile ops on wgmma where X is staged (768/768/512:
 				# its rows are 16-byte aligned in both layouts), and ptxas with
 				# nothing to say of them (it warns where it must serialise them)
 				wg=$(grep -c "wgmma.mma_async.sync.aligned.m64n" "$out/$base.ptx" || true)
@@ -66,8 +66,8 @@ else
 			case $base in *_tc)
 				want=${#gpu_tc_patterns[@]}
 				# every block op on tensor cores, the 2:4 one on CUDA cores
-				mma=$(grep -c "mma.sync.aligned.m16n8k16.row.col.f32" "$out/$base.ptx" || true)
-				[ "$mma" -gt 0 ] || { bad "$base $sm: no mma.sync"; continue; }
+				mma=$(grep -c "mma.sync.aligned.m16n8k16.row.col.f32\|wgmma.mma_async" "$out/$base.ptx" || true)
+				[ "$mma" -gt 0 ] || { bad "$base $sm: no mma.sync or wgmma"; continue; }
 				grep -q "tensor cores, X and W in bf16" "$out/$base.h" && grep -q "tensor cores, X and W in f16" "$out/$base.h" &&
 					grep -q "fp32 on CUDA cores" "$out/$base.h" || { bad "$base $sm: the header's paths"; continue; } ;;
 			esac

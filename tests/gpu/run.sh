@@ -95,7 +95,7 @@ done
 for s in "${!shapes[@]}"; do
 	read -r M K N <<<"${shapes[$s]}"
 	f=$tmp/s${s}_tc.pat
-	# sm_90w: on Hopper, again with --wgmma (the 64 x 64 blocks on wgmma)
+	# sm_90w: on Hopper, again with --wgmma (the staged dense tiles on wgmma)
 	for target in $sm sm_80 sm_90w; do
 		[ $target = sm_80 ] && [ $s -ne 1 ] && continue
 		opts="--target=$target"
@@ -154,12 +154,12 @@ tc_flag=""
 awk -v a="$tc_staged" -v b="$tc_plain" 'BEGIN {exit !(b > a)}' && tc_flag=--no-stage
 echo "tensor cores (bf16), staged: ${tc_staged}x, plain: ${tc_plain}x (the same shapes);" \
 	"the benchmark runs ${tc_flag:-with staging}" | tee -a "$out/gpu_stage.txt"
-# on Hopper, the 64 x 64 blocks on wgmma (--wgmma) against mma.sync
+# on Hopper, the blocks on wgmma (--wgmma) against mma.sync
 if [ $sm = sm_90 ] && [ -z "$tc_flag" ]; then
 	tc_wg=$("$bin/gpu_bench" "$root/stdlib" "$tmp/g.csv" --sm=$sm --shapes=3,1,8 --tc-only --wgmma 2>"$tmp/wg.log" | score)
-	grep -E "block64" "$tmp/wg.log" | sed 's/^/  /' | tee -a "$out/gpu_stage.txt"
+	grep -E "block(32|64)" "$tmp/wg.log" | sed 's/^/  /' | tee -a "$out/gpu_stage.txt"
 	awk -v a="$tc_staged" -v b="$tc_wg" 'BEGIN {exit !(b > a)}' && tc_flag=--wgmma
-	echo "tensor cores (bf16) with the 64 x 64 blocks on wgmma: ${tc_wg}x (the same shapes);" \
+	echo "tensor cores (bf16) with the blocks on wgmma: ${tc_wg}x (the same shapes);" \
 		"the benchmark runs ${tc_flag:-with mma.sync}" | tee -a "$out/gpu_stage.txt"
 fi
 # patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged

@@ -347,21 +347,23 @@ START_TEST(tc_sp_metadata_checked)
 END_TEST
 
 /* Hopper's warpgroup mma (schedule wg): patterns whose kept tiles give 64
- * rows the same k, on shapes no tile divides, bf16 and f16, both layouts,
- * a block of 64 and of 128 columns (the wgmma's N), steps of 16 k and of
- * 32 (two wgmma a barrier), on the emulator, which
+ * rows the same k (a block of 64 and of 128 columns, the wgmma's N), and
+ * transposed those whose tiles are 16, 32 or 48 rows (the rows the wgmma's
+ * N, 64 columns its M), on shapes no tile divides, bf16 and f16, both
+ * layouts, steps of 16 k and of 32 (two wgmma a barrier), on the emulator, which
  * reads both operands through the kernel's descriptors as the PTX ISA
  * lays them out; the PTX (sm_90a) names the wgmma, and on sm_80 the
- * schedule's wg is dropped.  Patterns with fewer rows sharing k keep
- * mma.sync. */
+ * schedule's wg is dropped.  The sparse tensor cores keep mma.sp. */
 START_TEST(tc_wgmma_matches_reference)
 {
 	static const char *const pats[] = {"apply block(64, 64, 50%);", "apply block(64, 32, 25%);",
-	                                   "apply block(128, 16, 50%);"};
+	                                   "apply block(128, 16, 50%);", "apply block(32, 32, 25%);",
+	                                   "apply block(16, 16, 50%);", "apply block(48, 32, 50%);"};
+	enum { NWG = 3 }; /* the first NWG give 64 rows the same k; the others are transposed */
 	static const int64_t wshapes[][3] = {{200, 136, 72}, {130, 64, 200}, {64, 72, 40}};
 	static const PatDtype dts[] = {PAT_BF16, PAT_F16};
 	static const PtxSchedule wg = {.wg = 1};
-	int checked = 0, narrow = 0, onestep = 0;
+	int checked = 0, narrow = 0, onestep = 0, twostep_t = 0, narrow_t = 0;
 	for (size_t p = 0; p < sizeof pats / sizeof *pats; p++)
 		for (size_t s = 0; s < sizeof wshapes / sizeof *wshapes; s++)
 			for (int d = 0; d < 2; d++) {
@@ -371,19 +373,24 @@ START_TEST(tc_wgmma_matches_reference)
 				for (int l = 0; l < 2; l++) {
 					PtxPlan plan;
 					double e = emulate_tc(&prog.ops[0], dts[d], l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, &wg, &plan);
-					ck_assert_msg(plan.tc_wg && plan.stage, "%s: %s", pats[p], plan.stage_why);
+					ck_assert_msg(plan.tc_wg && plan.stage && plan.tc_wgt == (p >= NWG), "%s: %s", pats[p],
+					              plan.stage_why);
 					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, %s, layout %s, wgmma n%d: %g", pats[p],
 					              (long long)wshapes[s][0], (long long)wshapes[s][1], (long long)wshapes[s][2],
 					              pat_dtype_names[dts[d]], l ? "nk" : "kn", plan.tc_wgn, e);
-					narrow += plan.tc_wgn == 64;
-					onestep += plan.tc_wgu == 1;
+					narrow += !plan.tc_wgt && plan.tc_wgn == 64;
+					onestep += !plan.tc_wgt && plan.tc_wgu == 1;
+					twostep_t += plan.tc_wgt && plan.tc_wgu == 2;
+					narrow_t += plan.tc_wgt && plan.tc_cols < 4;
 					checked++;
 				}
 				arena_free(&arena);
 			}
-	ck_assert_int_eq(checked, 3 * 3 * 2 * 2);
-	ck_assert(narrow > 0 && narrow < checked);
-	ck_assert(onestep > 0 && onestep < checked); /* steps of one wgmma and of two (32 k) */
+	ck_assert_int_eq(checked, 6 * 3 * 2 * 2);
+	ck_assert(narrow > 0 && narrow < checked / 2);
+	ck_assert(onestep > 0 && onestep < checked / 2); /* steps of one wgmma and of two (32 k) */
+	ck_assert(twostep_t > 0 && twostep_t < checked / 2);
+	ck_assert(narrow_t > 0 && narrow_t < checked / 2); /* transposed: blocks of 256 columns and fewer */
 
 	Arena arena;
 	arena_init(&arena);
@@ -399,19 +406,19 @@ START_TEST(tc_wgmma_matches_reference)
 		ck_assert(spec.plan.tc_wg == !t);
 		free(ptx);
 	}
-	Program narrow32 = compile_typed(&arena, "apply block(32, 32, 25%);", wshapes[0], "bf16");
-	LowerKernel lk = {narrow32.ops[0].ir, 200, 136, 72, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
+	Program sp = compile_typed(&arena, "apply nm(2, 4);", wshapes[0], "bf16");
+	LowerKernel lk = {sp.ops[0].ir, 200, 136, 72, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
 	PtxPlan plan;
 	ptx_plan(&lk, &wg, &plan);
-	ck_assert(plan.tc && !plan.tc_wg);
+	ck_assert(plan.tc_sp && !plan.tc_wg);
 	arena_free(&arena);
 }
 END_TEST
 
 /* Split-K on the tensor cores: a staged op whose grid would leave the GPU
  * idle splits its walk over blockIdx.z, each part adding into the zeroed C
- * with atomics; on mma.sync, mma.sp and wgmma, both layouts, shapes no
- * tile divides, against the float64 reference. */
+ * with atomics; on mma.sync, mma.sp and wgmma (and transposed), both
+ * layouts, shapes no tile divides, against the float64 reference. */
 START_TEST(tc_split_matches_reference)
 {
 	static const char *const pats[] = {"apply block(32, 32, 25%);", "apply block(16, 16, 50%);", "apply nm(2, 4);",
@@ -426,9 +433,10 @@ START_TEST(tc_split_matches_reference)
 			Program prog = compile_typed(&arena, pats[p], sshapes[s], "bf16");
 			for (int l = 0; l < 2; l++) {
 				PtxPlan plan;
-				const bool w = p == 3;
+				const bool w = p == 3 || (p == 0 && s == 1); /* block(32, 32) on 40/1000/48: transposed wgmma */
 				double e = emulate_tc(&prog.ops[0], PAT_BF16, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, w ? &wg : NULL, &plan);
-				ck_assert_msg(plan.stage && plan.nsplit > 1 && plan.atomic && plan.zero && plan.tc_wg == w,
+				ck_assert_msg(plan.stage && plan.nsplit > 1 && plan.atomic && plan.zero && plan.tc_wg == w &&
+				                      plan.tc_wgt == (w && p == 0),
 				              "%s on %lldx%lldx%lld: %lld parts", pats[p], (long long)sshapes[s][0],
 				              (long long)sshapes[s][1], (long long)sshapes[s][2], (long long)plan.nsplit);
 				ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, %lld parts: %g", pats[p],
