@@ -197,7 +197,10 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	}
 	/* Split the walk along k over blockIdx.z (the parts add into a zeroed
 	 * C with atomics): the loop the thread walks with the most digits, in
-	 * whole units of the 4-digit walk.  Auto: see FILL_THREADS. */
+	 * whole units of the 4-digit walk, but where X can be staged the
+	 * outermost one the threads walk (the stage holds whole iterations of
+	 * the loops inside it, plan_stage) where it has two digits or more.
+	 * Auto: see FILL_THREADS. */
 	plan->split = -1;
 	plan->nsplit = 1;
 	int best = -1;
@@ -208,6 +211,12 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		if (i != plan->group && units > best_units)
 			best = i, best_units = units;
 	}
+	int outer = plan->nspread;
+	while (outer < n && outer == plan->group)
+		outer++;
+	if (ps->stage && shared && outer < n && outer != best && ir->loops[outer].nnz >= 2 &&
+	    !(outer == n - 1 && ir->loops[outer].nnz % 4 == 0))
+		best = outer, best_units = ir->loops[outer].nnz;
 	double t0 = plan_threads(plan, k->N);
 	int64_t parts = !tune ? ps->ksplit : t0 < SPLIT_BELOW ? (int64_t)ceil(FILL_THREADS / t0) : 1;
 	if (tune && parts > 4)
