@@ -256,6 +256,20 @@ PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budg
 if [ -x "$ptxas" ]; then
 	"$ptxas" -arch=sm_90 "$tmp/ge/op.ptx" -o /dev/null && ok || bad "ptxas refused the emulated search's best kernel"
 fi
+# on sm_90 the tensor-core kernels' tuning also tries Hopper's wgmma: the 32 x 32 blocks
+# measured (emulated, checked) on it, logged with wg 1, and a resumed search takes it from the log
+PATC_GPU_EMULATE=1 "$patc" "$tmp/h.pat" --search --target=sm_90 --topk=3 --tune=20 --budget=100% -o "$tmp/gw" \
+	>"$tmp/out" 2>"$tmp/err" && python3 - "$tmp/gw" <<'EOF2' &&
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+wg = [x for x in r["candidates"] if x.get("reference", "").startswith("block(32, 32") and x["schedule"].get("wg") == 1]
+assert wg and all(x["status"] == "measured" and x["relative_error"] < 1e-4 for x in wg), r["candidates"]
+assert any(json.loads(l)["schedule"].get("wg") == 1 for l in open(sys.argv[1] + "/tune.jsonl"))
+EOF2
+	before=$(wc -l <"$tmp/gw/tune.jsonl") &&
+	PATC_GPU_EMULATE=1 "$patc" "$tmp/h.pat" --search --target=sm_90 --topk=3 --tune=20 --budget=100% --resume \
+		-o "$tmp/gw" >"$tmp/out" 2>"$tmp/err" && [ "$(wc -l <"$tmp/gw/tune.jsonl")" -eq "$before" ] && ok ||
+	bad "PATC_GPU_EMULATE wgmma tuning: $(tail -n 3 "$tmp/err")"
 
 # 5. a search killed half-way and resumed measures nothing twice; two
 #    shards (--shard and Slurm's variables) merged give one run's set
