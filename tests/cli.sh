@@ -45,6 +45,8 @@ has "missing input named" "$tmp/err" "cannot read '$tmp/nope.pat'"
 expect "example compiles" 0 "$patc" "$root/examples/gemm.pat"
 has "paper notation" "$tmp/out" "fig8: I0_4 I1_8^3 K0_32^28 K1_8^5 K2_4 I2_32"
 expect "example on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90
+expect "--wgmma on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90 --wgmma
+expect "--wgmma off sm_90" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --wgmma
 expect "--explain" 0 "$patc" "$root/examples/gemm.pat" --explain
 has "--explain shows strides" "$tmp/out" "flattened strides \[53760, 17920, 640, 128, 32, 1\]"
 has "--explain shows padding" "$tmp/out" "padding m 1000 -> 1024 (+24)"
