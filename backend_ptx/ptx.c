@@ -107,21 +107,22 @@ static int64_t stage_width(const LowerKernel *k, const PtxPlan *plan)
 	return (int64_t)plan->s.bx * plan->s.v + (k->layout == PAT_LAYOUT_NK ? 4 : 0);
 }
 
-static void plan_stage(const LowerKernel *k, PtxPlan *plan)
+/* Whether X can be staged under plan, split or not along the loop the
+ * threads walk first (*outer, whose u iterations of p points each a stage
+ * holds). */
+static bool stage_fits(const LowerKernel *k, const PtxPlan *plan, int *outer_out, int64_t *u_out, int64_t *p_out)
 {
 	const Pir *ir = k->ir;
 	const int n = ir->nloops;
-	PtxSchedule *ps = &plan->s;
-	plan->stage = false;
-	plan->outer = -1;
-	const bool shared = rows_share_k(ir, plan->group);
-	if (!ps->stage || !shared || !(plan->xvec || (k->layout == PAT_LAYOUT_NK && ps->v % 4 == 0)))
-		return;
+	const PtxSchedule *ps = &plan->s;
+	if (!ps->stage || !rows_share_k(ir, plan->group) ||
+	    !(plan->xvec || (k->layout == PAT_LAYOUT_NK && ps->v % 4 == 0)))
+		return false;
 	int outer = plan->nspread;
 	while (outer < n && outer == plan->group)
 		outer++;
-	if (outer >= n || (plan->split >= 0 && plan->split != outer))
-		return; /* a stage holds whole iterations of the loops inside */
+	if (outer >= n)
+		return false;
 	int64_t p = 1;
 	for (int i = outer + 1; i < n; i++)
 		if (i != plan->group)
@@ -129,8 +130,21 @@ static void plan_stage(const LowerKernel *k, PtxPlan *plan)
 	int64_t u = p >= STAGE_ROWS ? 1 : STAGE_ROWS / p;
 	if (u > ir->loops[outer].nnz)
 		u = ir->loops[outer].nnz;
-	if (2 * u * p * stage_width(k, plan) * 4 > STAGE_BYTES)
-		return;
+	*outer_out = outer, *u_out = u, *p_out = p;
+	return 2 * u * p * stage_width(k, plan) * 4 <= STAGE_BYTES;
+}
+
+static void plan_stage(const LowerKernel *k, PtxPlan *plan)
+{
+	const Pir *ir = k->ir;
+	const int n = ir->nloops;
+	PtxSchedule *ps = &plan->s;
+	plan->stage = false;
+	plan->outer = -1;
+	int outer;
+	int64_t u, p;
+	if (!stage_fits(k, plan, &outer, &u, &p) || (plan->split >= 0 && plan->split != outer))
+		return; /* a stage holds whole iterations of the loops inside */
 	/* the block's row sets: consecutive chunks of one group */
 	int64_t chunks = ir->loops[plan->group].nnz / ps->r;
 	int by = ps->by;
@@ -199,8 +213,9 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	 * C with atomics): the loop the thread walks with the most digits, in
 	 * whole units of the 4-digit walk, but where X can be staged the
 	 * outermost one the threads walk (the stage holds whole iterations of
-	 * the loops inside it, plan_stage) where it has two digits or more.
-	 * Auto: see FILL_THREADS. */
+	 * the loops inside it, plan_stage) where it has digits enough for two
+	 * parts (4 under patc's choice, which splits in at most half of them)
+	 * or the schedule's.  Auto: see FILL_THREADS. */
 	plan->split = -1;
 	plan->nsplit = 1;
 	int best = -1;
@@ -211,11 +226,13 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		if (i != plan->group && units > best_units)
 			best = i, best_units = units;
 	}
-	int outer = plan->nspread;
-	while (outer < n && outer == plan->group)
-		outer++;
-	if (ps->stage && shared && outer < n && outer != best && ir->loops[outer].nnz >= 2 &&
-	    !(outer == n - 1 && ir->loops[outer].nnz % 4 == 0))
+	/* (the stage holds whole iterations of that loop: where it has digits
+	 * enough for 2 parts or the schedule's, it is split instead) */
+	plan->xvec = k->layout == PAT_LAYOUT_KN && k->N % 4 == 0 && ps->v % 4 == 0;
+	int outer;
+	int64_t su, sp;
+	if (stage_fits(k, plan, &outer, &su, &sp) && outer != best && !(outer == n - 1 && ir->loops[outer].nnz % 4 == 0) &&
+	    ir->loops[outer].nnz >= (tune ? 4 : ps->ksplit > 2 ? ps->ksplit : 2))
 		best = outer, best_units = ir->loops[outer].nnz;
 	double t0 = plan_threads(plan, k->N);
 	int64_t parts = !tune ? ps->ksplit : t0 < SPLIT_BELOW ? (int64_t)ceil(FILL_THREADS / t0) : 1;
@@ -239,8 +256,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		plan_sets(ir, plan);
 	}
 	plan->zero = plan->atomic || !dense_m;
-	/* the vector loads (see the kernel body) */
-	plan->xvec = k->layout == PAT_LAYOUT_KN && k->N % 4 == 0 && ps->v % 4 == 0;
+	/* the vector loads (see the kernel body; xvec above) */
 	const PirLoop *in = &ir->loops[n - 1];
 	plan->wk = n - 1 != plan->group && n - 1 >= plan->nspread && !pir_loop_has_axis(in, PIR_AXIS_M) &&
 	           in->nnz % 4 == 0;
@@ -438,6 +454,24 @@ static LLVMValueRef load_v4(LowerCtx *c, const GpuArg *a, LLVMValueRef base, LLV
 static LLVMValueRef lane(LowerCtx *c, LLVMValueRef v, int i)
 {
 	return LLVMBuildExtractElement(c->b, v, LLVMConstInt(c->i32, (unsigned)i, 0), "");
+}
+
+LLVMValueRef ptx_c_ptr(LowerCtx *c, LLVMValueRef m, LLVMValueRef col)
+{
+	const LowerKernel *k = c->k;
+	LLVMValueRef at = k->layout == PAT_LAYOUT_KN
+	                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "")
+	                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->M), ""), m, "");
+	return LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+}
+
+void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v)
+{
+	const PtxPlan *plan = c->backend;
+	if (plan->atomic)
+		LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
+	else
+		LLVMBuildStore(c->b, v, p);
 }
 
 LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
@@ -1038,10 +1072,7 @@ static void gpu_body(LowerCtx *c)
 			LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
 			LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, mok, valid[j], ""), st, next);
 			LLVMPositionBuilderAtEnd(c->b, st);
-			LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-			                      ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), ncol[j], "")
-			                      : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ncol[j], i64c(c, k->M), ""), m, "");
-			LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
+			LLVMValueRef cp = ptx_c_ptr(c, m, ncol[j]);
 			if (a.xvec && !plan->atomic) {
 				LLVMValueRef v = LLVMGetUndef(a.v4);
 				for (int e = 0; e < 4; e++)
@@ -1049,11 +1080,7 @@ static void gpu_body(LowerCtx *c)
 					                           LLVMConstInt(c->i32, (unsigned)e, 0), "");
 				LLVMSetAlignment(LLVMBuildStore(c->b, v, cp), 16);
 			} else {
-				LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, a.acc[r][j], "");
-				if (plan->atomic)
-					LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, cp, v, LLVMAtomicOrderingMonotonic, 0);
-				else
-					LLVMBuildStore(c->b, v, cp);
+				ptx_c_put(c, cp, LLVMBuildLoad2(c->b, c->f32, a.acc[r][j], ""));
 			}
 			LLVMBuildBr(c->b, next);
 			LLVMPositionBuilderAtEnd(c->b, next);

@@ -56,10 +56,10 @@ typedef struct PtxSchedule {
 	int ksplit; /* parts the walk along k is split into (1: none) */
 	int stage;  /* > 0: stage X in shared memory (cp.async, two buffers) where it
 	             * applies; with bx = 0 (patc's choice), -1 turns it off */
-	int wg;     /* > 0: on sm_90, a staged tensor-core kernel whose kept tiles
-	             * give 64 rows the same k runs on Hopper's warpgroup mma
-	             * (wgmma, target sm_90a; see tc.c); else mma.sync, patc's
-	             * choice until wgmma has been measured on a GPU */
+	int wg;     /* > 0: on sm_90, a staged tensor-core kernel of dense kept
+	             * tiles runs on Hopper's warpgroup mma (wgmma, target
+	             * sm_90a; see tc.c); else mma.sync, patc's choice until
+	             * wgmma has been measured on a GPU */
 } PtxSchedule;
 
 extern const PtxSchedule ptx_default_schedule;
@@ -102,10 +102,12 @@ typedef struct PtxPlan {
 	                       * or 32 on the sparse tensor cores) */
 	const char *stage_why; /* tensor cores: why X is staged or not, for --explain */
 	bool tc_wg;           /* tensor cores, staged: a warpgroup of 4 warps per block,
-	                       * one wgmma.m64nNk16 (N = tc_wgn) a 16-k step, both
+	                       * wgmma.m64nNk16 (N = tc_wgn) for each 16 k of a step
+	                       * (tc_wgu; transposed, for each 64 columns too), both
 	                       * operands read from shared memory by the tensor
 	                       * cores through descriptors (schedule wg > 0, sm_90) */
-	int tc_wgn;           /* tc_wg: the columns of the block, 64 tc_cols */
+	int tc_wgn;           /* tc_wg: the wgmma's N: the block's columns, 64 tc_cols
+	                       * (transposed: the kept tiles' rows, 16 tc_rows) */
 	int tc_wgu;           /* tc_wg: 16-k wgmma a step (2 where the kept tiles' k
 	                       * loop is a multiple of 32 long and the stages fit, else 1) */
 	bool tc_wgt;          /* tc_wg, transposed: kept tiles of 16 tc_rows < 64 rows; the
@@ -151,11 +153,14 @@ typedef struct PtxPlan {
  * memory.
  *
  * Hopper's warpgroup mma (tc_wg: schedule wg > 0 on sm_90): a staged
- * kernel whose kept tiles give 64 rows the same k (tc_rows 4) runs one
- * warpgroup per block over those 64 rows and tc_wgn columns, a step of
- * 16 tc_wgu k being tc_wgu wgmma.mma_async.m64nNk16 that read the
- * weights and X from the stage, laid out as 8 x 8 core matrices, through
- * descriptors (tc.c); each warp holds its 16 rows' accumulators. */
+ * kernel of dense kept tiles runs one warpgroup per block.  Where the
+ * kept tiles give 64 rows the same k (tc_rows 4), over those 64 rows and
+ * tc_wgn columns, a step of 16 tc_wgu k being tc_wgu
+ * wgmma.mma_async.m64nNk16 that read the weights and X from the stage,
+ * laid out as 8 x 8 core matrices, through descriptors (tc.c), each warp
+ * holding its 16 rows' accumulators; otherwise transposed (tc_wgt), over
+ * the kept tile's 16 tc_rows rows and 64 tc_cols columns, one wgmma of
+ * C^T's 64 columns x tc_wgn rows for each 16 k and 64 columns. */
 enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3, PTX_TC_WM = 2 };
 
 /* In emulation: the host runs the 32 lanes of a warp; each lane's mma

@@ -14,6 +14,11 @@ LLVMValueRef ptx_call(LowerCtx *c, const char *name, LLVMValueRef *args, unsigne
 LLVMValueRef ptx_call_typed(LowerCtx *c, const char *name, LLVMTypeRef *types, unsigned ntypes, LLVMValueRef *args,
                             unsigned nargs);
 
+/* &C[m, col] (C[col, m] in layout nk). */
+LLVMValueRef ptx_c_ptr(LowerCtx *c, LLVMValueRef m, LLVMValueRef col);
+/* *p = v, or *p += v with an atomic where the plan adds into a zeroed C. */
+void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v);
+
 /* The smaller of two signed i64 values. */
 LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y);
 

@@ -70,8 +70,9 @@ static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
 enum { TC_FILL_BLOCKS = 2 * 132, TC_SPLIT_STEPS = 4, TC_MAX_SPLIT = 8 };
 
 /* Split-K for a staged plan whose grid would leave the GPU idle: the
- * block's walk of tc_steps steps in nsplit parts of split_chunk steps
- * (over blockIdx.z), each adding its sums into a zeroed C with atomics. */
+ * block's walk of tc_steps steps in nsplit parts (over blockIdx.z), part z
+ * steps z tc_steps / nsplit .. (z + 1) tc_steps / nsplit - 1 (so at least
+ * TC_SPLIT_STEPS each), adding its sums into a zeroed C with atomics. */
 static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
@@ -83,8 +84,8 @@ static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
 		parts = TC_MAX_SPLIT;
 	if (parts < 2)
 		return;
-	plan->split_chunk = (plan->tc_steps + parts - 1) / parts;
-	plan->nsplit = (plan->tc_steps + plan->split_chunk - 1) / plan->split_chunk; /* none empty */
+	plan->nsplit = parts;
+	plan->split_chunk = (plan->tc_steps + parts - 1) / parts; /* the longest part */
 	plan->atomic = plan->zero = true;
 }
 
@@ -1005,19 +1006,11 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
  * one of the kernel's columns. */
 static void tc_store(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef acc, LLVMValueRef ok)
 {
-	const PtxPlan *plan = c->backend;
-	const LowerKernel *k = c->k;
 	LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
 	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), ""), st, next);
 	LLVMPositionBuilderAtEnd(c->b, st);
-	LLVMValueRef at = k->layout == PAT_LAYOUT_KN ? add(c, mul(c, m, k->N), col) : add(c, mul(c, col, k->M), m);
-	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, acc, "");
-	LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
-	if (plan->atomic)
-		LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, cp, v, LLVMAtomicOrderingMonotonic, 0);
-	else
-		LLVMBuildStore(c->b, v, cp);
+	ptx_c_put(c, ptx_c_ptr(c, m, col), LLVMBuildLoad2(c->b, c->f32, acc, ""));
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
 }
@@ -1216,9 +1209,10 @@ void ptx_tc_body(LowerCtx *c)
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];
 		st.begin = i64c(c, 0), st.end = i64c(c, plan->tc_steps);
-		if (plan->nsplit > 1) { /* the block's part of the walk */
-			st.begin = mul(c, ptx_sreg(c, "ctaid.z"), plan->split_chunk);
-			st.end = ptx_min(c, add(c, st.begin, i64c(c, plan->split_chunk)), i64c(c, plan->tc_steps));
+		if (plan->nsplit > 1) { /* the block's part of the walk (tc_plan_split) */
+			LLVMValueRef z = ptx_sreg(c, "ctaid.z");
+			st.begin = udiv(c, mul(c, z, plan->tc_steps), plan->nsplit);
+			st.end = udiv(c, mul(c, add(c, z, i64c(c, 1)), plan->tc_steps), plan->nsplit);
 		}
 		LLVMValueRef row, m, kk;
 		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk, NULL);

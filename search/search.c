@@ -1030,8 +1030,9 @@ static bool same_kernel(const PtxPlan *x, const PtxPlan *y)
 /* The GPU mapping's knobs (PtxSchedule), one at a time from each base:
  * half or twice the threads along the columns, 1, 2, 4 or 8 columns and 1
  * to 8 rows a thread, the walk along k split in two (or not), X staged in
- * shared memory (or not).  Variants that map to the same kernel are not
- * measured; the tensor-core mapping has only the last.  Returns the number
+ * shared memory (or not), and on sm_90 the tensor-core kernels on wgmma
+ * (or not).  Variants that map to the same kernel are not measured; the
+ * tensor-core mapping has only the last two.  Returns the number
  * measured, -1 when out of memory. */
 static int tune_gpu(Bench *b, const int *base, int nbase)
 {

@@ -29,6 +29,8 @@
 #
 #   tests/gpu/run.sh [BIN] [OUTDIR]
 #
+# STEPS names the parts to run (default "correct bench peers search"; e.g.
+# STEPS=search for a second call that runs the search alone).
 # BIN holds patc and gpu_bench (default: build/), and may hold lib/ with
 # shared libraries they need that the machine lacks.  The binaries are
 # built where LLVM 19 is (patc links LLVM statically; a GPU machine image
@@ -62,137 +64,149 @@ sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head
 sm=sm_${sm:-90}
 case $sm in sm_80|sm_86|sm_89|sm_90) ;; *) sm=sm_90 ;; esac
 
-# ---- 1. correctness ----
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-. "$root/tests/gpu_programs.sh"
-patterns=("${gpu_patterns[@]}")
-shapes=("768 768 512" "1000 1100 333" "100 70 33" "64 576 3136" "1000 1100 2100")
-gpu_programs "$tmp" fresh "${shapes[@]}"
-checked=0
-for s in "${!shapes[@]}"; do
-	read -r M K N <<<"${shapes[$s]}"
-	for layout in kn nk; do
-		f=$tmp/s${s}_$layout.pat
-		for target in $sm sm_80; do
-			[ $target = sm_80 ] && [ $s -ne 1 ] && [ $s -ne 2 ] && continue
-			if "$bin/patc" "$f" --target=$target --run >"$tmp/log" 2>"$tmp/err"; then
-				checked=$((checked + ${#patterns[@]}))
-			else
-				echo "FAIL: $M/$K/$N $layout $target: $(grep -E 'error' "$tmp/err" | head -3)"
-				fail=$((fail + 1))
-			fi
-			# one line per op: shape layout target op time speedup error
-			awk -v s="$M/$K/$N" -v l=$layout -v t=$target '
-				/^p[0-9]+:/ {op=$1; sub(":", "", op)}
-				/patc kernel/ {us=$3}
-				/speedup over dense/ {sp=$4; err=$NF; printf "  %-15s %s %s %-4s %9.1f us  %6s  err %s\n", s, l, t, op, us, sp, err}
-				/cuBLAS not measured/ {printf "  %-15s %s %s %-4s %9.1f us  (no cuBLAS)\n", s, l, t, op, us}' "$tmp/log" >>"$out/gpu_check.txt"
+# STEPS: the parts to run (default all of them; e.g. STEPS=search for a
+# second call that runs only the search)
+want() { case " ${STEPS:-correct bench peers search} " in *" $1 "*) return 0 ;; esac; return 1; }
+# the peers (2b) where they can run: 100 s kept for them from the benchmark
+peers=${PEERS:-$bin/gpu_peers.py}
+keep=60
+if want peers && [ "$peers" != 0 ] && [ -f "$peers" ] && python3 -c 'import torch' 2>/dev/null; then
+	keep=160
+else
+	peers=0
+fi
+
+# ---- 1. correctness ----
+if want correct; then
+	. "$root/tests/gpu_programs.sh"
+	patterns=("${gpu_patterns[@]}")
+	shapes=("768 768 512" "1000 1100 333" "100 70 33" "64 576 3136" "1000 1100 2100")
+	gpu_programs "$tmp" fresh "${shapes[@]}"
+	checked=0
+	for s in "${!shapes[@]}"; do
+		read -r M K N <<<"${shapes[$s]}"
+		for layout in kn nk; do
+			f=$tmp/s${s}_$layout.pat
+			for target in $sm sm_80; do
+				[ $target = sm_80 ] && [ $s -ne 1 ] && [ $s -ne 2 ] && continue
+				if "$bin/patc" "$f" --target=$target --run >"$tmp/log" 2>"$tmp/err"; then
+					checked=$((checked + ${#patterns[@]}))
+				else
+					echo "FAIL: $M/$K/$N $layout $target: $(grep -E 'error' "$tmp/err" | head -3)"
+					fail=$((fail + 1))
+				fi
+				# one line per op: shape layout target op time speedup error
+				awk -v s="$M/$K/$N" -v l=$layout -v t=$target '
+					/^p[0-9]+:/ {op=$1; sub(":", "", op)}
+					/patc kernel/ {us=$3}
+					/speedup over dense/ {sp=$4; err=$NF; printf "  %-15s %s %s %-4s %9.1f us  %6s  err %s\n", s, l, t, op, us, sp, err}
+					/cuBLAS not measured/ {printf "  %-15s %s %s %-4s %9.1f us  (no cuBLAS)\n", s, l, t, op, us}' "$tmp/log" >>"$out/gpu_check.txt"
+			done
 		done
 	done
-done
-# the 16-bit ops: tensor cores (bf16, f16), sparse tensor cores (2:4) and one that stays on CUDA cores
-for s in "${!shapes[@]}"; do
-	read -r M K N <<<"${shapes[$s]}"
-	f=$tmp/s${s}_tc.pat
-	# sm_90w: on Hopper, again with --wgmma (the staged dense tiles on wgmma)
-	for target in $sm sm_80 sm_90w; do
-		[ $target = sm_80 ] && [ $s -ne 1 ] && continue
-		opts="--target=$target"
-		if [ $target = sm_90w ]; then
-			[ $sm = sm_90 ] || continue
-			opts="--target=sm_90 --wgmma"
-		fi
-		if "$bin/patc" "$f" $opts --run >"$tmp/log" 2>"$tmp/err"; then
-			checked=$((checked + ${#gpu_tc_patterns[@]}))
-		else
-			echo "FAIL: $M/$K/$N 16-bit ops $opts: $(grep -E 'error' "$tmp/err" | head -3)"
-			fail=$((fail + 1))
-		fi
-		awk -v s="$M/$K/$N" -v t=$target '
-			/^t[0-9]+:/ {op=$1; sub(":", "", op)}
-			/patc kernel/ {us=$3}
-			/speedup over dense/ {sp=$4; err=$NF; printf "  %-15s tc %s %-4s %9.1f us  %6s  err %s\n", s, t, op, us, sp, err}
-			/cuBLAS not measured/ {printf "  %-15s tc %s %-4s %9.1f us  (no cuBLAS)\n", s, t, op, us}' "$tmp/log" >>"$out/gpu_check.txt"
+	# the 16-bit ops: tensor cores (bf16, f16), sparse tensor cores (2:4) and one that stays on CUDA cores
+	for s in "${!shapes[@]}"; do
+		read -r M K N <<<"${shapes[$s]}"
+		f=$tmp/s${s}_tc.pat
+		# sm_90w: on Hopper, again with --wgmma (the staged dense tiles on wgmma)
+		for target in $sm sm_80 sm_90w; do
+			[ $target = sm_80 ] && [ $s -ne 1 ] && continue
+			opts="--target=$target"
+			if [ $target = sm_90w ]; then
+				[ $sm = sm_90 ] || continue
+				opts="--target=sm_90 --wgmma"
+			fi
+			if "$bin/patc" "$f" $opts --run >"$tmp/log" 2>"$tmp/err"; then
+				checked=$((checked + ${#gpu_tc_patterns[@]}))
+			else
+				echo "FAIL: $M/$K/$N 16-bit ops $opts: $(grep -E 'error' "$tmp/err" | head -3)"
+				fail=$((fail + 1))
+			fi
+			awk -v s="$M/$K/$N" -v t=$target '
+				/^t[0-9]+:/ {op=$1; sub(":", "", op)}
+				/patc kernel/ {us=$3}
+				/speedup over dense/ {sp=$4; err=$NF; printf "  %-15s tc %s %-4s %9.1f us  %6s  err %s\n", s, t, op, us, sp, err}
+				/cuBLAS not measured/ {printf "  %-15s tc %s %-4s %9.1f us  (no cuBLAS)\n", s, t, op, us}' "$tmp/log" >>"$out/gpu_check.txt"
+		done
 	done
-done
-echo "correctness: $checked kernels checked, $fail failing runs ($(( $(date +%s) - start )) s)"
-echo "  (per kernel: $out/gpu_check.txt; patterns: ${patterns[*]}; 16-bit: ${gpu_tc_patterns[*]})"
+	echo "correctness: $checked kernels checked, $fail failing runs ($(( $(date +%s) - start )) s)"
+	echo "  (per kernel: $out/gpu_check.txt; patterns: ${patterns[*]}; 16-bit: ${gpu_tc_patterns[*]})"
 
-# the launcher example: PTX for sm_80 (JIT-compiled by the driver) and for
-# the GPU's own target, built with the system C compiler, run on the GPU
-if command -v cc >/dev/null; then
-	for target in sm_80 $sm; do
-		if "$root/tests/cuda_api.sh" "$bin/patc" $target >"$tmp/log" 2>&1 && grep -q "ran on the GPU" "$tmp/log"; then
-			echo "cuda_api example ($target): ran and checked"
-		else
-			echo "FAIL: cuda_api example ($target): $(tail -3 "$tmp/log")"
-			fail=$((fail + 1))
-		fi
-	done
-else
-	echo "cuda_api example: no C compiler on this machine; not built"
+	# the launcher example: PTX for sm_80 (JIT-compiled by the driver) and for
+	# the GPU's own target, built with the system C compiler, run on the GPU
+	if command -v cc >/dev/null; then
+		for target in sm_80 $sm; do
+			if "$root/tests/cuda_api.sh" "$bin/patc" $target >"$tmp/log" 2>&1 && grep -q "ran on the GPU" "$tmp/log"; then
+				echo "cuda_api example ($target): ran and checked"
+			else
+				echo "FAIL: cuda_api example ($target): $(tail -3 "$tmp/log")"
+				fail=$((fail + 1))
+			fi
+		done
+	else
+		echo "cuda_api example: no C compiler on this machine; not built"
+	fi
 fi
 
 # ---- 2. the benchmark ----
-# Staging X in shared memory is measured against the plain path on three
-# shapes first (geometric mean of the best structured pattern over the
-# three sparsities); the benchmark runs with the faster one.
-# (the first table only: the speedups; the fractions of the floors follow)
-score() { awk -F'|' '/^$/ {exit} NR>2 && /^\|/ {gsub(/[ x]/, "", $3); s += log($3); n++} END {printf "%.4f", n ? exp(s / n) : 0}'; }
-staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/a.csv" --sm=$sm --shapes=3,1,8 --no-tc 2>/dev/null | score)
-plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/b.csv" --sm=$sm --shapes=3,1,8 --no-stage --no-tc 2>/dev/null | score)
-stage_flag=""
-awk -v a="$staged" -v b="$plain" 'BEGIN {exit !(b > a)}' && stage_flag=--no-stage
-echo "staging X in shared memory: ${staged}x, plain: ${plain}x (768/768/512, 4096/1024/1024, 256/1152/3136);" \
-	"the benchmark runs ${stage_flag:-with staging}" | tee "$out/gpu_stage.txt"
-# the same for the tensor-core kernels (bf16): staged with cp.async and
-# ldmatrix, or B fragments read from global memory
-tc_staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/c.csv" --sm=$sm --shapes=3,1,8 --tc-only 2>/dev/null | score)
-tc_plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/d.csv" --sm=$sm --shapes=3,1,8 --no-stage --tc-only 2>/dev/null | score)
-tc_flag=""
-awk -v a="$tc_staged" -v b="$tc_plain" 'BEGIN {exit !(b > a)}' && tc_flag=--no-stage
-echo "tensor cores (bf16), staged: ${tc_staged}x, plain: ${tc_plain}x (the same shapes);" \
-	"the benchmark runs ${tc_flag:-with staging}" | tee -a "$out/gpu_stage.txt"
-# on Hopper, the blocks on wgmma (--wgmma) against mma.sync
-if [ $sm = sm_90 ] && [ -z "$tc_flag" ]; then
-	tc_wg=$("$bin/gpu_bench" "$root/stdlib" "$tmp/g.csv" --sm=$sm --shapes=3,1,8 --tc-only --wgmma 2>"$tmp/wg.log" | score)
-	grep -E "block(32|64)" "$tmp/wg.log" | sed 's/^/  /' | tee -a "$out/gpu_stage.txt"
-	awk -v a="$tc_staged" -v b="$tc_wg" 'BEGIN {exit !(b > a)}' && tc_flag=--wgmma
-	echo "tensor cores (bf16) with the blocks on wgmma: ${tc_wg}x (the same shapes);" \
-		"the benchmark runs ${tc_flag:-with mma.sync}" | tee -a "$out/gpu_stage.txt"
+if want bench; then
+	# Staging X in shared memory is measured against the plain path on three
+	# shapes first (geometric mean of the best structured pattern over the
+	# three sparsities); the benchmark runs with the faster one.
+	# (the first table only: the speedups; the fractions of the floors follow)
+	score() { awk -F'|' '/^$/ {exit} NR>2 && /^\|/ {gsub(/[ x]/, "", $3); s += log($3); n++} END {printf "%.4f", n ? exp(s / n) : 0}'; }
+	staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/a.csv" --sm=$sm --shapes=3,1,8 --no-tc 2>/dev/null | score)
+	plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/b.csv" --sm=$sm --shapes=3,1,8 --no-stage --no-tc 2>/dev/null | score)
+	stage_flag=""
+	awk -v a="$staged" -v b="$plain" 'BEGIN {exit !(b > a)}' && stage_flag=--no-stage
+	echo "staging X in shared memory: ${staged}x, plain: ${plain}x (768/768/512, 4096/1024/1024, 256/1152/3136);" \
+		"the benchmark runs ${stage_flag:-with staging}" | tee "$out/gpu_stage.txt"
+	# the same for the tensor-core kernels (bf16): staged with cp.async and
+	# ldmatrix, or B fragments read from global memory
+	tc_staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/c.csv" --sm=$sm --shapes=3,1,8 --tc-only 2>/dev/null | score)
+	tc_plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/d.csv" --sm=$sm --shapes=3,1,8 --no-stage --tc-only 2>/dev/null | score)
+	tc_flag=""
+	awk -v a="$tc_staged" -v b="$tc_plain" 'BEGIN {exit !(b > a)}' && tc_flag=--no-stage
+	echo "tensor cores (bf16), staged: ${tc_staged}x, plain: ${tc_plain}x (the same shapes);" \
+		"the benchmark runs ${tc_flag:-with staging}" | tee -a "$out/gpu_stage.txt"
+	# on Hopper, the blocks on wgmma (--wgmma) against mma.sync
+	if [ $sm = sm_90 ] && [ -z "$tc_flag" ]; then
+		tc_wg=$("$bin/gpu_bench" "$root/stdlib" "$tmp/g.csv" --sm=$sm --shapes=3,1,8 --tc-only --wgmma 2>"$tmp/wg.log" | score)
+		grep -E "block(32|64)" "$tmp/wg.log" | sed 's/^/  /' | tee -a "$out/gpu_stage.txt"
+		awk -v a="$tc_staged" -v b="$tc_wg" 'BEGIN {exit !(b > a)}' && tc_flag=--wgmma
+		echo "tensor cores (bf16) with the blocks on wgmma: ${tc_wg}x (the same shapes);" \
+			"the benchmark runs ${tc_flag:-with mma.sync}" | tee -a "$out/gpu_stage.txt"
+	fi
+	# patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged
+	# and the grid fills the GPU) against at most 4 rows a thread, on two
+	# shapes where they apply
+	wide=$("$bin/gpu_bench" "$root/stdlib" "$tmp/e.csv" --sm=$sm --shapes=1,9 $stage_flag --no-tc 2>/dev/null | score)
+	narrow=$("$bin/gpu_bench" "$root/stdlib" "$tmp/f.csv" --sm=$sm --shapes=1,9 $stage_flag --narrow --no-tc 2>/dev/null | score)
+	wide_flag=""
+	awk -v a="$wide" -v b="$narrow" 'BEGIN {exit !(b > a)}' && wide_flag=--narrow
+	echo "wide register tiles: ${wide}x, at most 4 rows a thread: ${narrow}x (4096/1024/1024, 4096/4096/4096);" \
+		"the benchmark runs ${wide_flag:-with the wide tiles}" | tee -a "$out/gpu_stage.txt"
+	bench=${BENCH:-quick}
+	[ "$bench" = full ] && bench=""
+	# fp32 two thirds of the time left (less a minute for the search and the
+	# peers' time), bf16 the rest
+	share=$((($(left) - keep) * 2 / 3))
+	[ $share -ge 10 ] || share=10
+	"$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag $wide_flag --no-tc --seconds=$share \
+		2>"$out/gpu_bench.log" | tee "$out/gpu_table.md"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
+	echo
+	share=$(($(left) - keep))
+	[ $share -ge 10 ] || share=10
+	"$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag --tc-only --seconds=$share \
+		2>>"$out/gpu_bench.log" | tee -a "$out/gpu_table.md"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench --tc-only: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
+	grep -h "not measured\\|measured in part" "$out/gpu_bench.log" | sed 's/^/  /'
+	tail -n +2 "$tmp/tc.csv" >>"$out/gpu.csv"
+	echo "benchmark done ($(( $(date +%s) - start )) s)"
 fi
-# patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged
-# and the grid fills the GPU) against at most 4 rows a thread, on two
-# shapes where they apply
-wide=$("$bin/gpu_bench" "$root/stdlib" "$tmp/e.csv" --sm=$sm --shapes=1,9 $stage_flag --no-tc 2>/dev/null | score)
-narrow=$("$bin/gpu_bench" "$root/stdlib" "$tmp/f.csv" --sm=$sm --shapes=1,9 $stage_flag --narrow --no-tc 2>/dev/null | score)
-wide_flag=""
-awk -v a="$wide" -v b="$narrow" 'BEGIN {exit !(b > a)}' && wide_flag=--narrow
-echo "wide register tiles: ${wide}x, at most 4 rows a thread: ${narrow}x (4096/1024/1024, 4096/4096/4096);" \
-	"the benchmark runs ${wide_flag:-with the wide tiles}" | tee -a "$out/gpu_stage.txt"
-bench=${BENCH:-quick}
-[ "$bench" = full ] && bench=""
-# the peers (2b) where they can run: 90 s kept for them
-peers=${PEERS:-$bin/gpu_peers.py}
-keep=60
-if [ "$peers" != 0 ] && [ -f "$peers" ] && python3 -c 'import torch' 2>/dev/null; then keep=150; else peers=0; fi
-# fp32 two thirds of the time left (less a minute for the search and the
-# peers' time), bf16 the rest
-share=$((($(left) - keep) * 2 / 3))
-[ $share -ge 10 ] || share=10
-"$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag $wide_flag --no-tc --seconds=$share \
-	2>"$out/gpu_bench.log" | tee "$out/gpu_table.md"
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
-echo
-share=$(($(left) - keep))
-[ $share -ge 10 ] || share=10
-"$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag --tc-only --seconds=$share \
-	2>>"$out/gpu_bench.log" | tee -a "$out/gpu_table.md"
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench --tc-only: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
-grep -h "not measured\\|measured in part" "$out/gpu_bench.log" | sed 's/^/  /'
-tail -n +2 "$tmp/tc.csv" >>"$out/gpu.csv"
-echo "benchmark done ($(( $(date +%s) - start )) s)"
 
 # ---- 2b. the peers: what users would pick instead, through PyTorch ----
 # ../shared/bench/gpu_peers.py (make gpu-carry packs it into BIN; PEERS=FILE
@@ -200,20 +214,23 @@ echo "benchmark done ($(( $(date +%s) - start )) s)"
 # shapes and sparsities, kernel time of CUDA-graph replays with the L2
 # flushed, beside cuBLAS through PyTorch; then patc's best against the best
 # peer (tests/gpu/peers_table.py).  PEERS=0 leaves it out; it takes up to
-# 90 s of the time left, less a minute for the search.
+# 100 s of the time left, less a minute (its budget covers its measurements,
+# and the timeout its start and its end).
 if [ "$peers" != 0 ] && [ "$(left)" -ge 80 ]; then
-	pb=$(($(left) - 60))
-	[ $pb -le 90 ] || pb=90
-	if OUT=$tmp/peers PYTHONUNBUFFERED=1 timeout $((pb + 40)) python3 "$peers" --graphs --budget-s $pb --target-ms 20 \
+	pb=$(($(left) - 75))
+	[ $pb -le 85 ] || pb=85
+	if OUT=$tmp/peers PYTHONUNBUFFERED=1 timeout $((pb + 15)) python3 "$peers" --graphs --budget-s $pb --target-ms 20 \
 		>"$out/gpu_peers.log" 2>&1 && [ -s "$tmp/peers/gpu_baselines.csv" ]; then
 		cp "$tmp/peers/gpu_baselines.csv" "$out/gpu_peers.csv"
-		python3 "$root/tests/gpu/peers_table.py" "$out/gpu.csv" "$out/gpu_peers.csv" | tee "$out/gpu_peers.md"
+		if [ -s "$out/gpu.csv" ]; then
+			python3 "$root/tests/gpu/peers_table.py" "$out/gpu.csv" "$out/gpu_peers.csv" | tee "$out/gpu_peers.md"
+		fi
 	else
 		echo "peers: gpu_peers.py failed: $(tail -2 "$out/gpu_peers.log")"
 	fi
 	echo "peers done ($(( $(date +%s) - start )) s)"
 else
-	echo "peers: left out (PEERS=0, no gpu_peers.py in $bin, no PyTorch, or under 80 s left)"
+	want peers && echo "peers: left out (PEERS=0, no gpu_peers.py in $bin, no PyTorch, or under 80 s left)"
 fi
 
 # ---- 3. the search on the GPU (SEARCH=0 leaves it out) ----
@@ -222,6 +239,7 @@ fi
 # each candidate compiled to PTX, checked and timed in a child process,
 # dense cuBLAS beside it; the summary lines go to gpu_search.txt.
 search=${SEARCH:-auto}
+want search || search=0
 if [ "$search" = auto ]; then
 	if [ "$(left)" -ge 120 ]; then search=1; else
 		echo "search: left out ($(left) s of RUN_SECONDS left; SEARCH=1 runs it)"; search=0; fi
