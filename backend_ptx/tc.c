@@ -805,7 +805,7 @@ static int wg_ops(const LowerKernel *k, const PtxPlan *plan, WgOp *ops)
 	int n = 0;
 	for (int i = 0; i < u; i++)
 		for (int p = 0; p < q; p++) {
-			const int64_t w = wsub * i, x = stage_a(plan) + xsub * i + 1024 * p; /* 64 columns: 1024 halves */
+			const int64_t w = wsub * i, x = stage_a(plan) + xsub * i + 16 * PTX_TC_COLS * p;
 			ops[n++] = plan->tc_wgt ? (WgOp){p * plan->tc_wgn / 2, plan->tc_wgn / 2, x, w, kn, 0}
 			                        : (WgOp){0, plan->tc_wgn / 2, w, x, 0, kn};
 		}
@@ -1231,15 +1231,9 @@ void ptx_tc_body(LowerCtx *c)
 	 * 2t + 1 of each tile */
 	const int64_t sm = lm->comp[0].stride;
 	LLVMValueRef m0 = LLVMBuildLoad2(c->b, c->i64, a.mrow, "m0");
-	if (plan->tc_wgt) {
+	if (plan->tc_wgt)
 		tc_wgt_store(c, &a, m0, wr, sm);
-		if (done) {
-			LLVMBuildBr(c->b, done);
-			LLVMPositionBuilderAtEnd(c->b, done);
-		}
-		return;
-	}
-	for (int half = 0; half < 2 * plan->tc_wm; half++) { /* rows 8 half + g: chunk half / 2, h = half % 2 */
+	for (int half = 0; half < 2 * plan->tc_wm && !plan->tc_wgt; half++) { /* rows 8 half + g: chunk half / 2, h = half % 2 */
 		const int ci = half / 2, h = half % 2;
 		const int64_t r = 8 * half;
 		LLVMValueRef m = add(c, m0, mul(c, add(c, a.g, i64c(c, r)), sm));

@@ -47,6 +47,17 @@ has "paper notation" "$tmp/out" "fig8: I0_4 I1_8^3 K0_32^28 K1_8^5 K2_4 I2_32"
 expect "example on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90
 expect "--wgmma on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90 --wgmma
 expect "--wgmma off sm_90" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --wgmma
+# --explain names the wgmma path and the tensor cores' split-K
+printf 'include "all.pat";\nop a: spmm(M = 768, K = 3072, N = 512, dtype = bf16) { apply block(64, 64, 50%%); }\nop b: spmm(M = 768, K = 3072, N = 512, dtype = bf16) { apply block(32, 32, 50%%); }\n' >"$tmp/wg.pat"
+if "$patc" "$tmp/wg.pat" --target=sm_90 --wgmma --explain >"$tmp/wg.out" 2>&1 &&
+	grep -q "PTX for sm_90a.*Hopper's warpgroup mma: every" "$tmp/wg.out" && grep -q "wgmma.m64n128k16" "$tmp/wg.out" &&
+	grep -q "Hopper's warpgroup mma, transposed" "$tmp/wg.out" && grep -q "wgmma.m64n32k16 per 64" "$tmp/wg.out" &&
+	grep -q "split-K: the walk along k in [2-8] parts" "$tmp/wg.out"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: --explain --wgmma: $(grep -i "gpu kernel\|mapping\|split" "$tmp/wg.out" | head -6)"
+	fail=$((fail + 1))
+fi
 expect "--explain" 0 "$patc" "$root/examples/gemm.pat" --explain
 has "--explain shows strides" "$tmp/out" "flattened strides \[53760, 17920, 640, 128, 32, 1\]"
 has "--explain shows padding" "$tmp/out" "padding m 1000 -> 1024 (+24)"
