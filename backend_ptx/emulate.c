@@ -377,7 +377,7 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 }
 
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
-                 const int32_t *const *index, float *c, PtxPlan *plan_out, char err[PTX_ERR_MAX])
+                 const int32_t *const *index, float *c, PtxPlan *plan_out, double copied[2], char err[PTX_ERR_MAX])
 {
 	PtxPlan plan;
 	ptx_plan(k, s, &plan);
@@ -462,6 +462,12 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 			sem_destroy(&w->go[l]);
 		sem_destroy(&w->back);
 		free(w);
+	}
+	if (copied) { /* every thread (tensor cores: every warp) copied its block's stages */
+		const int64_t *n = x86_lookup(&kern, "patc_emu_copied");
+		const double per = plan.tc ? block[1] : (double)block[0] * block[1];
+		for (int i = 0; i < 2; i++)
+			copied[i] = n ? (double)n[i] / per : 0;
 	}
 	x86_kernel_free(&kern);
 	return ok;

@@ -159,6 +159,9 @@ static bool compile_kernel(const GpuProblem *p, const char *name, PtxKernelSpec 
 		return false;
 	r->compile_ms = 1e3 * (util_now() - t0);
 	r->plan = spec->plan;
+	PtxTraffic t;
+	if (ptx_traffic(&spec->k, &spec->plan, &t))
+		r->l2_bytes = t.x + t.w_staged + t.w_direct + t.c;
 	return true;
 }
 
@@ -273,7 +276,7 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 		snprintf(err, CUDA_ERR_MAX, "out of memory for the emulated kernel's operands");
 	const double t0 = util_now();
 	/* (the schedule as compiled: wg dropped off sm_90) */
-	ok = ok && ptx_emulate(&spec.k, &spec.s, tc ? (const void *)x16 : p->x, w.values, w.index, c, NULL, err);
+	ok = ok && ptx_emulate(&spec.k, &spec.s, tc ? (const void *)x16 : p->x, w.values, w.index, c, NULL, NULL, err);
 	r->kernel_us = 1e6 * (util_now() - t0);
 	r->early = ok && p->stop_us > 0 && r->kernel_us > p->stop_us; /* one run, the emulator's */
 	if (ok) {
@@ -288,6 +291,88 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 }
 
 /* ---- the ceilings ---- */
+
+const char gpu_l2_ptx[] = ".version 8.0\n"
+                          ".target sm_80\n"
+                          ".address_size 64\n"
+                          "\n"
+                          ".visible .entry patc_l2_read(.param .u64 src, .param .u64 dst, .param .u32 passes)\n"
+                          "{\n"
+                          "\t.reg .pred %p;\n"
+                          "\t.reg .b32 %r<32>;\n"
+                          "\t.reg .b64 %a<8>;\n"
+                          "\tld.param.u64 %a0, [src];\n"
+                          "\tld.param.u64 %a1, [dst];\n"
+                          "\tld.param.u32 %r0, [passes];\n"
+                          "\tcvta.to.global.u64 %a0, %a0;\n"
+                          "\tcvta.to.global.u64 %a1, %a1;\n"
+                          "\tmov.u32 %r1, %ctaid.x;\n"
+                          "\tmov.u32 %r2, %ntid.x;\n"
+                          "\tmov.u32 %r3, %tid.x;\n"
+                          "\tmad.lo.u32 %r1, %r1, %r2, %r3;\n"
+                          "\tmov.u32 %r4, %nctaid.x;\n"
+                          "\tmul.lo.u32 %r4, %r4, %r2;\n"
+                          "\tshl.b32 %r7, %r4, 2;\n"
+                          "\tsub.u32 %r7, %r7, 1;\n"
+                          "\tmov.u32 %r5, 0;\n"
+                          "\tmov.u32 %r6, 0;\n"
+                          "LOOP:\n"
+                          "\tmad.lo.u32 %r24, %r6, 4096, %r1;\n"
+                          "\tadd.u32 %r25, %r24, %r4;\n"
+                          "\tadd.u32 %r26, %r25, %r4;\n"
+                          "\tadd.u32 %r27, %r26, %r4;\n"
+                          "\tand.b32 %r24, %r24, %r7;\n"
+                          "\tand.b32 %r25, %r25, %r7;\n"
+                          "\tand.b32 %r26, %r26, %r7;\n"
+                          "\tand.b32 %r27, %r27, %r7;\n"
+                          "\tmul.wide.u32 %a2, %r24, 16;\n"
+                          "\tmul.wide.u32 %a3, %r25, 16;\n"
+                          "\tmul.wide.u32 %a4, %r26, 16;\n"
+                          "\tmul.wide.u32 %a5, %r27, 16;\n"
+                          "\tadd.u64 %a2, %a0, %a2;\n"
+                          "\tadd.u64 %a3, %a0, %a3;\n"
+                          "\tadd.u64 %a4, %a0, %a4;\n"
+                          "\tadd.u64 %a5, %a0, %a5;\n"
+                          "\tld.global.cg.v4.u32 {%r8, %r9, %r10, %r11}, [%a2];\n"
+                          "\tld.global.cg.v4.u32 {%r12, %r13, %r14, %r15}, [%a3];\n"
+                          "\tld.global.cg.v4.u32 {%r16, %r17, %r18, %r19}, [%a4];\n"
+                          "\tld.global.cg.v4.u32 {%r20, %r21, %r22, %r23}, [%a5];\n"
+                          "\txor.b32 %r8, %r8, %r9;\n"
+                          "\txor.b32 %r10, %r10, %r11;\n"
+                          "\txor.b32 %r12, %r12, %r13;\n"
+                          "\txor.b32 %r14, %r14, %r15;\n"
+                          "\txor.b32 %r16, %r16, %r17;\n"
+                          "\txor.b32 %r18, %r18, %r19;\n"
+                          "\txor.b32 %r20, %r20, %r21;\n"
+                          "\txor.b32 %r22, %r22, %r23;\n"
+                          "\txor.b32 %r8, %r8, %r10;\n"
+                          "\txor.b32 %r12, %r12, %r14;\n"
+                          "\txor.b32 %r16, %r16, %r18;\n"
+                          "\txor.b32 %r20, %r20, %r22;\n"
+                          "\txor.b32 %r8, %r8, %r12;\n"
+                          "\txor.b32 %r16, %r16, %r20;\n"
+                          "\txor.b32 %r8, %r8, %r16;\n"
+                          "\txor.b32 %r5, %r5, %r8;\n"
+                          "\tadd.u32 %r6, %r6, 1;\n"
+                          "\tsetp.lt.u32 %p, %r6, %r0;\n"
+                          "\t@%p bra LOOP;\n"
+                          "\tmul.wide.u32 %a7, %r1, 4;\n"
+                          "\tadd.u64 %a7, %a1, %a7;\n"
+                          "\tst.global.u32 [%a7], %r5;\n"
+                          "\tret;\n"
+                          "}\n";
+
+typedef struct L2Launch {
+	void *fn;
+	void *args[3];
+} L2Launch;
+
+static bool launch_l2(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
+{
+	L2Launch *l = arg;
+	const unsigned grid[3] = {GPU_L2_BLOCKS, 1, 1}, block[3] = {256, 1, 1};
+	return cuda_launch(cu, l->fn, grid, block, l->args, err);
+}
 
 enum { CEIL_N = 8192 };
 
@@ -337,6 +422,17 @@ bool gpu_ceilings(Cuda *cu, GpuCeilings *out, char err[CUDA_ERR_MAX])
 	ok = ok && cuda_upload(cu, d.w, h16, nn * 2, err) && cuda_upload(cu, d.x, h16, nn * 2, err);
 	if (ok && (ok = time_us(cu, &d, 7, launch_blas16, &bl, &us, err)))
 		out->bf16_tflops = flops / us * 1e-6;
+	/* L2: GPU_L2_BYTES of d.x (random) read by patc_l2_read into d.c */
+	void *module = NULL;
+	L2Launch ll = {0};
+	uint32_t passes = GPU_L2_PASSES;
+	ll.args[0] = &d.x, ll.args[1] = &d.c, ll.args[2] = &passes;
+	_Static_assert(GPU_L2_BYTES == GPU_L2_BLOCKS * 256 * 4 * 16, "patc_l2_read's threads read 4 x 16 bytes each");
+	ok = ok && cuda_load_ptx(cu, gpu_l2_ptx, &module, err) && cuda_kernel(cu, module, "patc_l2_read", &ll.fn, err);
+	if (ok && (ok = time_us(cu, &d, 7, launch_l2, &ll, &us, err)))
+		out->l2_gbs = (double)GPU_L2_PASSES * GPU_L2_BYTES / us * 1e-3;
+	if (module)
+		cuda_unload(cu, module);
 	dev_free(cu, &d);
 	free(h), free(h16);
 	return ok;

@@ -41,6 +41,8 @@ typedef struct GpuResult {
 	double flops;          /* the kernel's arithmetic: 2 N per stored value */
 	double bytes;          /* the fewest bytes it moves: the weights and index
 	                        * as uploaded, X once, C written once */
+	double l2_bytes;       /* what its blocks move between L2 and the
+	                        * multiprocessors (ptx_traffic); 0: not counted */
 } GpuResult;
 
 /* The device's two ceilings, measured as device/METHOD.md asks: the
@@ -48,10 +50,21 @@ typedef struct GpuResult {
  * second) and cuBLAS's rate on an 8192^3 product of random inputs in f32
  * (sgemm, no TF32) and in bf16 (GemmEx, f32 accumulation); medians of 7
  * runs, the L2 flushed before each.  A kernel's floor is the larger of its
- * FLOP over the rate of its dtype and its bytes over the bandwidth. */
+ * FLOP over the rate of its dtype and its bytes over the bandwidth.  And
+ * a third, for what the staged kernels move from L2 (ptx_traffic): the
+ * rate at which the multiprocessors read a 16 MiB buffer that L2 holds
+ * (gpu_l2_ptx: 64 passes over it, 16-byte loads that skip L1; the first
+ * pass reads it from memory). */
 typedef struct GpuCeilings {
-	double copy_gbs, f32_tflops, bf16_tflops;
+	double copy_gbs, f32_tflops, bf16_tflops, l2_gbs;
 } GpuCeilings;
+
+/* The L2 read kernel, patc_l2_read(src, dst, passes): each of the grid's
+ * T threads reads 16 bytes at 16 (t + j T) of src for j = 0..3, passes
+ * times (ld.global.cg), and stores their xor at dst[t] (4 bytes).  Launched
+ * as GPU_L2_BLOCKS x 256 threads over GPU_L2_BYTES. */
+enum { GPU_L2_BLOCKS = 1024, GPU_L2_BYTES = 16 << 20, GPU_L2_PASSES = 64 };
+extern const char gpu_l2_ptx[];
 bool gpu_ceilings(Cuda *cu, GpuCeilings *c, char err[CUDA_ERR_MAX]);
 
 /* false with err when something fails on the way (the driver, the PTX);

@@ -370,6 +370,63 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 	block[0] = (unsigned)s->bx, block[1] = (unsigned)s->by, block[2] = 1;
 }
 
+/* ---- what the blocks move (ptx_traffic) ---- */
+
+/* Stored values of the nest: every loop's kept digits, padding included. */
+static double stored_values(const Pir *ir)
+{
+	double v = 1;
+	for (int i = 0; i < ir->nloops; i++)
+		v *= (double)ir->loops[i].nnz;
+	return v;
+}
+
+/* C's traffic: zeroed first where the plan needs it, then stored once, or
+ * read and written by the atomics of each of the adders to an element. */
+double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders)
+{
+	const double c = (double)k->M * (double)k->N * 4;
+	return (plan->zero ? c : 0) + (plan->atomic ? 2 * c * (double)adders : c);
+}
+
+bool ptx_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
+{
+	memset(t, 0, sizeof *t);
+	const Pir *ir = k->ir;
+	if (!plan->stage)
+		return false;
+	t->macs = stored_values(ir) * (double)k->N;
+	if (plan->tc)
+		return ptx_tc_traffic(k, plan, t);
+	unsigned grid[3], block[3];
+	ptx_grid(plan, k->N, grid, block);
+	/* the X rows a block copies: whole stages of its part of the staged
+	 * loop (the last stage of a part runs past its end, copying real rows) */
+	const int64_t len = ir->loops[plan->outer].nnz, U = plan->stage_u;
+	const int64_t chunk = plan->split == plan->outer ? plan->split_chunk : len;
+	int64_t rows = 0;
+	for (int64_t lo = 0; lo < len; lo += chunk) {
+		const int64_t part = len - lo < chunk ? len - lo : chunk;
+		rows += (part + U - 1) / U * U * plan->stage_p;
+	}
+	const double blocks = (double)grid[0] * grid[1];
+	t->rows = (int64_t)plan->s.by * plan->s.r;
+	t->cols = (int64_t)plan->s.bx * plan->s.v;
+	t->x = blocks * (double)rows * (double)t->cols * 4;
+	/* each block's rows' weights of those rows, staged or read by its threads */
+	const double w = blocks * (double)rows * (double)t->rows * 4;
+	if (plan->wstage)
+		t->w_staged = w;
+	else
+		t->w_direct = w;
+	int64_t adders = plan->nsplit;
+	for (int i = 0; i < plan->nspread; i++)
+		if (i != plan->group && pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K))
+			adders *= ir->loops[i].nnz;
+	t->c = ptx_c_traffic(k, plan, adders);
+	return true;
+}
+
 /* ---- the kernel body ----
  *
  * Loads are the bottleneck of a CUDA-core SpMM (one FMA per load when
@@ -662,11 +719,25 @@ static LLVMValueRef stage_d(LowerCtx *c, const GpuArg *a, const StageCopy *sc, L
 	return d;
 }
 
+void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes)
+{
+	LLVMTypeRef aty = LLVMArrayType2(c->i64, 2);
+	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "patc_emu_copied");
+	if (!g) {
+		g = LLVMAddGlobal(c->mod, aty, "patc_emu_copied");
+		LLVMSetInitializer(g, LLVMConstNull(aty));
+	}
+	LLVMValueRef at[2] = {i64c(c, 0), i64c(c, what)};
+	LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), bytes, ""), p);
+}
+
 /* Copies `bytes` (16 or 4) from global src to shared dst: cp.async, or
- * emulated, a plain load and store. */
-static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValueRef src, int bytes)
+ * emulated, a plain load and store (counted: what, see ptx_emu_count). */
+static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValueRef src, int bytes, int what)
 {
 	if (a->plan->emulate) {
+		ptx_emu_count(c, what, i64c(c, bytes));
 		LLVMValueRef v = LLVMBuildLoad2(c->b, bytes == 16 ? a->v4 : c->f32, src, "");
 		LLVMSetAlignment(v, (unsigned)bytes);
 		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), (unsigned)bytes);
@@ -769,7 +840,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		                i64c(c, stage_width(k, plan)), ""),
 		nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
 	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->xs, &dst_at, 1, ""),
-	           LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, ""), nk ? 4 : 16);
+	           LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, ""), nk ? 4 : 16, 0);
 }
 
 /* Where in storage a weight of the stage lies: point pt of the stage
@@ -816,7 +887,7 @@ static void w_piece_rows(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueR
 			i64c(c, br), ""),
 		g4, "");
 	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->ws, &dst_at, 1, ""),
-	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16);
+	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16, 1);
 }
 
 /* Piece q of the weights' stage (wstage): 4 adjacent points (along the
@@ -845,7 +916,7 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		                i64c(c, a->wrow), ""),
 		pt, "");
 	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->ws, &dst_at, 1, ""),
-	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16);
+	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16, 1);
 }
 
 /* Copies stage s into buffer buf, spread over the block's threads
@@ -901,7 +972,8 @@ static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
 	a->ragged = c->lo[outer] || ir->loops[outer].nnz % U;
 	LLVMValueRef nst = LLVMBuildUDiv(
 		c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWSub(c->b, ohi, olo, ""), i64c(c, U - 1), ""), i64c(c, U), "nst");
-	stage_issue(c, a, p, i64c(c, 0), i64c(c, 0), olo, ohi);
+	if (!plan->emulate) /* (emulated, each stage is copied when it is computed) */
+		stage_issue(c, a, p, i64c(c, 0), i64c(c, 0), olo, ohi);
 	stage_commit(c, a);
 	LowerLoop sl;
 	LLVMValueRef s = lower_loop_begin(c, &sl, i64c(c, 0), nst, "stage");

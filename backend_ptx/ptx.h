@@ -211,6 +211,23 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
 
+/* What a kernel's blocks move between the GPU's L2 and its multiprocessors
+ * under plan (for n = k->N columns): the bytes of X the blocks stage, of
+ * the weights they stage (w_staged) or load themselves (w_direct: the
+ * sparse tensor cores' A and metadata, or weights a block's threads read
+ * from global memory, counted once a block), and of C (stored, or read and
+ * written by atomics, and zeroed).  Each block of a staged kernel copies
+ * the X rows of its kept k once: `rows` rows of W share each of them, and
+ * `cols` columns each weight it holds.  macs: the kernel's multiply-adds,
+ * stored values (padding included) times N.  false where X is not staged
+ * (its reads go through L1, which may merge those of a block's threads:
+ * not counted). */
+typedef struct PtxTraffic {
+	double x, w_staged, w_direct, c, macs;
+	int64_t rows, cols;
+} PtxTraffic;
+bool ptx_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
+
 /* Whether kernel k runs on tensor cores; fills plan's tensor-core fields
  * (plan->tc_why either way), staged unless s says stage < 0.  Called by
  * ptx_plan. */
@@ -228,9 +245,11 @@ LowerHooks ptx_hooks(PtxPlan *plan);
  * kernels without a GPU, never for timing.  false with err where the
  * kernel does not compile, a warp deadlocks, its lanes meet at different
  * collectives or pass mma.sp metadata the hardware refuses; plan_out is
- * the plan either way. */
+ * the plan either way.  copied (NULL: not wanted): the bytes the grid's
+ * stage copies read from global memory, of X and of the weights, as the
+ * GPU would copy them (ptx_traffic's x and w_staged, counted). */
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
-                 const int32_t *const *index, float *c, PtxPlan *plan_out, char err[PTX_ERR_MAX]);
+                 const int32_t *const *index, float *c, PtxPlan *plan_out, double copied[2], char err[PTX_ERR_MAX]);
 
 /* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
  * writes is PTX_ISA_VERSION; a module with a wgmma kernel (schedule wg,

@@ -22,6 +22,14 @@ void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v);
 /* The smaller of two signed i64 values. */
 LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y);
 
+/* Emulated: adds bytes (an i64) to the global patc_emu_copied[what], the
+ * bytes the stage copies read from global memory (0: X, 1: the weights). */
+void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes);
+
+/* ptx_traffic of a staged tensor-core plan (tc.c); C's by ptx_c_traffic. */
+bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
+double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders);
+
 /* The tensor-core kernel body (tc.c). */
 void ptx_tc_body(LowerCtx *c);
 

@@ -89,6 +89,31 @@ static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
 	plan->atomic = plan->zero = true;
 }
 
+/* ptx_traffic of a staged plan: per step a block copies the weights'
+ * tc_rows 16-row chunks (none on the sparse tensor cores, whose warps load
+ * A and the metadata laid out by ptx_weights, an eighth of A's bytes:
+ * counted once a block) and step_k rows of X of its columns, where they
+ * are below N and K (past them zero-filled, not read: so where a kept
+ * tile's k runs past K the count is over by those rows).  The split
+ * parts' steps add up to the walk, tc_steps, which reads no row twice. */
+bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
+{
+	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	const double g0 = (double)(plan->nsets / plan->tc_rows), g1 = (double)((k->N + cols - 1) / cols);
+	double steps = (double)plan->tc_steps * (double)step_k(plan);
+	if (steps > (double)k->K)
+		steps = (double)k->K;
+	t->rows = 16 * (int64_t)plan->tc_rows;
+	t->cols = cols;
+	t->x = g0 * steps * (double)k->N * 2;
+	if (plan->tc_sp)
+		t->w_direct = g1 * t->macs / (double)k->N * 2 * 9 / 8;
+	else
+		t->w_staged = g0 * g1 * steps * (double)t->rows * 2;
+	t->c = ptx_c_traffic(k, plan, plan->nsplit);
+	return true;
+}
+
 /* Fills the staging fields of a tensor-core plan: whether X can be staged
  * (16-byte aligned rows), the block's shape and its walk's length. */
 static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
@@ -535,13 +560,15 @@ typedef struct Stage {
 } Stage;
 
 /* One 16-byte piece from src (i16 elements, global) to dst (shared):
- * cp.async, zero-filled where !ok (src then any valid address). */
+ * cp.async, zero-filled where !ok (src then any valid address).  Emulated,
+ * counted where ok (what: ptx_emu_count). */
 static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValueRef base, LLVMValueRef at,
-                    LLVMValueRef ok)
+                    LLVMValueRef ok, int what)
 {
 	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
 	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
 	if (plan->emulate) {
+		ptx_emu_count(c, what, LLVMBuildSelect(c->b, ok, i64c(c, 16), i64c(c, 0), ""));
 		LLVMTypeRef v8 = LLVMVectorType(i16, 8);
 		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, LLVMBuildGEP2(c->b, i16, base, &at, 1, ""), "");
 		LLVMSetAlignment(v, 2);
@@ -622,7 +649,7 @@ static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	}
 	LLVMValueRef src = add(c, add(c, mul(c, r, len), mul(c, row, 16)), mul(c, h, 8));
 	LLVMValueRef dst = add(c, ia->buf0, plan->tc_wg ? mul(c, q, 8) : add(c, mul(c, r, TC_ROW), mul(c, h, 8)));
-	tc_copy(c, plan, smem(c, st, dst), c->values, src, LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0));
+	tc_copy(c, plan, smem(c, st, dst), c->values, src, LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0), 1);
 }
 
 /* Piece q of X: layout kn, 8 columns of one of the step's k rows; layout
@@ -669,7 +696,7 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	 * where 32 k a step overrun the 2:4 loop */
 	if (k->ir->ext[PIR_AXIS_K] > k->K || (plan->tc_sp && k->ir->loops[k->ir->nloops - 2].len % 8))
 		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""), "");
-	tc_copy(c, plan, smem(c, st, dst), c->X, src, ok);
+	tc_copy(c, plan, smem(c, st, dst), c->X, src, ok, 0);
 }
 
 /* Copies step `step` (when below the walk's length) into buffer buf, then

@@ -2,6 +2,7 @@
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--narrow]
  *             [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--seconds=S]
+ *   gpu_bench --l2-ptx      (prints the PTX of the L2 ceiling's kernel)
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's fp32 CUDA-core kernels for block 8x8 and 32x32, vector-wise N:M,
@@ -17,9 +18,14 @@
  * warpgroup mma (sm_90 only; the CSV's method then says patc-wgmma for
  * them).  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
- * columns); a wrong result stops the benchmark.  Writes CSV rows
- * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense
- * and prints a Markdown summary.  `quick` leaves out the three shapes of
+ * columns); a wrong result stops the benchmark.  First it measures the
+ * device's ceilings (gpu_ceilings).  Writes CSV rows
+ * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense,
+ * tflops,flop_frac,bw_frac,l2_gb,l2_frac (the kernel's rate, its FLOP over
+ * cuBLAS's rate on 8192^3 and its fewest bytes over the copy bandwidth,
+ * each over its time; the GB its blocks move from L2, ptx_traffic, where
+ * X is staged, and their rate over the L2 read ceiling) and prints a
+ * Markdown summary.  `quick` leaves out the three shapes of
  * 2^36 multiply-adds and more.  --seconds=S starts no kernel after S
  * seconds: the table then covers the shapes measured whole (the CSV has
  * every kernel measured), and stderr names the shapes left out. */
@@ -53,24 +59,31 @@ static void tc_body(int p, double sparsity, char *body, size_t len)
 
 /* A kernel's rate and its fractions of the two floors (FLOP over the
  * dtype's measured rate, bytes over the copy bandwidth) at us
- * microseconds, as CSV fields (empty fractions without ceilings); frac:
- * the larger, the fraction of the floor reached (0 without ceilings). */
+ * microseconds, then what its blocks move from L2 (l2_bytes, 0: not
+ * counted) in GB and over the L2 read ceiling, as CSV fields (empty
+ * fractions without ceilings); frac: the larger of the first two, the
+ * fraction of the floor reached (0 without ceilings). */
 typedef struct Floor {
-	char csv[64];
+	char csv[96];
 	double frac;
 } Floor;
 
-static Floor floor_of(const GpuCeilings *c, double rate, double flops, double bytes, double us)
+static Floor floor_of(const GpuCeilings *c, double rate, double flops, double bytes, double l2_bytes, double us)
 {
 	Floor f = {"", 0};
 	const double tflops = flops / us * 1e-6;
+	char l2[40] = ",";
+	if (l2_bytes > 0)
+		snprintf(l2, sizeof l2, "%.3f,", l2_bytes * 1e-9);
+	if (l2_bytes > 0 && c && c->l2_gbs > 0)
+		snprintf(l2 + strlen(l2), sizeof l2 - strlen(l2), "%.3f", l2_bytes / us * 1e-3 / c->l2_gbs);
 	if (!c) {
-		snprintf(f.csv, sizeof f.csv, "%.2f,,", tflops);
+		snprintf(f.csv, sizeof f.csv, "%.2f,,,%s", tflops, l2);
 		return f;
 	}
 	const double ff = tflops / rate, bf = bytes / us * 1e-3 / c->copy_gbs;
 	f.frac = ff > bf ? ff : bf;
-	snprintf(f.csv, sizeof f.csv, "%.2f,%.3f,%.3f", tflops, ff, bf);
+	snprintf(f.csv, sizeof f.csv, "%.2f,%.3f,%.3f,%s", tflops, ff, bf, l2);
 	return f;
 }
 
@@ -133,9 +146,14 @@ static void print_table(double (*sp)[NSHAPES][NPAT + NTC], double (*fl)[NSHAPES]
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--l2-ptx")) {
+		fputs(gpu_l2_ptx, stdout);
+		return 0;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
-		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--seconds=S]\n");
+		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--seconds=S]\n"
+		                "       gpu_bench --l2-ptx\n");
 		return 2;
 	}
 	const char *stdlib = argv[1], *sm = "sm_90";
@@ -222,11 +240,14 @@ int main(int argc, char **argv)
 	GpuCeilings ceilings;
 	const bool have_ceil = gpu_ceilings(cu, &ceilings, err);
 	if (have_ceil)
-		fprintf(stderr, "gpu_bench: ceilings: copy %.0f GB/s, cuBLAS 8192^3 f32 %.1f TFLOP/s, bf16 %.1f TFLOP/s\n",
-		        ceilings.copy_gbs, ceilings.f32_tflops, ceilings.bf16_tflops);
+		fprintf(stderr,
+		        "gpu_bench: ceilings: copy %.0f GB/s, cuBLAS 8192^3 f32 %.1f TFLOP/s, bf16 %.1f TFLOP/s; "
+		        "L2 reads %.0f GB/s\n",
+		        ceilings.copy_gbs, ceilings.f32_tflops, ceilings.bf16_tflops, ceilings.l2_gbs);
 	else
 		fprintf(stderr, "gpu_bench: ceilings not measured (%s): no floor fractions\n", err);
-	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense,tflops,flop_frac,bw_frac\n");
+	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense,tflops,flop_frac,bw_frac,"
+	             "l2_gb,l2_frac\n");
 	static double sp[3][NSHAPES][NPAT + NTC], fl[3][NSHAPES][NPAT + NTC];
 	bool ran[NSHAPES] = {false}, out_of_time = false;
 	int rc = 0;
@@ -302,12 +323,12 @@ int main(int argc, char **argv)
 						*base = r.cublas_us;
 						const double es = tc ? 2 : 4;
 						Floor f = floor_of(have_ceil ? &ceilings : NULL, rate, 2.0 * (double)M * (double)K * (double)N,
-						                   (double)(M * K + K * N) * es + (double)(M * N) * 4, *base);
+						                   (double)(M * K + K * N) * es + (double)(M * N) * 4, 0, *base);
 						fprintf(csv, "%s,%lld,%lld,%lld,0,dense,cublas,%s,%.2f,1,%s\n", sh->name, (long long)M,
 						        (long long)K, (long long)N, dt, *base, f.csv);
 					}
 					sp[s][si][p] = *base / r.kernel_us;
-					Floor f = floor_of(have_ceil ? &ceilings : NULL, rate, r.flops, r.bytes, r.kernel_us);
+					Floor f = floor_of(have_ceil ? &ceilings : NULL, rate, r.flops, r.bytes, r.l2_bytes, r.kernel_us);
 					fl[s][si][p] = f.frac;
 					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,%s,%s,%.2f,%.3f,%s\n", sh->name, (long long)M,
 					        (long long)K, (long long)N, sparsities[s], name, r.plan.tc_wg ? "patc-wgmma" : "patc", dt,

@@ -534,6 +534,22 @@ static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
 		          (long long)plan->nsplit);
 }
 
+/* --explain: what the kernel's blocks move from L2 per multiply-add
+ * (ptx_traffic), the bound that no schedule of the mapping moves. */
+static void explain_traffic(StrBuf *out, const LowerKernel *k, const PtxPlan *plan)
+{
+	PtxTraffic t;
+	if (!ptx_traffic(k, plan, &t)) {
+		sb_printf(out, "    traffic from L2: not counted (X read from global memory by each thread, through L1)\n");
+		return;
+	}
+	const double w = t.w_staged + t.w_direct;
+	sb_printf(out, "    traffic from L2: %.3g bytes a multiply-add: X %.3g (a block's %lld rows share each X row it "
+	               "stages), weights %.3g (%lld columns share each), C %.3g; %.3g GB in all\n",
+	          (t.x + w + t.c) / t.macs, t.x / t.macs, (long long)t.rows, w / t.macs, (long long)t.cols, t.c / t.macs,
+	          (t.x + w + t.c) * 1e-9);
+}
+
 /* --explain on a GPU target: the kernel's path and mapping. */
 static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wgmma)
 {
@@ -557,6 +573,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 			          plan.tc_wgn, plan.tc_wgn, (long long)plan.nsets, pat_dtype_names[op->dtype],
 			          plan.zero ? "; C is zeroed before the launch" : "");
 		explain_tc_staging(out, &plan);
+		explain_traffic(out, &lk, &plan);
 		return;
 	}
 	if (plan.tc) {
@@ -567,6 +584,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 		          pat_dtype_names[op->dtype],
 		          plan.zero ? "; C is zeroed before the launch" : "");
 		explain_tc_staging(out, &plan);
+		explain_traffic(out, &lk, &plan);
 		return;
 	}
 	sb_printf(out, "  GPU kernel for %s: %s\n", sm, plan.tc_why);
@@ -583,6 +601,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 	          : plan.stage ? "X staged in shared memory (cp.async, 2 buffers)"
 	                       : "X read from global memory",
 	          plan.zero ? "; C is zeroed before the launch" : "");
+	explain_traffic(out, &lk, &plan);
 }
 
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)

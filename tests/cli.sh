@@ -47,15 +47,23 @@ has "paper notation" "$tmp/out" "fig8: I0_4 I1_8^3 K0_32^28 K1_8^5 K2_4 I2_32"
 expect "example on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90
 expect "--wgmma on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90 --wgmma
 expect "--wgmma off sm_90" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --wgmma
-# --explain names the wgmma path and the tensor cores' split-K
-printf 'include "all.pat";\nop a: spmm(M = 768, K = 3072, N = 512, dtype = bf16) { apply block(64, 64, 50%%); }\nop b: spmm(M = 768, K = 3072, N = 512, dtype = bf16) { apply block(32, 32, 50%%); }\n' >"$tmp/wg.pat"
+# --explain names the wgmma path and the tensor cores' split-K; and the
+# traffic from L2 of the staged kernels, by hand: c's 8 x 128 blocks (8 of
+# them over N = 1000) copy 8 x 1024 columns of X per kept 8 rows and k, 4 /
+# 8 x 1024 / 1000 = 0.512 bytes a multiply-add, the weights 4 x 8 / 1000,
+# C 4 / 256 (its 1024 x 1000 once, 256 kept k); a's 6 parts add into a
+# zeroed C, 4 (1 + 2 x 6) / 1536; d reads X through L1
+printf 'include "all.pat";\nop a: spmm(M = 768, K = 3072, N = 512, dtype = bf16) { apply block(64, 64, 50%%); }\nop b: spmm(M = 768, K = 3072, N = 512, dtype = bf16) { apply block(32, 32, 50%%); }\nop c: spmm(M = 1024, K = 1024, N = 1000) { apply block(8, 8, 25%%); }\nop d: spmm(M = 1024, K = 1024, N = 1000) { apply row_balanced(25%%); }\n' >"$tmp/wg.pat"
 if "$patc" "$tmp/wg.pat" --target=sm_90 --wgmma --explain >"$tmp/wg.out" 2>&1 &&
 	grep -q "PTX for sm_90a.*Hopper's warpgroup mma: every" "$tmp/wg.out" && grep -q "wgmma.m64n128k16" "$tmp/wg.out" &&
 	grep -q "Hopper's warpgroup mma, transposed" "$tmp/wg.out" && grep -q "wgmma.m64n32k16 per 64" "$tmp/wg.out" &&
-	grep -q "split-K: the walk along k in [2-8] parts" "$tmp/wg.out"; then
+	grep -q "split-K: the walk along k in [2-8] parts" "$tmp/wg.out" &&
+	grep -q "traffic from L2: 0.56 bytes a multiply-add: X 0.512 (a block's 8 rows share each X row it stages), weights 0.032 (128 columns share each), C 0.0156;" "$tmp/wg.out" &&
+	grep -q "traffic from L2: .* X 0.0312 (a block's 64 rows .* weights 0.0156 (128 columns share each), C 0.0339;" "$tmp/wg.out" &&
+	grep -q "traffic from L2: not counted" "$tmp/wg.out"; then
 	pass=$((pass + 1))
 else
-	echo "FAIL: --explain --wgmma: $(grep -i "gpu kernel\|mapping\|split" "$tmp/wg.out" | head -6)"
+	echo "FAIL: --explain --wgmma: $(grep -i "gpu kernel\|mapping\|split\|traffic" "$tmp/wg.out" | head -10)"
 	fail=$((fail + 1))
 fi
 expect "--explain" 0 "$patc" "$root/examples/gemm.pat" --explain

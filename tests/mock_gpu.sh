@@ -59,7 +59,8 @@ done
 # gpu_bench: the ceilings, then the first kernel is found wrong (exit 4)
 run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --no-tc
 if [ $rc -eq 4 ] && grep -q "ceilings: copy [0-9]* GB/s, cuBLAS 8192^3 f32" "$tmp/err" && grep -q "WRONG" "$tmp/err" &&
-	head -1 "$tmp/gpu.csv" | grep -q ",speedup_vs_dense,tflops,flop_frac,bw_frac$"; then
+	head -1 "$tmp/gpu.csv" | grep -q ",speedup_vs_dense,tflops,flop_frac,bw_frac,l2_gb,l2_frac$" &&
+	grep -q "; L2 reads [0-9]* GB/s" "$tmp/err"; then
 	ok
 else
 	bad "gpu_bench: exit $rc, $(tail -2 "$tmp/err")"

@@ -134,6 +134,14 @@ if [ -x "$bench" ]; then
 		if [ $rc -eq 2 ] && grep -q "gpu_bench: " "$tmp/err" && [ ! -e "$tmp/b.csv" ]; then ok; else
 			bad "gpu_bench $args: exit $rc, $(head -2 "$tmp/err")"; fi
 	done
+	# the L2 ceiling's hand-written kernel, assembled with no spills or warnings
+	if [ -n "$ptxas" ]; then
+		for arch in sm_80 sm_90; do
+			if "$bench" --l2-ptx >"$tmp/l2.ptx" && "$ptxas" -arch=$arch -v "$tmp/l2.ptx" -o "$tmp/l2.cubin" 2>"$tmp/log" &&
+				grep -q " 0 bytes spill stores" "$tmp/log" && ! grep -qi warning "$tmp/log"; then ok; else
+				bad "gpu_bench --l2-ptx, ptxas -arch=$arch: $(head -3 "$tmp/log")"; fi
+		done
+	fi
 	if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
 		set +e
 		"$bench" "$root/stdlib" "$tmp/b.csv" --narrow --seconds=5 2>"$tmp/err"

@@ -14,7 +14,9 @@
 #      is compared with the plain path on three shapes first, and the wide
 #      register tiles with at most 4 rows a thread on two, and the
 #      benchmark runs with the faster of each), then the bf16 tensor-core kernels
-#      beside cuBLAS in bf16 (staged or plain likewise);
+#      beside cuBLAS in bf16 (staged or plain likewise), then the fraction
+#      of the L2 read ceiling the staged kernels' traffic reached
+#      (l2_table.py, gpu_l2.md);
 #   2b. the peers (../shared/bench/gpu_peers.py, through PyTorch) on the
 #      same shapes, and patc's best against theirs (PEERS=0 leaves it out);
 #   3. `patc --search --target=<the GPU's>` on bert_ffn1, 768/768/512 and
@@ -205,6 +207,8 @@ if want bench; then
 	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench --tc-only: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
 	grep -h "not measured\\|measured in part" "$out/gpu_bench.log" | sed 's/^/  /'
 	tail -n +2 "$tmp/tc.csv" >>"$out/gpu.csv"
+	grep -h "ceilings" "$out/gpu_bench.log" | head -1
+	python3 "$root/tests/gpu/l2_table.py" "$out/gpu.csv" | tee "$out/gpu_l2.md"
 	echo "benchmark done ($(( $(date +%s) - start )) s)"
 fi
 

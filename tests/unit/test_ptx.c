@@ -18,6 +18,27 @@
 #include <math.h>
 #include <string.h>
 
+/* What the emulated stage copies read (copied: X, the weights) against
+ * ptx_traffic's count for the plan: the same, but that on the tensor cores
+ * X's rows past K (k padded, or a sparse step of 32 k past a 2:4 loop's
+ * end) are zero-filled, not read, so the count is over by at most those of
+ * one kept tile a row set (which depends on the mask). */
+static void check_traffic(const LowerKernel *lk, const PtxPlan *plan, const double copied[2])
+{
+	PtxTraffic t;
+	const bool counted = ptx_traffic(lk, plan, &t);
+	ck_assert_msg(counted == plan->stage, "ptx_traffic counts %s kernel", plan->stage ? "no staged" : "an unstaged");
+	if (!counted)
+		return;
+	const int64_t pad = lk->ir->ext[PIR_AXIS_K] - lk->K;
+	const double slack =
+		plan->tc ? (double)(plan->nsets / plan->tc_rows) * (double)(pad + (plan->tc_sp ? 31 : 0)) * (double)lk->N * 2 : 0;
+	ck_assert_msg(copied[0] <= t.x * (1 + 1e-12) && copied[0] >= t.x * (1 - 1e-12) - slack &&
+	                  fabs(copied[1] - t.w_staged) <= 1e-12 * t.w_staged,
+	              "%lldx%lldx%lld: the stages copied %.0f bytes of X and %.0f of weights, ptx_traffic says %.0f and %.0f",
+	              (long long)lk->M, (long long)lk->K, (long long)lk->N, copied[0], copied[1], t.x, t.w_staged);
+}
+
 /* Runs the kernel on the host emulator over its grid; returns
  * ||C - ref|| / ||ref||, or +inf when an element of C is left unwritten. */
 static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
@@ -26,8 +47,13 @@ static double emulate(const OpResult *op, PatLayout layout, int64_t N, const Ptx
 	kernel_case_init(&kc, op, layout, N);
 	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, PAT_F32, {0}};
 	char err[PTX_ERR_MAX];
-	ck_assert_msg(ptx_emulate(&lk, s, kc.x, kc.values, (const int32_t *const *)kc.mask.index, kc.c, plan_out, err),
+	PtxPlan plan;
+	double copied[2];
+	ck_assert_msg(ptx_emulate(&lk, s, kc.x, kc.values, (const int32_t *const *)kc.mask.index, kc.c, &plan, copied, err),
 	              "%s", err);
+	check_traffic(&lk, &plan, copied);
+	if (plan_out)
+		*plan_out = plan;
 	double e = kernel_case_error(&kc);
 	kernel_case_free(&kc);
 	return e;
@@ -236,8 +262,11 @@ static double emulate_tc_swap(const OpResult *op, PatDtype dt, PatLayout layout,
 	ptx_plan(&lk, sched, &plan);
 	PtxWeights w;
 	ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, &kc.mask, &w));
-	const bool ran = ptx_emulate(&lk, sched, x16, w.values, w.index, kc.c, &plan, err);
+	double copied[2];
+	const bool ran = ptx_emulate(&lk, sched, x16, w.values, w.index, kc.c, &plan, copied, err);
 	ptx_weights_free(&w);
+	if (ran)
+		check_traffic(&lk, &plan, copied);
 	ck_assert_msg(ran == !swap, "%s", ran ? "the emulation ran" : err);
 	ck_assert_msg(!swap || strstr(err, swap), "%s", err);
 	ck_assert_msg(plan.tc, "%s", plan.tc_why);
