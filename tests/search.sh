@@ -275,7 +275,7 @@ EOF2
 #    shards (--shard and Slurm's variables) merged give one run's set
 "$patc" "$tmp/op.pat" --search --topk=8 --threads=1 --budget=20% -o "$tmp/k" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 300); do
+for _ in $(seq 1200); do # (up to 2 minutes, for a loaded machine or a sanitizer build)
 	[ -s "$tmp/k/tune.jsonl" ] && [ "$(wc -l <"$tmp/k/tune.jsonl")" -ge 2 ] && break
 	sleep 0.1
 done
