@@ -100,15 +100,14 @@ bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 	const double g0 = (double)(plan->nsets / plan->tc_rows), g1 = (double)((k->N + cols - 1) / cols);
-	double steps = (double)plan->tc_steps * (double)step_k(plan);
-	if (steps > (double)k->K)
-		steps = (double)k->K;
+	const double steps = (double)plan->tc_steps * (double)step_k(plan); /* k a block walks */
+	const double xrows = steps < (double)k->K ? steps : (double)k->K;      /* X's rows it reads */
 	t->rows = 16 * (int64_t)plan->tc_rows;
 	t->cols = cols;
-	t->x = g0 * steps * (double)k->N * 2;
+	t->x = g0 * xrows * (double)k->N * 2;
 	if (plan->tc_sp)
 		t->w_direct = g1 * t->macs / (double)k->N * 2 * 9 / 8;
-	else
+	else /* (padding included: stored) */
 		t->w_staged = g0 * g1 * steps * (double)t->rows * 2;
 	t->c = ptx_c_traffic(k, plan, plan->nsplit);
 	return true;

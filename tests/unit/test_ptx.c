@@ -354,6 +354,15 @@ START_TEST(tc_mapping_matches_reference)
 	ck_assert(whole > 0 && whole < staged);   /* walks of whole iterations (3 steps each), and not */
 	ck_assert(wholecols > 0 && wholecols < staged); /* copies with and without column checks */
 	ck_assert_int_eq(checked, NTC * 2 * (NTC_SHAPES * 2 + 6));
+	/* a kept tile padded past K (64 k, K = 56): its X rows past K are not
+	 * read, its padded weights are (ptx_traffic, checked in emulate_tc) */
+	static const int64_t padded[3] = {140, 56, 296};
+	Arena arena;
+	arena_init(&arena);
+	Program prog = compile_typed(&arena, "apply block(64, 64, 50%);", padded, "bf16");
+	PtxPlan plan;
+	ck_assert(emulate_tc(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, NULL, &plan) < 1e-5 && plan.stage);
+	arena_free(&arena);
 }
 END_TEST
 
