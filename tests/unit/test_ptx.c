@@ -5,9 +5,10 @@
  * (emulate.c: thread and block ids read from globals, one thread at a
  * time over the whole grid, a warp's lanes taking turns on tensor cores),
  * against a float64 reference on the masked weight; C starts as NaN so
- * that an element no thread writes fails.  The same
- * kernels are also compiled to PTX for sm_80 and sm_90 (tests/ptx.sh
- * assembles them with ptxas). */
+ * that an element no thread writes fails; and every staged kernel's stage
+ * copies are counted against ptx_traffic.  Besides the fixed cases, 120
+ * random configurations (seeded).  The same kernels are also compiled to
+ * PTX for sm_80 and sm_90 (tests/ptx.sh assembles them with ptxas). */
 #define _POSIX_C_SOURCE 200809L
 #include "kernelcase.h"
 #include "backend_ptx/cuda.h"
@@ -520,6 +521,69 @@ START_TEST(tc_choice)
 }
 END_TEST
 
+/* Random configurations (seeded): a pattern, a shape that its tiles may
+ * not divide, a dtype, a layout and a schedule (patc's, patc's capped at 4
+ * rows a thread or unstaged, on wgmma, or drawn: threads, columns and rows
+ * a thread, split-K, staging), run on the emulator against float64 and
+ * their stage copies against ptx_traffic; what the pattern cannot fit, or
+ * the GPU rules refuse, is drawn again. */
+START_TEST(random_configurations_match_reference)
+{
+	static const char *const pats[] = {
+		"apply block(8, 8, 25%);",   "apply block(32, 32, 50%);", "apply block(16, 32, 25%);",
+		"apply block(48, 16, 50%);", "apply block(64, 64, 50%);", "apply tile_v(16, 25%);",
+		"apply tile_h(16, 50%);",    "apply channel(50%);",       "apply channel_in(25%);",
+		"apply row_balanced(25%);",  "apply nm(2, 4);",           "apply nm(1, 8);",
+		"apply unstructured(10%);",  "apply hybrid(16, 32, 50%);", "apply hybrid(32, 32, 50%, 2, 4);"};
+	static const char *const dts[] = {"f32", "bf16", "f16"};
+	static const int bxs[] = {16, 32, 64}, vs[] = {1, 2, 4, 8};
+	uint64_t rnd = 20261203;
+	int ran = 0, tc = 0, staged = 0;
+	while (ran < 120) {
+		const char *pat = pats[test_rnd(&rnd, sizeof pats / sizeof *pats)];
+		int64_t shape[3] = {8 + test_rnd(&rnd, 160), 16 + test_rnd(&rnd, 240), 1 + test_rnd(&rnd, 240)};
+		if (test_rnd(&rnd, 2))
+			shape[2] = (shape[2] + 7) / 8 * 8; /* X's rows 16-byte aligned in layout kn */
+		if (test_rnd(&rnd, 2))
+			shape[1] = (shape[1] + 7) / 8 * 8; /* and in layout nk */
+		const char *dt = dts[test_rnd(&rnd, 3)];
+		const PatLayout layout = test_rnd(&rnd, 2) ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
+		PtxSchedule s = {0};
+		switch (test_rnd(&rnd, 5)) {
+		case 1:
+			s = (PtxSchedule){bxs[test_rnd(&rnd, 3)], 1 + (int)test_rnd(&rnd, 8), vs[test_rnd(&rnd, 4)],
+			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0};
+			break;
+		case 2: s.r = 4; break;
+		case 3: s.stage = -1; break;
+		case 4: s.wg = 1; break;
+		default: break;
+		}
+		Arena arena;
+		arena_init(&arena);
+		char *text = arena_printf(&arena, "include \"all.pat\";\nop w: spmm(M = %lld, K = %lld, N = %lld, dtype = %s) { %s }\n",
+		                          (long long)shape[0], (long long)shape[1], (long long)shape[2], dt, pat);
+		Program prog;
+		if (compile_quiet("t.pat", text, &arena, &prog) != 0 || !prog.ops[0].ok || pir_check_gpu(prog.ops[0].ir, NULL, 0)) {
+			arena_free(&arena);
+			continue;
+		}
+		const OpResult *op = &prog.ops[0];
+		LowerKernel lk = {op->ir, op->M, op->K, op->N, layout, "emu", 1, op->dtype, {0}};
+		PtxPlan plan;
+		ptx_plan(&lk, &s, &plan);
+		const double e = plan.tc ? emulate_tc(op, op->dtype, layout, &s, &plan) : emulate(op, layout, op->N, &s, &plan);
+		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d: %g", text, layout ? "nk" : "kn", s.bx,
+		              s.by, s.v, s.r, s.ksplit, s.stage, s.wg, e);
+		tc += plan.tc;
+		staged += plan.stage;
+		ran++;
+		arena_free(&arena);
+	}
+	ck_assert_msg(tc > 20 && tc < 100 && staged > 20 && staged < 100, "%d on tensor cores, %d staged", tc, staged);
+}
+END_TEST
+
 /* Without a driver, opening CUDA fails with a message, never a crash. */
 START_TEST(no_driver)
 {
@@ -548,6 +612,7 @@ int main(void)
 	tcase_add_test(tc, tc_wgmma_matches_reference);
 	tcase_add_test(tc, tc_split_matches_reference);
 	tcase_add_test(tc, tc_choice);
+	tcase_add_test(tc, random_configurations_match_reference);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
