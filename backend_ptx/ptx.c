@@ -372,15 +372,6 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 
 /* ---- what the blocks move (ptx_traffic) ---- */
 
-/* Stored values of the nest: every loop's kept digits, padding included. */
-static double stored_values(const Pir *ir)
-{
-	double v = 1;
-	for (int i = 0; i < ir->nloops; i++)
-		v *= (double)ir->loops[i].nnz;
-	return v;
-}
-
 /* C's traffic: zeroed first where the plan needs it, then stored once, or
  * read and written by the atomics of each of the adders to an element. */
 double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders)
@@ -395,7 +386,9 @@ bool ptx_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 	const Pir *ir = k->ir;
 	if (!plan->stage)
 		return false;
-	t->macs = stored_values(ir) * (double)k->N;
+	PirMetrics pm; /* its values: the stored ones, padding included */
+	pir_metrics(ir, &pm);
+	t->macs = (double)pm.values * (double)k->N;
 	if (plan->tc)
 		return ptx_tc_traffic(k, plan, t);
 	unsigned grid[3], block[3];

@@ -146,7 +146,11 @@ static void print_table(double (*sp)[NSHAPES][NPAT + NTC], double (*fl)[NSHAPES]
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "--l2-ptx")) {
+	if (argc >= 2 && !strcmp(argv[1], "--l2-ptx")) {
+		if (argc > 2) {
+			fprintf(stderr, "gpu_bench: --l2-ptx takes no other argument\n");
+			return 2;
+		}
 		fputs(gpu_l2_ptx, stdout);
 		return 0;
 	}

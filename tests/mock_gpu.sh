@@ -66,6 +66,33 @@ else
 	bad "gpu_bench: exit $rc, $(tail -2 "$tmp/err")"
 fi
 
+# the device run's tables from gpu_bench's CSV (and the peers'), worked by
+# hand: block32's L2 fraction 0.5 and 0.2 on two shapes (geometric mean
+# 0.32), nm not staged (no fraction); patc's best 2x and 4x against the
+# peers' 1x and 6x (2.83x and 2.45x, ratio 1.15), shape B named as behind
+cat >"$tmp/g.csv" <<'END'
+shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense,tflops,flop_frac,bw_frac,l2_gb,l2_frac
+A,1,1,1,0,dense,cublas,f32,10,1,50,0.9,0.1,,
+A,1,1,1,50,block32,patc,f32,5,2,25,0.5,0.2,5.4,0.5
+B,1,1,1,50,block32,patc,f32,5,4,25,0.4,0.2,5.4,0.2
+A,1,1,1,50,nm,patc,f32,9,1.1,25,0.4,0.2,,
+END
+cat >"$tmp/p.csv" <<'END'
+layer,sparsity,dtype,method,pattern,status,speedup_vs_dense
+A,0.5,fp32,triton_bsr,32x32,ok,1
+B,0.5,fp32,triton_bsr,32x32,ok,6
+B,0.5,fp32,cusparse_csr,csr,ok,0.1
+END
+if python3 "$root/tests/gpu/l2_table.py" "$tmp/g.csv" >"$tmp/l2.md" &&
+	grep -q "^| block32 | f32 | 50% | 2 | 0.32 | 0.50 | 0.45 |$" "$tmp/l2.md" && ! grep -q "^| nm " "$tmp/l2.md" &&
+	python3 "$root/tests/gpu/peers_table.py" "$tmp/g.csv" "$tmp/p.csv" >"$tmp/peers.md" &&
+	grep -q "^| 50% | fp32 | 2 | 2.83x | 2.45x | 1.15 |$" "$tmp/peers.md" &&
+	grep -q "fp32 50% B: patc block32 4.00x, triton_bsr 32x32 6.00x" "$tmp/peers.md"; then
+	ok
+else
+	bad "tests/gpu tables: $(cat "$tmp/l2.md" "$tmp/peers.md" 2>/dev/null | head -8)"
+fi
+
 # the -o launcher example: built and run, every call succeeding, its check
 # fails (exit 1 after both ops' errors: a failing call exits 1 too)
 if command -v cc >/dev/null; then

@@ -134,6 +134,12 @@ if [ -x "$bench" ]; then
 		if [ $rc -eq 2 ] && grep -q "gpu_bench: " "$tmp/err" && [ ! -e "$tmp/b.csv" ]; then ok; else
 			bad "gpu_bench $args: exit $rc, $(head -2 "$tmp/err")"; fi
 	done
+	set +e
+	"$bench" --l2-ptx "$tmp/b.csv" >/dev/null 2>"$tmp/err"
+	rc=$?
+	set -e
+	if [ $rc -eq 2 ] && grep -q "gpu_bench: --l2-ptx takes no other argument" "$tmp/err"; then ok; else
+		bad "gpu_bench --l2-ptx with an argument: exit $rc, $(head -2 "$tmp/err")"; fi
 	# the L2 ceiling's hand-written kernel, assembled with no spills or warnings
 	if [ -n "$ptxas" ]; then
 		for arch in sm_80 sm_90; do
