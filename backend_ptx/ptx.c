@@ -694,6 +694,35 @@ static LLVMValueRef stage_k(LowerCtx *c, const GpuArg *a, const LowerPoint *p, L
 	return k;
 }
 
+/* Where every loop after the first walked one (the group aside) is
+ * dense, k of point jj is k of the point's iteration (stage_k at jj 0)
+ * plus a part of jj alone: that part (the loops' offsets), *linear where
+ * it is linear in jj (one loop).  NULL where a loop keeps an index. */
+static LLVMValueRef stage_k_inner(LowerCtx *c, const GpuArg *a, LLVMValueRef jj, bool *linear)
+{
+	const Pir *ir = c->k->ir;
+	const int n = ir->nloops, outer = a->plan->outer, group = a->plan->group;
+	int loops = 0;
+	for (int i = outer + 1; i < n; i++)
+		if (i != group && c->idx[i])
+			return NULL;
+		else if (i != group)
+			loops++;
+	*linear = loops <= 1; /* then k is jj times the loop's stride */
+	int first = outer + 1 == group ? outer + 2 : outer + 1; /* its digit: what the others leave of jj */
+	LLVMValueRef k = i64c(c, 0), rest = jj;
+	for (int i = n - 1; i >= first; i--) {
+		if (i == group)
+			continue;
+		const PirLoop *l = &ir->loops[i];
+		LLVMValueRef dm, dk;
+		lower_offsets(c, l, i == first ? rest : LLVMBuildURem(c->b, rest, i64c(c, l->nnz), ""), &dm, &dk);
+		rest = LLVMBuildUDiv(c->b, rest, i64c(c, l->nnz), "");
+		k = LLVMBuildNSWAdd(c->b, k, dk, "");
+	}
+	return k;
+}
+
 /* What a stage's copies share: stage s (iterations olo + s u .. of the
  * first walked loop, ohi its end) into buffer buf, from point p. */
 typedef struct StageCopy {
@@ -785,55 +814,92 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	const bool nk = k->layout == PAT_LAYOUT_NK;
 	const int64_t rows = plan->stage_u * plan->stage_p, cols = (int64_t)plan->s.bx * a->v;
 	const int64_t pieces = nk ? cols : cols / 4, threads = (int64_t)plan->s.bx * plan->s.by;
-	/* row jrow of the stage, piece g of the row; where the rows (nk) or
-	 * the pieces of a row (kn) divide the threads, a thread keeps its row
-	 * or its piece */
+	const int64_t width = stage_width(k, plan);
+	/* row jrow + jrow_add of the stage, piece g of the row; where the rows
+	 * (nk) or the pieces of a row (kn) divide the threads, a thread keeps
+	 * its row or its piece, and in layout kn its later pieces are the rows
+	 * T = threads / pieces further on (jrow_add, a constant) */
+	const int64_t T = !nk && threads % pieces == 0 ? threads / pieces : 0;
 	LLVMValueRef jrow, g;
+	int64_t jrow_add = 0;
 	if (nk && threads % rows == 0) {
 		jrow = LLVMBuildURem(c->b, a->tid, i64c(c, rows), "");
 		g = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, rows), ""), i64c(c, i * (threads / rows)), "");
 	} else if (nk) {
 		jrow = LLVMBuildURem(c->b, q, i64c(c, rows), "");
 		g = LLVMBuildUDiv(c->b, q, i64c(c, rows), "");
-	} else if (threads % pieces == 0) {
-		jrow = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""), i64c(c, i * (threads / pieces)),
-		                       "");
+	} else if (T) {
+		jrow = LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), "");
+		jrow_add = i * T;
 		g = LLVMBuildURem(c->b, a->tid, i64c(c, pieces), "");
 	} else {
 		jrow = LLVMBuildUDiv(c->b, q, i64c(c, pieces), "");
 		g = LLVMBuildURem(c->b, q, i64c(c, pieces), "");
 	}
-	/* the stage's iteration u, its point jj; stated where the compiler
-	 * cannot see it, so that the copies of one iteration share its index
-	 * loads: one iteration a stage, u = 0; or in layout kn, where the
-	 * block's rows of pieces (T = threads / pieces) divide the points,
-	 * rows tid / pieces + i T are of iteration i T / stage_p */
-	const int64_t T = !nk && threads % pieces == 0 ? threads / pieces : 0;
+	/* the stage's iteration u, its point jj + jj_add; stated where the
+	 * compiler cannot see it, so that the copies of one iteration share
+	 * its index loads: one iteration a stage, u = 0; or in layout kn,
+	 * where the block's rows of pieces divide the points, rows tid /
+	 * pieces + i T are of iteration i T / stage_p */
 	LLVMValueRef u, jj;
+	int64_t jj_add = 0;
 	if (plan->stage_u == 1)
-		u = i64c(c, 0), jj = jrow;
+		u = i64c(c, 0), jj = jrow, jj_add = jrow_add;
 	else if (T && plan->stage_p % T == 0)
-		u = i64c(c, i * T / plan->stage_p),
-		jj = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), ""), i64c(c, i * T % plan->stage_p),
-		                     "");
-	else
-		u = LLVMBuildUDiv(c->b, jrow, i64c(c, plan->stage_p), ""),
-		jj = LLVMBuildURem(c->b, jrow, i64c(c, plan->stage_p), "");
-	LLVMValueRef kk = stage_k(c, a, sc->p, stage_d(c, a, sc, u), jj);
-	if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
-		kk = ptx_min(c, kk, i64c(c, k->K - 1));
+		u = i64c(c, i * T / plan->stage_p), jj = jrow, jj_add = i * T % plan->stage_p;
+	else {
+		LLVMValueRef r = LLVMBuildNSWAdd(c->b, jrow, i64c(c, jrow_add), "");
+		u = LLVMBuildUDiv(c->b, r, i64c(c, plan->stage_p), ""), jj = LLVMBuildURem(c->b, r, i64c(c, plan->stage_p), "");
+	}
 	/* columns past N: any real one (never stored) */
 	LLVMValueRef col = ptx_min(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
 	                         i64c(c, k->N - (nk ? 1 : 4)));
-	LLVMValueRef src_at = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kk, "")
-	                         : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
-	LLVMValueRef dst_at = LLVMBuildNSWAdd(
-		c->b,
-		LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->buf, i64c(c, rows), ""), jrow, ""),
-		                i64c(c, stage_width(k, plan)), ""),
-		nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
-	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->xs, &dst_at, 1, ""),
-	           LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, ""), nk ? 4 : 16, 0);
+	LLVMValueRef d = stage_d(c, a, sc, u);
+	/* where the loops after the walked one are dense and K is not padded,
+	 * the address is X's row (kn) or element (nk) at the iteration's first
+	 * k, shared by the copies of the iteration, plus what the thread's
+	 * piece adds, the same in every stage (hoisted out of the stage loop),
+	 * plus for its later pieces a constant (the copy's immediate offset
+	 * where one loop is left, so k is linear in the point) */
+	bool linear = false;
+	LLVMValueRef kin = NULL;
+	if (k->ir->ext[PIR_AXIS_K] == k->K) {
+		kin = stage_k_inner(c, a, jj, &linear);
+		if (kin && jj_add && !linear)
+			kin = stage_k_inner(c, a, LLVMBuildNSWAdd(c->b, jj, i64c(c, jj_add), ""), &linear);
+	}
+	LLVMValueRef src;
+	if (kin) {
+		LLVMValueRef k0 = stage_k(c, a, sc->p, d, i64c(c, 0));
+		LLVMValueRef rel = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kin, "")
+		                      : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kin, i64c(c, k->N), ""), col, "");
+		LLVMValueRef at0 = nk ? k0 : LLVMBuildNSWMul(c->b, k0, i64c(c, k->N), "");
+		src = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, sc->x1, &at0, 1, "xrow"), &rel, 1, "");
+		if (jj_add && linear) {
+			bool unused;
+			LLVMValueRef add = stage_k_inner(c, a, i64c(c, jj_add), &unused);
+			if (!nk)
+				add = LLVMBuildNSWMul(c->b, add, i64c(c, k->N), "");
+			src = LLVMBuildGEP2(c->b, c->f32, src, &add, 1, "");
+		}
+	} else {
+		LLVMValueRef kk = stage_k(c, a, sc->p, d, LLVMBuildNSWAdd(c->b, jj, i64c(c, jj_add), ""));
+		if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
+			kk = ptx_min(c, kk, i64c(c, k->K - 1));
+		LLVMValueRef src_at = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kk, "")
+		                         : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+		src = LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, "");
+	}
+	/* the buffer, the piece's place in it, the constant for later pieces */
+	LLVMValueRef buf_at = LLVMBuildNSWMul(c->b, sc->buf, i64c(c, rows * width), "");
+	LLVMValueRef dst_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, jrow, i64c(c, width), ""),
+	                                      nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
+	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->xs, &buf_at, 1, "xbuf"), &dst_at, 1, "");
+	if (jrow_add) {
+		LLVMValueRef add = i64c(c, jrow_add * width);
+		dst = LLVMBuildGEP2(c->b, c->f32, dst, &add, 1, "");
+	}
+	stage_copy(c, a, dst, src, nk ? 4 : 16, 0);
 }
 
 /* Where in storage a weight of the stage lies: point pt of the stage
@@ -889,13 +955,20 @@ static void w_piece_rows(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueR
  * the thread's own moved by y - ty sets. */
 static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i)
 {
-	(void)i; /* (any thread's piece q is the same copy) */
 	const PtxPlan *plan = a->plan;
 	if (plan->wr) {
 		w_piece_rows(c, a, sc, q);
 		return;
 	}
 	const int64_t per = plan->stage_u * plan->stage_p / 4, by = plan->s.by;
+	const int64_t threads = (int64_t)plan->s.bx * by;
+	/* where the slots of the block's threads (threads / per) are whole
+	 * row sets, the thread's later pieces are the same row set's rows
+	 * threads / per / by further on: a constant more in storage (along the
+	 * group, the loops after it that far) and in the buffer */
+	const int64_t ahead = threads % per == 0 && threads / per % by == 0 ? i * (threads / per) : 0;
+	if (ahead)
+		q = a->tid;
 	LLVMValueRef slot = LLVMBuildUDiv(c->b, q, i64c(c, per), "");
 	LLVMValueRef pt = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, per), ""), i64c(c, 4), "");
 	LLVMValueRef y = LLVMBuildURem(c->b, slot, i64c(c, by), ""), r = LLVMBuildUDiv(c->b, slot, i64c(c, by), "");
@@ -903,13 +976,20 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		c->b, a->glo,
 		LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, y, a->ty, ""), i64c(c, a->r), ""), r, ""), "");
 	LLVMValueRef src_at = stage_w_src(c, a, sc, pt, g);
-	LLVMValueRef dst_at = LLVMBuildNSWAdd(
-		c->b,
-		LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->buf, i64c(c, by * a->r), ""), slot, ""),
-		                i64c(c, a->wrow), ""),
-		pt, "");
-	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->ws, &dst_at, 1, ""),
-	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16, 1);
+	LLVMValueRef buf_at = LLVMBuildNSWMul(c->b, sc->buf, i64c(c, by * a->r * a->wrow), "");
+	LLVMValueRef dst_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, slot, i64c(c, a->wrow), ""), pt, "");
+	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ws, &buf_at, 1, "wbuf"), &dst_at, 1, "");
+	LLVMValueRef src = LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, "");
+	if (ahead) {
+		const Pir *ir = c->k->ir;
+		int64_t along = ahead / by; /* rows of the group further on */
+		for (int l = plan->group + 1; l < ir->nloops; l++)
+			along *= ir->loops[l].nnz;
+		LLVMValueRef sa = i64c(c, along), da = i64c(c, ahead * a->wrow);
+		src = LLVMBuildGEP2(c->b, c->f32, src, &sa, 1, "");
+		dst = LLVMBuildGEP2(c->b, c->f32, dst, &da, 1, "");
+	}
+	stage_copy(c, a, dst, src, 16, 1);
 }
 
 /* Copies stage s into buffer buf, spread over the block's threads
