@@ -98,8 +98,8 @@ typedef struct PtxPlan {
 	int tc_wm;            /* tensor cores: chunks a warp takes (staged: 2 where
 	                       * tc_rows is even, else 1); a block has tc_rows /
 	                       * tc_wm x tc_cols warps */
-	int64_t tc_steps;     /* tensor cores, staged: k steps of a block's walk (16 k,
-	                       * or 32 on the sparse tensor cores) */
+	int64_t tc_steps;     /* tensor cores, staged: k steps of a block's walk (16 k
+	                       * tc_ku or tc_wgu, or 32 on the sparse tensor cores) */
 	const char *stage_why; /* tensor cores: why X is staged or not, for --explain */
 	bool tc_wg;           /* tensor cores, staged: a warpgroup of 4 warps per block,
 	                       * wgmma.m64nNk16 (N = tc_wgn) for each 16 k of a step
@@ -110,6 +110,9 @@ typedef struct PtxPlan {
 	                       * (transposed: the kept tiles' rows, 16 tc_rows) */
 	int tc_wgu;           /* tc_wg: 16-k wgmma a step (2 where the kept tiles' k
 	                       * loop is a multiple of 32 long and the stages fit, else 1) */
+	int tc_ku;            /* mma.sync, staged: 16-k mma a step (2 where the kept
+	                       * tiles' k loop is a multiple of 32 long, the walk is
+	                       * not split and the stages fit, else 1; 0 reads as 1) */
 	bool tc_wgt;          /* tc_wg, transposed: kept tiles of 16 tc_rows < 64 rows; the
 	                       * wgmma computes C^T = X^T W^T, 64 columns (tokens) x
 	                       * tc_wgn = 16 tc_rows rows, tc_cols of them a block */

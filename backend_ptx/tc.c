@@ -33,17 +33,21 @@ static bool dense_on(const PirLoop *l, PirAxis axis)
 
 _Static_assert(PTX_TC_STAGES == 3, "--explain says the tensor-core stages are 3 buffers");
 
-/* Halves per row of a stage's weights (16 k, padded so that the 8 rows an
- * ldmatrix reads fall in distinct banks), and of X in layout nk (16 k; on
- * the sparse tensor cores 32 k, padded likewise: TC_ROW_SP). */
-enum { TC_ROW = 24, TC_ROW_SP = 40, TC_STAGE_BYTES = 48 << 10 };
+/* A block's static shared memory. */
+enum { TC_STAGE_BYTES = 48 << 10 };
 
-/* The k of one step of a staged walk: 16 (mma), 32 (mma.sp), 16 tc_wgu
- * (wgmma). */
-static int64_t step_k(const PtxPlan *plan) { return plan->tc_sp ? 32 : plan->tc_wg ? 16 * plan->tc_wgu : 16; }
+/* The k of one step of a staged walk: 16 tc_ku (mma), 32 (mma.sp), 16
+ * tc_wgu (wgmma). */
+static int64_t step_k(const PtxPlan *plan)
+{
+	return plan->tc_sp ? 32 : 16 * (plan->tc_wg ? plan->tc_wgu : plan->tc_ku > 1 ? plan->tc_ku : 1);
+}
 
-/* Halves per row of a stage's X in layout nk. */
-static int64_t nk_row(const PtxPlan *plan) { return plan->tc_sp ? TC_ROW_SP : TC_ROW; }
+/* Halves per row of a stage's weights under mma (a row's k of the step,
+ * padded by 8 so that the 8 rows an ldmatrix reads fall in distinct
+ * banks), and of X in layout nk (likewise). */
+static int64_t tc_row(const PtxPlan *plan) { return step_k(plan) + 8; }
+static int64_t nk_row(const PtxPlan *plan) { return tc_row(plan); }
 
 /* Halves per row of a stage's X in layout kn (the block's columns, padded
  * likewise). */
@@ -54,7 +58,7 @@ static int64_t kn_row(const PtxPlan *plan) { return (int64_t)plan->tc_cols * PTX
  * memory), then X. */
 static int64_t stage_a(const PtxPlan *plan)
 {
-	return plan->tc_sp ? 0 : (int64_t)plan->tc_rows * 16 * (plan->tc_wg ? step_k(plan) : TC_ROW);
+	return plan->tc_sp ? 0 : (int64_t)plan->tc_rows * 16 * (plan->tc_wg ? step_k(plan) : tc_row(plan));
 }
 static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
 {
@@ -121,7 +125,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	const int n = ir->nloops;
 	const PirLoop *lk = &ir->loops[n - 1];
 	const int lmi = n - (plan->tc_sp ? 3 : 2); /* the dense m loop */
-	plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS, plan->tc_wm = 1;
+	plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS, plan->tc_wm = 1, plan->tc_ku = 1;
 	plan->stage = false;
 	if (s && (s->bx ? s->stage <= 0 : s->stage < 0)) { /* as on CUDA cores */
 		plan->stage_why = "X read from global memory (staging turned off)";
@@ -193,6 +197,17 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	tc_plan_split(k, plan);
 	if (plan->tc_wg)
 		return;
+	/* mma: 32 k a step (two mma per fragment set, half the barriers and
+	 * index loads a multiply-add) where the kept tiles' k loop is a
+	 * multiple of 32 long, the walk is not split (whose parts need their
+	 * steps) and the stages fit beside the same columns */
+	if (!plan->tc_sp && plan->nsplit == 1 && lk->len % 32 == 0) {
+		plan->tc_ku = 2;
+		if (PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+			plan->tc_ku = 1;
+		else
+			plan->tc_steps /= 2;
+	}
 	if (plan->tc_sp)
 		plan->stage_why = k->layout == PAT_LAYOUT_KN
 		                          ? "X staged in shared memory (cp.async, 3 buffers), B fragments read with "
@@ -418,6 +433,19 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 
 static LLVMValueRef urem(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildURem(c->b, v, i64c(c, d), ""); }
 static LLVMValueRef udiv(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildUDiv(c->b, v, i64c(c, d), ""); }
+
+/* The same of a v known to be below 2^32 (a step of the walk, a digit of
+ * it): in 32 bits, where a division by a constant that is not a power of
+ * two is a multiply-high rather than a 64-bit sequence. */
+static LLVMValueRef narrow_op(LowerCtx *c, LLVMValueRef v, int64_t d, bool rem)
+{
+	if ((d & (d - 1)) == 0)
+		return rem ? urem(c, v, d) : udiv(c, v, d);
+	LLVMValueRef n = LLVMBuildTrunc(c->b, v, c->i32, ""), dd = LLVMConstInt(c->i32, (unsigned long long)d, 0);
+	return LLVMBuildZExt(c->b, rem ? LLVMBuildURem(c->b, n, dd, "") : LLVMBuildUDiv(c->b, n, dd, ""), c->i64, "");
+}
+static LLVMValueRef urem32(LowerCtx *c, LLVMValueRef v, int64_t d) { return narrow_op(c, v, d, true); }
+static LLVMValueRef udiv32(LowerCtx *c, LLVMValueRef v, int64_t d) { return narrow_op(c, v, d, false); }
 static LLVMValueRef add(LowerCtx *c, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildNSWAdd(c->b, x, y, ""); }
 static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBuildNSWMul(c->b, x, i64c(c, y), ""); }
 
@@ -511,15 +539,15 @@ static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step,
 	const PirLoop *lk = &ir->loops[n - 1];
 	const int lmi = n - (plan->tc_sp ? 3 : 2);
 	const int64_t per = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / step_k(plan);
-	LLVMValueRef kstep = urem(c, step, per), rest = udiv(c, step, per);
+	LLVMValueRef kstep = urem32(c, step, per), rest = udiv32(c, step, per);
 	LLVMValueRef d[PIR_MAX_LOOPS];
 	for (int i = lmi - 1; i >= 0; i--) {
 		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M)) {
 			d[i] = digit[i];
 			continue;
 		}
-		d[i] = urem(c, rest, ir->loops[i].nnz);
-		rest = udiv(c, rest, ir->loops[i].nnz);
+		d[i] = urem32(c, rest, ir->loops[i].nnz);
+		rest = udiv32(c, rest, ir->loops[i].nnz);
 	}
 	d[lmi] = digit[lmi];
 	LLVMValueRef r = i64c(c, 0), mm = i64c(c, 0), kk = i64c(c, 0);
@@ -558,37 +586,59 @@ typedef struct Stage {
 	LLVMValueRef eo;                 /* emulation: ldmatrix's result */
 } Stage;
 
-/* One 16-byte piece from src (i16 elements, global) to dst (shared):
- * cp.async, zero-filled where !ok (src then any valid address).  Emulated,
- * counted where ok (what: ptx_emu_count). */
-static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValueRef base, LLVMValueRef at,
-                    LLVMValueRef ok, int what)
+/* One 16-byte piece from element at0 + at + more of base (i16 elements,
+ * global) to dst (shared): cp.async, zero-filled where !ok.  at0 is the
+ * step's part (shared by its copies), at the piece's (the same in every
+ * step, hoisted out of the walk), more a constant (a thread's later
+ * pieces); with at0 NULL, at + more is read only where ok (base itself
+ * otherwise), else they must address a valid element either way.
+ * Emulated, counted where ok (what: ptx_emu_count). */
+static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValueRef base, LLVMValueRef at0,
+                    LLVMValueRef at, int64_t more, LLVMValueRef ok, int what)
 {
 	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
-	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
+	if (!plan->emulate)
+		base = LLVMBuildAddrSpaceCast(c->b, base, LLVMPointerTypeInContext(c->ctx, 1), "");
+	if (at0)
+		base = LLVMBuildGEP2(c->b, i16, base, &at0, 1, "step");
+	else {
+		at = LLVMBuildSelect(c->b, ok, add(c, at, i64c(c, more)), i64c(c, 0), "");
+		more = 0;
+	}
+	LLVMValueRef src = LLVMBuildGEP2(c->b, i16, base, &at, 1, "");
+	if (more) {
+		LLVMValueRef m = i64c(c, more);
+		src = LLVMBuildGEP2(c->b, i16, src, &m, 1, "");
+	}
 	if (plan->emulate) {
 		ptx_emu_count(c, what, LLVMBuildSelect(c->b, ok, i64c(c, 16), i64c(c, 0), ""));
 		LLVMTypeRef v8 = LLVMVectorType(i16, 8);
-		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, LLVMBuildGEP2(c->b, i16, base, &at, 1, ""), "");
+		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, src, "");
 		LLVMSetAlignment(v, 2);
 		v = LLVMBuildSelect(c->b, ok, v, LLVMConstNull(v8), "");
 		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 16);
 		return;
 	}
-	LLVMValueRef g = LLVMBuildAddrSpaceCast(c->b, base, LLVMPointerTypeInContext(c->ctx, 1), "");
-	LLVMValueRef args[3] = {dst, LLVMBuildGEP2(c->b, i16, g, &at, 1, ""),
+	LLVMValueRef args[3] = {dst, src,
 	                        LLVMBuildSelect(c->b, ok, LLVMConstInt(c->i32, 16, 0), LLVMConstInt(c->i32, 0, 0), "")};
 	ptx_call(c, "llvm.nvvm.cp.async.cg.shared.global.16.s", args, 3);
 }
 
-/* Element `at` (halves) of the buffers. */
-static LLVMValueRef smem(LowerCtx *c, const Stage *st, LLVMValueRef at)
+/* Element `at` (halves) of the buffers, then `more` further (a constant:
+ * the address's immediate offset). */
+static LLVMValueRef smem(LowerCtx *c, const Stage *st, LLVMValueRef at, int64_t more)
 {
-	return LLVMBuildGEP2(c->b, LLVMInt16TypeInContext(c->ctx), st->xs, &at, 1, "");
+	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
+	LLVMValueRef p = LLVMBuildGEP2(c->b, i16, st->xs, &at, 1, "");
+	if (more) {
+		LLVMValueRef m = i64c(c, more);
+		p = LLVMBuildGEP2(c->b, i16, p, &m, 1, "");
+	}
+	return p;
 }
 
-/* `total` pieces, piece q = tid + nthreads i, through piece(q). */
-typedef void (*PieceFn)(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg);
+/* `total` pieces, piece q = tid + nthreads i, through piece(q, i). */
+typedef void (*PieceFn)(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, int64_t i, void *arg);
 static void tc_pieces(LowerCtx *c, const PtxPlan *plan, const Stage *st, int64_t total, int64_t threads,
                       PieceFn fn, void *arg)
 {
@@ -601,7 +651,7 @@ static void tc_pieces(LowerCtx *c, const PtxPlan *plan, const Stage *st, int64_t
 			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, i64c(c, total), ""), body, next);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
-		fn(c, plan, st, q, arg);
+		fn(c, plan, st, q, i, arg);
 		if (next) {
 			LLVMBuildBr(c->b, next);
 			LLVMPositionBuilderAtEnd(c->b, next);
@@ -636,66 +686,97 @@ static int wg_nacc(const PtxPlan *plan) { return plan->tc_wgn / 2 * (plan->tc_wg
 /* Piece q of the weights: row q / 2 of the stage's tc_rows x 16, half q % 2
  * (tc_wg: of 16 k q / P of the step, row 8 (q % P / 16) + q % 8, half
  * q / 8 % 2, see above; P = 32 tc_rows pieces a 16 k). */
-static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg)
+static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, int64_t i, void *arg)
 {
 	const IssueArg *ia = arg;
-	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].len;
-	LLVMValueRef r = udiv(c, q, 2), h = urem(c, q, 2), row = ia->row;
+	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].len, per = step_k(plan) / 8;
+	/* the thread's later pieces: rows nthreads / per further on, where
+	 * that divides (a constant more, an immediate offset) */
+	const int64_t ahead = !plan->tc_wg && st->nthreads % per == 0 ? i * (st->nthreads / per) : 0;
+	if (ahead)
+		q = st->tid;
+	LLVMValueRef r = udiv(c, q, per), h = urem(c, q, per), more = i64c(c, 0);
 	if (plan->tc_wg) {
-		const int64_t per = 32 * (int64_t)plan->tc_rows;
-		r = add(c, mul(c, udiv(c, urem(c, q, per), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
-		row = add(c, row, udiv(c, q, per));
+		const int64_t wper = 32 * (int64_t)plan->tc_rows; /* pieces a 16 k */
+		r = add(c, mul(c, udiv(c, urem(c, q, wper), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
+		more = udiv(c, q, wper);
 	}
-	LLVMValueRef src = add(c, add(c, mul(c, r, len), mul(c, row, 16)), mul(c, h, 8));
-	LLVMValueRef dst = add(c, ia->buf0, plan->tc_wg ? mul(c, q, 8) : add(c, mul(c, r, TC_ROW), mul(c, h, 8)));
-	tc_copy(c, plan, smem(c, st, dst), c->values, src, LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0), 1);
+	LLVMValueRef dst = add(c, ia->buf0, plan->tc_wg ? mul(c, q, 8) : add(c, mul(c, r, tc_row(plan)), mul(c, h, 8)));
+	tc_copy(c, plan, smem(c, st, dst, ahead * tc_row(plan)), c->values, mul(c, ia->row, 16),
+	        add(c, add(c, mul(c, r, len), mul(c, more, 16)), mul(c, h, 8)), ahead * len,
+	        LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0), 1);
 }
 
 /* Piece q of X: layout kn, 8 columns of one of the step's k rows; layout
  * nk, 8 k of one column. */
-static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, void *arg)
+static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, int64_t i, void *arg)
 {
 	const IssueArg *ia = arg;
 	const LowerKernel *k = c->k;
+	const bool kn = k->layout == PAT_LAYOUT_KN;
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS, per = step_k(plan) / 8;
 	const int64_t ks = plan->tc_sp ? 1 : k->ir->loops[k->ir->nloops - 1].comp[0].stride;
-	LLVMValueRef x0 = add(c, ia->buf0, i64c(c, stage_a(plan)));
-	LLVMValueRef kk, col, src, dst;
-	if (plan->tc_wg) { /* see a_piece: 16 k u of the step, piece qq of them */
-		LLVMValueRef u = udiv(c, q, 2 * cols), qq = urem(c, q, 2 * cols);
-		LLVMValueRef r = urem(c, qq, 8), h = add(c, urem(c, udiv(c, qq, 8), 2), mul(c, u, 2)), i = udiv(c, qq, 16);
-		if (k->layout == PAT_LAYOUT_KN) {
-			kk = add(c, ia->k, mul(c, add(c, mul(c, h, 8), r), ks));
-			col = add(c, st->ncol, mul(c, i, 8));
-			src = add(c, mul(c, kk, k->N), col);
-		} else {
-			kk = add(c, ia->k, mul(c, h, 8));
-			col = add(c, st->ncol, add(c, mul(c, i, 8), r));
-			src = add(c, mul(c, col, k->K), kk);
-		}
-		dst = add(c, x0, mul(c, q, 8));
-	} else if (k->layout == PAT_LAYOUT_KN) {
-		LLVMValueRef i = udiv(c, q, cols / 8), p = urem(c, q, cols / 8);
-		kk = add(c, ia->k, mul(c, i, ks));
-		col = add(c, st->ncol, mul(c, p, 8));
-		src = add(c, mul(c, kk, k->N), col);
-		dst = add(c, x0, add(c, mul(c, i, kn_row(plan)), mul(c, p, 8)));
-	} else {
-		LLVMValueRef j = udiv(c, q, per), h = urem(c, q, per);
-		kk = add(c, ia->k, mul(c, h, 8));
-		col = add(c, st->ncol, j);
-		src = add(c, mul(c, col, k->K), kk);
-		dst = add(c, x0, add(c, mul(c, j, nk_row(plan)), mul(c, h, 8)));
-	}
-	/* a column past N: only where the blocks' columns do not divide N (the
-	 * kernel runs with n1 = N) */
-	LLVMValueRef ok = k->N % cols ? LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "")
-	                              : LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
 	/* a row of X past K: where k is padded, or on the sparse tensor cores
 	 * where 32 k a step overrun the 2:4 loop */
-	if (k->ir->ext[PIR_AXIS_K] > k->K || (plan->tc_sp && k->ir->loops[k->ir->nloops - 2].len % 8))
+	const bool kpast = k->ir->ext[PIR_AXIS_K] > k->K || (plan->tc_sp && k->ir->loops[k->ir->nloops - 2].len % 8);
+	/* the thread's later pieces, where the threads cover whole rows of
+	 * pieces: layout kn, nthreads / (cols / 8) k rows further on; nk,
+	 * where the columns are not clamped, nthreads / per columns (ahead:
+	 * that many; a constant more, an immediate offset) */
+	int64_t ahead = 0;
+	if (!plan->tc_wg && !kpast && kn && st->nthreads % (cols / 8) == 0)
+		ahead = i * (st->nthreads / (cols / 8));
+	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % per == 0 && k->N % cols == 0)
+		ahead = i * (st->nthreads / per);
+	if (ahead)
+		q = st->tid;
+	LLVMValueRef x0 = add(c, ia->buf0, i64c(c, stage_a(plan)));
+	LLVMValueRef dk, col, dst; /* the piece's k past the step's first, its first column */
+	int64_t src_more = 0, dst_more = 0;
+	if (plan->tc_wg) { /* see a_piece: 16 k u of the step, piece qq of them */
+		LLVMValueRef u = udiv(c, q, 2 * cols), qq = urem(c, q, 2 * cols);
+		LLVMValueRef r = urem(c, qq, 8), h = add(c, urem(c, udiv(c, qq, 8), 2), mul(c, u, 2)), ii = udiv(c, qq, 16);
+		if (kn) {
+			dk = mul(c, add(c, mul(c, h, 8), r), ks);
+			col = add(c, st->ncol, mul(c, ii, 8));
+		} else {
+			dk = mul(c, h, 8);
+			col = add(c, st->ncol, add(c, mul(c, ii, 8), r));
+		}
+		dst = add(c, x0, mul(c, q, 8));
+	} else if (kn) {
+		LLVMValueRef ii = udiv(c, q, cols / 8), p = urem(c, q, cols / 8);
+		dk = mul(c, ii, ks);
+		col = add(c, st->ncol, mul(c, p, 8));
+		dst = add(c, x0, add(c, mul(c, ii, kn_row(plan)), mul(c, p, 8)));
+		src_more = ahead * ks * k->N, dst_more = ahead * kn_row(plan);
+	} else {
+		LLVMValueRef j = udiv(c, q, per), h = urem(c, q, per);
+		dk = mul(c, h, 8);
+		col = add(c, st->ncol, j);
+		dst = add(c, x0, add(c, mul(c, j, nk_row(plan)), mul(c, h, 8)));
+		src_more = ahead * k->K, dst_more = ahead * nk_row(plan);
+	}
+	/* a column past N: only where the blocks' columns do not divide N (the
+	 * kernel runs with n1 = N); it then reads a real one (N's last 8 in
+	 * layout kn, whose rows are 16-byte aligned) and fills zeros */
+	LLVMValueRef ok = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
+	if (k->N % cols) {
+		ok = LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "");
+		col = ptx_min(c, col, i64c(c, k->N - (kn ? 8 : 1)));
+	}
+	/* past K the whole address is formed per step, read only where ok;
+	 * else the step's row (kn) or element (nk), and the piece's place from
+	 * it, the same in every step */
+	if (kpast) {
+		LLVMValueRef kk = add(c, ia->k, dk);
 		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""), "");
-	tc_copy(c, plan, smem(c, st, dst), c->X, src, ok, 0);
+		tc_copy(c, plan, smem(c, st, dst, 0), c->X, NULL,
+		        kn ? add(c, mul(c, kk, k->N), col) : add(c, mul(c, col, k->K), kk), 0, ok, 0);
+	} else {
+		tc_copy(c, plan, smem(c, st, dst, dst_more), c->X, kn ? mul(c, ia->k, k->N) : ia->k,
+		        kn ? add(c, mul(c, dk, k->N), col) : add(c, mul(c, col, k->K), dk), src_more, ok, 0);
+	}
 }
 
 /* Copies step `step` (when below the walk's length) into buffer buf, then
@@ -726,7 +807,7 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 /* ldmatrix.x4 from the lane's row at `at` (halves into the buffers). */
 static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef at, bool trans, LLVMValueRef *w)
 {
-	LLVMValueRef p = smem(c, st, at);
+	LLVMValueRef p = smem(c, st, at, 0);
 	if (plan->emulate) {
 		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, st->ldm, "ldm");
 		LLVMValueRef args[3] = {p, st->eo, LLVMConstInt(c->i32, trans, 0)};
@@ -792,7 +873,7 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 		if (k->layout == PAT_LAYOUT_KN)
 			bat = add(c, x0, add(c, mul(c, lane, kn_row(plan)), n0));
 		else
-			bat = add(c, x0, add(c, mul(c, add(c, n0, urem(c, lane, 8)), TC_ROW_SP), mul(c, udiv(c, lane, 8), 8)));
+			bat = add(c, x0, add(c, mul(c, add(c, n0, urem(c, lane, 8)), nk_row(plan)), mul(c, udiv(c, lane, 8), 8)));
 		LLVMValueRef bw[4];
 		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
 		for (int ci = 0; ci < plan->tc_wm; ci++)
@@ -852,7 +933,7 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 	const int nops = wg_ops(k, plan, ops), nacc = wg_nacc(plan);
 	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
 	/* byte addresses in shared memory (emulated: offsets into the buffers) */
-	LLVMValueRef addr = plan->emulate ? mul(c, b0, 2) : LLVMBuildPtrToInt(c->b, smem(c, st, b0), c->i64, "");
+	LLVMValueRef addr = plan->emulate ? mul(c, b0, 2) : LLVMBuildPtrToInt(c->b, smem(c, st, b0, 0), c->i64, "");
 	LLVMValueRef desc[2 * WG_MAXOPS];
 	for (int i = 0; i < nops; i++) {
 		desc[2 * i] = wg_desc(c, add(c, addr, i64c(c, 2 * ops[i].a)));
@@ -873,7 +954,7 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 			                      (unsigned)(k->dtype == PAT_F16) << 12 | (unsigned)o->trans_a << 13;
 			LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->wg, "wgmma");
 			LLVMValueRef at = LLVMConstInt(c->i32, (unsigned)o->acc, 0);
-			LLVMValueRef args[6] = {smem(c, st, i64c(c, 0)), i64c(c, PTX_TC_STAGES * stage_halves(k, plan) * 2),
+			LLVMValueRef args[6] = {smem(c, st, i64c(c, 0), 0), i64c(c, PTX_TC_STAGES * stage_halves(k, plan) * 2),
 			                        desc[2 * i], desc[2 * i + 1], LLVMBuildGEP2(c->b, c->f32, a->ewacc, &at, 1, ""),
 			                        LLVMBuildOr(c->b, v, LLVMConstInt(c->i32, info, 0), "info")};
 			LLVMBuildCall2(c->b, a->wg_ty, fn, args, 6, "");
@@ -914,28 +995,32 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 		return;
 	}
 	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
-	/* A of each of the warp's chunks: lane l addresses row l % 16, k 8 (l / 16) */
-	LLVMValueRef aw[PTX_TC_WM][4];
-	for (int ci = 0; ci < plan->tc_wm; ci++) {
-		LLVMValueRef r0 = chunk_row(c, plan, wr, ci);
-		LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, r0, urem(c, lane, 16)), TC_ROW), mul(c, udiv(c, lane, 16), 8)));
-		tc_ldm(c, plan, st, at, false, aw[ci]);
-	}
-	/* B, two column tiles per ldmatrix: matrix q = l / 8 is k 8 (q & 1)
-	 * of tile 2 jj + (q >> 1), row i = l % 8 of it */
 	LLVMValueRef x0 = add(c, b0, i64c(c, stage_a(plan)));
 	LLVMValueRef q = udiv(c, lane, 8), i = urem(c, lane, 8);
 	LLVMValueRef qk = mul(c, LLVMBuildAnd(c->b, q, i64c(c, 1), ""), 8);
 	LLVMValueRef qn = add(c, mul(c, wc, PTX_TC_COLS), mul(c, LLVMBuildLShr(c->b, q, i64c(c, 1), ""), 8));
-	for (int jj = 0; jj < PTX_TC_TILES / 2; jj++) {
-		LLVMValueRef n = add(c, qn, i64c(c, 16 * jj));
-		LLVMValueRef bat = k->layout == PAT_LAYOUT_KN ? add(c, x0, add(c, mul(c, add(c, i, qk), kn_row(plan)), n))
-		                                              : add(c, x0, add(c, mul(c, add(c, n, i), TC_ROW), qk));
-		LLVMValueRef bw[4];
-		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
+	for (int64_t u = 0; u < step_k(plan) / 16; u++) { /* each 16 k of the step */
+		/* A of each of the warp's chunks: lane l addresses row l % 16, k 8 (l / 16) */
+		LLVMValueRef aw[PTX_TC_WM][4];
 		for (int ci = 0; ci < plan->tc_wm; ci++) {
-			tc_mma(c, a, aw[ci], bw, NULL, ci * PTX_TC_TILES + 2 * jj);
-			tc_mma(c, a, aw[ci], bw + 2, NULL, ci * PTX_TC_TILES + 2 * jj + 1);
+			LLVMValueRef r0 = chunk_row(c, plan, wr, ci);
+			LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, r0, urem(c, lane, 16)), tc_row(plan)),
+			                                 add(c, mul(c, udiv(c, lane, 16), 8), i64c(c, 16 * u))));
+			tc_ldm(c, plan, st, at, false, aw[ci]);
+		}
+		/* B, two column tiles per ldmatrix: matrix q = l / 8 is k 8 (q & 1)
+		 * of tile 2 jj + (q >> 1), row i = l % 8 of it */
+		for (int jj = 0; jj < PTX_TC_TILES / 2; jj++) {
+			LLVMValueRef n = add(c, qn, i64c(c, 16 * jj));
+			LLVMValueRef bat = k->layout == PAT_LAYOUT_KN
+			                           ? add(c, x0, add(c, mul(c, add(c, add(c, i, qk), i64c(c, 16 * u)), kn_row(plan)), n))
+			                           : add(c, x0, add(c, mul(c, add(c, n, i), nk_row(plan)), add(c, qk, i64c(c, 16 * u))));
+			LLVMValueRef bw[4];
+			tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
+			for (int ci = 0; ci < plan->tc_wm; ci++) {
+				tc_mma(c, a, aw[ci], bw, NULL, ci * PTX_TC_TILES + 2 * jj);
+				tc_mma(c, a, aw[ci], bw + 2, NULL, ci * PTX_TC_TILES + 2 * jj + 1);
+			}
 		}
 	}
 }

@@ -364,6 +364,25 @@ START_TEST(tc_mapping_matches_reference)
 	PtxPlan plan;
 	ck_assert(emulate_tc(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, NULL, &plan) < 1e-5 && plan.stage);
 	arena_free(&arena);
+	/* whole slices of columns in layout nk, several copies a thread of X
+	 * (their later ones a constant further on), 32 k a step; and 16 where
+	 * the kept tiles are 16 k */
+	static const struct {
+		const char *pattern;
+		int64_t shape[3];
+		int ku;
+	} wide[] = {{"apply block(64, 64, 50%);", {128, 128, 256}, 2}, {"apply block(32, 16, 50%);", {96, 160, 128}, 1}};
+	for (int i = 0; i < 2; i++)
+		for (int l = 0; l < 2; l++) {
+			arena_init(&arena);
+			prog = compile_typed(&arena, wide[i].pattern, wide[i].shape, "bf16");
+			const PatLayout layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
+			double e = emulate_tc(&prog.ops[0], PAT_BF16, layout, NULL, &plan);
+			ck_assert_msg(e < 1e-5 && plan.stage && plan.tc_ku == wide[i].ku && plan.nsplit == 1,
+			              "%s, layout %s: error %g, %d k a step, %lld parts", wide[i].pattern, l ? "nk" : "kn", e,
+			              16 * plan.tc_ku, (long long)plan.nsplit);
+			arena_free(&arena);
+		}
 }
 END_TEST
 
