@@ -186,6 +186,16 @@ static LLVMValueRef k_in_range(LowerCtx *c, const LowerPoint *p)
 	return LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, c->k->K), "");
 }
 
+/* The alignment of a vector of vl floats in a k run's buffer of X: the
+ * buffer is 64-byte aligned and its vectors lie a multiple of vl floats
+ * into it (a row of the tile's vectors apart), so the largest power of two
+ * that divides 4 vl bytes, at most 64. */
+static unsigned xbuf_align(int vl)
+{
+	const unsigned b = 4u * (unsigned)(vl & -vl);
+	return b < 64 ? b : 64;
+}
+
 /* The weight at p into the accumulators of row r. */
 static void krun_point_at(LowerCtx *c, const LowerPoint *p, KrunArg *a, int r)
 {
@@ -213,7 +223,7 @@ static void krun_point_at(LowerCtx *c, const LowerPoint *p, KrunArg *a, int r)
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
 		LLVMValueRef x = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, xs, &at, 1, ""), "x");
-		LLVMSetAlignment(x, a->xbuf && !a->xrows && !a->xcol ? 64 : 4);
+		LLVMSetAlignment(x, a->xbuf && !a->xrows && !a->xcol ? xbuf_align(a->width) : 4);
 		LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[r * a->nacc + u], "");
 		LLVMValueRef args[3] = {wv, x, acc};
 		LLVMBuildStore(c->b, LLVMBuildCall2(c->b, a->fma_ty, a->fma, args, 3, ""), a->acc[r * a->nacc + u]);
@@ -556,6 +566,11 @@ enum { X86_KBLOCK_ROWS = 64, X86_KBLOCK_DIGITS = 16, X86_XSLACK = 16, X86_KROW_B
  * 128 x 1024 x 1024 0.214 -> 0.356 ms). */
 enum { X86_XBUF_REUSE = 16, X86_L1_WAY_BYTES = 4096 };
 
+/* The most bytes of X's rows a k run copies into its buffer, which is on
+ * the kernel's stack (a thread's may be small); past it X is read where
+ * it lies (the 12 benchmark shapes' buffers take at most 72 KiB). */
+enum { X86_XBUF_MAX = 256 << 10 };
+
 /* Whether consecutive rows of X start in at least 16 different sets of L1
  * (a way: 64 sets of 64 bytes): the rows are N floats apart, and only a
  * multiple of 4 KiB maps them all to one set. */
@@ -678,9 +693,13 @@ static void x86_krun_all(LowerCtx *c, int split)
 		db = X86_KBLOCK_DIGITS;
 	KrunArg t;
 	int64_t nt = krun_full_tile(c, &t);
-	{ /* X86_KROWS rows at a time where the loop above the run is a dense m loop */
+	{ /* X86_KROWS rows at a time where the loop above the run is a dense m
+	   loop (of m alone: kblock_rows_point takes a group's rows as real when
+	   its last is, which holds where m grows with the digit, not in a join
+	   whose m wraps) */
 		const PirLoop *ml = split > 0 ? &ir->loops[split - 1] : NULL;
-		if (ml && !pir_loop_is_perforated(ml) && !pir_loop_has_axis(ml, PIR_AXIS_K) && t.nacc % X86_KROWS == 0) {
+		if (ml && !pir_loop_is_perforated(ml) && ml->ncomp == 1 && ml->comp[0].axis == PIR_AXIS_M &&
+		    t.nacc % X86_KROWS == 0) {
 			t.rows = X86_KROWS;
 			t.nacc /= X86_KROWS;
 			nt /= X86_KROWS;
@@ -724,6 +743,8 @@ static void x86_krun_all(LowerCtx *c, int split)
 				 * 1024x4096x1024: 62 -> 52 ms; 3072x768x512: 9.8 -> 9.2 ms) */
 				if (2 * db < outer->nnz && (int64_t)(2 * X86_KBLOCK_ROWS / span) > db)
 					db = (int64_t)(2 * X86_KBLOCK_ROWS / span);
+			} else if (xrows * nt * 4 > X86_XBUF_MAX) {
+				xrows = 0;
 			} else {
 				xbuf = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)(xrows * nt)), "xbuf");
 				LLVMSetAlignment(xbuf, 64);
@@ -783,7 +804,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 			LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, o, ""), da = LLVMBuildNSWAdd(c->b, dst, o, "");
 			LLVMValueRef v = LLVMBuildLoad2(c->b, t.vty, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
 			LLVMSetAlignment(v, 4);
-			LLVMSetAlignment(LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, xbuf, &da, 1, "")), 64);
+			LLVMSetAlignment(LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, xbuf, &da, 1, "")), xbuf_align(vl));
 		}
 		LLVMBuildBr(c->b, nx);
 		LLVMPositionBuilderAtEnd(c->b, nx);

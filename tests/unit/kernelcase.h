@@ -9,11 +9,19 @@
 #include "prune/prune.h"
 
 #include <math.h>
+#include <string.h>
+
+/* C lies between guards of KERNEL_GUARD floats before it and
+ * KERNEL_GUARD + 2 N after it, filled with a NaN no kernel computes: a
+ * store outside C (a row past M, a column past N) changes them. */
+enum { KERNEL_GUARD = 64 };
+static const uint32_t kernel_guard_bits = 0x7fc0deadu;
 
 typedef struct KernelCase {
 	int64_t M, K, N;
 	PatLayout layout;
 	float *w, *imp, *dense, *x, *c, *values;
+	float *cbase; /* C's allocation, the guards included */
 	int64_t nvalues;
 	PruneMask mask;
 } KernelCase;
@@ -24,8 +32,13 @@ static inline void kernel_case_init(KernelCase *kc, const OpResult *op, PatLayou
 	*kc = (KernelCase){.M = M, .K = K, .N = N, .layout = layout};
 	kc->w = malloc((size_t)(M * K) * sizeof *kc->w), kc->imp = malloc((size_t)(M * K) * sizeof *kc->imp);
 	kc->dense = malloc((size_t)(M * K) * sizeof *kc->dense);
-	kc->x = malloc((size_t)(K * N) * sizeof *kc->x), kc->c = malloc((size_t)(M * N) * sizeof *kc->c);
-	ck_assert(kc->w && kc->imp && kc->dense && kc->x && kc->c);
+	kc->x = malloc((size_t)(K * N) * sizeof *kc->x);
+	const int64_t guarded = M * N + 2 * KERNEL_GUARD + 2 * N;
+	kc->cbase = malloc((size_t)guarded * sizeof *kc->cbase);
+	ck_assert(kc->w && kc->imp && kc->dense && kc->x && kc->cbase);
+	for (int64_t i = 0; i < guarded; i++)
+		memcpy(&kc->cbase[i], &kernel_guard_bits, sizeof kernel_guard_bits);
+	kc->c = kc->cbase + KERNEL_GUARD;
 	synth_weights(kc->w, M, K, 5, SYNTH_HEADS, 16);
 	synth_weights(kc->x, layout == PAT_LAYOUT_KN ? K : N, layout == PAT_LAYOUT_KN ? N : K, 6, SYNTH_PLAIN, 1);
 	prune_importance(PAT_IMP_MAGNITUDE, kc->w, NULL, NULL, 0, M, K, kc->imp);
@@ -36,11 +49,16 @@ static inline void kernel_case_init(KernelCase *kc, const OpResult *op, PatLayou
 }
 
 /* ||C - W_s X|| / ||W_s X|| with the reference in double; +inf when C
- * holds a NaN (an element the kernel left unwritten). */
+ * holds a NaN (an element the kernel left unwritten) or a guard around it
+ * changed (a store outside C). */
 static inline double kernel_case_error(const KernelCase *kc)
 {
 	const int64_t M = kc->M, K = kc->K, N = kc->N;
 	const bool kn = kc->layout == PAT_LAYOUT_KN;
+	for (int64_t i = 0; i < M * N + 2 * KERNEL_GUARD + 2 * N; i++)
+		if ((i < KERNEL_GUARD || i >= KERNEL_GUARD + M * N) &&
+		    memcmp(&kc->cbase[i], &kernel_guard_bits, sizeof kernel_guard_bits))
+			return INFINITY;
 	double num = 0, den = 0;
 	for (int64_t i = 0; i < M; i++)
 		for (int64_t n = 0; n < N; n++) {
@@ -59,7 +77,7 @@ static inline double kernel_case_error(const KernelCase *kc)
 static inline void kernel_case_free(KernelCase *kc)
 {
 	prune_mask_free(&kc->mask);
-	free(kc->w), free(kc->imp), free(kc->dense), free(kc->x), free(kc->c), free(kc->values);
+	free(kc->w), free(kc->imp), free(kc->dense), free(kc->x), free(kc->cbase), free(kc->values);
 }
 
 #endif

@@ -282,6 +282,30 @@ START_TEST(schedules_match_reference)
 }
 END_TEST
 
+/* What random patterns with random schedules found (a harness run of
+ * 16,000 cases): row pairs of a k run under a joined m loop whose m wraps,
+ * taken as real by their last row, stored a padding row past C (the
+ * default schedule); the k run's buffer of X, claimed 64-byte aligned at
+ * vectors 4 (vl) bytes apart, crashed an aligned store at vl = 1; and that
+ * buffer, on the stack, overflowed it where a digit spans most of a long K
+ * (the default schedule).  Each failed before its fix. */
+START_TEST(random_schedule_regressions)
+{
+	static const char *const joined[] = {
+		"split m -> m0, m1 : _, 4 pad; reorder m1, m0, k; join m1, m0 -> j; perforate k keep 50%;"};
+	static const int64_t joined_shape[1][3] = {{9, 16, 64}};
+	ck_assert_int_eq(check_scheduled(joined, 1, joined_shape, 1, NULL, 2, 1), 4);
+	static const char *const nm[] = {"apply nm(1, 4);", "apply nm(3, 7);"};
+	static const int64_t nm_shapes[2][3] = {{1, 65, 128}, {60, 147, 48}};
+	static const KernelSchedule narrow = {.vector_width = 1, .col_tiles = 3, .chunk = -1, .stage = -1};
+	ck_assert_int_eq(check_scheduled(nm, 2, nm_shapes, 2, &narrow, 1, 1), 8);
+	static const char *const long_k[] = {
+		"perforate m keep 50%; split k -> k0, k1 : _, 128 pad; perforate k0 keep 17;"};
+	static const int64_t long_shape[1][3] = {{2, 17536, 128}};
+	ck_assert_int_eq(check_scheduled(long_k, 1, long_shape, 1, NULL, 1, 1), 2);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
 	Suite *s = suite_create("x86");
@@ -297,6 +321,7 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, column_chunks);
 	tcase_add_test(tc, condensed_m_runs);
 	tcase_add_test(tc, schedules_match_reference);
+	tcase_add_test(tc, random_schedule_regressions);
 	suite_add_tcase(s, tc);
 	return s;
 }
