@@ -214,11 +214,16 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		                            "ldmatrix.trans; the weights and the metadata from global memory"
 		                          : "X staged in shared memory (cp.async, 3 buffers), B fragments read with "
 		                            "ldmatrix; the weights and the metadata from global memory";
+	else if (plan->tc_ku == 2)
+		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X and the weights staged in shared memory (cp.async, 3 "
+		                                               "buffers of 32 k), fragments read with ldmatrix.trans"
+		                                             : "X and the weights staged in shared memory (cp.async, 3 "
+		                                               "buffers of 32 k), fragments read with ldmatrix";
 	else
 		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X and the weights staged in shared memory (cp.async, 3 "
-		                                               "buffers), fragments read with ldmatrix.trans"
+		                                               "buffers of 16 k), fragments read with ldmatrix.trans"
 		                                             : "X and the weights staged in shared memory (cp.async, 3 "
-		                                               "buffers), fragments read with ldmatrix";
+		                                               "buffers of 16 k), fragments read with ldmatrix";
 }
 
 /* A nest for the sparse tensor cores: it ends in a dense m loop, a dense
