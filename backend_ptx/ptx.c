@@ -697,18 +697,22 @@ static LLVMValueRef stage_k(LowerCtx *c, const GpuArg *a, const LowerPoint *p, L
 /* Where every loop after the first walked one (the group aside) is
  * dense, k of point jj is k of the point's iteration (stage_k at jj 0)
  * plus a part of jj alone: that part (the loops' offsets), *linear where
- * it is linear in jj (one loop).  NULL where a loop keeps an index. */
+ * it is linear in jj (one loop of one axis).  NULL where a loop keeps an
+ * index. */
 static LLVMValueRef stage_k_inner(LowerCtx *c, const GpuArg *a, LLVMValueRef jj, bool *linear)
 {
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops, outer = a->plan->outer, group = a->plan->group;
 	int loops = 0;
+	bool joined = false;
 	for (int i = outer + 1; i < n; i++)
 		if (i != group && c->idx[i])
 			return NULL;
 		else if (i != group)
-			loops++;
-	*linear = loops <= 1; /* then k is jj times the loop's stride */
+			loops++, joined |= ir->loops[i].ncomp > 1;
+	/* then k is jj times the loop's stride (a joined loop's k is not
+	 * linear in its digit where its parts are out of order) */
+	*linear = loops <= 1 && !joined;
 	int first = outer + 1 == group ? outer + 2 : outer + 1; /* its digit: what the others leave of jj */
 	LLVMValueRef k = i64c(c, 0), rest = jj;
 	for (int i = n - 1; i >= first; i--) {

@@ -98,13 +98,19 @@ static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
  * A and the metadata laid out by ptx_weights, an eighth of A's bytes:
  * counted once a block) and step_k rows of X of its columns, where they
  * are below N and K (past them zero-filled, not read: so where a kept
- * tile's k runs past K the count is over by those rows).  The split
- * parts' steps add up to the walk, tc_steps, which reads no row twice. */
+ * tile's k runs past K the count is over by those rows; on the sparse
+ * tensor cores also past the 2:4 loop's 4 len k of each kept tile, which
+ * its last step's 32 k can overrun).  The split parts' steps add up to the
+ * walk, tc_steps, which reads no row twice. */
 bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 	const double g0 = (double)(plan->nsets / plan->tc_rows), g1 = (double)((k->N + cols - 1) / cols);
-	const double steps = (double)plan->tc_steps * (double)step_k(plan); /* k a block walks */
+	double steps = (double)plan->tc_steps * (double)step_k(plan); /* k a block walks */
+	if (plan->tc_sp) { /* the 2:4 loop's k of each kept tile, its last step's past them not read */
+		const int64_t len = k->ir->loops[k->ir->nloops - 2].len, per = (len + 7) / 8;
+		steps = (double)(plan->tc_steps / per) * (double)(4 * len);
+	}
 	const double xrows = steps < (double)k->K ? steps : (double)k->K;      /* X's rows it reads */
 	t->rows = 16 * (int64_t)plan->tc_rows;
 	t->cols = cols;
@@ -667,6 +673,7 @@ static void tc_pieces(LowerCtx *c, const PtxPlan *plan, const Stage *st, int64_t
 typedef struct IssueArg {
 	LLVMValueRef buf0; /* the stage's first half in the buffers */
 	LLVMValueRef row, k;
+	LLVMValueRef kstep; /* the step within its kept tile (tc_locate) */
 } IssueArg;
 
 /* Under wgmma (tc_wg) a stage holds its operands as 8 x 8 core matrices
@@ -776,6 +783,11 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	if (kpast) {
 		LLVMValueRef kk = add(c, ia->k, dk);
 		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""), "");
+		const int64_t tile = 4 * k->ir->loops[k->ir->nloops - 2].len; /* the 2:4 loop's k */
+		if (plan->tc_sp && tile % 32) /* past the kept tile's k: its A is padding, X not read */
+			ok = LLVMBuildAnd(c->b, ok,
+			                  LLVMBuildICmp(c->b, LLVMIntSLT, add(c, mul(c, ia->kstep, 32), dk), i64c(c, tile), ""),
+			                  "");
 		tc_copy(c, plan, smem(c, st, dst, 0), c->X, NULL,
 		        kn ? add(c, mul(c, kk, k->N), col) : add(c, mul(c, col, k->K), kk), 0, ok, 0);
 	} else {
@@ -798,7 +810,7 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 	LLVMPositionBuilderAtEnd(c->b, body);
 	IssueArg ia = {.buf0 = mul(c, buf, stage_halves(k, plan))};
 	LLVMValueRef m;
-	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k, NULL);
+	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k, &ia.kstep);
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 	if (!plan->tc_sp)
 		tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 2 * step_k(plan), st->nthreads, a_piece, &ia);
