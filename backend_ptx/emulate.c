@@ -9,7 +9,10 @@
  * the last lane to arrive carries it out for the whole warp (fragments laid
  * out as the PTX ISA documents, see tc.c) and the lanes go on.  Shared
  * memory is a plain global there, which the lanes of each warp of a staged
- * kernel fill whole (the warps run one after another). */
+ * kernel fill whole, with the copies of all the block's threads (the warps
+ * run one after another).  The kernel flags, in the global patc_emu_bad,
+ * an access the GPU would fault on (misaligned, or outside shared memory
+ * or X: ptx_emu_check), which fails the run. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "../backend_x86/x86.h"
@@ -384,6 +387,10 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	plan.emulate = true;
 	if (plan_out)
 		*plan_out = plan;
+	if (((uintptr_t)x | (uintptr_t)values | (uintptr_t)c) % 16) {
+		snprintf(err, PTX_ERR_MAX, "emulation: X, the values and C must be 16-byte aligned (as cuMemAlloc's are)");
+		return false;
+	}
 	LowerHooks hooks = ptx_hooks(&plan);
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
@@ -462,6 +469,17 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 			sem_destroy(&w->go[l]);
 		sem_destroy(&w->back);
 		free(w);
+	}
+	const int64_t *bad = x86_lookup(&kern, "patc_emu_bad");
+	if (ok && bad && bad[0]) {
+		snprintf(err, PTX_ERR_MAX,
+		         "emulation: an access of %lld bytes at an address not a multiple of %lld (a GPU faults on it)",
+		         (long long)bad[0], (long long)bad[0]);
+		ok = false;
+	} else if (ok && bad && bad[1]) {
+		snprintf(err, PTX_ERR_MAX, "emulation: an access outside %s",
+		         bad[1] == 1 ? "the block's shared memory" : "X");
+		ok = false;
 	}
 	if (copied) { /* every thread (tensor cores: every warp) copied its block's stages */
 		const int64_t *n = x86_lookup(&kern, "patc_emu_copied");

@@ -490,14 +490,16 @@ LLVMValueRef ptx_sreg(LowerCtx *c, const char *name)
 
 static LLVMValueRef load_f32(LowerCtx *c, LLVMValueRef base, LLVMValueRef at, const char *name)
 {
-	return LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, base, &at, 1, ""), name);
+	LLVMValueRef l = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, base, &at, 1, ""), name);
+	ptx_align(c, l, 4);
+	return l;
 }
 
 /* Four adjacent floats at base[at] (at a multiple of 4). */
 static LLVMValueRef load_v4(LowerCtx *c, const GpuArg *a, LLVMValueRef base, LLVMValueRef at, const char *name)
 {
 	LLVMValueRef l = LLVMBuildLoad2(c->b, a->v4, LLVMBuildGEP2(c->b, c->f32, base, &at, 1, ""), name);
-	LLVMSetAlignment(l, 16);
+	ptx_align(c, l, 16);
 	return l;
 }
 
@@ -758,6 +760,66 @@ void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes)
 	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), bytes, ""), p);
 }
 
+/* The buffer a GEP (instructions or constants, nested) indexes. */
+static LLVMValueRef gep_base(LLVMValueRef p)
+{
+	while (LLVMIsAGetElementPtrInst(p) ||
+	       (LLVMIsAConstantExpr(p) && LLVMGetConstOpcode(p) == LLVMGetElementPtr))
+		p = LLVMGetOperand(p, 0);
+	return p;
+}
+
+/* Stores v into patc_emu_bad[i] where bad. */
+static void emu_flag(LowerCtx *c, int i, LLVMValueRef bad, int64_t v)
+{
+	LLVMTypeRef aty = LLVMArrayType2(c->i64, 2);
+	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "patc_emu_bad");
+	if (!g) {
+		g = LLVMAddGlobal(c->mod, aty, "patc_emu_bad");
+		LLVMSetInitializer(g, LLVMConstNull(aty));
+	}
+	LLVMValueRef at[2] = {i64c(c, 0), i64c(c, i)};
+	LLVMValueRef q = LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
+	LLVMBuildStore(c->b, LLVMBuildSelect(c->b, bad, i64c(c, v), LLVMBuildLoad2(c->b, c->i64, q, ""), ""), q);
+}
+
+void ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
+{
+	const bool ptr = LLVMGetTypeKind(LLVMTypeOf(p)) == LLVMPointerTypeKind;
+	LLVMValueRef at = ptr ? LLVMBuildPtrToInt(c->b, p, c->i64, "") : p;
+	emu_flag(c, 0, LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, at, i64c(c, bytes - 1), ""), i64c(c, 0), ""),
+	         bytes);
+	if (!ptr)
+		return;
+	LLVMValueRef base = gep_base(p);
+	int64_t size;
+	int what;
+	if (LLVMIsAGlobalVariable(base) && LLVMGetTypeKind(LLVMGlobalGetValueType(base)) == LLVMArrayTypeKind) {
+		LLVMTypeRef aty = LLVMGlobalGetValueType(base), ety = LLVMGetElementType(aty);
+		const int64_t esize = LLVMGetTypeKind(ety) == LLVMFloatTypeKind ? 4 : LLVMGetIntTypeWidth(ety) / 8;
+		size = (int64_t)LLVMGetArrayLength2(aty) * esize, what = 1;
+	} else if (base == c->X) {
+		const PtxPlan *plan = c->backend;
+		size = c->k->K * c->k->N * (plan->tc ? 2 : 4), what = 2;
+	} else {
+		return;
+	}
+	LLVMValueRef off = LLVMBuildSub(c->b, at, LLVMBuildPtrToInt(c->b, base, c->i64, ""), "");
+	LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntUGT, off, i64c(c, size - (int64_t)bytes), "outside");
+	emu_flag(c, 1, ok ? LLVMBuildAnd(c->b, bad, ok, "") : bad, what);
+}
+
+void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
+{
+	const PtxPlan *plan = c->backend;
+	if (!plan->emulate) {
+		LLVMSetAlignment(inst, bytes);
+		return;
+	}
+	LLVMSetAlignment(inst, 1);
+	ptx_emu_check(c, LLVMGetOperand(inst, LLVMIsAStoreInst(inst) ? 1 : 0), bytes, NULL);
+}
+
 /* Copies `bytes` (16 or 4) from global src to shared dst: cp.async, or
  * emulated, a plain load and store (counted: what, see ptx_emu_count). */
 static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValueRef src, int bytes, int what)
@@ -765,8 +827,8 @@ static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValue
 	if (a->plan->emulate) {
 		ptx_emu_count(c, what, i64c(c, bytes));
 		LLVMValueRef v = LLVMBuildLoad2(c->b, bytes == 16 ? a->v4 : c->f32, src, "");
-		LLVMSetAlignment(v, (unsigned)bytes);
-		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), (unsigned)bytes);
+		ptx_align(c, v, (unsigned)bytes);
+		ptx_align(c, LLVMBuildStore(c->b, v, dst), (unsigned)bytes);
 		return;
 	}
 	LLVMValueRef args[2] = {dst, src};
@@ -1227,7 +1289,7 @@ static void gpu_body(LowerCtx *c)
 				for (int e = 0; e < 4; e++)
 					v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, a.acc[r][j + e], ""),
 					                           LLVMConstInt(c->i32, (unsigned)e, 0), "");
-				LLVMSetAlignment(LLVMBuildStore(c->b, v, cp), 16);
+				ptx_align(c, LLVMBuildStore(c->b, v, cp), 16);
 			} else {
 				ptx_c_put(c, cp, LLVMBuildLoad2(c->b, c->f32, a.acc[r][j], ""));
 			}

@@ -243,11 +243,14 @@ LowerHooks ptx_hooks(PtxPlan *plan);
 
 /* Runs kernel k under schedule s (NULL: patc's choice) on the host over its
  * whole grid (emulate.c): X, C, values and index as the kernel takes them
- * (X and the values 16-bit where plan_out->tc), C poisoned with NaN first
- * (zeroed where the plan adds into it).  Slow: for tests and for checking
- * kernels without a GPU, never for timing.  false with err where the
- * kernel does not compile, a warp deadlocks, its lanes meet at different
- * collectives or pass mma.sp metadata the hardware refuses; plan_out is
+ * (X and the values 16-bit where plan_out->tc; X, the values and C 16-byte
+ * aligned, as cuMemAlloc's are), C poisoned with NaN first (zeroed where
+ * the plan adds into it).  Slow: for tests and for checking kernels
+ * without a GPU, never for timing.  false with err where the kernel does
+ * not compile, a warp deadlocks, its lanes meet at different collectives
+ * or pass mma.sp metadata the hardware refuses, or an access that must be
+ * aligned (a vector load or store, cp.async, ldmatrix, a wgmma operand)
+ * is not, as the GPU would fault; plan_out is
  * the plan either way.  copied (NULL: not wanted): the bytes the grid's
  * stage copies read from global memory, of X and of the weights, as the
  * GPU would copy them (ptx_traffic's x and w_staged, counted). */

@@ -26,6 +26,19 @@ LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y);
  * bytes the stage copies read from global memory (0: X, 1: the weights). */
 void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes);
 
+/* Emulated: checks an access of `bytes` (a power of two) at p, a pointer
+ * or an i64 address, for what a GPU would fault on and the host would not:
+ * where p is not aligned to bytes, the global patc_emu_bad[0] becomes
+ * bytes; where p points into a block's shared memory (a GEP of one of its
+ * buffers) or into X and the access does not lie inside it,
+ * patc_emu_bad[1] becomes 1 (shared memory) or 2 (X), where ok (an i1;
+ * NULL: always).  ptx_emulate reports either. */
+void ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok);
+/* inst, a load or store of global or shared memory, aligned to `bytes`:
+ * its alignment, and emulated, ptx_emu_check of its address (the host's
+ * access left unaligned, so that it cannot fault before the check). */
+void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes);
+
 /* ptx_traffic of a staged tensor-core plan (tc.c); C's by ptx_c_traffic. */
 bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
 double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders);

@@ -336,7 +336,7 @@ static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, L
 {
 	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
 	LLVMValueRef v = lower_invariant(c, LLVMBuildLoad2(c->b, ty, LLVMBuildGEP2(c->b, ety, base, &at, 1, ""), ""));
-	LLVMSetAlignment(v, align);
+	ptx_align(c, v, align);
 	return LLVMBuildSelect(c->b, ok, v, LLVMConstNull(ty), "");
 }
 
@@ -423,7 +423,7 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 		LLVMValueRef at = LLVMBuildNSWAdd(c->b, rowg, d0, "");
 		at = LLVMBuildNSWAdd(c->b, at, i64c(c, (e & 1 ? 8 * len : 0) + (e & 2 ? 8 : 0)), "");
 		LLVMValueRef l = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, a->i16, c->values, &at, 1, ""), "a");
-		LLVMSetAlignment(l, 4);
+		ptx_align(c, l, 4);
 		aw[e] = l;
 	}
 	/* B: k of digits d0, d0 + 1 and d0 + 8, d0 + 9; column g of each tile */
@@ -496,7 +496,7 @@ static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef k
 	LLVMValueRef words = LLVMBuildGEP2(c->b, c->i32, c->values, (LLVMValueRef[]){mul(c, add(c, mul(c, at, 32), lane), 4)},
 	                                   1, "");
 	LLVMValueRef v = lower_invariant(c, LLVMBuildLoad2(c->b, LLVMVectorType(c->i32, 4), words, "a"));
-	LLVMSetAlignment(v, 16);
+	ptx_align(c, v, 16);
 	for (int e = 0; e < 4; e++)
 		aw[e] = LLVMBuildExtractElement(c->b, v, LLVMConstInt(c->i32, (unsigned)e, 0), "");
 	LLVMValueRef mi = add(c, mul(c, at, 16), add(c, mul(c, a->g, 2), LLVMBuildAnd(c->b, a->t, i64c(c, 1), "")));
@@ -588,7 +588,7 @@ static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step,
 typedef struct Stage {
 	LLVMValueRef xs;                 /* the buffers: PTX_TC_STAGES x stage_halves (i16) */
 	LLVMValueRef tid;                /* the thread among those copying */
-	int64_t nthreads;                /* threads copying: the block's (emulated: the warp's) */
+	int64_t nthreads;                /* threads copying: the block's */
 	LLVMValueRef ncol;               /* the block's first column */
 	LLVMValueRef digit[PIR_MAX_LOOPS];
 	LLVMValueRef begin, end;         /* the steps of the block's walk (its part of a split walk) */
@@ -608,6 +608,7 @@ static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValu
                     LLVMValueRef at, int64_t more, LLVMValueRef ok, int what)
 {
 	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
+	LLVMValueRef buffer = base;
 	if (!plan->emulate)
 		base = LLVMBuildAddrSpaceCast(c->b, base, LLVMPointerTypeInContext(c->ctx, 1), "");
 	if (at0)
@@ -624,10 +625,11 @@ static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValu
 	if (plan->emulate) {
 		ptx_emu_count(c, what, LLVMBuildSelect(c->b, ok, i64c(c, 16), i64c(c, 0), ""));
 		LLVMTypeRef v8 = LLVMVectorType(i16, 8);
-		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, src, "");
-		LLVMSetAlignment(v, 2);
+		ptx_emu_check(c, src, 16, ok); /* cp.async's source: aligned, read or not; inside X where read */
+		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, LLVMBuildSelect(c->b, ok, src, buffer, ""), "");
+		LLVMSetAlignment(v, 1);
 		v = LLVMBuildSelect(c->b, ok, v, LLVMConstNull(v8), "");
-		LLVMSetAlignment(LLVMBuildStore(c->b, v, dst), 16);
+		ptx_align(c, LLVMBuildStore(c->b, v, dst), 16);
 		return;
 	}
 	LLVMValueRef args[3] = {dst, src,
@@ -798,9 +800,10 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 
 /* Copies step `step` (when below the walk's length) into buffer buf, then
  * commits the copies as one group (an empty one past the end).  Emulated,
- * the lanes of each warp copy the whole step (the warps run one after
- * another; every lane has copied its pieces before the first ldmatrix of
- * the step completes). */
+ * each warp copies the whole step, lane l the pieces of the block's
+ * threads l, 32 + l, .., through the same code as theirs on the GPU (the
+ * warps run one after another; every lane has copied its pieces before
+ * the first ldmatrix of the step completes). */
 static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef step, LLVMValueRef buf)
 {
 	const LowerKernel *k = c->k;
@@ -812,9 +815,17 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 	LLVMValueRef m;
 	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k, &ia.kstep);
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+	LLVMValueRef lane = st->tid;
+	LowerLoop wl;
+	if (plan->emulate)
+		st->tid = add(c, mul(c, lower_loop_begin(c, &wl, i64c(c, 0), i64c(c, st->nthreads / 32), "emuw"), 32), lane);
 	if (!plan->tc_sp)
 		tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 2 * step_k(plan), st->nthreads, a_piece, &ia);
 	tc_pieces(c, plan, st, step_k(plan) / 8 * cols, st->nthreads, x_piece, &ia);
+	if (plan->emulate) {
+		lower_loop_end(c, &wl);
+		st->tid = lane;
+	}
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
 	if (!plan->emulate)
@@ -826,6 +837,7 @@ static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueR
 {
 	LLVMValueRef p = smem(c, st, at, 0);
 	if (plan->emulate) {
+		ptx_emu_check(c, p, 16, NULL); /* each lane's row */
 		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, st->ldm, "ldm");
 		LLVMValueRef args[3] = {p, st->eo, LLVMConstInt(c->i32, trans, 0)};
 		LLVMBuildCall2(c->b, st->ldm_ty, fn, args, 3, "");
@@ -955,6 +967,10 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 	for (int i = 0; i < nops; i++) {
 		desc[2 * i] = wg_desc(c, add(c, addr, i64c(c, 2 * ops[i].a)));
 		desc[2 * i + 1] = wg_desc(c, add(c, addr, i64c(c, 2 * ops[i].b)));
+		if (plan->emulate) { /* (a descriptor drops the address's low 4 bits) */
+			ptx_emu_check(c, add(c, addr, i64c(c, 2 * ops[i].a)), 16, NULL);
+			ptx_emu_check(c, add(c, addr, i64c(c, 2 * ops[i].b)), 16, NULL);
+		}
 	}
 	LLVMValueRef cv[64];
 	for (int i = 0; i < nacc; i++)
@@ -1333,7 +1349,7 @@ void ptx_tc_body(LowerCtx *c)
 		Stage st = {.ncol = ncol};
 		tc_stage_init(c, plan, &st);
 		st.tid = plan->emulate ? lane : add(c, mul(c, warp, 32), lane);
-		st.nthreads = plan->emulate ? 32 : 32 * (int64_t)plan->s.by;
+		st.nthreads = 32 * (int64_t)plan->s.by;
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];
 		st.begin = i64c(c, 0), st.end = i64c(c, plan->tc_steps);

@@ -17,6 +17,9 @@
 enum { KERNEL_GUARD = 64 };
 static const uint32_t kernel_guard_bits = 0x7fc0deadu;
 
+/* C's allocation, in floats: C and its guards. */
+static inline int64_t kernel_case_guarded(int64_t M, int64_t N) { return M * N + 2 * KERNEL_GUARD + 2 * N; }
+
 typedef struct KernelCase {
 	int64_t M, K, N;
 	PatLayout layout;
@@ -33,7 +36,7 @@ static inline void kernel_case_init(KernelCase *kc, const OpResult *op, PatLayou
 	kc->w = malloc((size_t)(M * K) * sizeof *kc->w), kc->imp = malloc((size_t)(M * K) * sizeof *kc->imp);
 	kc->dense = malloc((size_t)(M * K) * sizeof *kc->dense);
 	kc->x = malloc((size_t)(K * N) * sizeof *kc->x);
-	const int64_t guarded = M * N + 2 * KERNEL_GUARD + 2 * N;
+	const int64_t guarded = kernel_case_guarded(M, N);
 	kc->cbase = malloc((size_t)guarded * sizeof *kc->cbase);
 	ck_assert(kc->w && kc->imp && kc->dense && kc->x && kc->cbase);
 	for (int64_t i = 0; i < guarded; i++)
@@ -55,7 +58,7 @@ static inline double kernel_case_error(const KernelCase *kc)
 {
 	const int64_t M = kc->M, K = kc->K, N = kc->N;
 	const bool kn = kc->layout == PAT_LAYOUT_KN;
-	for (int64_t i = 0; i < M * N + 2 * KERNEL_GUARD + 2 * N; i++)
+	for (int64_t i = 0; i < kernel_case_guarded(M, N); i++)
 		if ((i < KERNEL_GUARD || i >= KERNEL_GUARD + M * N) &&
 		    memcmp(&kc->cbase[i], &kernel_guard_bits, sizeof kernel_guard_bits))
 			return INFINITY;

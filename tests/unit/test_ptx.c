@@ -545,7 +545,8 @@ END_TEST
  * rows a thread or unstaged, on wgmma, or drawn: threads, columns and rows
  * a thread, split-K, staging), run on the emulator against float64 and
  * their stage copies against ptx_traffic; what the pattern cannot fit, or
- * the GPU rules refuse, is drawn again. */
+ * the GPU rules refuse, is drawn again.  PATC_RANDOM_RUNS and
+ * PATC_RANDOM_SEED make it a longer soak with other draws. */
 START_TEST(random_configurations_match_reference)
 {
 	static const char *const pats[] = {
@@ -556,9 +557,12 @@ START_TEST(random_configurations_match_reference)
 		"apply unstructured(10%);",  "apply hybrid(16, 32, 50%);", "apply hybrid(32, 32, 50%, 2, 4);"};
 	static const char *const dts[] = {"f32", "bf16", "f16"};
 	static const int bxs[] = {16, 32, 64}, vs[] = {1, 2, 4, 8};
-	uint64_t rnd = 20261203;
+	const char *env_runs = getenv("PATC_RANDOM_RUNS"), *env_seed = getenv("PATC_RANDOM_SEED");
+	const int runs = env_runs ? atoi(env_runs) : 120;
+	uint64_t rnd = env_seed ? strtoull(env_seed, NULL, 10) : 20261203;
+	ck_assert_int_ge(runs, 12);
 	int ran = 0, tc = 0, staged = 0;
-	while (ran < 120) {
+	while (ran < runs) {
 		const char *pat = pats[test_rnd(&rnd, sizeof pats / sizeof *pats)];
 		int64_t shape[3] = {8 + test_rnd(&rnd, 160), 16 + test_rnd(&rnd, 240), 1 + test_rnd(&rnd, 240)};
 		if (test_rnd(&rnd, 2))
@@ -599,7 +603,8 @@ START_TEST(random_configurations_match_reference)
 		ran++;
 		arena_free(&arena);
 	}
-	ck_assert_msg(tc > 20 && tc < 100 && staged > 20 && staged < 100, "%d on tensor cores, %d staged", tc, staged);
+	ck_assert_msg(tc > runs / 6 && tc < runs * 5 / 6 && staged > runs / 6 && staged < runs * 5 / 6,
+	              "%d of %d on tensor cores, %d staged", tc, runs, staged);
 }
 END_TEST
 
@@ -655,6 +660,29 @@ START_TEST(no_driver)
 }
 END_TEST
 
+/* The emulator takes operands aligned as cuMemAlloc's are, as the kernels'
+ * 16-byte accesses need (each such access is checked as it runs: one the
+ * GPU would fault on fails the emulation); X 4 bytes off is refused. */
+START_TEST(emulation_refuses_misaligned_operands)
+{
+	Arena arena;
+	arena_init(&arena);
+	Program prog = compile_pattern(&arena, "apply block(8, 8, 25%);", shapes[0]);
+	const OpResult *op = &prog.ops[0];
+	KernelCase kc;
+	kernel_case_init(&kc, op, PAT_LAYOUT_KN, op->N);
+	LowerKernel lk = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "emu", 1, PAT_F32, {0}};
+	char err[PTX_ERR_MAX];
+	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
+	ck_assert(!ptx_emulate(&lk, NULL, kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));
+	ck_assert_msg(strstr(err, "16-byte aligned") != NULL, "%s", err);
+	ck_assert_msg(ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, NULL, NULL, err), "%s", err);
+	ck_assert(kernel_case_error(&kc) < 1e-5);
+	kernel_case_free(&kc);
+	arena_free(&arena);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ptx");
@@ -665,6 +693,7 @@ int main(void)
 	tcase_add_test(tc, wide_tiles_match_reference);
 	tcase_add_test(tc, ptx_for_both_targets);
 	tcase_add_test(tc, no_driver);
+	tcase_add_test(tc, emulation_refuses_misaligned_operands);
 	tcase_add_test(tc, tc_mapping_matches_reference);
 	tcase_add_test(tc, tc_sp_metadata_checked);
 	tcase_add_test(tc, tc_wgmma_matches_reference);
