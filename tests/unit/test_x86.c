@@ -108,13 +108,20 @@ END_TEST
 
 /* 500 random legal patterns (random splits with padding, reorders, joins,
  * perforations, keep counts) on random small shapes, random N (up to 300)
- * and layout:
- * each compiled, run and checked.  A fixed seed gives the same cases; a
- * failure prints its pattern and shape. */
+ * and layout, half of them with a random kernel schedule (vector width,
+ * accumulators, column chunks, X in panels or not; drawn from a second
+ * stream, so that the patterns stay those of the seed): each compiled, run
+ * and checked.  A fixed seed gives the same cases; a failure prints its
+ * pattern, shape and schedule.  PATC_RANDOM_RUNS and PATC_RANDOM_SEED make
+ * it a longer soak with other draws. */
 START_TEST(random_patterns_property)
 {
-	uint64_t st = 20261130;
-	for (int round = 0; round < 500; round++) {
+	const char *env_runs = getenv("PATC_RANDOM_RUNS"), *env_seed = getenv("PATC_RANDOM_SEED");
+	const int runs = env_runs ? atoi(env_runs) : 500;
+	uint64_t st = env_seed ? strtoull(env_seed, NULL, 10) : 20261130, sst = st ^ 0x5c4ed01e;
+	ck_assert_int_ge(runs, 1);
+	static const int widths[] = {0, 1, 2, 4, 8, 16};
+	for (int round = 0; round < runs; round++) {
 		Pir ir;
 		test_random_pattern(&ir, &st, 20);
 		OpResult op = {.name = "r", .M = ir.len[0], .K = ir.len[1], .ir = &ir};
@@ -122,10 +129,19 @@ START_TEST(random_patterns_property)
 		/* narrow N most of the time, wide enough for full tiles sometimes */
 		int64_t N = 1 + test_rnd(&st, test_rnd(&st, 4) ? 19 : 299);
 		int threads = 1 + (int)test_rnd(&st, 2);
-		double e = run_and_compare(&op, layout, N, threads);
+		KernelSchedule ks = {0};
+		const bool scheduled = test_rnd(&sst, 2);
+		if (scheduled) {
+			const int64_t chunks[] = {0, -1, 4 + (int64_t)test_rnd(&sst, 200)};
+			ks = (KernelSchedule){.vector_width = widths[test_rnd(&sst, 6)], .col_tiles = (int)test_rnd(&sst, 5),
+			                      .chunk = chunks[test_rnd(&sst, 3)], .stage = (int)test_rnd(&sst, 3) - 1};
+		}
+		double e = run_scheduled(&op, layout, N, threads, scheduled ? &ks : NULL);
 		char *text = pir_print_text(&ir);
-		ck_assert_msg(e < 1e-5, "case %d: relative error %g, N %lld, layout %s, %d threads:\n%s",
-		              round, e, (long long)N, pat_layout_names[layout], threads, text);
+		ck_assert_msg(e < 1e-5,
+		              "case %d: relative error %g, N %lld, layout %s, %d threads, schedule %d,%d,%lld,%d:\n%s", round,
+		              e, (long long)N, pat_layout_names[layout], threads, ks.vector_width, ks.col_tiles,
+		              (long long)ks.chunk, ks.stage, text);
 		free(text);
 	}
 }
