@@ -747,16 +747,22 @@ static LLVMValueRef stage_d(LowerCtx *c, const GpuArg *a, const StageCopy *sc, L
 	return d;
 }
 
-void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes)
+/* &name[i] of an emulator's global of two i64 (zeroed), made where missing. */
+static LLVMValueRef emu_word(LowerCtx *c, const char *name, int i)
 {
 	LLVMTypeRef aty = LLVMArrayType2(c->i64, 2);
-	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "patc_emu_copied");
+	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, name);
 	if (!g) {
-		g = LLVMAddGlobal(c->mod, aty, "patc_emu_copied");
+		g = LLVMAddGlobal(c->mod, aty, name);
 		LLVMSetInitializer(g, LLVMConstNull(aty));
 	}
-	LLVMValueRef at[2] = {i64c(c, 0), i64c(c, what)};
-	LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
+	LLVMValueRef at[2] = {i64c(c, 0), i64c(c, i)};
+	return LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
+}
+
+void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes)
+{
+	LLVMValueRef p = emu_word(c, "patc_emu_copied", what);
 	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), bytes, ""), p);
 }
 
@@ -772,14 +778,7 @@ static LLVMValueRef gep_base(LLVMValueRef p)
 /* Stores v into patc_emu_bad[i] where bad. */
 static void emu_flag(LowerCtx *c, int i, LLVMValueRef bad, int64_t v)
 {
-	LLVMTypeRef aty = LLVMArrayType2(c->i64, 2);
-	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "patc_emu_bad");
-	if (!g) {
-		g = LLVMAddGlobal(c->mod, aty, "patc_emu_bad");
-		LLVMSetInitializer(g, LLVMConstNull(aty));
-	}
-	LLVMValueRef at[2] = {i64c(c, 0), i64c(c, i)};
-	LLVMValueRef q = LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
+	LLVMValueRef q = emu_word(c, "patc_emu_bad", i);
 	LLVMBuildStore(c->b, LLVMBuildSelect(c->b, bad, i64c(c, v), LLVMBuildLoad2(c->b, c->i64, q, ""), ""), q);
 }
 

@@ -18,7 +18,10 @@
  * warpgroup mma (sm_90 only; the CSV's method then says patc-wgmma for
  * them).  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
- * columns); a wrong result stops the benchmark.  First it measures the
+ * columns); one that fails (a wrong result, or a driver error, after which
+ * the device is opened again: a fault leaves the context unusable) costs
+ * its own entry: stderr names it, the means leave it out, the table says
+ * how many failed, and the exit status is 4.  First it measures the
  * device's ceilings (gpu_ceilings).  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense,
  * tflops,flop_frac,bw_frac,l2_gb,l2_frac (the kernel's rate, its FLOP over
@@ -110,29 +113,43 @@ static void print_table(double (*sp)[NSHAPES][NPAT + NTC], double (*fl)[NSHAPES]
 		for (int p = 0; p < n; p++)
 			printf("---:|");
 		printf("\n");
+		int missing = 0; /* entries of failed kernels (NaN), left out of the means */
 		for (int s = 0; s < 3; s++) {
 			double best = 0, g[NPAT + NTC] = {0};
+			int nbest_ran = 0, ng[NPAT + NTC] = {0};
 			for (int si = 0; si < NSHAPES; si++) {
 				if (!ran[si])
 					continue;
-				int b = first;
+				int b = -1;
 				for (int p = first; p < first + nbest; p++)
-					b = sp[s][si][p] > sp[s][si][b] ? p : b;
-				best += log(v[s][si][b]);
+					if (!isnan(sp[s][si][p]) && (b < 0 || sp[s][si][p] > sp[s][si][b]))
+						b = p;
+				if (b >= 0)
+					best += log(v[s][si][b]), nbest_ran++;
 				for (int p = 0; p < n; p++)
-					g[p] += log(v[s][si][first + p]);
+					if (!isnan(v[s][si][first + p]))
+						g[p] += log(v[s][si][first + p]), ng[p]++;
+					else
+						missing++;
 			}
-			if (t) {
-				printf("| %g%% | %.0f%% |", sparsities[s], 100 * exp(best / nran));
-				for (int p = 0; p < n; p++)
-					printf(" %.0f%% |", 100 * exp(g[p] / nran));
-			} else {
-				printf("| %g%% | %.2fx |", sparsities[s], exp(best / nran));
-				for (int p = 0; p < n; p++)
-					printf(" %.2fx |", exp(g[p] / nran));
-			}
+			const double scale = t ? 100 : 1;
+			const char *fmt = t ? " %.0f%% |" : " %.2fx |";
+			printf("| %g%% |", sparsities[s]);
+			if (nbest_ran)
+				printf(fmt, scale * exp(best / nbest_ran));
+			else
+				printf(" failed |");
+			for (int p = 0; p < n; p++)
+				if (ng[p])
+					printf(fmt, scale * exp(g[p] / ng[p]));
+				else
+					printf(" failed |");
 			printf("\n");
 		}
+		if (missing && !t)
+			printf("\n%d kernels failed (gpu_bench's log names them): each mean is over the shapes where its "
+			       "kernels ran\n",
+			       missing);
 		if (t)
 			printf("\nthe fraction of its floor each kernel reached (the larger of its FLOP over cuBLAS's rate "
 			       "on 8192^3 in its dtype and its bytes over the copy bandwidth, both measured in this run), "
@@ -254,7 +271,7 @@ int main(int argc, char **argv)
 	             "l2_gb,l2_frac\n");
 	static double sp[3][NSHAPES][NPAT + NTC], fl[3][NSHAPES][NPAT + NTC];
 	bool ran[NSHAPES] = {false}, out_of_time = false;
-	int rc = 0;
+	int rc = 0, nfailed = 0;
 	const double t0 = util_now();
 	for (int si = 0; si < NSHAPES && !rc; si++) {
 		const Shape *sh = &shapes[si];
@@ -305,17 +322,25 @@ int main(int argc, char **argv)
 				GpuProblem gp = {&ir, M, K, N, PAT_LAYOUT_KN, values, &pm, masked, x, tc ? PAT_BF16 : PAT_F32,
 				                 sm, sched, 15, *base < 0, 16, 0};
 				GpuResult r;
+				/* a kernel that fails costs its own entry (NaN: left out of
+				 * the means, counted under the table), not the run */
+				bool failed = true;
 				if (!gpu_measure(cu, &gp, &r, err)) {
-					fprintf(stderr, "gpu_bench: %s %s: %s\n", sh->name, body, err);
-					rc = 4;
+					fprintf(stderr, "gpu_bench: %s %s: FAILED: %s\n", sh->name, body, err);
+					/* a fault leaves the context unusable: a fresh one */
+					cuda_close(cu);
+					if (!(cu = cuda_open(err))) {
+						fprintf(stderr, "gpu_bench: the device cannot be opened again: %s\n", err);
+						rc = 4;
+					}
 				} else if (r.unwritten || !(r.rel_err < 1e-4)) {
-					fprintf(stderr, "gpu_bench: %s %s: WRONG (relative error %g, %lld unwritten)\n", sh->name,
-					        body, r.rel_err, (long long)r.unwritten);
-					rc = 4;
+					fprintf(stderr, "gpu_bench: %s %s: FAILED: wrong (relative error %g, %lld unwritten)\n",
+					        sh->name, body, r.rel_err, (long long)r.unwritten);
 				} else if (tc && !r.plan.tc) {
-					fprintf(stderr, "gpu_bench: %s %s: not on tensor cores (%s)\n", sh->name, body, r.plan.tc_why);
-					rc = 4;
+					fprintf(stderr, "gpu_bench: %s %s: FAILED: not on tensor cores (%s)\n", sh->name, body,
+					        r.plan.tc_why);
 				} else {
+					failed = false;
 					const char *dt = tc ? "bf16" : "f32";
 					const char *name = tc ? tc_names[p - NPAT] : pattern_names[p];
 					const double rate = tc ? ceilings.bf16_tflops : ceilings.f32_tflops;
@@ -344,6 +369,10 @@ int main(int argc, char **argv)
 					        r.plan.atomic ? " atomic" : "", r.plan.xvec ? " xvec" : "", r.plan.wk ? " wk" : "",
 					        r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "", r.plan.tc_wg ? " wgmma" : "");
 				}
+				if (failed) {
+					sp[s][si][p] = fl[s][si][p] = NAN;
+					nfailed++;
+				}
 				free(values);
 				prune_mask_free(&pm);
 			}
@@ -369,5 +398,9 @@ int main(int argc, char **argv)
 	if (with_tc)
 		print_table(sp, have_ceil ? fl : NULL, ran, nran, NPAT, NTC, NTC, "best, bf16 tensor cores", tc_cols,
 		            "bf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16");
+	if (nfailed) {
+		fprintf(stderr, "gpu_bench: %d kernels FAILED (above); the means leave them out\n", nfailed);
+		return 4;
+	}
 	return 0;
 }

@@ -56,14 +56,28 @@ for call in cuMemAlloc_v2:cuMemAlloc cuLaunchKernel:cuLaunchKernel cuModuleLoadD
 	fi
 done
 
-# gpu_bench: the ceilings, then the first kernel is found wrong (exit 4)
+# gpu_bench: the ceilings, then every kernel is found wrong: each costs its
+# own entry, not the run (18 of 18 failed, the table says so; exit 4)
 run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --no-tc
-if [ $rc -eq 4 ] && grep -q "ceilings: copy [0-9]* GB/s, cuBLAS 8192^3 f32" "$tmp/err" && grep -q "WRONG" "$tmp/err" &&
+if [ $rc -eq 4 ] && grep -q "ceilings: copy [0-9]* GB/s, cuBLAS 8192^3 f32" "$tmp/err" &&
+	[ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 18 ] && grep -q "^| 75% | failed | failed |" "$tmp/out" &&
+	grep -q "^18 kernels failed" "$tmp/out" &&
 	head -1 "$tmp/gpu.csv" | grep -q ",speedup_vs_dense,tflops,flop_frac,bw_frac,l2_gb,l2_frac$" &&
 	grep -q "; L2 reads [0-9]* GB/s" "$tmp/err"; then
 	ok
 else
 	bad "gpu_bench: exit $rc, $(tail -2 "$tmp/err")"
+fi
+# a driver call that fails once, for the first kernel (its module; the
+# ceilings' is the first): that kernel is named, the device opened again
+# (as after a fault, which leaves the context unusable), the rest run
+run env MOCK_CUDA_FAIL=cuModuleLoadDataEx MOCK_CUDA_FAIL_AT=2 "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --no-tc
+if [ $rc -eq 4 ] && grep -q "ceilings: copy" "$tmp/err" &&
+	grep -q "block(8, 8, 50%);: FAILED: .*cuModuleLoadDataEx failed" "$tmp/err" &&
+	[ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 17 ]; then
+	ok
+else
+	bad "gpu_bench with one launch failing: exit $rc, $(tail -2 "$tmp/err")"
 fi
 
 # the device run's tables from gpu_bench's CSV (and the peers'), worked by

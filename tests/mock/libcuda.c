@@ -43,10 +43,17 @@ int cuEventSynchronize(void *ev);
 int cuEventElapsedTime_v2(float *ms, void *a, void *b);
 int cuGetErrorString(int r, const char **s);
 
+/* MOCK_CUDA_FAIL names a call that fails, every time or (MOCK_CUDA_FAIL_AT
+ * = n) only the nth time in the process, as a kernel's fault would once
+ * (the library is linked never to unload, so the count holds when the
+ * driver is closed and opened again). */
 static int fails(const char *name)
 {
-	const char *f = getenv("MOCK_CUDA_FAIL");
-	return f && !strcmp(f, name) ? 2 : 0;
+	const char *f = getenv("MOCK_CUDA_FAIL"), *at = getenv("MOCK_CUDA_FAIL_AT");
+	static long calls;
+	if (!f || strcmp(f, name))
+		return 0;
+	return !at || ++calls == atol(at) ? 2 : 0;
 }
 
 static void *host(CuPtr p) { return (void *)(uintptr_t)p; }
