@@ -12,7 +12,9 @@
  * kernel fill whole, with the copies of all the block's threads (the warps
  * run one after another).  The kernel flags, in the global patc_emu_bad,
  * an access the GPU would fault on (misaligned, or outside shared memory
- * or X: ptx_emu_check), which fails the run. */
+ * or X: ptx_emu_check), and counts each thread's barriers in
+ * patc_emu_bars (ptx_barrier); either a fault or a block whose threads
+ * count different numbers (a GPU would hang) fails the run. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "../backend_x86/x86.h"
@@ -379,6 +381,21 @@ static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
 	return true;
 }
 
+/* Whether a thread reached as many barriers (n) as the block's first
+ * (*first, -1 before it: set to n); false with err where not, as such a
+ * block would hang on a GPU. */
+static bool same_barriers(int64_t *first, int64_t n, char err[PTX_ERR_MAX])
+{
+	if (*first < 0)
+		*first = n;
+	if (n == *first)
+		return true;
+	snprintf(err, PTX_ERR_MAX,
+	         "emulation: the threads of a block reach different numbers of barriers (%lld and %lld): a GPU would hang",
+	         (long long)*first, (long long)n);
+	return false;
+}
+
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
                  const int32_t *const *index, float *c, PtxPlan *plan_out, double copied[2], char err[PTX_ERR_MAX])
 {
@@ -413,6 +430,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
 		return false;
 	}
+	int64_t *bars = x86_lookup(&kern, "patc_emu_bars"); /* NULL: the kernel has no barrier */
 	const int64_t nc = k->M * k->N;
 	for (int64_t i = 0; i < nc; i++)
 		c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
@@ -420,17 +438,23 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	ptx_grid(&plan, k->N, grid, block);
 	bool ok = true;
 	if (!plan.tc) {
-		for (unsigned cz = 0; cz < grid[2]; cz++)
-			for (unsigned cx = 0; cx < grid[0]; cx++)
-				for (unsigned cy = 0; cy < grid[1]; cy++)
-					for (unsigned ty = 0; ty < block[1]; ty++)
-						for (unsigned tx = 0; tx < block[0]; tx++) {
+		for (unsigned cz = 0; ok && cz < grid[2]; cz++)
+			for (unsigned cx = 0; ok && cx < grid[0]; cx++)
+				for (unsigned cy = 0; ok && cy < grid[1]; cy++) {
+					int64_t first = -1; /* the barriers of the block's first thread */
+					for (unsigned ty = 0; ok && ty < block[1]; ty++)
+						for (unsigned tx = 0; ok && tx < block[0]; tx++) {
 							if (ids.ctaid_z)
 								*ids.ctaid_z = (int32_t)cz;
 							*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
 							*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
+							if (bars)
+								bars[tx % 32] = 0;
 							kern.fn(x, c, values, index, 0, k->N);
+							if (bars)
+								ok = same_barriers(&first, bars[tx % 32], err);
 						}
+				}
 	} else {
 		Warp *w = calloc(1, sizeof *w);
 		if (!w) {
@@ -454,13 +478,19 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		warp = w;
 		for (unsigned cz = 0; ok && cz < grid[2]; cz++)
 			for (unsigned cx = 0; ok && cx < grid[0]; cx++)
-				for (unsigned cy = 0; ok && cy < grid[1]; cy++)
+				for (unsigned cy = 0; ok && cy < grid[1]; cy++) {
+					int64_t first = -1; /* the barriers of the block's first lane */
 					for (unsigned ty = 0; ok && ty < block[1]; ty++) {
 						if (ids.ctaid_z)
 							*ids.ctaid_z = (int32_t)cz;
 						*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy, *ids.tid_y = (int32_t)ty;
+						if (bars)
+							memset(bars, 0, LANES * sizeof *bars);
 						ok = run_warp(w, &ids, err);
+						for (int l = 0; ok && bars && l < LANES; l++)
+							ok = same_barriers(&first, bars[l], err);
 					}
+				}
 		warp = NULL;
 		pthread_mutex_unlock(&one_at_a_time);
 		if (!ok && w->stuck) /* lanes stay blocked on w's semaphores and in the kernel's code: both are kept */

@@ -1077,15 +1077,31 @@ static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRe
 		stage_pieces(c, a, &sc, (int64_t)plan->s.by * a->r * rows / 4, w_piece);
 }
 
+void ptx_barrier(LowerCtx *c)
+{
+	const PtxPlan *plan = c->backend;
+	if (!plan->emulate) {
+		ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
+		return;
+	}
+	LLVMTypeRef aty = LLVMArrayType2(c->i64, 32);
+	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "patc_emu_bars");
+	if (!g) {
+		g = LLVMAddGlobal(c->mod, aty, "patc_emu_bars");
+		LLVMSetInitializer(g, LLVMConstNull(aty));
+	}
+	LLVMValueRef at[2] = {i64c(c, 0), LLVMBuildAnd(c->b, ptx_sreg(c, "tid.x"), i64c(c, 31), "")};
+	LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), i64c(c, 1), ""), p);
+}
+
 static void stage_sync(LowerCtx *c, const GpuArg *a, int wait)
 {
-	if (a->plan->emulate)
-		return;
-	if (wait >= 0) {
+	if (wait >= 0 && !a->plan->emulate) {
 		LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)wait, 0);
 		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
 	}
-	ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
+	ptx_barrier(c);
 }
 
 static void stage_commit(LowerCtx *c, const GpuArg *a)

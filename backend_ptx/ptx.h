@@ -248,9 +248,11 @@ LowerHooks ptx_hooks(PtxPlan *plan);
  * the plan adds into it).  Slow: for tests and for checking kernels
  * without a GPU, never for timing.  false with err where the kernel does
  * not compile, a warp deadlocks, its lanes meet at different collectives
- * or pass mma.sp metadata the hardware refuses, or an access that must be
+ * or pass mma.sp metadata the hardware refuses, an access that must be
  * aligned (a vector load or store, cp.async, ldmatrix, a wgmma operand)
- * is not, as the GPU would fault; plan_out is
+ * is not, or one reads or writes outside shared memory or X, as the GPU
+ * would fault, or a block's threads reach different numbers of barriers,
+ * as it would hang; plan_out is
  * the plan either way.  copied (NULL: not wanted): the bytes the grid's
  * stage copies read from global memory, of X and of the weights, as the
  * GPU would copy them (ptx_traffic's x and w_staged, counted). */

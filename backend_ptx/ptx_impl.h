@@ -39,6 +39,11 @@ void ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
  * access left unaligned, so that it cannot fault before the check). */
 void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes);
 
+/* bar.sync 0 (the block's threads meet); emulated, the thread counts it in
+ * the global patc_emu_bars[tid.x % 32], which ptx_emulate compares across
+ * the block (threads that reach different numbers of barriers hang a GPU). */
+void ptx_barrier(LowerCtx *c);
+
 /* ptx_traffic of a staged tensor-core plan (tc.c); C's by ptx_c_traffic. */
 bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
 double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders);

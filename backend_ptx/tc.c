@@ -1060,8 +1060,10 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 
 static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 {
-	if (plan->emulate)
-		return; /* the lanes' copies are done; the warps run one after another */
+	if (plan->emulate) { /* the lanes' copies are done; the warps run one after another */
+		ptx_barrier(c);
+		return;
+	}
 	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
 	ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
 	if (plan->tc_wg) { /* the copies' writes made visible to the tensor cores' reads (the async proxy) */
@@ -1071,7 +1073,7 @@ static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 		                                     LLVMInlineAsmDialectATT, 0);
 		LLVMBuildCall2(c->b, vt, asm_, NULL, 0, "");
 	}
-	ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
+	ptx_barrier(c);
 }
 
 /* The staged walk: PTX_TC_STAGES - 1 steps copied ahead; each step waits
