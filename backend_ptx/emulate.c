@@ -503,7 +503,8 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	const int64_t *bad = x86_lookup(&kern, "patc_emu_bad");
 	if (ok && bad && bad[0]) {
 		snprintf(err, PTX_ERR_MAX,
-		         "emulation: an access of %lld bytes at an address not a multiple of %lld (a GPU faults on it)",
+		         "emulation: an access of %lld bytes at an address not a multiple of %lld (a GPU faults on it, or "
+		         "a wgmma reads elsewhere)",
 		         (long long)bad[0], (long long)bad[0]);
 		ok = false;
 	} else if (ok && bad && bad[1]) {

@@ -766,7 +766,9 @@ void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes)
 	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), bytes, ""), p);
 }
 
-/* The buffer a GEP (instructions or constants, nested) indexes. */
+/* The buffer a GEP (instructions or constants, nested) indexes; any other
+ * value is its own (a select or a cast of a buffer is not seen through:
+ * its accesses go unchecked for bounds). */
 static LLVMValueRef gep_base(LLVMValueRef p)
 {
 	while (LLVMIsAGetElementPtrInst(p) ||
@@ -782,30 +784,56 @@ static void emu_flag(LowerCtx *c, int i, LLVMValueRef bad, int64_t v)
 	LLVMBuildStore(c->b, LLVMBuildSelect(c->b, bad, i64c(c, v), LLVMBuildLoad2(c->b, c->i64, q, ""), ""), q);
 }
 
-void ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
+/* The bytes of a block's shared-memory buffer (a global array of floats or
+ * integers), or 0 for any other global. */
+static int64_t shared_bytes(LLVMValueRef g)
+{
+	if (!LLVMIsAGlobalVariable(g) || LLVMGetTypeKind(LLVMGlobalGetValueType(g)) != LLVMArrayTypeKind)
+		return 0;
+	LLVMTypeRef aty = LLVMGlobalGetValueType(g), ety = LLVMGetElementType(aty);
+	const LLVMTypeKind kind = LLVMGetTypeKind(ety);
+	const int64_t esize = kind == LLVMFloatTypeKind ? 4 : kind == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(ety) / 8 : 0;
+	return (int64_t)LLVMGetArrayLength2(aty) * esize;
+}
+
+/* PATC_EMU_INJECT (tests only): "misaligned" or "outside" moves every
+ * checked access 4 bytes, or a buffer's length, further on; "barrier"
+ * counts one more barrier each time in the block's second warp or row of
+ * threads.  So the checks are seen to catch what they are for. */
+static bool emu_inject(const char *what)
+{
+	const char *v = getenv("PATC_EMU_INJECT");
+	return v && !strcmp(v, what);
+}
+
+LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
 {
 	const bool ptr = LLVMGetTypeKind(LLVMTypeOf(p)) == LLVMPointerTypeKind;
 	LLVMValueRef at = ptr ? LLVMBuildPtrToInt(c->b, p, c->i64, "") : p;
+	if (emu_inject("misaligned"))
+		at = LLVMBuildAdd(c->b, at, i64c(c, 4), "");
 	emu_flag(c, 0, LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, at, i64c(c, bytes - 1), ""), i64c(c, 0), ""),
 	         bytes);
 	if (!ptr)
-		return;
+		return p;
 	LLVMValueRef base = gep_base(p);
-	int64_t size;
-	int what;
-	if (LLVMIsAGlobalVariable(base) && LLVMGetTypeKind(LLVMGlobalGetValueType(base)) == LLVMArrayTypeKind) {
-		LLVMTypeRef aty = LLVMGlobalGetValueType(base), ety = LLVMGetElementType(aty);
-		const int64_t esize = LLVMGetTypeKind(ety) == LLVMFloatTypeKind ? 4 : LLVMGetIntTypeWidth(ety) / 8;
-		size = (int64_t)LLVMGetArrayLength2(aty) * esize, what = 1;
-	} else if (base == c->X) {
+	int64_t size = shared_bytes(base);
+	int what = 1;
+	if (!size && base == c->X) {
 		const PtxPlan *plan = c->backend;
 		size = c->k->K * c->k->N * (plan->tc ? 2 : 4), what = 2;
-	} else {
-		return;
 	}
+	if (!size)
+		return p;
 	LLVMValueRef off = LLVMBuildSub(c->b, at, LLVMBuildPtrToInt(c->b, base, c->i64, ""), "");
-	LLVMValueRef bad = LLVMBuildICmp(c->b, LLVMIntUGT, off, i64c(c, size - (int64_t)bytes), "outside");
+	if (emu_inject("outside"))
+		off = LLVMBuildAdd(c->b, off, i64c(c, size), "");
+	LLVMValueRef bad = size < (int64_t)bytes
+	                           ? LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0)
+	                           : LLVMBuildICmp(c->b, LLVMIntUGT, off, i64c(c, size - (int64_t)bytes), "outside");
 	emu_flag(c, 1, ok ? LLVMBuildAnd(c->b, bad, ok, "") : bad, what);
+	/* the host's access goes to the buffer's start instead (flagged above) */
+	return LLVMBuildSelect(c->b, bad, base, p, "");
 }
 
 void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
@@ -815,8 +843,12 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 		LLVMSetAlignment(inst, bytes);
 		return;
 	}
+	/* the check before the access, which then takes its safe address */
 	LLVMSetAlignment(inst, 1);
-	ptx_emu_check(c, LLVMGetOperand(inst, LLVMIsAStoreInst(inst) ? 1 : 0), bytes, NULL);
+	const unsigned op = LLVMIsAStoreInst(inst) ? 1 : 0;
+	LLVMPositionBuilderBefore(c->b, inst);
+	LLVMSetOperand(inst, op, ptx_emu_check(c, LLVMGetOperand(inst, op), bytes, NULL));
+	LLVMPositionBuilderAtEnd(c->b, LLVMGetInstructionParent(inst));
 }
 
 /* Copies `bytes` (16 or 4) from global src to shared dst: cp.async, or
@@ -1092,7 +1124,11 @@ void ptx_barrier(LowerCtx *c)
 	}
 	LLVMValueRef at[2] = {i64c(c, 0), LLVMBuildAnd(c->b, ptx_sreg(c, "tid.x"), i64c(c, 31), "")};
 	LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
-	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), i64c(c, 1), ""), p);
+	LLVMValueRef one = i64c(c, 1);
+	if (emu_inject("barrier"))
+		one = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, ptx_sreg(c, "tid.y"), i64c(c, 1), ""), i64c(c, 2),
+		                      one, "");
+	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), one, ""), p);
 }
 
 static void stage_sync(LowerCtx *c, const GpuArg *a, int wait)

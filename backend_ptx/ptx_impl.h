@@ -32,8 +32,10 @@ void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes);
  * bytes; where p points into a block's shared memory (a GEP of one of its
  * buffers) or into X and the access does not lie inside it,
  * patc_emu_bad[1] becomes 1 (shared memory) or 2 (X), where ok (an i1;
- * NULL: always).  ptx_emulate reports either. */
-void ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok);
+ * NULL: always).  ptx_emulate reports either.  Returns the address the
+ * host should access: p, or where it lies outside, the buffer's start (so
+ * that the host reads and writes nothing it must not). */
+LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok);
 /* inst, a load or store of global or shared memory, aligned to `bytes`:
  * its alignment, and emulated, ptx_emu_check of its address (the host's
  * access left unaligned, so that it cannot fault before the check). */

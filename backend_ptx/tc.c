@@ -625,7 +625,8 @@ static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValu
 	if (plan->emulate) {
 		ptx_emu_count(c, what, LLVMBuildSelect(c->b, ok, i64c(c, 16), i64c(c, 0), ""));
 		LLVMTypeRef v8 = LLVMVectorType(i16, 8);
-		ptx_emu_check(c, src, 16, ok); /* cp.async's source: aligned, read or not; inside X where read */
+		/* cp.async's source: aligned, read or not; inside X where read */
+		src = ptx_emu_check(c, src, 16, ok);
 		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, LLVMBuildSelect(c->b, ok, src, buffer, ""), "");
 		LLVMSetAlignment(v, 1);
 		v = LLVMBuildSelect(c->b, ok, v, LLVMConstNull(v8), "");
@@ -837,7 +838,7 @@ static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueR
 {
 	LLVMValueRef p = smem(c, st, at, 0);
 	if (plan->emulate) {
-		ptx_emu_check(c, p, 16, NULL); /* each lane's row */
+		p = ptx_emu_check(c, p, 16, NULL); /* each lane's row */
 		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, st->ldm, "ldm");
 		LLVMValueRef args[3] = {p, st->eo, LLVMConstInt(c->i32, trans, 0)};
 		LLVMBuildCall2(c->b, st->ldm_ty, fn, args, 3, "");

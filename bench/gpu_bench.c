@@ -19,9 +19,11 @@
  * them).  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); one that fails (a wrong result, or a driver error, after which
- * the device is opened again: a fault leaves the context unusable) costs
- * its own entry: stderr names it, the means leave it out, the table says
- * how many failed, and the exit status is 4.  First it measures the
+ * the device is opened again) costs its own entry: stderr names it, the
+ * means leave it out, the table says how many failed, and the exit status
+ * is 4.  Where the device stays unusable after a failure (a kernel's fault
+ * is sticky for the process), nothing more is measured: the table covers
+ * the shapes measured whole before it.  First it measures the
  * device's ceilings (gpu_ceilings).  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,dtype,median_us,speedup_vs_dense,
  * tflops,flop_frac,bw_frac,l2_gb,l2_frac (the kernel's rate, its FLOP over
@@ -161,6 +163,18 @@ static void print_table(double (*sp)[NSHAPES][NPAT + NTC], double (*fl)[NSHAPES]
 	}
 }
 
+/* Whether the device still works: a small allocation filled and waited
+ * for (after a kernel's fault every call returns its error). */
+static bool device_usable(Cuda *cu, char err[CUDA_ERR_MAX])
+{
+	CuPtr p;
+	if (!cuda_alloc(cu, &p, 4, err))
+		return false;
+	const bool ok = cuda_fill32(cu, p, 0, 1, err) && cuda_sync(cu, err);
+	cuda_free(cu, p);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--l2-ptx")) {
@@ -272,8 +286,9 @@ int main(int argc, char **argv)
 	static double sp[3][NSHAPES][NPAT + NTC], fl[3][NSHAPES][NPAT + NTC];
 	bool ran[NSHAPES] = {false}, out_of_time = false;
 	int rc = 0, nfailed = 0;
+	bool stuck = false; /* the device unusable after a failure */
 	const double t0 = util_now();
-	for (int si = 0; si < NSHAPES && !rc; si++) {
+	for (int si = 0; si < NSHAPES && !rc && !stuck; si++) {
 		const Shape *sh = &shapes[si];
 		const int64_t M = sh->M, K = sh->K, N = sh->N;
 		if ((some && !only[si]) || (!some && quick && (double)M * (double)K * (double)N >= 68719476736.0))
@@ -327,11 +342,16 @@ int main(int argc, char **argv)
 				bool failed = true;
 				if (!gpu_measure(cu, &gp, &r, err)) {
 					fprintf(stderr, "gpu_bench: %s %s: FAILED: %s\n", sh->name, body, err);
-					/* a fault leaves the context unusable: a fresh one */
+					/* the device opened again; but a kernel's fault (a
+					 * sticky error) can leave it unusable for the rest of
+					 * the process: then nothing more is measured, and this
+					 * shape is left out of the table as measured in part */
 					cuda_close(cu);
-					if (!(cu = cuda_open(err))) {
-						fprintf(stderr, "gpu_bench: the device cannot be opened again: %s\n", err);
-						rc = 4;
+					if (!(cu = cuda_open(err)) || !device_usable(cu, err)) {
+						fprintf(stderr, "gpu_bench: after that failure the device is unusable in this process (%s): "
+						        "nothing after it was measured\n", err);
+						stuck = true;
+						ran[si] = false;
 					}
 				} else if (r.unwritten || !(r.rel_err < 1e-4)) {
 					fprintf(stderr, "gpu_bench: %s %s: FAILED: wrong (relative error %g, %lld unwritten)\n",
@@ -386,8 +406,9 @@ int main(int argc, char **argv)
 	for (int si = 0; si < NSHAPES; si++)
 		nran += ran[si];
 	if (!nran) {
-		fprintf(stderr, "gpu_bench: no shape measured whole%s\n", out_of_time ? " within --seconds" : "");
-		return 3;
+		fprintf(stderr, "gpu_bench: no shape measured whole%s\n",
+		        stuck ? " before the device became unusable" : out_of_time ? " within --seconds" : "");
+		return stuck ? 4 : 3;
 	}
 	static const char *const tc_cols[NTC] = {"block32", "block64", "2:4 (mma.sp)"};
 	if (with_fp32) /* the best structured: all but row-balanced (element-wise) */
@@ -398,9 +419,7 @@ int main(int argc, char **argv)
 	if (with_tc)
 		print_table(sp, have_ceil ? fl : NULL, ran, nran, NPAT, NTC, NTC, "best, bf16 tensor cores", tc_cols,
 		            "bf16 tensor cores (f32 accumulation): speedup over cuBLAS GemmEx in bf16");
-	if (nfailed) {
+	if (nfailed)
 		fprintf(stderr, "gpu_bench: %d kernels FAILED (above); the means leave them out\n", nfailed);
-		return 4;
-	}
-	return 0;
+	return nfailed || stuck ? 4 : 0;
 }

@@ -77,7 +77,18 @@ if [ $rc -eq 4 ] && grep -q "ceilings: copy" "$tmp/err" &&
 	[ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 17 ]; then
 	ok
 else
-	bad "gpu_bench with one launch failing: exit $rc, $(tail -2 "$tmp/err")"
+	bad "gpu_bench with one call failing: exit $rc, $(tail -2 "$tmp/err")"
+fi
+# the same failure, sticky (every call after it fails, as after a kernel's
+# fault): the first shape's table stands, nothing more is measured (exit 4)
+run env MOCK_CUDA_STICKY=1 MOCK_CUDA_FAIL=cuModuleLoadDataEx MOCK_CUDA_FAIL_AT=20 "$bench" "$root/stdlib" \
+	"$tmp/gpu.csv" --shapes=6,7 --no-tc
+if [ $rc -eq 4 ] && grep -q "64/576/3136 apply block(8, 8, 50%);: FAILED: .*cuModuleLoadDataEx failed" "$tmp/err" &&
+	grep -q "the device is unusable in this process" "$tmp/err" && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 18 ] &&
+	grep -q "geometric mean over 1 shapes" "$tmp/out"; then
+	ok
+else
+	bad "gpu_bench with a sticky failure: exit $rc, $(tail -2 "$tmp/err")"
 fi
 
 # the device run's tables from gpu_bench's CSV (and the peers'), worked by

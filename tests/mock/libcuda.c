@@ -7,6 +7,7 @@
  * fail with CUDA_ERROR_OUT_OF_MEMORY (2), to test that each failure is
  * reported. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +45,23 @@ int cuEventElapsedTime_v2(float *ms, void *a, void *b);
 int cuGetErrorString(int r, const char **s);
 
 /* MOCK_CUDA_FAIL names a call that fails, every time or (MOCK_CUDA_FAIL_AT
- * = n) only the nth time in the process, as a kernel's fault would once
+ * = n) only the nth time in the process (with MOCK_CUDA_STICKY, every call
+ * after it too, as after a kernel's fault), as a kernel's fault would once
  * (the library is linked never to unload, so the count holds when the
  * driver is closed and opened again). */
 static int fails(const char *name)
 {
 	const char *f = getenv("MOCK_CUDA_FAIL"), *at = getenv("MOCK_CUDA_FAIL_AT");
 	static long calls;
+	static bool stuck; /* MOCK_CUDA_STICKY: after a failure, every call fails (a kernel's fault) */
+	if (stuck)
+		return 2;
 	if (!f || strcmp(f, name))
 		return 0;
-	return !at || ++calls == atol(at) ? 2 : 0;
+	if (at && ++calls != atol(at))
+		return 0;
+	stuck = getenv("MOCK_CUDA_STICKY") != NULL;
+	return 2;
 }
 
 static void *host(CuPtr p) { return (void *)(uintptr_t)p; }

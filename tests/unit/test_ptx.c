@@ -661,9 +661,11 @@ START_TEST(no_driver)
 END_TEST
 
 /* The emulator takes operands aligned as cuMemAlloc's are, as the kernels'
- * 16-byte accesses need (each such access is checked as it runs: one the
- * GPU would fault on fails the emulation); X 4 bytes off is refused. */
-START_TEST(emulation_refuses_misaligned_operands)
+ * 16-byte accesses need: X 4 bytes off is refused.  And what a GPU would
+ * fault or hang on fails the run, each with its message: accesses moved
+ * off their alignment or past their buffer, and one warp counting more
+ * barriers than the others (PATC_EMU_INJECT, on a staged kernel). */
+START_TEST(emulation_catches_faults)
 {
 	Arena arena;
 	arena_init(&arena);
@@ -676,8 +678,19 @@ START_TEST(emulation_refuses_misaligned_operands)
 	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
 	ck_assert(!ptx_emulate(&lk, NULL, kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));
 	ck_assert_msg(strstr(err, "16-byte aligned") != NULL, "%s", err);
-	ck_assert_msg(ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, NULL, NULL, err), "%s", err);
+	PtxPlan plan;
+	ck_assert_msg(ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, &plan, NULL, err), "%s", err);
 	ck_assert(kernel_case_error(&kc) < 1e-5);
+	ck_assert_msg(plan.stage && plan.s.by > 1, "staged %d, %d rows of threads", plan.stage, plan.s.by);
+	static const char *const inject[][2] = {{"misaligned", "at an address not a multiple of 16"},
+	                                        {"outside", "an access outside"},
+	                                        {"barrier", "different numbers of barriers"}};
+	for (int i = 0; i < 3; i++) {
+		setenv("PATC_EMU_INJECT", inject[i][0], 1);
+		ck_assert_msg(!ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, NULL, NULL, err), "%s", inject[i][0]);
+		ck_assert_msg(strstr(err, inject[i][1]) != NULL, "%s: %s", inject[i][0], err);
+	}
+	unsetenv("PATC_EMU_INJECT");
 	kernel_case_free(&kc);
 	arena_free(&arena);
 }
@@ -693,7 +706,7 @@ int main(void)
 	tcase_add_test(tc, wide_tiles_match_reference);
 	tcase_add_test(tc, ptx_for_both_targets);
 	tcase_add_test(tc, no_driver);
-	tcase_add_test(tc, emulation_refuses_misaligned_operands);
+	tcase_add_test(tc, emulation_catches_faults);
 	tcase_add_test(tc, tc_mapping_matches_reference);
 	tcase_add_test(tc, tc_sp_metadata_checked);
 	tcase_add_test(tc, tc_wgmma_matches_reference);
