@@ -747,22 +747,22 @@ static LLVMValueRef stage_d(LowerCtx *c, const GpuArg *a, const StageCopy *sc, L
 	return d;
 }
 
-/* &name[i] of an emulator's global of two i64 (zeroed), made where missing. */
-static LLVMValueRef emu_word(LowerCtx *c, const char *name, int i)
+/* &name[i] of an emulator's global of n i64 (zeroed), made where missing. */
+static LLVMValueRef emu_word(LowerCtx *c, const char *name, int n, LLVMValueRef i)
 {
-	LLVMTypeRef aty = LLVMArrayType2(c->i64, 2);
+	LLVMTypeRef aty = LLVMArrayType2(c->i64, (uint64_t)n);
 	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, name);
 	if (!g) {
 		g = LLVMAddGlobal(c->mod, aty, name);
 		LLVMSetInitializer(g, LLVMConstNull(aty));
 	}
-	LLVMValueRef at[2] = {i64c(c, 0), i64c(c, i)};
+	LLVMValueRef at[2] = {i64c(c, 0), i};
 	return LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
 }
 
 void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes)
 {
-	LLVMValueRef p = emu_word(c, "patc_emu_copied", what);
+	LLVMValueRef p = emu_word(c, "patc_emu_copied", 2, i64c(c, what));
 	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), bytes, ""), p);
 }
 
@@ -780,7 +780,7 @@ static LLVMValueRef gep_base(LLVMValueRef p)
 /* Stores v into patc_emu_bad[i] where bad. */
 static void emu_flag(LowerCtx *c, int i, LLVMValueRef bad, int64_t v)
 {
-	LLVMValueRef q = emu_word(c, "patc_emu_bad", i);
+	LLVMValueRef q = emu_word(c, "patc_emu_bad", 2, i64c(c, i));
 	LLVMBuildStore(c->b, LLVMBuildSelect(c->b, bad, i64c(c, v), LLVMBuildLoad2(c->b, c->i64, q, ""), ""), q);
 }
 
@@ -1116,14 +1116,7 @@ void ptx_barrier(LowerCtx *c)
 		ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
 		return;
 	}
-	LLVMTypeRef aty = LLVMArrayType2(c->i64, 32);
-	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "patc_emu_bars");
-	if (!g) {
-		g = LLVMAddGlobal(c->mod, aty, "patc_emu_bars");
-		LLVMSetInitializer(g, LLVMConstNull(aty));
-	}
-	LLVMValueRef at[2] = {i64c(c, 0), LLVMBuildAnd(c->b, ptx_sreg(c, "tid.x"), i64c(c, 31), "")};
-	LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
+	LLVMValueRef p = emu_word(c, "patc_emu_bars", 32, LLVMBuildAnd(c->b, ptx_sreg(c, "tid.x"), i64c(c, 31), ""));
 	LLVMValueRef one = i64c(c, 1);
 	if (emu_inject("barrier"))
 		one = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, ptx_sreg(c, "tid.y"), i64c(c, 1), ""), i64c(c, 2),

@@ -966,11 +966,11 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 	LLVMValueRef addr = plan->emulate ? mul(c, b0, 2) : LLVMBuildPtrToInt(c->b, smem(c, st, b0, 0), c->i64, "");
 	LLVMValueRef desc[2 * WG_MAXOPS];
 	for (int i = 0; i < nops; i++) {
-		desc[2 * i] = wg_desc(c, add(c, addr, i64c(c, 2 * ops[i].a)));
-		desc[2 * i + 1] = wg_desc(c, add(c, addr, i64c(c, 2 * ops[i].b)));
-		if (plan->emulate) { /* (a descriptor drops the address's low 4 bits) */
-			ptx_emu_check(c, add(c, addr, i64c(c, 2 * ops[i].a)), 16, NULL);
-			ptx_emu_check(c, add(c, addr, i64c(c, 2 * ops[i].b)), 16, NULL);
+		for (int j = 0; j < 2; j++) {
+			LLVMValueRef at = add(c, addr, i64c(c, 2 * (j ? ops[i].b : ops[i].a)));
+			if (plan->emulate) /* (a descriptor drops the address's low 4 bits) */
+				ptx_emu_check(c, at, 16, NULL);
+			desc[2 * i + j] = wg_desc(c, at);
 		}
 	}
 	LLVMValueRef cv[64];
@@ -1061,13 +1061,11 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 
 static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 {
-	if (plan->emulate) { /* the lanes' copies are done; the warps run one after another */
-		ptx_barrier(c);
-		return;
+	if (!plan->emulate) { /* (emulated, the lanes' copies are done: the warps run one after another) */
+		LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
+		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
 	}
-	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
-	ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
-	if (plan->tc_wg) { /* the copies' writes made visible to the tensor cores' reads (the async proxy) */
+	if (plan->tc_wg && !plan->emulate) { /* the copies' writes made visible to the tensor cores' reads (the async proxy) */
 		static const char fence[] = "fence.proxy.async.shared::cta;";
 		LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), NULL, 0, 0);
 		LLVMValueRef asm_ = LLVMGetInlineAsm(vt, fence, sizeof fence - 1, "~{memory}", 9, 1, 0,
