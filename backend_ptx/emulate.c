@@ -1,20 +1,26 @@
 /* emulate.c - GPU kernels run on the host; see ptx.h (ptx_emulate).
  *
  * The kernel is lowered with the GPU mapping but with thread and block ids
- * read from globals (plan.emulate) and JIT-compiled for the host.  On CUDA
- * cores every thread of the grid runs in turn to its end (the staged
- * kernels copy their X rows themselves when emulated).  On tensor cores a
- * warp's 32 lanes are host threads taking turns: a lane runs until it ends
- * or reaches an mma or an ldmatrix, whose operands it passes to the host;
- * the last lane to arrive carries it out for the whole warp (fragments laid
- * out as the PTX ISA documents, see tc.c) and the lanes go on.  Shared
- * memory is a plain global there, which the lanes of each warp of a staged
- * kernel fill whole, with the copies of all the block's threads (the warps
- * run one after another).  The kernel flags, in the global patc_emu_bad,
- * an access the GPU would fault on (misaligned, or outside shared memory
- * or X: ptx_emu_check), and counts each thread's barriers in
- * patc_emu_bars (ptx_barrier); either a fault or a block whose threads
- * count different numbers (a GPU would hang) fails the run. */
+ * read from globals (plan.emulate) and what only a GPU has (bar.sync,
+ * cp.async and its groups, mma, ldmatrix, wgmma) calls to the host, and
+ * JIT-compiled for the host; the code between is the GPU's.  Kernels
+ * without shared memory run thread after thread.  In the others every
+ * thread of a block is a host thread, one running at a time: a thread runs
+ * until it ends or parks at a barrier (until the whole block is there) or
+ * at a warp's collective (until its 32 lanes are; the last to arrive
+ * carries it out for the warp, fragments laid out as the PTX ISA documents,
+ * see tc.c).  A cp.async reads its source when issued and lands at the
+ * thread's cp.async.wait_group that covers its group (or when the thread
+ * ends).  Shared memory is a plain global, shadowed byte by byte: who
+ * wrote it last and in which interval between two barriers, who read it
+ * there, and the copies in flight to it.  So the run fails where a GPU's
+ * result would depend on timing (a race: two threads touch a byte between
+ * the same two barriers, one writing, or a byte is read while a copy to it
+ * is in flight), where a thread reads what no thread of its block wrote,
+ * where an access would fault (misaligned, or outside shared memory or X:
+ * ptx_emu_check, flagged in the global patc_emu_bad), and where the
+ * block's threads reach different numbers of barriers or collectives (a
+ * GPU would hang). */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "../backend_x86/x86.h"
@@ -32,19 +38,17 @@ typedef struct Ids {
 } Ids;
 
 enum { LANES = 32, OP_MMA = 1, OP_LDM = 2, OP_MMASP = 3, OP_WGMMA = 4 };
+enum { PARK_WARP = 1, PARK_BAR = 2 };
+enum { MAX_REGIONS = 4, MULTI = -2 };
 
+/* A warp's collective: what its lanes pass and get back. */
 typedef struct Warp {
-	sem_t go[LANES]; /* lane l may run */
-	sem_t back;      /* the running lane stopped: the scheduler may run */
-	int turn;        /* the lane that runs */
-	bool done[LANES], parked[LANES];
-	unsigned parked_gen[LANES], gen;
 	int arrived;
+	unsigned gen; /* collectives carried out */
 	int op[LANES]; /* the collective each lane has reached: OP_MMA, OP_LDM */
 	bool mixed;    /* lanes reached different collectives */
 	bool badmeta;  /* an mma.sp's metadata held a pair the hardware refuses */
 	bool baddesc;  /* a wgmma's descriptors read outside shared memory, or asked for swizzling */
-	bool stuck;    /* run_warp failed with lanes blocked (w must outlive them) */
 	int32_t a[LANES][4], b[LANES][4], e[LANES]; /* b: 2 words for mma, 4 for mma.sp; e: its metadata */
 	float c[LANES][4];
 	const uint16_t *row[LANES]; /* ldmatrix: the row each lane addresses */
@@ -54,17 +58,173 @@ typedef struct Warp {
 	int32_t winfo[LANES];       /* wgmma: each lane's info (PtxEmuWgmma) */
 	const uint8_t *wsmem;       /* wgmma: the shared memory, wbytes long */
 	int64_t wbytes;
+} Warp;
+
+/* A cp.async in flight: read when issued (its source is never written),
+ * written when it lands. */
+typedef struct Copy {
+	uint8_t *dst;
+	int region; /* the shared buffer it writes, -1: none known */
+	int bytes;
+	int64_t off, group;
+	uint8_t data[16];
+} Copy;
+
+/* A thread of the block. */
+typedef struct Lane {
+	sem_t go;            /* it may run */
+	bool done;           /* it ended */
+	int parked;          /* 0, or where it waits: PARK_WARP, PARK_BAR */
+	unsigned parked_gen; /* its warp's or the block's gen when it parked */
+	int64_t bars;        /* barriers it reached */
+	int64_t groups;      /* groups of copies it committed */
+	Copy *cp;            /* its copies in flight, ncp of cap */
+	int ncp, cap;
+} Lane;
+
+/* A shared buffer's shadow, a word a byte: the interval and thread of the
+ * last write, of the last read (MULTI: several threads), and the copies
+ * in flight to it. */
+typedef struct Region {
+	const uint8_t *base;
+	int64_t size;
+	int32_t *w_iv, *w_th, *r_iv, *r_th, *pend;
+} Region;
+
+typedef struct Block {
+	int n, bx;         /* threads, and along x */
+	Lane *lane;        /* n */
+	Warp *warp;        /* n / 32, rounded up */
+	sem_t back;        /* the running thread stopped: the scheduler may go on */
+	int turn;          /* the thread that runs */
+	int bar_arrived;   /* threads at the barrier */
+	unsigned bar_gen;  /* barriers the block passed */
+	int32_t iv, iv0;   /* intervals between barriers so far (all blocks), the block's first */
+	Region region[MAX_REGIONS];
+	int nregions;
+	char race[PTX_ERR_MAX];  /* the block's first race, "" */
+	char unwritten[PTX_ERR_MAX]; /* its first read of what no thread wrote (reported where no race is), "" */
+	bool oom, quit, stuck;   /* stuck: threads stay blocked, b must outlive them */
+	pthread_t *th;
+	int started;
 	/* the kernel and its arguments */
 	const X86Kernel *kern;
 	const void *x, *values;
 	float *out;
 	const int32_t *const *index;
 	int64_t N;
-} Warp;
+} Block;
 
-/* The warp being emulated: one emulation at a time in a process. */
-static Warp *warp;
+/* The block being emulated: one emulation at a time in a process. */
+static Block *blk;
 static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- shared memory's shadow ---- */
+
+/* Thread t as "(tid.x, tid.y)". */
+static const char *thread_name(const Block *b, int t, char buf[32])
+{
+	if (t == MULTI)
+		return "other threads";
+	snprintf(buf, 32, "thread (%d, %d)", t % b->bx, t / b->bx);
+	return buf;
+}
+
+/* Records in msg, where empty, the fault of thread t, which `verb`s byte
+ * i of r: how that goes wrong, after the name of thread u (a thread, or
+ * MULTI; -1: none). */
+static void fault(const Block *b, char msg[PTX_ERR_MAX], const Region *r, int64_t i, int t, const char *verb, int u,
+                  const char *how)
+{
+	if (msg[0])
+		return;
+	char tn[32], un[32];
+	snprintf(msg, PTX_ERR_MAX, "emulation: %s %s byte %lld of a %lld-byte shared buffer%s%s%s",
+	         thread_name(b, t, tn), verb, (long long)i, (long long)r->size, u != -1 ? " that " : "",
+	         u != -1 ? thread_name(b, u, un) : "", how);
+}
+
+/* The shadow of the buffer at base (size bytes), made where new; -1 where
+ * there are too many, or no memory (b->oom). */
+static int region_of(Block *b, const void *base, int64_t size)
+{
+	for (int i = 0; i < b->nregions; i++)
+		if (b->region[i].base == base)
+			return i;
+	if (b->nregions == MAX_REGIONS || size <= 0) {
+		b->oom = true;
+		return -1;
+	}
+	Region *r = &b->region[b->nregions];
+	int32_t **arr[5] = {&r->w_iv, &r->w_th, &r->r_iv, &r->r_th, &r->pend};
+	for (int a = 0; a < 5; a++)
+		if (!(*arr[a] = malloc((size_t)size * sizeof(int32_t)))) {
+			for (int j = 0; j < a; j++)
+				free(*arr[j]);
+			b->oom = true;
+			return -1;
+		}
+	for (int64_t i = 0; i < size; i++)
+		r->w_iv[i] = r->r_iv[i] = -1, r->pend[i] = 0;
+	r->base = base, r->size = size;
+	return b->nregions++;
+}
+
+/* Thread t reads bytes off .. off + bytes - 1 of r. */
+static void sh_read(Block *b, Region *r, int64_t off, int64_t bytes, int t)
+{
+	for (int64_t i = off; i < off + bytes && i < r->size; i++) {
+		if (r->pend[i])
+			fault(b, b->race, r, i, t, "reads", -1, " while a cp.async to it is in flight (before its wait_group): a race");
+		else if (r->w_iv[i] < b->iv0)
+			fault(b, b->unwritten, r, i, t, "reads", -1, ", which no thread of its block wrote");
+		else if (r->w_iv[i] == b->iv && r->w_th[i] != t)
+			fault(b, b->race, r, i, t, "reads", r->w_th[i], " writes between the same two barriers: a race");
+		r->r_th[i] = r->r_iv[i] == b->iv && r->r_th[i] != t ? MULTI : t;
+		r->r_iv[i] = b->iv;
+	}
+}
+
+enum { WRITE, ISSUE, LAND };
+
+/* Thread t writes bytes off .. off + bytes - 1 of r: a store (WRITE), or
+ * a cp.async, issued (ISSUE: in flight until it lands) or landing (LAND). */
+static void sh_write(Block *b, Region *r, int64_t off, int64_t bytes, int t, int how)
+{
+	const char *verb = how == WRITE ? "writes" : "copies to";
+	for (int64_t i = off; i < off + bytes && i < r->size; i++) {
+		if (how == LAND)
+			r->pend[i]--;
+		if (r->r_iv[i] == b->iv && r->r_th[i] != t)
+			fault(b, b->race, r, i, t, verb, r->r_th[i], " reads between the same two barriers: a race");
+		else if (r->w_iv[i] == b->iv && r->w_th[i] != t)
+			fault(b, b->race, r, i, t, verb, r->w_th[i], " also writes between the same two barriers: a race");
+		else if (how != LAND && r->pend[i])
+			fault(b, b->race, r, i, t, verb, -1, " while a cp.async to it is in flight: a race");
+		if (how == ISSUE)
+			r->pend[i]++;
+		else
+			r->w_iv[i] = b->iv, r->w_th[i] = t;
+	}
+}
+
+/* Lands thread t's copies of groups up to `upto`. */
+static void land(Block *b, int t, int64_t upto)
+{
+	Lane *ln = &b->lane[t];
+	int keep = 0;
+	for (int i = 0; i < ln->ncp; i++) {
+		Copy *cp = &ln->cp[i];
+		if (cp->group > upto) {
+			ln->cp[keep++] = *cp;
+			continue;
+		}
+		memcpy(cp->dst, cp->data, (size_t)cp->bytes);
+		if (cp->region >= 0)
+			sh_write(b, &b->region[cp->region], cp->off, cp->bytes, t, LAND);
+	}
+	ln->ncp = keep;
+}
 
 static float half_to_f32(uint16_t h, int32_t f16) { return f16 ? fp16_to_f32(h) : bf16_to_f32(h); }
 
@@ -151,13 +311,16 @@ static void warp_ldm(Warp *w, int32_t trans)
 }
 
 /* The element at byte offset (from a descriptor) of shared memory as a
- * float; 0 and w->baddesc set where it lies outside. */
-static float wg_elem(Warp *w, int64_t at, int32_t f16)
+ * float, read by thread t (its shadow r, NULL: none); 0 and w->baddesc set
+ * where it lies outside. */
+static float wg_elem(Block *b, Warp *w, Region *r, int t, int64_t at, int32_t f16)
 {
 	if (at < 0 || at + 2 > w->wbytes) {
 		w->baddesc = true;
 		return 0;
 	}
+	if (r)
+		sh_read(b, r, at, 2, t);
 	uint16_t h;
 	memcpy(&h, w->wsmem + at, 2);
 	return half_to_f32(h, f16);
@@ -175,9 +338,12 @@ static float wg_elem(Warp *w, int64_t at, int32_t f16)
  * (row or column i, k j) at 2 (i % 8) + (i / 8) SBO + 2 (j % 8) 8 + (j / 8)
  * LBO.  info as PtxEmuWgmma's, imm-trans-a in bit 13.  The
  * lanes' accumulators: lane (g, t) holds for each 8-column tile i, in
- * 4i .. 4i + 3, rows g and g + 8 of the warp's, columns 8i + 2t, + 1. */
-static void warp_wgmma(Warp *w)
+ * 4i .. 4i + 3, rows g and g + 8 of the warp's, columns 8i + 2t, + 1.
+ * Its reads are the warp's first thread's, reader. */
+static void warp_wgmma(Block *b, Warp *w, int reader)
 {
+	const int ri = region_of(b, w->wsmem, w->wbytes);
+	Region *shadow = ri < 0 ? NULL : &b->region[ri];
 	const int32_t info = w->winfo[0];
 	const int n = info & 511, trans = info >> 9 & 1, v = info >> 10 & 3, f16 = info >> 12 & 1, trans_a = info >> 13 & 1;
 	for (int l = 0; l < LANES; l++)
@@ -200,13 +366,13 @@ static void warp_wgmma(Warp *w)
 			const int r = 16 * v + i;
 			const int64_t at = trans_a ? 2 * (r % 8) + (r / 8) * sbo[0] + 16 * (j % 8) + (j / 8) * lbo[0]
 			                           : 16 * (r % 8) + (r / 8) * sbo[0] + 2 * (j % 8) + (j / 8) * lbo[0];
-			A[i][j] = wg_elem(w, start[0] + at, f16);
+			A[i][j] = wg_elem(b, w, shadow, reader, start[0] + at, f16);
 		}
 	for (int j = 0; j < 16; j++)
 		for (int col = 0; col < n; col++) {
 			const int64_t at = trans ? 2 * (col % 8) + (col / 8) * sbo[1] + 16 * (j % 8) + (j / 8) * lbo[1]
 			                         : 16 * (col % 8) + (col / 8) * sbo[1] + 2 * (j % 8) + (j / 8) * lbo[1];
-			B[j][col] = wg_elem(w, start[1] + at, f16);
+			B[j][col] = wg_elem(b, w, shadow, reader, start[1] + at, f16);
 		}
 	for (int l = 0; l < LANES; l++) {
 		const int g = l / 4, t = l % 4;
@@ -220,12 +386,25 @@ static void warp_wgmma(Warp *w)
 	}
 }
 
-/* The running lane l has reached collective op (its operands recorded):
- * the last of the 32 to arrive carries it out for the warp, the others
- * park until then. */
-static void arrive(Warp *w, int l, int op, int32_t flag)
+/* Thread t waits (kind PARK_WARP or PARK_BAR, at gen) until the
+ * scheduler runs it again. */
+static void park(Block *b, int t, int kind, unsigned gen)
 {
-	w->op[l] = op;
+	Lane *ln = &b->lane[t];
+	ln->parked = kind, ln->parked_gen = gen;
+	sem_post(&b->back);
+	while (sem_wait(&ln->go))
+		;
+	ln->parked = 0;
+}
+
+/* The running thread t has reached collective op (its operands recorded):
+ * the last of its warp's 32 to arrive carries it out for the warp, the
+ * others park until then. */
+static void arrive(Block *b, int t, int op, int32_t flag)
+{
+	Warp *w = &b->warp[t / LANES];
+	w->op[t % LANES] = op;
 	if (++w->arrived == LANES) {
 		for (int i = 0; i < LANES; i++)
 			w->mixed |= w->op[i] != op;
@@ -234,166 +413,292 @@ static void arrive(Warp *w, int l, int op, int32_t flag)
 		else if (op == OP_MMASP)
 			warp_mma_sp(w, flag);
 		else if (op == OP_WGMMA)
-			warp_wgmma(w);
+			warp_wgmma(b, w, t / LANES * LANES);
 		else
 			warp_ldm(w, flag);
 		w->arrived = 0;
 		w->gen++;
 	} else {
-		w->parked[l] = true;
-		w->parked_gen[l] = w->gen;
-		sem_post(&w->back);
-		while (sem_wait(&w->go[l]))
-			;
-		w->parked[l] = false;
+		park(b, t, PARK_WARP, w->gen);
 	}
 }
 
-/* Called by the running lane (only one runs at a time). */
+/* ---- what the kernel calls (PtxEmu*), from the running thread ---- */
+
 static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
 {
-	Warp *w = warp;
-	const int l = w->turn;
+	const int t = blk->turn, l = t % LANES;
+	Warp *w = &blk->warp[t / LANES];
 	memcpy(w->a[l], a, sizeof w->a[l]);
 	memcpy(w->b[l], b, 2 * sizeof *b);
 	memcpy(w->c[l], c, sizeof w->c[l]);
-	arrive(w, l, OP_MMA, f16);
+	arrive(blk, t, OP_MMA, f16);
 	memcpy(c, w->c[l], sizeof w->c[l]);
 }
 
 static void emu_mma_sp(const int32_t *a, const int32_t *b, float *c, int32_t e, int32_t f16)
 {
-	Warp *w = warp;
-	const int l = w->turn;
+	const int t = blk->turn, l = t % LANES;
+	Warp *w = &blk->warp[t / LANES];
 	memcpy(w->a[l], a, sizeof w->a[l]);
 	memcpy(w->b[l], b, sizeof w->b[l]);
 	memcpy(w->c[l], c, sizeof w->c[l]);
 	w->e[l] = e;
-	arrive(w, l, OP_MMASP, f16);
+	arrive(blk, t, OP_MMASP, f16);
 	memcpy(c, w->c[l], sizeof w->c[l]);
 }
 
 static void emu_ldm(const uint16_t *row, int32_t *out, int32_t trans)
 {
-	Warp *w = warp;
-	const int l = w->turn;
+	const int t = blk->turn, l = t % LANES;
+	Warp *w = &blk->warp[t / LANES];
 	w->row[l] = row;
-	arrive(w, l, OP_LDM, trans);
+	arrive(blk, t, OP_LDM, trans);
 	memcpy(out, w->got[l], sizeof w->got[l]);
 }
 
 static void emu_wgmma(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info)
 {
-	Warp *w = warp;
-	const int l = w->turn, nacc = (info & 511) / 2;
+	const int t = blk->turn, l = t % LANES, nacc = (info & 511) / 2;
+	Warp *w = &blk->warp[t / LANES];
 	w->wsmem = smem, w->wbytes = bytes;
 	w->wd[l][0] = desc_a, w->wd[l][1] = desc_b;
 	w->winfo[l] = info;
 	memcpy(w->wc[l], c, (size_t)(nacc < 64 ? nacc : 64) * sizeof *c);
-	arrive(w, l, OP_WGMMA, 0);
+	arrive(blk, t, OP_WGMMA, 0);
 	memcpy(c, w->wc[l], (size_t)(nacc < 64 ? nacc : 64) * sizeof *c);
 }
 
+/* bar.sync 0: the last of the block's threads to arrive goes on, the
+ * others park until then. */
+static void emu_sync(void)
+{
+	Block *b = blk;
+	const int t = b->turn;
+	b->lane[t].bars++;
+	if (++b->bar_arrived == b->n) {
+		b->bar_arrived = 0;
+		b->bar_gen++;
+		b->iv++;
+	} else {
+		park(b, t, PARK_BAR, b->bar_gen);
+	}
+}
+
+static void emu_cp(void *dst, const void *src, int32_t bytes, int32_t ok, const void *base, int64_t size)
+{
+	Block *b = blk;
+	const int t = b->turn;
+	Lane *ln = &b->lane[t];
+	if (ln->ncp == ln->cap) {
+		const int cap = ln->cap ? 2 * ln->cap : 64;
+		Copy *more = realloc(ln->cp, (size_t)cap * sizeof *more);
+		if (!more) {
+			b->oom = true;
+			return;
+		}
+		ln->cp = more, ln->cap = cap;
+	}
+	Copy *cp = &ln->cp[ln->ncp++];
+	cp->dst = dst, cp->bytes = bytes > 16 ? 16 : bytes, cp->group = ln->groups + 1;
+	if (ok)
+		memcpy(cp->data, src, (size_t)cp->bytes);
+	else
+		memset(cp->data, 0, sizeof cp->data);
+	cp->region = base ? region_of(b, base, size) : -1;
+	cp->off = (const uint8_t *)dst - (const uint8_t *)base;
+	if (cp->region >= 0)
+		sh_write(b, &b->region[cp->region], cp->off, cp->bytes, t, ISSUE);
+}
+
+static void emu_commit(void) { blk->lane[blk->turn].groups++; }
+
+static void emu_wait(int32_t pending) { land(blk, blk->turn, blk->lane[blk->turn].groups - pending); }
+
+static void emu_touch(const void *p, int64_t bytes, int32_t write, const void *base, int64_t size)
+{
+	Block *b = blk;
+	const int ri = region_of(b, base, size);
+	if (ri < 0)
+		return;
+	const int64_t off = (const uint8_t *)p - (const uint8_t *)base;
+	if (write)
+		sh_write(b, &b->region[ri], off, bytes, b->turn, WRITE);
+	else
+		sh_read(b, &b->region[ri], off, bytes, b->turn);
+}
+
+/* ---- the block's threads ---- */
+
 typedef struct LaneArg {
-	Warp *w;
-	int l;
+	Block *b;
+	int t;
 } LaneArg;
 
+/* Thread t of every block, until b->quit. */
 static void *lane_main(void *arg)
 {
 	const LaneArg *la = arg;
-	Warp *w = la->w;
-	while (sem_wait(&w->go[la->l]))
-		;
-	w->kern->fn(w->x, w->out, w->values, w->index, 0, w->N);
-	w->done[la->l] = true;
-	sem_post(&w->back);
-	return NULL;
+	Block *b = la->b;
+	Lane *ln = &b->lane[la->t];
+	for (;;) {
+		while (sem_wait(&ln->go))
+			;
+		if (b->quit)
+			return NULL;
+		b->kern->fn(b->x, b->out, b->values, b->index, 0, b->N);
+		land(b, la->t, INT64_MAX); /* what it left in flight lands anyway */
+		ln->done = true;
+		sem_post(&b->back);
+	}
 }
 
-/* Runs one warp (ids set but tid.x, the lane) to its end, one lane at a
- * time, each until it ends or parks at an mma.  false with err where the
- * lanes cannot start, or on a deadlock (lanes waiting at an mma that the
- * others never reach): the lanes that started then stay blocked on w's
- * semaphores, so w must outlive the process (w->stuck); and, the lanes
- * ended, where they met at different collectives or passed mma.sp
- * metadata that the hardware refuses. */
-static bool run_warp(Warp *w, const Ids *ids, char err[PTX_ERR_MAX])
+/* The threads of n: bx x (n / bx), each waiting to run; false with err. */
+static Block *block_new(int n, int bx, LaneArg **args, char err[PTX_ERR_MAX])
 {
-	pthread_t th[LANES];
-	LaneArg la[LANES];
-	w->arrived = 0;
-	w->gen = 0;
-	w->mixed = false;
-	w->badmeta = false;
-	w->baddesc = false;
-	memset(w->done, 0, sizeof w->done);
-	memset(w->parked, 0, sizeof w->parked);
-	int started = 0;
-	for (int l = 0; l < LANES; l++) {
-		la[l] = (LaneArg){w, l};
-		if (pthread_create(&th[l], NULL, lane_main, &la[l]) != 0)
+	Block *b = calloc(1, sizeof *b);
+	Lane *lane = calloc((size_t)n, sizeof *lane);
+	Warp *warp = calloc((size_t)(n + LANES - 1) / LANES, sizeof *warp);
+	pthread_t *th = calloc((size_t)n, sizeof *th);
+	LaneArg *la = calloc((size_t)n, sizeof *la);
+	if (!b || !lane || !warp || !th || !la) {
+		free(b), free(lane), free(warp), free(th), free(la);
+		snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
+		return NULL;
+	}
+	*b = (Block){.n = n, .bx = bx, .lane = lane, .warp = warp, .th = th};
+	sem_init(&b->back, 0, 0);
+	for (int t = 0; t < n; t++)
+		sem_init(&lane[t].go, 0, 0);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, (size_t)1 << 20);
+	for (int t = 0; t < n; t++) {
+		la[t] = (LaneArg){b, t};
+		if (pthread_create(&th[t], &attr, lane_main, &la[t]) != 0)
 			break;
-		started++;
+		b->started++;
 	}
-	if (started < LANES) {
-		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: cannot start the 32 lanes of a warp");
-		w->stuck = true;
-		return false;
+	pthread_attr_destroy(&attr);
+	*args = la;
+	if (b->started < n)
+		snprintf(err, PTX_ERR_MAX, "emulation: cannot start the %d threads of a block", n);
+	return b;
+}
+
+/* Ends b's threads and frees it, or where they are stuck (waiting in the
+ * kernel forever), leaves it and them be. */
+static void block_free(Block *b, LaneArg *la)
+{
+	if (b->stuck)
+		return;
+	b->quit = true;
+	for (int t = 0; t < b->started; t++) {
+		sem_post(&b->lane[t].go);
+		pthread_join(b->th[t], NULL);
 	}
+	for (int t = 0; t < b->n; t++) {
+		sem_destroy(&b->lane[t].go);
+		free(b->lane[t].cp);
+	}
+	sem_destroy(&b->back);
+	for (int i = 0; i < b->nregions; i++) {
+		Region *r = &b->region[i];
+		free(r->w_iv), free(r->w_th), free(r->r_iv), free(r->r_th), free(r->pend);
+	}
+	free(b->lane), free(b->warp), free(b->th), free(la), free(b);
+}
+
+/* Runs the block (its ids set but the threads') to its end, one thread at
+ * a time, each until it ends or parks.  false with err where its threads
+ * wait for one another forever (b->stuck: they stay blocked), where a
+ * warp's lanes met at different collectives or passed what the hardware
+ * refuses, on a race or a read of unwritten shared memory, or where
+ * memory runs out. */
+static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
+{
+	for (int t = 0; t < b->n; t++) {
+		Lane *ln = &b->lane[t];
+		ln->done = false, ln->parked = 0, ln->bars = 0, ln->groups = 0, ln->ncp = 0;
+	}
+	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
+		Warp *w = &b->warp[i];
+		w->arrived = 0, w->gen = 0, w->mixed = w->badmeta = w->baddesc = false;
+	}
+	b->bar_arrived = 0;
+	b->iv0 = ++b->iv;
 	for (;;) {
 		int ran = 0, left = 0;
-		for (int l = 0; l < LANES; l++) {
-			if (w->done[l])
+		for (int t = 0; t < b->n; t++) {
+			Lane *ln = &b->lane[t];
+			if (ln->done)
 				continue;
 			left++;
-			if (w->parked[l] && w->parked_gen[l] == w->gen)
-				continue; /* its mma has not completed */
-			*ids->tid_x = l;
-			w->turn = l;
-			sem_post(&w->go[l]);
-			while (sem_wait(&w->back))
+			if ((ln->parked == PARK_WARP && ln->parked_gen == b->warp[t / LANES].gen) ||
+			    (ln->parked == PARK_BAR && ln->parked_gen == b->bar_gen))
+				continue; /* what it waits for is not done */
+			*ids->tid_x = t % b->bx, *ids->tid_y = t / b->bx;
+			b->turn = t;
+			sem_post(&ln->go);
+			while (sem_wait(&b->back))
 				;
 			ran++;
 		}
 		if (!left)
 			break;
 		if (!ran) {
-			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: lanes wait at an mma the others never reach");
-			w->stuck = true;
+			int64_t lo = INT64_MAX, hi = 0;
+			bool bar = false;
+			for (int t = 0; t < b->n; t++) {
+				const Lane *ln = &b->lane[t];
+				lo = ln->bars < lo ? ln->bars : lo, hi = ln->bars > hi ? ln->bars : hi;
+				bar |= !ln->done && ln->parked == PARK_BAR;
+			}
+			if (bar && lo != hi)
+				snprintf(err, PTX_ERR_MAX,
+				         "emulation: the threads of a block reach different numbers of barriers (%lld and %lld): a "
+				         "GPU would hang",
+				         (long long)lo, (long long)hi);
+			else
+				snprintf(err, PTX_ERR_MAX,
+				         "emulation: threads wait at a barrier or an mma that others never reach: a GPU would hang");
+			b->stuck = true;
 			return false;
 		}
 	}
-	for (int l = 0; l < LANES; l++)
-		pthread_join(th[l], NULL);
-	if (w->mixed) {
-		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: the lanes of a warp reached different collectives");
+	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
+		const Warp *w = &b->warp[i];
+		if (w->mixed) {
+			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: the lanes of a warp reached different collectives");
+			return false;
+		}
+		if (w->badmeta) {
+			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: an mma.sp's metadata holds an invalid index pair");
+			return false;
+		}
+		if (w->baddesc) {
+			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: a wgmma's descriptors read outside shared memory");
+			return false;
+		}
+	}
+	if (b->oom) {
+		snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
 		return false;
 	}
-	if (w->badmeta) {
-		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: an mma.sp's metadata holds an invalid index pair");
-		return false;
-	}
-	if (w->baddesc) {
-		snprintf(err, PTX_ERR_MAX, "tensor-core emulation: a wgmma's descriptors read outside shared memory");
+	if (b->race[0] || b->unwritten[0]) {
+		snprintf(err, PTX_ERR_MAX, "%s", b->race[0] ? b->race : b->unwritten);
 		return false;
 	}
 	return true;
 }
 
-/* Whether a thread reached as many barriers (n) as the block's first
- * (*first, -1 before it: set to n); false with err where not, as such a
- * block would hang on a GPU. */
-static bool same_barriers(int64_t *first, int64_t n, char err[PTX_ERR_MAX])
+/* Points the kernel's global `name`, where it has it, to fn. */
+typedef void (*AnyFn)(void);
+static void set_hook(X86Kernel *kern, const char *name, AnyFn fn)
 {
-	if (*first < 0)
-		*first = n;
-	if (n == *first)
-		return true;
-	snprintf(err, PTX_ERR_MAX,
-	         "emulation: the threads of a block reach different numbers of barriers (%lld and %lld): a GPU would hang",
-	         (long long)*first, (long long)n);
-	return false;
+	AnyFn *g = x86_lookup(kern, name);
+	if (g)
+		*g = fn;
 }
 
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
@@ -418,105 +723,81 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	Ids ids = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
 	           x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"),
 	           x86_lookup(&kern, "patc_emu_ctaid_z")};
-	const bool wg = plan.tc_wg;
-	PtxEmuMma *mma = plan.tc && !wg ? x86_lookup(&kern, "patc_emu_mma") : NULL;
-	PtxEmuLdm *ldm = plan.tc && plan.stage && !wg ? x86_lookup(&kern, "patc_emu_ldm") : NULL;
-	PtxEmuMmaSp *mmasp = plan.tc_sp ? x86_lookup(&kern, "patc_emu_mmasp") : NULL;
-	PtxEmuWgmma *wgmma = wg ? x86_lookup(&kern, "patc_emu_wgmma") : NULL;
-	if (!ids.tid_x || !ids.tid_y || !ids.ctaid_x || !ids.ctaid_y || (!ids.ctaid_z && plan.nsplit > 1) ||
-	    (plan.tc && !plan.tc_sp && !wg && !mma) || (plan.tc && plan.stage && !wg && !ldm) || (plan.tc_sp && !mmasp) ||
-	    (wg && !wgmma)) {
+	if (!ids.tid_x || !ids.tid_y || !ids.ctaid_x || !ids.ctaid_y || (!ids.ctaid_z && plan.nsplit > 1)) {
 		x86_kernel_free(&kern);
 		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
 		return false;
 	}
-	int64_t *bars = x86_lookup(&kern, "patc_emu_bars"); /* NULL: the kernel has no barrier */
 	const int64_t nc = k->M * k->N;
 	for (int64_t i = 0; i < nc; i++)
 		c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
 	unsigned grid[3], block[3];
 	ptx_grid(&plan, k->N, grid, block);
 	bool ok = true;
-	if (!plan.tc) {
-		for (unsigned cz = 0; ok && cz < grid[2]; cz++)
-			for (unsigned cx = 0; ok && cx < grid[0]; cx++)
-				for (unsigned cy = 0; ok && cy < grid[1]; cy++) {
-					int64_t first = -1; /* the barriers of the block's first thread */
-					for (unsigned ty = 0; ok && ty < block[1]; ty++)
-						for (unsigned tx = 0; ok && tx < block[0]; tx++) {
+	if (!plan.tc && !plan.stage) { /* no shared memory: thread after thread */
+		for (unsigned cz = 0; cz < grid[2]; cz++)
+			for (unsigned cx = 0; cx < grid[0]; cx++)
+				for (unsigned cy = 0; cy < grid[1]; cy++)
+					for (unsigned ty = 0; ty < block[1]; ty++)
+						for (unsigned tx = 0; tx < block[0]; tx++) {
 							if (ids.ctaid_z)
 								*ids.ctaid_z = (int32_t)cz;
 							*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
 							*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
-							if (bars)
-								bars[tx % 32] = 0;
 							kern.fn(x, c, values, index, 0, k->N);
-							if (bars)
-								ok = same_barriers(&first, bars[tx % 32], err);
 						}
-				}
 	} else {
-		Warp *w = calloc(1, sizeof *w);
-		if (!w) {
+		LaneArg *la = NULL;
+		Block *b = block_new((int)(block[0] * block[1]), (int)block[0], &la, err);
+		if (!b || b->started < b->n) {
+			if (b)
+				block_free(b, la);
 			x86_kernel_free(&kern);
-			snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
 			return false;
 		}
-		*w = (Warp){.kern = &kern, .x = x, .values = values, .out = c, .index = index, .N = k->N};
-		for (int l = 0; l < LANES; l++)
-			sem_init(&w->go[l], 0, 0);
-		sem_init(&w->back, 0, 0);
+		b->kern = &kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = k->N;
 		pthread_mutex_lock(&one_at_a_time);
-		if (mma)
-			*mma = emu_mma;
-		if (mmasp)
-			*mmasp = emu_mma_sp;
-		if (ldm)
-			*ldm = emu_ldm;
-		if (wgmma)
-			*wgmma = emu_wgmma;
-		warp = w;
+		set_hook(&kern, "patc_emu_mma", (AnyFn)emu_mma);
+		set_hook(&kern, "patc_emu_mmasp", (AnyFn)emu_mma_sp);
+		set_hook(&kern, "patc_emu_ldm", (AnyFn)emu_ldm);
+		set_hook(&kern, "patc_emu_wgmma", (AnyFn)emu_wgmma);
+		set_hook(&kern, "patc_emu_sync", (AnyFn)emu_sync);
+		set_hook(&kern, "patc_emu_cp", (AnyFn)emu_cp);
+		set_hook(&kern, "patc_emu_commit", (AnyFn)emu_commit);
+		set_hook(&kern, "patc_emu_wait", (AnyFn)emu_wait);
+		set_hook(&kern, "patc_emu_touch", (AnyFn)emu_touch);
+		blk = b;
 		for (unsigned cz = 0; ok && cz < grid[2]; cz++)
 			for (unsigned cx = 0; ok && cx < grid[0]; cx++)
 				for (unsigned cy = 0; ok && cy < grid[1]; cy++) {
-					int64_t first = -1; /* the barriers of the block's first lane */
-					for (unsigned ty = 0; ok && ty < block[1]; ty++) {
-						if (ids.ctaid_z)
-							*ids.ctaid_z = (int32_t)cz;
-						*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy, *ids.tid_y = (int32_t)ty;
-						if (bars)
-							memset(bars, 0, LANES * sizeof *bars);
-						ok = run_warp(w, &ids, err);
-						for (int l = 0; ok && bars && l < LANES; l++)
-							ok = same_barriers(&first, bars[l], err);
-					}
+					if (ids.ctaid_z)
+						*ids.ctaid_z = (int32_t)cz;
+					*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
+					ok = run_block(b, &ids, err);
 				}
-		warp = NULL;
+		blk = NULL;
 		pthread_mutex_unlock(&one_at_a_time);
-		if (!ok && w->stuck) /* lanes stay blocked on w's semaphores and in the kernel's code: both are kept */
+		const bool stuck = b->stuck;
+		block_free(b, la);
+		if (stuck) /* threads stay blocked in the kernel's code: it is kept */
 			return false;
-		for (int l = 0; l < LANES; l++)
-			sem_destroy(&w->go[l]);
-		sem_destroy(&w->back);
-		free(w);
 	}
-	const int64_t *bad = x86_lookup(&kern, "patc_emu_bad");
-	if (ok && bad && bad[0]) {
+	const int64_t *bad = x86_lookup(&kern, "patc_emu_bad"); /* (the cause, where a race followed) */
+	if (bad && bad[0]) {
 		snprintf(err, PTX_ERR_MAX,
 		         "emulation: an access of %lld bytes at an address not a multiple of %lld (a GPU faults on it, or "
 		         "a wgmma reads elsewhere)",
 		         (long long)bad[0], (long long)bad[0]);
 		ok = false;
-	} else if (ok && bad && bad[1]) {
+	} else if (bad && bad[1]) {
 		snprintf(err, PTX_ERR_MAX, "emulation: an access outside %s",
 		         bad[1] == 1 ? "the block's shared memory" : "X");
 		ok = false;
 	}
-	if (copied) { /* every thread (tensor cores: every warp) copied its block's stages */
+	if (copied) { /* the bytes every thread's copies read */
 		const int64_t *n = x86_lookup(&kern, "patc_emu_copied");
-		const double per = plan.tc ? block[1] : (double)block[0] * block[1];
 		for (int i = 0; i < 2; i++)
-			copied[i] = n ? (double)n[i] / per : 0;
+			copied[i] = n ? (double)n[i] : 0;
 	}
 	x86_kernel_free(&kern);
 	return ok;

@@ -798,16 +798,40 @@ static int64_t shared_bytes(LLVMValueRef g)
 
 /* PATC_EMU_INJECT (tests only): "misaligned" or "outside" moves every
  * checked access 4 bytes, or a buffer's length, further on; "barrier"
- * counts one more barrier each time in the block's second warp or row of
- * threads.  So the checks are seen to catch what they are for. */
+ * meets one more barrier each time in the block's second warp or row of
+ * threads; "nobarrier" drops every barrier, "nocopy" every cp.async;
+ * "wait" waits for one group of copies fewer each time.  So the checks
+ * are seen to catch what they are for. */
 static bool emu_inject(const char *what)
 {
 	const char *v = getenv("PATC_EMU_INJECT");
 	return v && !strcmp(v, what);
 }
 
-LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
+LLVMValueRef ptx_emu_hook(LowerCtx *c, const char *name)
 {
+	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, name);
+	if (!g) {
+		g = LLVMAddGlobal(c->mod, c->ptr, name);
+		LLVMSetInitializer(g, LLVMConstNull(c->ptr));
+	}
+	return g;
+}
+
+/* A call of the host function the emulator's global `name` points to,
+ * void(params). */
+static void emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueRef *args, unsigned n)
+{
+	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, n, 0);
+	LLVMBuildCall2(c->b, ty, LLVMBuildLoad2(c->b, c->ptr, ptx_emu_hook(c, name), name), args, n, "");
+}
+
+/* ptx_emu_check; *base and *size: the buffer p lies in where it is the
+ * block's shared memory (else NULL and 0). */
+static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok, LLVMValueRef *shared,
+                              int64_t *shared_size)
+{
+	*shared = NULL, *shared_size = 0;
 	const bool ptr = LLVMGetTypeKind(LLVMTypeOf(p)) == LLVMPointerTypeKind;
 	LLVMValueRef at = ptr ? LLVMBuildPtrToInt(c->b, p, c->i64, "") : p;
 	if (emu_inject("misaligned"))
@@ -825,6 +849,8 @@ LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValu
 	}
 	if (!size)
 		return p;
+	if (what == 1)
+		*shared = base, *shared_size = size;
 	LLVMValueRef off = LLVMBuildSub(c->b, at, LLVMBuildPtrToInt(c->b, base, c->i64, ""), "");
 	if (emu_inject("outside"))
 		off = LLVMBuildAdd(c->b, off, i64c(c, size), "");
@@ -834,6 +860,26 @@ LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValu
 	emu_flag(c, 1, ok ? LLVMBuildAnd(c->b, bad, ok, "") : bad, what);
 	/* the host's access goes to the buffer's start instead (flagged above) */
 	return LLVMBuildSelect(c->b, bad, base, p, "");
+}
+
+LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
+{
+	LLVMValueRef shared;
+	int64_t size;
+	return emu_check(c, p, bytes, ok, &shared, &size);
+}
+
+LLVMValueRef ptx_emu_access(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write)
+{
+	LLVMValueRef shared;
+	int64_t size;
+	p = emu_check(c, p, bytes, NULL, &shared, &size);
+	if (shared) {
+		LLVMTypeRef params[5] = {c->ptr, c->i64, c->i32, c->ptr, c->i64};
+		LLVMValueRef args[5] = {p, i64c(c, bytes), LLVMConstInt(c->i32, write, 0), shared, i64c(c, size)};
+		emu_call(c, "patc_emu_touch", params, args, 5);
+	}
+	return p;
 }
 
 void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
@@ -847,19 +893,57 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 	LLVMSetAlignment(inst, 1);
 	const unsigned op = LLVMIsAStoreInst(inst) ? 1 : 0;
 	LLVMPositionBuilderBefore(c->b, inst);
-	LLVMSetOperand(inst, op, ptx_emu_check(c, LLVMGetOperand(inst, op), bytes, NULL));
+	LLVMSetOperand(inst, op, ptx_emu_access(c, LLVMGetOperand(inst, op), bytes, op == 1));
 	LLVMPositionBuilderAtEnd(c->b, LLVMGetInstructionParent(inst));
 }
 
-/* Copies `bytes` (16 or 4) from global src to shared dst: cp.async, or
- * emulated, a plain load and store (counted: what, see ptx_emu_count). */
+void ptx_emu_cp(LowerCtx *c, LLVMValueRef dst, LLVMValueRef src, unsigned bytes, LLVMValueRef ok)
+{
+	LLVMValueRef shared;
+	int64_t size;
+	src = ptx_emu_check(c, src, bytes, ok);
+	dst = emu_check(c, dst, bytes, NULL, &shared, &size);
+	if (emu_inject("nocopy"))
+		return;
+	LLVMTypeRef params[6] = {c->ptr, c->ptr, c->i32, c->i32, c->ptr, c->i64};
+	LLVMValueRef args[6] = {dst,
+	                        src,
+	                        LLVMConstInt(c->i32, bytes, 0),
+	                        ok ? LLVMBuildZExt(c->b, ok, c->i32, "") : LLVMConstInt(c->i32, 1, 0),
+	                        shared ? shared : LLVMConstNull(c->ptr),
+	                        i64c(c, size)};
+	emu_call(c, "patc_emu_cp", params, args, 6);
+}
+
+void ptx_cp_commit(LowerCtx *c)
+{
+	const PtxPlan *plan = c->backend;
+	if (plan->emulate)
+		emu_call(c, "patc_emu_commit", NULL, NULL, 0);
+	else
+		ptx_call(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+}
+
+void ptx_cp_wait(LowerCtx *c, int pending)
+{
+	const PtxPlan *plan = c->backend;
+	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
+	if (plan->emulate) {
+		if (emu_inject("wait")) /* one group fewer than asked */
+			n = LLVMConstInt(c->i32, (unsigned)pending + 1, 0);
+		emu_call(c, "patc_emu_wait", &c->i32, &n, 1);
+	}
+	else
+		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
+}
+
+/* Copies `bytes` (16 or 4) from global src to shared dst: cp.async
+ * (emulated: counted, what, see ptx_emu_count). */
 static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValueRef src, int bytes, int what)
 {
 	if (a->plan->emulate) {
 		ptx_emu_count(c, what, i64c(c, bytes));
-		LLVMValueRef v = LLVMBuildLoad2(c->b, bytes == 16 ? a->v4 : c->f32, src, "");
-		ptx_align(c, v, (unsigned)bytes);
-		ptx_align(c, LLVMBuildStore(c->b, v, dst), (unsigned)bytes);
+		ptx_emu_cp(c, dst, src, (unsigned)bytes, NULL);
 		return;
 	}
 	LLVMValueRef args[2] = {dst, src};
@@ -869,17 +953,11 @@ static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValue
 
 /* Piece q of a stage's `total`, copied by piece(): the thread's q = tid +
  * i threads for each i (unrolled, the last guarded where the threads do
- * not divide total).  Emulated, where the threads run one after another
- * and each computes with the whole stage, a loop over the block's tid
- * copies every thread's pieces, through the same code as on the GPU. */
+ * not divide total). */
 typedef void (*StagePiece)(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i);
 static void stage_pieces(LowerCtx *c, GpuArg *a, const StageCopy *sc, int64_t total, StagePiece piece)
 {
 	const int64_t threads = (int64_t)a->plan->s.bx * a->plan->s.by;
-	LLVMValueRef tid = a->tid;
-	LowerLoop loop;
-	if (a->plan->emulate)
-		a->tid = lower_loop_begin(c, &loop, i64c(c, 0), i64c(c, threads), "stgt");
 	for (int64_t i = 0; i * threads < total; i++) {
 		LLVMValueRef q = LLVMBuildNSWAdd(c->b, a->tid, i64c(c, i * threads), "q");
 		LLVMBasicBlockRef next = NULL;
@@ -894,10 +972,6 @@ static void stage_pieces(LowerCtx *c, GpuArg *a, const StageCopy *sc, int64_t to
 			LLVMBuildBr(c->b, next);
 			LLVMPositionBuilderAtEnd(c->b, next);
 		}
-	}
-	if (a->plan->emulate) {
-		lower_loop_end(c, &loop);
-		a->tid = tid;
 	}
 }
 
@@ -1090,8 +1164,7 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 }
 
 /* Copies stage s into buffer buf, spread over the block's threads
- * (cp.async): X's rows and, wstage, the weights.  Emulated, each thread
- * copies all of it (every thread's pieces) with plain loads. */
+ * (cp.async): X's rows and, wstage, the weights. */
 static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef s, LLVMValueRef buf,
                         LLVMValueRef olo, LLVMValueRef ohi)
 {
@@ -1116,27 +1189,27 @@ void ptx_barrier(LowerCtx *c)
 		ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
 		return;
 	}
-	LLVMValueRef p = emu_word(c, "patc_emu_bars", 32, LLVMBuildAnd(c->b, ptx_sreg(c, "tid.x"), i64c(c, 31), ""));
-	LLVMValueRef one = i64c(c, 1);
-	if (emu_inject("barrier"))
-		one = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, ptx_sreg(c, "tid.y"), i64c(c, 1), ""), i64c(c, 2),
-		                      one, "");
-	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), one, ""), p);
-}
-
-static void stage_sync(LowerCtx *c, const GpuArg *a, int wait)
-{
-	if (wait >= 0 && !a->plan->emulate) {
-		LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)wait, 0);
-		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
+	if (emu_inject("nobarrier"))
+		return;
+	emu_call(c, "patc_emu_sync", NULL, NULL, 0);
+	if (emu_inject("barrier")) { /* the block's second row of threads, once more */
+		LLVMBasicBlockRef more = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "injbar");
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "injbarn");
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, ptx_sreg(c, "tid.y"), i64c(c, 1), ""), more, next);
+		LLVMPositionBuilderAtEnd(c->b, more);
+		emu_call(c, "patc_emu_sync", NULL, NULL, 0);
+		LLVMBuildBr(c->b, next);
+		LLVMPositionBuilderAtEnd(c->b, next);
 	}
-	ptx_barrier(c);
 }
 
-static void stage_commit(LowerCtx *c, const GpuArg *a)
+/* Waits for all but the last `wait` groups of the thread's copies (none:
+ * wait < 0), then for the block. */
+static void stage_sync(LowerCtx *c, int wait)
 {
-	if (!a->plan->emulate)
-		ptx_call(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+	if (wait >= 0)
+		ptx_cp_wait(c, wait);
+	ptx_barrier(c);
 }
 
 /* The point before the first walked loop: its iterations in stages of
@@ -1155,9 +1228,8 @@ static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
 	a->ragged = c->lo[outer] || ir->loops[outer].nnz % U;
 	LLVMValueRef nst = LLVMBuildUDiv(
 		c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWSub(c->b, ohi, olo, ""), i64c(c, U - 1), ""), i64c(c, U), "nst");
-	if (!plan->emulate) /* (emulated, each stage is copied when it is computed) */
-		stage_issue(c, a, p, i64c(c, 0), i64c(c, 0), olo, ohi);
-	stage_commit(c, a);
+	stage_issue(c, a, p, i64c(c, 0), i64c(c, 0), olo, ohi);
+	ptx_cp_commit(c);
 	LowerLoop sl;
 	LLVMValueRef s = lower_loop_begin(c, &sl, i64c(c, 0), nst, "stage");
 	a->buf = LLVMBuildAnd(c->b, s, i64c(c, 1), "buf");
@@ -1166,18 +1238,11 @@ static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "compute");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, s1, nst, ""), pre, go);
 	LLVMPositionBuilderAtEnd(c->b, pre);
-	if (plan->emulate) { /* one thread at a time: the current stage first */
-		LLVMBuildBr(c->b, go);
-		LLVMPositionBuilderAtEnd(c->b, go);
-	} else {
-		stage_issue(c, a, p, s1, LLVMBuildXor(c->b, a->buf, i64c(c, 1), ""), olo, ohi);
-		LLVMBuildBr(c->b, go);
-		LLVMPositionBuilderAtEnd(c->b, go);
-	}
-	stage_commit(c, a);
-	stage_sync(c, a, 1); /* stage s has landed, for every thread */
-	if (plan->emulate) /* emulated: copy stage s now, into its buffer */
-		stage_issue(c, a, p, s, a->buf, olo, ohi);
+	stage_issue(c, a, p, s1, LLVMBuildXor(c->b, a->buf, i64c(c, 1), ""), olo, ohi);
+	LLVMBuildBr(c->b, go);
+	LLVMPositionBuilderAtEnd(c->b, go);
+	ptx_cp_commit(c);
+	stage_sync(c, 1); /* stage s has landed, for every thread */
 	for (int64_t u = 0; u < U; u++) {
 		LLVMValueRef d = LLVMBuildNSWAdd(
 			c->b, olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, s, i64c(c, U), ""), i64c(c, u), ""), "");
@@ -1196,7 +1261,7 @@ static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
 		LLVMPositionBuilderAtEnd(c->b, next);
 	}
 	c->lo[outer] = c->hi[outer] = NULL;
-	stage_sync(c, a, -1); /* everyone is done with this buffer */
+	stage_sync(c, -1); /* everyone is done with this buffer */
 	lower_loop_end(c, &sl);
 }
 

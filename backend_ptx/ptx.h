@@ -166,7 +166,7 @@ typedef struct PtxPlan {
  * C^T's 64 columns x tc_wgn rows for each 16 k and 64 columns. */
 enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3, PTX_TC_WM = 2 };
 
-/* In emulation: the host runs the 32 lanes of a warp; each lane's mma
+/* In emulation: the host runs the threads of a block; each lane's mma
  * passes its fragments (a: 4 words, b: 2 words of two 16-bit values each)
  * and its accumulators c, which it gets back as D = A B + C once all 32
  * lanes have passed theirs.  f16: the elements are f16, else bf16. */
@@ -186,6 +186,17 @@ typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_
  * warpgroup in bits 10-11, f16 in bit 12, imm-trans-a in bit 13; it gets
  * back its rows of D = A B + C once all 32 lanes have passed theirs. */
 typedef void (*PtxEmuWgmma)(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info);
+/* In emulation, the rest of what only a GPU has (ptx_emulate runs a
+ * block's threads and shadows its shared memory): bar.sync 0; a cp.async
+ * of `bytes` from src to dst in the shared buffer at base (size bytes),
+ * zeros where !ok, landing at the wait_group that covers it; commit_group;
+ * wait_group pending; and a load (write 0) or store of bytes at p in the
+ * shared buffer at base. */
+typedef void (*PtxEmuSync)(void);
+typedef void (*PtxEmuCp)(void *dst, const void *src, int32_t bytes, int32_t ok, const void *base, int64_t size);
+typedef void (*PtxEmuCommit)(void);
+typedef void (*PtxEmuWait)(int32_t pending);
+typedef void (*PtxEmuTouch)(const void *p, int64_t bytes, int32_t write, const void *base, int64_t size);
 
 /* Kernel k's weights as its plan takes them on the device, from the packed
  * Fractal-ELL values (nvalues floats) and the mask's index arrays: on CUDA
@@ -237,8 +248,8 @@ bool ptx_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
 bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 
 /* The lowering hooks of the GPU mapping for plan (filled by ptx_plan).
- * With plan->emulate the kernel compiles for any target (tests run it on
- * the host, one thread at a time). */
+ * With plan->emulate the kernel compiles for any target (ptx_emulate runs
+ * it on the host). */
 LowerHooks ptx_hooks(PtxPlan *plan);
 
 /* Runs kernel k under schedule s (NULL: patc's choice) on the host over its
@@ -246,14 +257,20 @@ LowerHooks ptx_hooks(PtxPlan *plan);
  * (X and the values 16-bit where plan_out->tc; X, the values and C 16-byte
  * aligned, as cuMemAlloc's are), C poisoned with NaN first (zeroed where
  * the plan adds into it).  Slow: for tests and for checking kernels
- * without a GPU, never for timing.  false with err where the kernel does
- * not compile, a warp deadlocks, its lanes meet at different collectives
- * or pass mma.sp metadata the hardware refuses, an access that must be
- * aligned (a vector load or store, cp.async, ldmatrix, a wgmma operand)
- * is not, or one reads or writes outside shared memory or X, as the GPU
- * would fault, or a block's threads reach different numbers of barriers,
- * as it would hang; plan_out is
- * the plan either way.  copied (NULL: not wanted): the bytes the grid's
+ * without a GPU, never for timing.  A block's threads run as on a GPU
+ * (cp.async landing at its wait_group, barriers meeting), their shared
+ * memory shadowed.  false with err where the kernel does not compile; a
+ * block's threads wait for one another forever (different numbers of
+ * barriers, an mma some lanes never reach), as a GPU would hang; a warp's
+ * lanes meet at different collectives or pass mma.sp metadata the
+ * hardware refuses; an access that must be aligned (a vector load or
+ * store, cp.async, ldmatrix, a wgmma operand) is not, or one reads or
+ * writes outside shared memory or X, as the GPU would fault; two threads
+ * touch a byte of shared memory between the same two barriers, one of
+ * them writing, or a thread reads one while a cp.async to it is in flight
+ * (a race: the GPU's result would depend on timing); or a thread reads
+ * shared memory no thread of its block wrote.  plan_out is the plan
+ * either way.  copied (NULL: not wanted): the bytes the grid's
  * stage copies read from global memory, of X and of the weights, as the
  * GPU would copy them (ptx_traffic's x and w_staged, counted). */
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,

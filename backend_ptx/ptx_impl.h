@@ -36,14 +36,29 @@ void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes);
  * host should access: p, or where it lies outside, the buffer's start (so
  * that the host reads and writes nothing it must not). */
 LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok);
+/* Emulated: ptx_emu_check of an access of p (a pointer), and where it is
+ * the block's shared memory, the access passed to the host's race check
+ * (PtxEmuTouch).  Returns the address to access. */
+LLVMValueRef ptx_emu_access(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write);
 /* inst, a load or store of global or shared memory, aligned to `bytes`:
- * its alignment, and emulated, ptx_emu_check of its address (the host's
+ * its alignment, and emulated, ptx_emu_access of its address (the host's
  * access left unaligned, so that it cannot fault before the check). */
 void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes);
 
-/* bar.sync 0 (the block's threads meet); emulated, the thread counts it in
- * the global patc_emu_bars[tid.x % 32], which ptx_emulate compares across
- * the block (threads that reach different numbers of barriers hang a GPU). */
+/* The emulator's global `name` (made where missing, null), which the host
+ * points to the function that stands in for a GPU instruction. */
+LLVMValueRef ptx_emu_hook(LowerCtx *c, const char *name);
+/* Emulated cp.async of `bytes` from global src to the block's shared dst,
+ * zeros where !ok (an i1; NULL: always copies): both checked
+ * (ptx_emu_check; src where ok), then passed to the host (PtxEmuCp),
+ * which lands it at the thread's cp.async.wait_group. */
+void ptx_emu_cp(LowerCtx *c, LLVMValueRef dst, LLVMValueRef src, unsigned bytes, LLVMValueRef ok);
+/* cp.async.commit_group, cp.async.wait_group pending (emulated, the
+ * host's). */
+void ptx_cp_commit(LowerCtx *c);
+void ptx_cp_wait(LowerCtx *c, int pending);
+/* bar.sync 0: the block's threads meet (emulated, at the host's, which
+ * fails a block whose threads reach different numbers: a GPU would hang). */
 void ptx_barrier(LowerCtx *c);
 
 /* ptx_traffic of a staged tensor-core plan (tc.c); C's by ptx_c_traffic. */

@@ -608,7 +608,6 @@ static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValu
                     LLVMValueRef at, int64_t more, LLVMValueRef ok, int what)
 {
 	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
-	LLVMValueRef buffer = base;
 	if (!plan->emulate)
 		base = LLVMBuildAddrSpaceCast(c->b, base, LLVMPointerTypeInContext(c->ctx, 1), "");
 	if (at0)
@@ -624,13 +623,7 @@ static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValu
 	}
 	if (plan->emulate) {
 		ptx_emu_count(c, what, LLVMBuildSelect(c->b, ok, i64c(c, 16), i64c(c, 0), ""));
-		LLVMTypeRef v8 = LLVMVectorType(i16, 8);
-		/* cp.async's source: aligned, read or not; inside X where read */
-		src = ptx_emu_check(c, src, 16, ok);
-		LLVMValueRef v = LLVMBuildLoad2(c->b, v8, LLVMBuildSelect(c->b, ok, src, buffer, ""), "");
-		LLVMSetAlignment(v, 1);
-		v = LLVMBuildSelect(c->b, ok, v, LLVMConstNull(v8), "");
-		ptx_align(c, LLVMBuildStore(c->b, v, dst), 16);
+		ptx_emu_cp(c, dst, src, 16, ok); /* (the source aligned, read or not; inside X where read) */
 		return;
 	}
 	LLVMValueRef args[3] = {dst, src,
@@ -816,21 +809,12 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 	LLVMValueRef m;
 	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k, &ia.kstep);
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
-	LLVMValueRef lane = st->tid;
-	LowerLoop wl;
-	if (plan->emulate)
-		st->tid = add(c, mul(c, lower_loop_begin(c, &wl, i64c(c, 0), i64c(c, st->nthreads / 32), "emuw"), 32), lane);
 	if (!plan->tc_sp)
 		tc_pieces(c, plan, st, (int64_t)plan->tc_rows * 2 * step_k(plan), st->nthreads, a_piece, &ia);
 	tc_pieces(c, plan, st, step_k(plan) / 8 * cols, st->nthreads, x_piece, &ia);
-	if (plan->emulate) {
-		lower_loop_end(c, &wl);
-		st->tid = lane;
-	}
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
-	if (!plan->emulate)
-		ptx_call(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+	ptx_cp_commit(c);
 }
 
 /* ldmatrix.x4 from the lane's row at `at` (halves into the buffers). */
@@ -838,7 +822,7 @@ static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueR
 {
 	LLVMValueRef p = smem(c, st, at, 0);
 	if (plan->emulate) {
-		p = ptx_emu_check(c, p, 16, NULL); /* each lane's row */
+		p = ptx_emu_access(c, p, 16, false); /* each lane's row */
 		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, st->ldm, "ldm");
 		LLVMValueRef args[3] = {p, st->eo, LLVMConstInt(c->i32, trans, 0)};
 		LLVMBuildCall2(c->b, st->ldm_ty, fn, args, 3, "");
@@ -1061,10 +1045,7 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 
 static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 {
-	if (!plan->emulate) { /* (emulated, the lanes' copies are done: the warps run one after another) */
-		LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
-		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
-	}
+	ptx_cp_wait(c, pending);
 	if (plan->tc_wg && !plan->emulate) { /* the copies' writes made visible to the tensor cores' reads (the async proxy) */
 		static const char fence[] = "fence.proxy.async.shared::cta;";
 		LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), NULL, 0, 0);
@@ -1117,10 +1098,7 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 		LLVMPositionBuilderAtEnd(c->b, done);
 	}
 	lower_loop_end(c, &l);
-	if (!plan->emulate) {
-		LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
-		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &zero, 1); /* the empty groups */
-	}
+	ptx_cp_wait(c, 0); /* the empty groups */
 }
 
 /* Stage's buffers and, in emulation, ldmatrix's host function. */
@@ -1135,11 +1113,7 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 	LLVMSetLinkage(st->xs, LLVMInternalLinkage);
 	LLVMSetAlignment(st->xs, 16);
 	if (plan->emulate) {
-		st->ldm = LLVMGetNamedGlobal(c->mod, "patc_emu_ldm");
-		if (!st->ldm) {
-			st->ldm = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_ldm");
-			LLVMSetInitializer(st->ldm, LLVMConstNull(c->ptr));
-		}
+		st->ldm = ptx_emu_hook(c, "patc_emu_ldm");
 		LLVMTypeRef params[3] = {c->ptr, c->ptr, c->i32};
 		st->ldm_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 3, 0);
 		st->eo = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "eo");
@@ -1189,11 +1163,7 @@ static void tc_wg_init(LowerCtx *c, TcArg *a)
 	const PtxPlan *plan = a->plan;
 	const int nacc = wg_nacc(plan);
 	if (plan->emulate) {
-		a->wg = LLVMGetNamedGlobal(c->mod, "patc_emu_wgmma");
-		if (!a->wg) {
-			a->wg = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_wgmma");
-			LLVMSetInitializer(a->wg, LLVMConstNull(c->ptr));
-		}
+		a->wg = ptx_emu_hook(c, "patc_emu_wgmma");
 		LLVMTypeRef params[6] = {c->ptr, c->i64, c->i64, c->i64, c->ptr, c->i32};
 		a->wg_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 6, 0);
 		a->ewacc = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)nacc), "ewacc");
@@ -1299,22 +1269,14 @@ void ptx_tc_body(LowerCtx *c)
 	if (plan->tc_wg) {
 		tc_wg_init(c, &a);
 	} else if (plan->emulate) {
-		a.mma = LLVMGetNamedGlobal(c->mod, "patc_emu_mma");
-		if (!a.mma) {
-			a.mma = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_mma");
-			LLVMSetInitializer(a.mma, LLVMConstNull(c->ptr));
-		}
+		a.mma = ptx_emu_hook(c, "patc_emu_mma");
 		LLVMTypeRef params[4] = {c->ptr, c->ptr, c->ptr, c->i32};
 		a.mma_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 4, 0);
 		a.ea = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "ea");
 		a.eb = lower_entry_alloca(c, LLVMArrayType2(c->i32, 4), "eb");
 		a.ec = lower_entry_alloca(c, LLVMArrayType2(c->f32, 4), "ec");
 		if (plan->tc_sp) {
-			a.sp = LLVMGetNamedGlobal(c->mod, "patc_emu_mmasp");
-			if (!a.sp) {
-				a.sp = LLVMAddGlobal(c->mod, c->ptr, "patc_emu_mmasp");
-				LLVMSetInitializer(a.sp, LLVMConstNull(c->ptr));
-			}
+			a.sp = ptx_emu_hook(c, "patc_emu_mmasp");
 			LLVMTypeRef sparams[5] = {c->ptr, c->ptr, c->ptr, c->i32, c->i32};
 			a.sp_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), sparams, 5, 0);
 		}
@@ -1349,7 +1311,7 @@ void ptx_tc_body(LowerCtx *c)
 	if (plan->stage) {
 		Stage st = {.ncol = ncol};
 		tc_stage_init(c, plan, &st);
-		st.tid = plan->emulate ? lane : add(c, mul(c, warp, 32), lane);
+		st.tid = add(c, mul(c, warp, 32), lane);
 		st.nthreads = 32 * (int64_t)plan->s.by;
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];

@@ -234,10 +234,10 @@ static float round_half(float x, PatDtype dt)
 /* Runs the tensor-core kernel of op (dtype dt) on the emulator; returns its
  * relative error against the float64 product of the weight and X rounded
  * to dt (+inf where an element of C is left unwritten).  swap: the first
- * pair of the last loop's index reversed, the emulation expected to fail
- * with a message containing it (returns 0). */
-static double emulate_tc_swap(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
-                              PtxPlan *plan_out, const char *swap)
+ * pair of the last loop's index reversed.  fail: the emulation expected to
+ * fail with a message containing it (returns 0). */
+static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
+                              PtxPlan *plan_out, bool swap, const char *fail)
 {
 	const int64_t N = op->N;
 	KernelCase kc;
@@ -268,10 +268,10 @@ static double emulate_tc_swap(const OpResult *op, PatDtype dt, PatLayout layout,
 	ptx_weights_free(&w);
 	if (ran)
 		check_traffic(&lk, &plan, copied);
-	ck_assert_msg(ran == !swap, "%s", ran ? "the emulation ran" : err);
-	ck_assert_msg(!swap || strstr(err, swap), "%s", err);
+	ck_assert_msg(ran == !fail, "%s", ran ? "the emulation ran" : err);
+	ck_assert_msg(!fail || strstr(err, fail), "%s: %s", fail, err);
 	ck_assert_msg(plan.tc, "%s", plan.tc_why);
-	double e = swap ? 0 : kernel_case_error(&kc);
+	double e = fail ? 0 : kernel_case_error(&kc);
 	free(x16);
 	kernel_case_free(&kc);
 	if (plan_out)
@@ -282,7 +282,7 @@ static double emulate_tc_swap(const OpResult *op, PatDtype dt, PatLayout layout,
 static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
                          PtxPlan *plan_out)
 {
-	return emulate_tc_swap(op, dt, layout, sched, plan_out, NULL);
+	return emulate_tc_fail(op, dt, layout, sched, plan_out, false, NULL);
 }
 
 /* Dense 16 x 16 tiles (mma.sync), then 2:4 along k (mma.sp). */
@@ -397,7 +397,7 @@ START_TEST(tc_sp_metadata_checked)
 	Program prog = compile_typed(&arena, "apply nm(2, 4);", tc_shapes[0], "bf16");
 	for (int st = 0; st < 2; st++) {
 		PtxPlan plan;
-		emulate_tc_swap(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, st ? &plain : NULL, &plan, "invalid index pair");
+		emulate_tc_fail(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, st ? &plain : NULL, &plan, true, "invalid index pair");
 		ck_assert(plan.tc_sp && plan.stage == !st);
 	}
 	arena_free(&arena);
@@ -662,9 +662,21 @@ END_TEST
 
 /* The emulator takes operands aligned as cuMemAlloc's are, as the kernels'
  * 16-byte accesses need: X 4 bytes off is refused.  And what a GPU would
- * fault or hang on fails the run, each with its message: accesses moved
- * off their alignment or past their buffer, and one warp counting more
- * barriers than the others (PATC_EMU_INJECT, on a staged kernel). */
+ * fault or hang on, or compute by chance, fails the run, each with its
+ * message (PATC_EMU_INJECT, on staged kernels: fp32 on CUDA cores, bf16
+ * on mma.sync and on wgmma): accesses moved off their alignment or past
+ * their buffer; one warp meeting more barriers than the others; no
+ * barriers (the warps race); a wait for one group of copies fewer (a
+ * stage read while its copies are in flight); no copies (shared memory
+ * read unwritten). */
+static const char *const injects[][2] = {{"barrier", "different numbers of barriers"},
+                                         {"nobarrier", "between the same two barriers: a race"},
+                                         {"wait", "while a cp.async to it is in flight"},
+                                         {"nocopy", "which no thread of its block wrote"},
+                                         {"misaligned", "at an address not a multiple of 16"},
+                                         {"outside", "an access outside"}};
+enum { NINJECT = sizeof injects / sizeof *injects };
+
 START_TEST(emulation_catches_faults)
 {
 	Arena arena;
@@ -682,16 +694,27 @@ START_TEST(emulation_catches_faults)
 	ck_assert_msg(ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, &plan, NULL, err), "%s", err);
 	ck_assert(kernel_case_error(&kc) < 1e-5);
 	ck_assert_msg(plan.stage && plan.s.by > 1, "staged %d, %d rows of threads", plan.stage, plan.s.by);
-	static const char *const inject[][2] = {{"misaligned", "at an address not a multiple of 16"},
-	                                        {"outside", "an access outside"},
-	                                        {"barrier", "different numbers of barriers"}};
-	for (int i = 0; i < 3; i++) {
-		setenv("PATC_EMU_INJECT", inject[i][0], 1);
-		ck_assert_msg(!ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, NULL, NULL, err), "%s", inject[i][0]);
-		ck_assert_msg(strstr(err, inject[i][1]) != NULL, "%s: %s", inject[i][0], err);
+	for (int i = 0; i < NINJECT; i++) {
+		setenv("PATC_EMU_INJECT", injects[i][0], 1);
+		ck_assert_msg(!ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, NULL, NULL, err), "%s", injects[i][0]);
+		ck_assert_msg(strstr(err, injects[i][1]) != NULL, "%s: %s", injects[i][0], err);
 	}
 	unsetenv("PATC_EMU_INJECT");
 	kernel_case_free(&kc);
+
+	static const PtxSchedule wg = {.wg = 1};
+	static const char *const pats[] = {"apply block(16, 16, 50%);", "apply block(64, 64, 50%);"};
+	for (int p = 0; p < 2; p++) {
+		Program tc = compile_typed(&arena, pats[p], tc_shapes[0], "bf16");
+		PtxPlan tplan;
+		ck_assert(emulate_tc(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, &tplan) < 1e-5);
+		ck_assert(tplan.stage && tplan.s.by > 1 && tplan.tc_wg == (p == 1));
+		for (int i = 0; i < NINJECT; i++) {
+			setenv("PATC_EMU_INJECT", injects[i][0], 1);
+			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, NULL, false, injects[i][1]);
+		}
+		unsetenv("PATC_EMU_INJECT");
+	}
 	arena_free(&arena);
 }
 END_TEST
