@@ -13,10 +13,11 @@
  * thread's cp.async.wait_group that covers its group (or when the thread
  * ends).  Shared memory is a plain global, shadowed byte by byte: who
  * wrote it last and in which interval between two barriers, who read it
- * there, and the copies in flight to it.  So the run fails where a GPU's
- * result would depend on timing (a race: two threads touch a byte between
- * the same two barriers, one writing, or a byte is read while a copy to it
- * is in flight), where a thread reads what no thread of its block wrote,
+ * there, the copies in flight to it, and whether its writer has passed a
+ * fence.proxy.async since.  So the run fails where a GPU's result would
+ * depend on timing (a race: two threads touch a byte between the same two
+ * barriers, one writing, or a byte is read while a copy to it is in
+ * flight, or by a wgmma before its writer's fence), where a thread reads what no thread of its block wrote,
  * where an access would fault (misaligned, or outside shared memory or X:
  * ptx_emu_check, flagged in the global patc_emu_bad), and where the
  * block's threads reach different numbers of barriers or collectives (a
@@ -78,17 +79,19 @@ typedef struct Lane {
 	unsigned parked_gen; /* its warp's or the block's gen when it parked */
 	int64_t bars;        /* barriers it reached */
 	int64_t groups;      /* groups of copies it committed */
+	int32_t fences;      /* fence.proxy.async it passed */
 	Copy *cp;            /* its copies in flight, ncp of cap */
 	int ncp, cap;
 } Lane;
 
 /* A shared buffer's shadow, a word a byte: the interval and thread of the
- * last write, of the last read (MULTI: several threads), and the copies
- * in flight to it. */
+ * last write and the writer's fences before it, the interval and thread
+ * of the last read (MULTI: several threads), and the copies in flight to
+ * it. */
 typedef struct Region {
 	const uint8_t *base;
 	int64_t size;
-	int32_t *w_iv, *w_th, *r_iv, *r_th, *pend;
+	int32_t *w_iv, *w_th, *w_fc, *r_iv, *r_th, *pend;
 } Region;
 
 typedef struct Block {
@@ -156,8 +159,8 @@ static int region_of(Block *b, const void *base, int64_t size)
 		return -1;
 	}
 	Region *r = &b->region[b->nregions];
-	int32_t **arr[5] = {&r->w_iv, &r->w_th, &r->r_iv, &r->r_th, &r->pend};
-	for (int a = 0; a < 5; a++)
+	int32_t **arr[6] = {&r->w_iv, &r->w_th, &r->w_fc, &r->r_iv, &r->r_th, &r->pend};
+	for (int a = 0; a < 6; a++)
 		if (!(*arr[a] = malloc((size_t)size * sizeof(int32_t)))) {
 			for (int j = 0; j < a; j++)
 				free(*arr[j]);
@@ -170,10 +173,15 @@ static int region_of(Block *b, const void *base, int64_t size)
 	return b->nregions++;
 }
 
-/* Thread t reads bytes off .. off + bytes - 1 of r. */
-static void sh_read(Block *b, Region *r, int64_t off, int64_t bytes, int t)
+/* Thread t reads bytes off .. off + bytes - 1 of r; async: through the
+ * tensor cores (wgmma), which see a write only after its writer's
+ * fence.proxy.async. */
+static void sh_read(Block *b, Region *r, int64_t off, int64_t bytes, int t, bool async)
 {
 	for (int64_t i = off; i < off + bytes && i < r->size; i++) {
+		if (async && r->w_iv[i] >= b->iv0 && b->lane[r->w_th[i]].fences <= r->w_fc[i])
+			fault(b, b->race, r, i, t, "passes to a wgmma", r->w_th[i],
+			      " wrote with no fence.proxy.async after (the tensor cores may read it stale)");
 		if (r->pend[i])
 			fault(b, b->race, r, i, t, "reads", -1, " while a cp.async to it is in flight (before its wait_group): a race");
 		else if (r->w_iv[i] < b->iv0)
@@ -204,7 +212,7 @@ static void sh_write(Block *b, Region *r, int64_t off, int64_t bytes, int t, int
 		if (how == ISSUE)
 			r->pend[i]++;
 		else
-			r->w_iv[i] = b->iv, r->w_th[i] = t;
+			r->w_iv[i] = b->iv, r->w_th[i] = t, r->w_fc[i] = b->lane[t].fences;
 	}
 }
 
@@ -320,7 +328,7 @@ static float wg_elem(Block *b, Warp *w, Region *r, int t, int64_t at, int32_t f1
 		return 0;
 	}
 	if (r)
-		sh_read(b, r, at, 2, t);
+		sh_read(b, r, at, 2, t, true);
 	uint16_t h;
 	memcpy(&h, w->wsmem + at, 2);
 	return half_to_f32(h, f16);
@@ -513,6 +521,8 @@ static void emu_cp(void *dst, const void *src, int32_t bytes, int32_t ok, const 
 
 static void emu_commit(void) { blk->lane[blk->turn].groups++; }
 
+static void emu_fence(void) { blk->lane[blk->turn].fences++; }
+
 static void emu_wait(int32_t pending) { land(blk, blk->turn, blk->lane[blk->turn].groups - pending); }
 
 static void emu_touch(const void *p, int64_t bytes, int32_t write, const void *base, int64_t size)
@@ -525,7 +535,7 @@ static void emu_touch(const void *p, int64_t bytes, int32_t write, const void *b
 	if (write)
 		sh_write(b, &b->region[ri], off, bytes, b->turn, WRITE);
 	else
-		sh_read(b, &b->region[ri], off, bytes, b->turn);
+		sh_read(b, &b->region[ri], off, bytes, b->turn, false);
 }
 
 /* ---- the block's threads ---- */
@@ -619,7 +629,7 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 {
 	for (int t = 0; t < b->n; t++) {
 		Lane *ln = &b->lane[t];
-		ln->done = false, ln->parked = 0, ln->bars = 0, ln->groups = 0, ln->ncp = 0;
+		ln->done = false, ln->parked = 0, ln->bars = 0, ln->groups = 0, ln->fences = 0, ln->ncp = 0;
 	}
 	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
 		Warp *w = &b->warp[i];
@@ -764,6 +774,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		set_hook(&kern, "patc_emu_sync", (AnyFn)emu_sync);
 		set_hook(&kern, "patc_emu_cp", (AnyFn)emu_cp);
 		set_hook(&kern, "patc_emu_commit", (AnyFn)emu_commit);
+		set_hook(&kern, "patc_emu_fence", (AnyFn)emu_fence);
 		set_hook(&kern, "patc_emu_wait", (AnyFn)emu_wait);
 		set_hook(&kern, "patc_emu_touch", (AnyFn)emu_touch);
 		blk = b;

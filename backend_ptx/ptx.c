@@ -799,10 +799,11 @@ static int64_t shared_bytes(LLVMValueRef g)
 /* PATC_EMU_INJECT (tests only): "misaligned" or "outside" moves every
  * checked access 4 bytes, or a buffer's length, further on; "barrier"
  * meets one more barrier each time in the block's second warp or row of
- * threads; "nobarrier" drops every barrier, "nocopy" every cp.async;
- * "wait" waits for one group of copies fewer each time.  So the checks
+ * threads; "nobarrier" drops every barrier, "nocopy" every cp.async,
+ * "nofence" every fence.proxy.async (tc.c); "wait" waits for one group of
+ * copies fewer each time.  So the checks
  * are seen to catch what they are for. */
-static bool emu_inject(const char *what)
+bool ptx_emu_inject(const char *what)
 {
 	const char *v = getenv("PATC_EMU_INJECT");
 	return v && !strcmp(v, what);
@@ -818,9 +819,7 @@ LLVMValueRef ptx_emu_hook(LowerCtx *c, const char *name)
 	return g;
 }
 
-/* A call of the host function the emulator's global `name` points to,
- * void(params). */
-static void emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueRef *args, unsigned n)
+void ptx_emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueRef *args, unsigned n)
 {
 	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, n, 0);
 	LLVMBuildCall2(c->b, ty, LLVMBuildLoad2(c->b, c->ptr, ptx_emu_hook(c, name), name), args, n, "");
@@ -834,7 +833,7 @@ static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMV
 	*shared = NULL, *shared_size = 0;
 	const bool ptr = LLVMGetTypeKind(LLVMTypeOf(p)) == LLVMPointerTypeKind;
 	LLVMValueRef at = ptr ? LLVMBuildPtrToInt(c->b, p, c->i64, "") : p;
-	if (emu_inject("misaligned"))
+	if (ptx_emu_inject("misaligned"))
 		at = LLVMBuildAdd(c->b, at, i64c(c, 4), "");
 	emu_flag(c, 0, LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, at, i64c(c, bytes - 1), ""), i64c(c, 0), ""),
 	         bytes);
@@ -852,7 +851,7 @@ static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMV
 	if (what == 1)
 		*shared = base, *shared_size = size;
 	LLVMValueRef off = LLVMBuildSub(c->b, at, LLVMBuildPtrToInt(c->b, base, c->i64, ""), "");
-	if (emu_inject("outside"))
+	if (ptx_emu_inject("outside"))
 		off = LLVMBuildAdd(c->b, off, i64c(c, size), "");
 	LLVMValueRef bad = size < (int64_t)bytes
 	                           ? LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0)
@@ -877,7 +876,7 @@ LLVMValueRef ptx_emu_access(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool wr
 	if (shared) {
 		LLVMTypeRef params[5] = {c->ptr, c->i64, c->i32, c->ptr, c->i64};
 		LLVMValueRef args[5] = {p, i64c(c, bytes), LLVMConstInt(c->i32, write, 0), shared, i64c(c, size)};
-		emu_call(c, "patc_emu_touch", params, args, 5);
+		ptx_emu_call(c, "patc_emu_touch", params, args, 5);
 	}
 	return p;
 }
@@ -903,7 +902,7 @@ void ptx_emu_cp(LowerCtx *c, LLVMValueRef dst, LLVMValueRef src, unsigned bytes,
 	int64_t size;
 	src = ptx_emu_check(c, src, bytes, ok);
 	dst = emu_check(c, dst, bytes, NULL, &shared, &size);
-	if (emu_inject("nocopy"))
+	if (ptx_emu_inject("nocopy"))
 		return;
 	LLVMTypeRef params[6] = {c->ptr, c->ptr, c->i32, c->i32, c->ptr, c->i64};
 	LLVMValueRef args[6] = {dst,
@@ -912,14 +911,14 @@ void ptx_emu_cp(LowerCtx *c, LLVMValueRef dst, LLVMValueRef src, unsigned bytes,
 	                        ok ? LLVMBuildZExt(c->b, ok, c->i32, "") : LLVMConstInt(c->i32, 1, 0),
 	                        shared ? shared : LLVMConstNull(c->ptr),
 	                        i64c(c, size)};
-	emu_call(c, "patc_emu_cp", params, args, 6);
+	ptx_emu_call(c, "patc_emu_cp", params, args, 6);
 }
 
 void ptx_cp_commit(LowerCtx *c)
 {
 	const PtxPlan *plan = c->backend;
 	if (plan->emulate)
-		emu_call(c, "patc_emu_commit", NULL, NULL, 0);
+		ptx_emu_call(c, "patc_emu_commit", NULL, NULL, 0);
 	else
 		ptx_call(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
 }
@@ -929,9 +928,9 @@ void ptx_cp_wait(LowerCtx *c, int pending)
 	const PtxPlan *plan = c->backend;
 	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
 	if (plan->emulate) {
-		if (emu_inject("wait")) /* one group fewer than asked */
+		if (ptx_emu_inject("wait")) /* one group fewer than asked */
 			n = LLVMConstInt(c->i32, (unsigned)pending + 1, 0);
-		emu_call(c, "patc_emu_wait", &c->i32, &n, 1);
+		ptx_emu_call(c, "patc_emu_wait", &c->i32, &n, 1);
 	}
 	else
 		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
@@ -1189,15 +1188,15 @@ void ptx_barrier(LowerCtx *c)
 		ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
 		return;
 	}
-	if (emu_inject("nobarrier"))
+	if (ptx_emu_inject("nobarrier"))
 		return;
-	emu_call(c, "patc_emu_sync", NULL, NULL, 0);
-	if (emu_inject("barrier")) { /* the block's second row of threads, once more */
+	ptx_emu_call(c, "patc_emu_sync", NULL, NULL, 0);
+	if (ptx_emu_inject("barrier")) { /* the block's second row of threads, once more */
 		LLVMBasicBlockRef more = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "injbar");
 		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "injbarn");
 		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, ptx_sreg(c, "tid.y"), i64c(c, 1), ""), more, next);
 		LLVMPositionBuilderAtEnd(c->b, more);
-		emu_call(c, "patc_emu_sync", NULL, NULL, 0);
+		ptx_emu_call(c, "patc_emu_sync", NULL, NULL, 0);
 		LLVMBuildBr(c->b, next);
 		LLVMPositionBuilderAtEnd(c->b, next);
 	}

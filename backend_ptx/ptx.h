@@ -187,7 +187,8 @@ typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_
  * back its rows of D = A B + C once all 32 lanes have passed theirs. */
 typedef void (*PtxEmuWgmma)(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info);
 /* In emulation, the rest of what only a GPU has (ptx_emulate runs a
- * block's threads and shadows its shared memory): bar.sync 0; a cp.async
+ * block's threads and shadows its shared memory): bar.sync 0 (PtxEmuSync),
+ * fence.proxy.async (the same type, patc_emu_fence); a cp.async
  * of `bytes` from src to dst in the shared buffer at base (size bytes),
  * zeros where !ok, landing at the wait_group that covers it; commit_group;
  * wait_group pending; and a load (write 0) or store of bytes at p in the

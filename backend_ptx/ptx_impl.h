@@ -46,8 +46,12 @@ LLVMValueRef ptx_emu_access(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool wr
 void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes);
 
 /* The emulator's global `name` (made where missing, null), which the host
- * points to the function that stands in for a GPU instruction. */
+ * points to the function that stands in for a GPU instruction; a call of
+ * that function, void(params). */
 LLVMValueRef ptx_emu_hook(LowerCtx *c, const char *name);
+void ptx_emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueRef *args, unsigned n);
+/* Whether PATC_EMU_INJECT (tests only) plants `what` (ptx.c lists them). */
+bool ptx_emu_inject(const char *what);
 /* Emulated cp.async of `bytes` from global src to the block's shared dst,
  * zeros where !ok (an i1; NULL: always copies): both checked
  * (ptx_emu_check; src where ok), then passed to the host (PtxEmuCp),

@@ -1046,7 +1046,10 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 {
 	ptx_cp_wait(c, pending);
-	if (plan->tc_wg && !plan->emulate) { /* the copies' writes made visible to the tensor cores' reads (the async proxy) */
+	if (plan->tc_wg && plan->emulate) {
+		if (!ptx_emu_inject("nofence"))
+			ptx_emu_call(c, "patc_emu_fence", NULL, NULL, 0);
+	} else if (plan->tc_wg) { /* the copies' writes made visible to the tensor cores' reads (the async proxy) */
 		static const char fence[] = "fence.proxy.async.shared::cta;";
 		LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), NULL, 0, 0);
 		LLVMValueRef asm_ = LLVMGetInlineAsm(vt, fence, sizeof fence - 1, "~{memory}", 9, 1, 0,

@@ -668,7 +668,8 @@ END_TEST
  * their buffer; one warp meeting more barriers than the others; no
  * barriers (the warps race); a wait for one group of copies fewer (a
  * stage read while its copies are in flight); no copies (shared memory
- * read unwritten). */
+ * read unwritten); on wgmma, no fence.proxy.async (the tensor cores read
+ * the copies' writes unfenced). */
 static const char *const injects[][2] = {{"barrier", "different numbers of barriers"},
                                          {"nobarrier", "between the same two barriers: a race"},
                                          {"wait", "while a cp.async to it is in flight"},
@@ -712,6 +713,10 @@ START_TEST(emulation_catches_faults)
 		for (int i = 0; i < NINJECT; i++) {
 			setenv("PATC_EMU_INJECT", injects[i][0], 1);
 			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, NULL, false, injects[i][1]);
+		}
+		if (p) { /* the copies' writes passed to the tensor cores with no fence.proxy.async */
+			setenv("PATC_EMU_INJECT", "nofence", 1);
+			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, NULL, false, "no fence.proxy.async");
 		}
 		unsetenv("PATC_EMU_INJECT");
 	}
