@@ -17,11 +17,11 @@
  * fence.proxy.async since.  So the run fails where a GPU's result would
  * depend on timing (a race: two threads touch a byte between the same two
  * barriers, one writing, or a byte is read while a copy to it is in
- * flight, or by a wgmma before its writer's fence), where a thread reads what no thread of its block wrote,
- * where an access would fault (misaligned, or outside shared memory or X:
- * ptx_emu_check, flagged in the global patc_emu_bad), and where the
- * block's threads reach different numbers of barriers or collectives (a
- * GPU would hang). */
+ * flight, or by a wgmma before its writer's fence), where a thread reads
+ * what no thread of its block wrote, where an access would fault
+ * (misaligned, or outside shared memory or X: ptx_emu_check, flagged in
+ * the global patc_emu_bad), and where the block's threads wait for one
+ * another forever (a GPU would hang). */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "../backend_x86/x86.h"
@@ -128,7 +128,7 @@ static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
 static const char *thread_name(const Block *b, int t, char buf[32])
 {
 	if (t == MULTI)
-		return "other threads";
+		return "another thread";
 	snprintf(buf, 32, "thread (%d, %d)", t % b->bx, t / b->bx);
 	return buf;
 }
@@ -147,8 +147,8 @@ static void fault(const Block *b, char msg[PTX_ERR_MAX], const Region *r, int64_
 	         u != -1 ? thread_name(b, u, un) : "", how);
 }
 
-/* The shadow of the buffer at base (size bytes), made where new; -1 where
- * there are too many, or no memory (b->oom). */
+/* The shadow of the buffer at base (size bytes), made where new; -1 and
+ * b->oom where memory or the slots run out (a kernel has 2 buffers at most). */
 static int region_of(Block *b, const void *base, int64_t size)
 {
 	for (int i = 0; i < b->nregions; i++)
@@ -183,7 +183,8 @@ static void sh_read(Block *b, Region *r, int64_t off, int64_t bytes, int t, bool
 			fault(b, b->race, r, i, t, "passes to a wgmma", r->w_th[i],
 			      " wrote with no fence.proxy.async after (the tensor cores may read it stale)");
 		if (r->pend[i])
-			fault(b, b->race, r, i, t, "reads", -1, " while a cp.async to it is in flight (before its wait_group): a race");
+			fault(b, b->race, r, i, t, "reads", -1,
+			      " while a cp.async to it is in flight (before its wait_group): a race");
 		else if (r->w_iv[i] < b->iv0)
 			fault(b, b->unwritten, r, i, t, "reads", -1, ", which no thread of its block wrote");
 		else if (r->w_iv[i] == b->iv && r->w_th[i] != t)
@@ -514,9 +515,11 @@ static void emu_cp(void *dst, const void *src, int32_t bytes, int32_t ok, const 
 	else
 		memset(cp->data, 0, sizeof cp->data);
 	cp->region = base ? region_of(b, base, size) : -1;
-	cp->off = (const uint8_t *)dst - (const uint8_t *)base;
-	if (cp->region >= 0)
+	cp->off = 0;
+	if (cp->region >= 0) {
+		cp->off = (const uint8_t *)dst - (const uint8_t *)base;
 		sh_write(b, &b->region[cp->region], cp->off, cp->bytes, t, ISSUE);
+	}
 }
 
 static void emu_commit(void) { blk->lane[blk->turn].groups++; }
