@@ -30,6 +30,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,7 @@ typedef struct Lane {
 	int32_t fences;      /* fence.proxy.async it passed */
 	Copy *cp;            /* its copies in flight, ncp of cap */
 	int ncp, cap;
+	jmp_buf out;         /* where it leaves the kernel on an abort */
 } Lane;
 
 /* A shared buffer's shadow, a word a byte: the interval and thread of the
@@ -107,7 +109,7 @@ typedef struct Block {
 	int nregions;
 	char race[PTX_ERR_MAX];  /* the block's first race, "" */
 	char unwritten[PTX_ERR_MAX]; /* its first read of what no thread wrote (reported where no race is), "" */
-	bool oom, quit, stuck;   /* stuck: threads stay blocked, b must outlive them */
+	bool oom, quit, abort;   /* abort: a parked thread woken leaves the kernel (Lane.out) */
 	pthread_t *th;
 	int started;
 	/* the kernel and its arguments */
@@ -405,6 +407,8 @@ static void park(Block *b, int t, int kind, unsigned gen)
 	while (sem_wait(&ln->go))
 		;
 	ln->parked = 0;
+	if (b->abort) /* the block waits forever: out of the kernel (its frames need no unwinding) */
+		longjmp(ln->out, 1);
 }
 
 /* The running thread t has reached collective op (its operands recorded):
@@ -559,8 +563,10 @@ static void *lane_main(void *arg)
 			;
 		if (b->quit)
 			return NULL;
-		b->kern->fn(b->x, b->out, b->values, b->index, 0, b->N);
-		land(b, la->t, INT64_MAX); /* what it left in flight lands anyway */
+		if (!setjmp(ln->out)) {
+			b->kern->fn(b->x, b->out, b->values, b->index, 0, b->N);
+			land(b, la->t, INT64_MAX); /* what it left in flight lands anyway */
+		}
 		ln->done = true;
 		sem_post(&b->back);
 	}
@@ -599,12 +605,9 @@ static Block *block_new(int n, int bx, LaneArg **args, char err[PTX_ERR_MAX])
 	return b;
 }
 
-/* Ends b's threads and frees it, or where they are stuck (waiting in the
- * kernel forever), leaves it and them be. */
+/* Ends b's threads and frees it. */
 static void block_free(Block *b, LaneArg *la)
 {
-	if (b->stuck)
-		return;
 	b->quit = true;
 	for (int t = 0; t < b->started; t++) {
 		sem_post(&b->lane[t].go);
@@ -617,14 +620,14 @@ static void block_free(Block *b, LaneArg *la)
 	sem_destroy(&b->back);
 	for (int i = 0; i < b->nregions; i++) {
 		Region *r = &b->region[i];
-		free(r->w_iv), free(r->w_th), free(r->r_iv), free(r->r_th), free(r->pend);
+		free(r->w_iv), free(r->w_th), free(r->w_fc), free(r->r_iv), free(r->r_th), free(r->pend);
 	}
 	free(b->lane), free(b->warp), free(b->th), free(la), free(b);
 }
 
 /* Runs the block (its ids set but the threads') to its end, one thread at
  * a time, each until it ends or parks.  false with err where its threads
- * wait for one another forever (b->stuck: they stay blocked), where a
+ * wait for one another forever (they are then taken out of the kernel), where a
  * warp's lanes met at different collectives or passed what the hardware
  * refuses, on a race or a read of unwritten shared memory, or where
  * memory runs out. */
@@ -675,7 +678,15 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 			else
 				snprintf(err, PTX_ERR_MAX,
 				         "emulation: threads wait at a barrier or an mma that others never reach: a GPU would hang");
-			b->stuck = true;
+			b->abort = true; /* each parked thread leaves the kernel */
+			for (int t = 0; t < b->n; t++)
+				if (!b->lane[t].done) {
+					b->turn = t;
+					sem_post(&b->lane[t].go);
+					while (sem_wait(&b->back))
+						;
+				}
+			b->abort = false;
 			return false;
 		}
 	}
@@ -791,10 +802,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 				}
 		blk = NULL;
 		pthread_mutex_unlock(&one_at_a_time);
-		const bool stuck = b->stuck;
 		block_free(b, la);
-		if (stuck) /* threads stay blocked in the kernel's code: it is kept */
-			return false;
 	}
 	const int64_t *bad = x86_lookup(&kern, "patc_emu_bad"); /* (the cause, where a race followed) */
 	if (bad && bad[0]) {

@@ -987,7 +987,7 @@ int main(int argc, char **argv)
 			rc = emit(&o, &out);
 	} else if (o.run) {
 		int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-		for (int i = 0; i < prog.nops && rc == PATC_EXIT_OK; i++) {
+		for (int i = 0; i < prog.nops; i++) { /* each op, whether one before it failed or not */
 			char err[512];
 			if (!run_op(&prog.ops[i], &pruned[i], threads, &out, err)) {
 				fprintf(stderr, "patc: error: %s\n", err);
@@ -996,6 +996,8 @@ int main(int argc, char **argv)
 		}
 		if (rc == PATC_EXIT_OK)
 			rc = emit(&o, &out);
+		else
+			fputs(out.data ? out.data : "", stdout);
 	} else if (o.emit_weights) {
 		char err[TENSOR_ERR_MAX];
 		if (!emit_weights(o.output, &prog, pruned, o.mask, PATC_VERSION, err)) {

@@ -11,9 +11,13 @@
 bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512]);
 
 /* --run on a GPU target: the ops' kernels for sm (sm_80..; wgmma: on
- * Hopper's warpgroup mma where they qualify) through the CUDA driver, each checked against a float64 reference (C poisoned
- * first) and timed beside cuBLAS.  False with err and *code: PATC_EXIT_ENV
- * for no driver or GPU, PATC_EXIT_INTERNAL for a wrong result. */
+ * Hopper's warpgroup mma where they qualify) through the CUDA driver,
+ * each checked against a float64 reference (C poisoned first) and timed
+ * beside cuBLAS.  An op whose result is wrong is named on stderr and the
+ * next one runs.  False with err and *code: PATC_EXIT_ENV for no driver or
+ * GPU, or a driver call that failed (the ops after it are not run: the
+ * device may be left unusable), PATC_EXIT_INTERNAL where a result was
+ * wrong. */
 bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, bool wgmma, StrBuf *out,
                  char err[512], int *code);
 

@@ -28,7 +28,8 @@ run() {
 	set -e
 }
 
-# patc --run: one op a file (patc stops at the first wrong one)
+# patc --run: one op a file, then the three in one file (each wrong result
+# named, and the next op run)
 ops=("f32 block(32, 32, 50%) zeroes C first|M = 100, K = 72, N = 40|apply block(32, 32, 50%);|0 elements"
 	"bf16 block(32, 32, 25%) on tensor cores|M = 100, K = 72, N = 40, dtype = bf16|apply block(32, 32, 25%);|4000 elements"
 	"bf16 nm(2, 4) on the sparse tensor cores|M = 100, K = 72, N = 40, dtype = bf16|apply nm(2, 4);|4000 elements")
@@ -43,6 +44,19 @@ for o in "${ops[@]}"; do
 		bad "patc --run, $what: exit $rc, $(tail -2 "$tmp/err")"
 	fi
 done
+n=0
+printf 'include "all.pat";\n' >"$tmp/ops.pat"
+for o in "${ops[@]}"; do
+	IFS='|' read -r what shape body unwritten <<<"$o"
+	printf 'op w%d: spmm(%s) { weights = random(seed = 3); %s }\n' "$((++n))" "$shape" "$body" >>"$tmp/ops.pat"
+done
+run "$patc" "$tmp/ops.pat" --target=sm_90 --run
+if [ $rc -eq 4 ] && [ "$(grep -c "^w[123]: 100x72x40" "$tmp/out")" = 3 ] &&
+	[ "$(grep -c "result is wrong" "$tmp/err")" = 3 ] && grep -q "3 of 3 ops gave a wrong result" "$tmp/err"; then
+	ok
+else
+	bad "patc --run, three wrong ops in a file: exit $rc, $(tail -2 "$tmp/err")"
+fi
 
 # a driver call that fails is named, with the driver's message, exit 3
 printf 'include "all.pat";\nop w: spmm(M = 64, K = 64, N = 16) { weights = random(seed = 3); apply block(16, 16, 50%%); }\n' \
