@@ -801,8 +801,8 @@ static int64_t shared_bytes(LLVMValueRef g)
  * meets one more barrier each time in the block's second warp or row of
  * threads; "nobarrier" drops every barrier, "nocopy" every cp.async,
  * "nofence" every fence.proxy.async (tc.c); "wait" waits for one group of
- * copies fewer each time.  So the checks
- * are seen to catch what they are for. */
+ * copies fewer each time.  So the checks are seen to catch what they are
+ * for. */
 bool ptx_emu_inject(const char *what)
 {
 	const char *v = getenv("PATC_EMU_INJECT");
@@ -927,13 +927,13 @@ void ptx_cp_wait(LowerCtx *c, int pending)
 {
 	const PtxPlan *plan = c->backend;
 	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
-	if (plan->emulate) {
-		if (ptx_emu_inject("wait")) /* one group fewer than asked */
-			n = LLVMConstInt(c->i32, (unsigned)pending + 1, 0);
-		ptx_emu_call(c, "patc_emu_wait", &c->i32, &n, 1);
-	}
-	else
+	if (!plan->emulate) {
 		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
+		return;
+	}
+	if (ptx_emu_inject("wait")) /* one group fewer than asked */
+		n = LLVMConstInt(c->i32, (unsigned)pending + 1, 0);
+	ptx_emu_call(c, "patc_emu_wait", &c->i32, &n, 1);
 }
 
 /* Copies `bytes` (16 or 4) from global src to shared dst: cp.async

@@ -793,11 +793,7 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 }
 
 /* Copies step `step` (when below the walk's length) into buffer buf, then
- * commits the copies as one group (an empty one past the end).  Emulated,
- * each warp copies the whole step, lane l the pieces of the block's
- * threads l, 32 + l, .., through the same code as theirs on the GPU (the
- * warps run one after another; every lane has copied its pieces before
- * the first ldmatrix of the step completes). */
+ * commits the copies as one group (an empty one past the end). */
 static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef step, LLVMValueRef buf)
 {
 	const LowerKernel *k = c->k;

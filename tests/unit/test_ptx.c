@@ -222,8 +222,8 @@ START_TEST(ptx_for_both_targets)
 }
 END_TEST
 
-/* ---- tensor cores: the emulator runs a warp's 32 lanes as threads taking
- * turns, each mma completing once all 32 have passed their fragments ---- */
+/* ---- tensor cores: the emulator runs a block's threads taking turns, each
+ * mma completing once a warp's 32 lanes have passed their fragments ---- */
 
 /* x rounded to f16 or bf16 and back. */
 static float round_half(float x, PatDtype dt)
