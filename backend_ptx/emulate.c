@@ -692,21 +692,17 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 	}
 	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
 		const Warp *w = &b->warp[i];
-		if (w->mixed) {
-			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: the lanes of a warp reached different collectives");
-			return false;
-		}
-		if (w->badmeta) {
-			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: an mma.sp's metadata holds an invalid index pair");
-			return false;
-		}
-		if (w->baddesc) {
-			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: a wgmma's descriptors read outside shared memory");
+		const char *why = w->mixed     ? "the lanes of a warp reached different collectives"
+		                  : w->badmeta ? "an mma.sp's metadata holds an invalid index pair"
+		                  : w->baddesc ? "a wgmma's descriptors read outside shared memory"
+		                               : NULL;
+		if (why) {
+			snprintf(err, PTX_ERR_MAX, "tensor-core emulation: %s", why);
 			return false;
 		}
 	}
 	if (b->oom) {
-		snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
+		snprintf(err, PTX_ERR_MAX, "emulation: out of memory (or more shared buffers than the shadow holds)");
 		return false;
 	}
 	if (b->race[0] || b->unwritten[0]) {
