@@ -21,7 +21,10 @@
  * what no thread of its block wrote, where an access would fault
  * (misaligned, or outside shared memory or X: ptx_emu_check, flagged in
  * the global patc_emu_bad), and where the block's threads wait for one
- * another forever (a GPU would hang). */
+ * another forever (a GPU would hang).  Where asked, each thread's shared
+ * memory accesses and copies are noted between barriers and counted, a
+ * warp's lanes matched by instruction, at each barrier and at the block's
+ * end (PtxEmuStats). */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "../backend_x86/x86.h"
@@ -72,6 +75,16 @@ typedef struct Copy {
 	uint8_t data[16];
 } Copy;
 
+/* An access of a thread, as counted (PtxEmuStats): the instruction (the
+ * address its hook returns to), the thread's how-manyth access, the
+ * offset in its shared buffer (or the global address), and after
+ * sorting, the how-manyth time the thread reached that instruction. */
+typedef struct Acc {
+	uintptr_t site;
+	int64_t seq, at, occ;
+	int32_t lane, bytes, kind;
+} Acc;
+
 /* A thread of the block. */
 typedef struct Lane {
 	sem_t go;            /* it may run */
@@ -84,6 +97,8 @@ typedef struct Lane {
 	Copy *cp;            /* its copies in flight, ncp of cap */
 	int ncp, cap;
 	jmp_buf out;         /* where it leaves the kernel on an abort */
+	Acc *acc;            /* its accesses since the last barrier, nacc of acccap (counted) */
+	int64_t nacc, acccap;
 } Lane;
 
 /* A shared buffer's shadow, a word a byte: the interval and thread of the
@@ -110,6 +125,10 @@ typedef struct Block {
 	char race[PTX_ERR_MAX];  /* the block's first race, "" */
 	char unwritten[PTX_ERR_MAX]; /* its first read of what no thread wrote (reported where no race is), "" */
 	bool oom, quit, abort;   /* abort: a parked thread woken leaves the kernel (Lane.out) */
+	PtxEmuStats *stats;      /* where accesses are counted, else NULL */
+	double worst;            /* the largest cost / ideal of a request so far */
+	Acc *tmp;                /* a warp's accesses, tmpcap */
+	int64_t tmpcap;
 	pthread_t *th;
 	int started;
 	/* the kernel and its arguments */
@@ -436,6 +455,162 @@ static void arrive(Block *b, int t, int op, int32_t flag)
 	}
 }
 
+/* ---- the accesses counted, per warp-wide request ---- */
+
+const char *const ptx_acc_names[PTX_ACC_KINDS] = {"shared loads", "shared stores", "copies into shared memory",
+                                                  "copies' reads of global memory"};
+
+/* Notes thread t's access (kind PTX_ACC_*) at `at` at the instruction
+ * returning to site. */
+static void note_access(Block *b, int t, uintptr_t site, int kind, int64_t at, int bytes)
+{
+	Lane *ln = &b->lane[t];
+	if (ln->nacc == ln->acccap) {
+		const int64_t cap = ln->acccap ? 2 * ln->acccap : 256;
+		Acc *more = realloc(ln->acc, (size_t)cap * sizeof *more);
+		if (!more) {
+			b->oom = true;
+			return;
+		}
+		ln->acc = more, ln->acccap = cap;
+	}
+	ln->acc[ln->nacc] = (Acc){site, ln->nacc, at, 0, t % LANES, bytes, kind};
+	ln->nacc++;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* By instruction, then thread, then order. */
+static int by_lane(const void *a, const void *b)
+{
+	const Acc *x = a, *y = b;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	if (x->lane != y->lane)
+		return x->lane - y->lane;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* By instruction, then the how-manyth time, then thread. */
+static int by_request(const void *a, const void *b)
+{
+	const Acc *x = a, *y = b;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	if (x->occ != y->occ)
+		return (x->occ > y->occ) - (x->occ < y->occ);
+	return x->lane - y->lane;
+}
+
+/* The distinct values of v[0 .. n-1], sorted into its front. */
+static int uniq(int64_t *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_i64);
+	int u = 0;
+	for (int i = 0; i < n; i++)
+		if (!u || v[i] != v[u - 1])
+			v[u++] = v[i];
+	return u;
+}
+
+/* One warp-wide request, the n (<= 32) accesses of a, into b->stats. */
+static void count_request(Block *b, const Acc *a, int n)
+{
+	const int kind = a[0].kind, bytes = a[0].bytes;
+	int64_t cost = 0, ideal = 0, v[4 * LANES];
+	if (kind == PTX_ACC_SRC) { /* sectors touched; the fewest that hold the bytes */
+		int nv = 0;
+		for (int i = 0; i < n; i++)
+			for (int64_t s = a[i].at / 32; s <= (a[i].at + a[i].bytes - 1) / 32 && nv < 4 * LANES; s++)
+				v[nv++] = s;
+		cost = uniq(v, nv);
+		int64_t lo[LANES], len = 0, end = INT64_MIN;
+		for (int i = 0; i < n; i++)
+			lo[i] = a[i].at;
+		qsort(lo, (size_t)n, sizeof *lo, cmp_i64); /* (one size a request: the union's length) */
+		for (int i = 0; i < n; i++) {
+			const int64_t s = lo[i] > end ? lo[i] : end, e = lo[i] + bytes;
+			len += e > s ? e - s : 0;
+			end = e > end ? e : end;
+		}
+		ideal = (len + 31) / 32;
+	} else { /* wavefronts: per group of lanes served together, the most distinct words of a bank */
+		const int per = bytes > 8 ? 8 : bytes > 4 ? 16 : 32;
+		for (int g = 0; g < LANES / per; g++) {
+			int nv = 0;
+			for (int i = 0; i < n; i++)
+				if (a[i].lane / per == g)
+					for (int64_t w = a[i].at / 4; w <= (a[i].at + a[i].bytes - 1) / 4 && nv < 4 * LANES; w++)
+						v[nv++] = w;
+			if (!nv)
+				continue;
+			const int u = uniq(v, nv);
+			int bank[32] = {0}, most = 0;
+			for (int i = 0; i < u; i++) {
+				const int k = (int)(v[i] % 32);
+				most = ++bank[k] > most ? bank[k] : most;
+			}
+			cost += most;
+			ideal += (u + 31) / 32;
+		}
+	}
+	PtxAccCount *cnt = &b->stats->acc[kind];
+	cnt->requests++, cnt->cost += cost, cnt->ideal += ideal;
+	const double over = (double)cost / (double)(ideal ? ideal : 1);
+	if (cost > ideal && over > b->worst) {
+		b->worst = over;
+		char at[160] = "";
+		for (int i = 0, len = 0; i < n && i < 8 && len < (int)sizeof at - 24; i++)
+			len += snprintf(at + len, sizeof at - (size_t)len, "%s%lld", i ? ", " : "", (long long)a[i].at);
+		snprintf(b->stats->worst, sizeof b->stats->worst,
+		         "%s of %d bytes by %d lanes of a warp take %lld %s where %lld would do (at bytes %s%s of %s)",
+		         ptx_acc_names[kind], bytes, n, (long long)cost, kind == PTX_ACC_SRC ? "sectors" : "wavefronts",
+		         (long long)ideal, at, n > 8 ? ", ..." : "", kind == PTX_ACC_SRC ? "the operand" : "the buffer");
+	}
+}
+
+/* Counts the requests of the accesses the threads noted since the last
+ * barrier, and forgets them. */
+static void count_interval(Block *b)
+{
+	for (int w = 0; w < (b->n + LANES - 1) / LANES; w++) {
+		int64_t n = 0;
+		for (int t = w * LANES; t < b->n && t < (w + 1) * LANES; t++)
+			n += b->lane[t].nacc;
+		if (!n)
+			continue;
+		if (n > b->tmpcap) {
+			Acc *more = realloc(b->tmp, (size_t)n * sizeof *more);
+			if (!more) {
+				b->oom = true;
+				break;
+			}
+			b->tmp = more, b->tmpcap = n;
+		}
+		Acc *a = b->tmp;
+		n = 0;
+		for (int t = w * LANES; t < b->n && t < (w + 1) * LANES; t++) {
+			memcpy(a + n, b->lane[t].acc, (size_t)b->lane[t].nacc * sizeof *a);
+			n += b->lane[t].nacc;
+		}
+		qsort(a, (size_t)n, sizeof *a, by_lane);
+		for (int64_t i = 0; i < n; i++)
+			a[i].occ = i && a[i].site == a[i - 1].site && a[i].lane == a[i - 1].lane ? a[i - 1].occ + 1 : 0;
+		qsort(a, (size_t)n, sizeof *a, by_request);
+		for (int64_t i = 0, j; i < n; i = j) {
+			for (j = i + 1; j < n && a[j].site == a[i].site && a[j].occ == a[i].occ; j++)
+				;
+			count_request(b, a + i, (int)(j - i));
+		}
+	}
+	for (int t = 0; t < b->n; t++)
+		b->lane[t].nacc = 0;
+}
+
 /* ---- what the kernel calls (PtxEmu*), from the running thread ---- */
 
 static void emu_mma(const int32_t *a, const int32_t *b, float *c, int32_t f16)
@@ -490,6 +665,8 @@ static void emu_sync(void)
 	const int t = b->turn;
 	b->lane[t].bars++;
 	if (++b->bar_arrived == b->n) {
+		if (b->stats)
+			count_interval(b);
 		b->bar_arrived = 0;
 		b->bar_gen++;
 		b->iv++;
@@ -498,11 +675,19 @@ static void emu_sync(void)
 	}
 }
 
-static void emu_cp(void *dst, const void *src, int32_t bytes, int32_t ok, const void *base, int64_t size)
+static void emu_cp(void *dst, const void *src, int32_t bytes, int32_t ok, const void *base, int64_t size,
+                   const void *from)
 {
 	Block *b = blk;
 	const int t = b->turn;
 	Lane *ln = &b->lane[t];
+	if (b->stats) {
+		const uintptr_t site = (uintptr_t)__builtin_return_address(0);
+		if (base)
+			note_access(b, t, site, PTX_ACC_CP, (const uint8_t *)dst - (const uint8_t *)base, bytes);
+		if (ok)
+			note_access(b, t, site, PTX_ACC_SRC, (int64_t)((uintptr_t)src - (uintptr_t)from), bytes);
+	}
 	if (ln->ncp == ln->cap) {
 		const int cap = ln->cap ? 2 * ln->cap : 64;
 		Copy *more = realloc(ln->cp, (size_t)cap * sizeof *more);
@@ -539,6 +724,9 @@ static void emu_touch(const void *p, int64_t bytes, int32_t write, const void *b
 	if (ri < 0)
 		return;
 	const int64_t off = (const uint8_t *)p - (const uint8_t *)base;
+	if (b->stats)
+		note_access(b, b->turn, (uintptr_t)__builtin_return_address(0), write ? PTX_ACC_STORE : PTX_ACC_LOAD, off,
+		            (int)bytes);
 	if (write)
 		sh_write(b, &b->region[ri], off, bytes, b->turn, WRITE);
 	else
@@ -616,13 +804,14 @@ static void block_free(Block *b, LaneArg *la)
 	for (int t = 0; t < b->n; t++) {
 		sem_destroy(&b->lane[t].go);
 		free(b->lane[t].cp);
+		free(b->lane[t].acc);
 	}
 	sem_destroy(&b->back);
 	for (int i = 0; i < b->nregions; i++) {
 		Region *r = &b->region[i];
 		free(r->w_iv), free(r->w_th), free(r->w_fc), free(r->r_iv), free(r->r_th), free(r->pend);
 	}
-	free(b->lane), free(b->warp), free(b->th), free(la), free(b);
+	free(b->tmp), free(b->lane), free(b->warp), free(b->th), free(la), free(b);
 }
 
 /* Runs the block (its ids set but the threads') to its end, one thread at
@@ -635,7 +824,7 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 {
 	for (int t = 0; t < b->n; t++) {
 		Lane *ln = &b->lane[t];
-		ln->done = false, ln->parked = 0, ln->bars = 0, ln->groups = 0, ln->fences = 0, ln->ncp = 0;
+		ln->done = false, ln->parked = 0, ln->bars = 0, ln->groups = 0, ln->fences = 0, ln->ncp = 0, ln->nacc = 0;
 	}
 	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
 		Warp *w = &b->warp[i];
@@ -690,6 +879,8 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 			return false;
 		}
 	}
+	if (b->stats)
+		count_interval(b);
 	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
 		const Warp *w = &b->warp[i];
 		const char *why = w->mixed     ? "the lanes of a warp reached different collectives"
@@ -722,8 +913,12 @@ static void set_hook(X86Kernel *kern, const char *name, AnyFn fn)
 }
 
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
-                 const int32_t *const *index, float *c, PtxPlan *plan_out, double copied[2], char err[PTX_ERR_MAX])
+                 const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX])
 {
+	if (stats) {
+		const bool count = stats->count_access;
+		*stats = (PtxEmuStats){.count_access = count};
+	}
 	PtxPlan plan;
 	ptx_plan(k, s, &plan);
 	plan.emulate = true;
@@ -776,6 +971,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 			return false;
 		}
 		b->kern = &kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = k->N;
+		b->stats = stats && stats->count_access ? stats : NULL;
 		pthread_mutex_lock(&one_at_a_time);
 		set_hook(&kern, "patc_emu_mma", (AnyFn)emu_mma);
 		set_hook(&kern, "patc_emu_mmasp", (AnyFn)emu_mma_sp);
@@ -812,10 +1008,10 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		         bad[1] == 1 ? "the block's shared memory" : "X");
 		ok = false;
 	}
-	if (copied) { /* the bytes every thread's copies read */
+	if (stats) { /* the bytes every thread's copies read */
 		const int64_t *n = x86_lookup(&kern, "patc_emu_copied");
 		for (int i = 0; i < 2; i++)
-			copied[i] = n ? (double)n[i] : 0;
+			stats->copied[i] = n ? (double)n[i] : 0;
 	}
 	x86_kernel_free(&kern);
 	return ok;

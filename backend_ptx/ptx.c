@@ -101,10 +101,13 @@ static int64_t wstage_bytes(const PtxPlan *plan)
 	return 2 * (int64_t)plan->s.by * plan->s.r * (plan->stage_u * plan->stage_p + WSTAGE_PAD) * 4;
 }
 
-/* Floats per row of a stage. */
+/* Floats per row of a stage: in layout nk padded by 4, so that the copies
+ * down its columns fall in distinct banks (not where the emulator is told
+ * to plant bank conflicts: PATC_EMU_INJECT=nopad). */
 static int64_t stage_width(const LowerKernel *k, const PtxPlan *plan)
 {
-	return (int64_t)plan->s.bx * plan->s.v + (k->layout == PAT_LAYOUT_NK ? 4 : 0);
+	const bool pad = k->layout == PAT_LAYOUT_NK && !(plan->emulate && ptx_emu_inject("nopad"));
+	return (int64_t)plan->s.bx * plan->s.v + (pad ? 4 : 0);
 }
 
 /* Whether X can be staged under plan, split or not along the loop the
@@ -801,8 +804,9 @@ static int64_t shared_bytes(LLVMValueRef g)
  * meets one more barrier each time in the block's second warp or row of
  * threads; "nobarrier" drops every barrier, "nocopy" every cp.async,
  * "nofence" every fence.proxy.async (tc.c); "wait" waits for one group of
- * copies fewer each time.  So the checks are seen to catch what they are
- * for. */
+ * copies fewer each time; "nopad" drops the padding of the stages' rows
+ * (right results, bank conflicts: PtxEmuStats).  So the checks are seen to
+ * catch what they are for. */
 bool ptx_emu_inject(const char *what)
 {
 	const char *v = getenv("PATC_EMU_INJECT");
@@ -822,7 +826,11 @@ LLVMValueRef ptx_emu_hook(LowerCtx *c, const char *name)
 void ptx_emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueRef *args, unsigned n)
 {
 	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, n, 0);
-	LLVMBuildCall2(c->b, ty, LLVMBuildLoad2(c->b, c->ptr, ptx_emu_hook(c, name), name), args, n, "");
+	LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, ptx_emu_hook(c, name), name);
+	LLVMValueRef call = LLVMBuildCall2(c->b, ty, fn, args, n, "");
+	/* never a jump: the emulator tells the instructions apart by the
+	 * address each call returns to */
+	LLVMSetTailCallKind(call, LLVMTailCallKindNoTail);
 }
 
 /* ptx_emu_check; *base and *size: the buffer p lies in where it is the
@@ -898,20 +906,21 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 
 void ptx_emu_cp(LowerCtx *c, LLVMValueRef dst, LLVMValueRef src, unsigned bytes, LLVMValueRef ok)
 {
-	LLVMValueRef shared;
+	LLVMValueRef shared, from = gep_base(src);
 	int64_t size;
 	src = ptx_emu_check(c, src, bytes, ok);
 	dst = emu_check(c, dst, bytes, NULL, &shared, &size);
 	if (ptx_emu_inject("nocopy"))
 		return;
-	LLVMTypeRef params[6] = {c->ptr, c->ptr, c->i32, c->i32, c->ptr, c->i64};
-	LLVMValueRef args[6] = {dst,
+	LLVMTypeRef params[7] = {c->ptr, c->ptr, c->i32, c->i32, c->ptr, c->i64, c->ptr};
+	LLVMValueRef args[7] = {dst,
 	                        src,
 	                        LLVMConstInt(c->i32, bytes, 0),
 	                        ok ? LLVMBuildZExt(c->b, ok, c->i32, "") : LLVMConstInt(c->i32, 1, 0),
 	                        shared ? shared : LLVMConstNull(c->ptr),
-	                        i64c(c, size)};
-	ptx_emu_call(c, "patc_emu_cp", params, args, 6);
+	                        i64c(c, size),
+	                        from == c->X || from == c->values ? from : LLVMConstNull(c->ptr)};
+	ptx_emu_call(c, "patc_emu_cp", params, args, 7);
 }
 
 void ptx_cp_commit(LowerCtx *c)
@@ -976,7 +985,10 @@ static void stage_pieces(LowerCtx *c, GpuArg *a, const StageCopy *sc, int64_t to
 
 /* Piece q of X's stage: in layout kn 16 bytes of 4 columns, a warp's
  * along a row; in layout nk one element, a warp's down a column (along k,
- * where X is contiguous). */
+ * where X is contiguous), or where the stage's rows and columns allow, 8
+ * k of 4 adjacent columns: a sector of each column, and with rows 4 words
+ * longer than a multiple of the 32 banks (stage_width), one word of each
+ * bank (down one column the 32 would fall in 8 banks). */
 static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i)
 {
 	const PtxPlan *plan = a->plan;
@@ -992,7 +1004,22 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	const int64_t T = !nk && threads % pieces == 0 ? threads / pieces : 0;
 	LLVMValueRef jrow, g;
 	int64_t jrow_add = 0;
-	if (nk && threads % rows == 0) {
+	if (nk && rows % 8 == 0 && cols % 4 == 0) {
+		/* 32 pieces: 8 x 4 (the 8 fastest), rows / 8 of those down the
+		 * stage, then across; where the threads cover whole columns of
+		 * them, a thread's later pieces are threads / rows columns on */
+		const bool keep = threads % (4 * rows) == 0;
+		LLVMValueRef lane = LLVMBuildURem(c->b, keep ? a->tid : q, i64c(c, 32), "");
+		LLVMValueRef b8 = LLVMBuildUDiv(c->b, keep ? a->tid : q, i64c(c, 32), "");
+		LLVMValueRef down = LLVMBuildURem(c->b, b8, i64c(c, rows / 8), "");
+		LLVMValueRef across = LLVMBuildUDiv(c->b, b8, i64c(c, rows / 8), "");
+		jrow = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, down, i64c(c, 8), ""),
+		                       LLVMBuildURem(c->b, lane, i64c(c, 8), ""), "");
+		g = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, across, i64c(c, 4), ""),
+		                    LLVMBuildUDiv(c->b, lane, i64c(c, 8), ""), "");
+		if (keep)
+			g = LLVMBuildNSWAdd(c->b, g, i64c(c, i * (threads / rows)), "");
+	} else if (nk && threads % rows == 0) {
 		jrow = LLVMBuildURem(c->b, a->tid, i64c(c, rows), "");
 		g = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, rows), ""), i64c(c, i * (threads / rows)), "");
 	} else if (nk) {
@@ -1122,7 +1149,10 @@ static void w_piece_rows(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueR
 /* Piece q of the weights' stage (wstage): 4 adjacent points (along the
  * innermost loop, adjacent in storage) of one of the block's rows, slot
  * r by + y of the buffer for row r of row set y, whose group digit is
- * the thread's own moved by y - ty sets. */
+ * the thread's own moved by y - ty sets.  Where the slots come in eights,
+ * the 8 lanes a 16-byte cp.async serves together take the same points of
+ * 8 slots, which rows WSTAGE_PAD floats longer than a multiple of 32 put in
+ * distinct banks (the pieces of one row would put two rows in the same). */
 static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q, int64_t i)
 {
 	const PtxPlan *plan = a->plan;
@@ -1136,11 +1166,21 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	 * row sets, the thread's later pieces are the same row set's rows
 	 * threads / per / by further on: a constant more in storage (along the
 	 * group, the loops after it that far) and in the buffer */
-	const int64_t ahead = threads % per == 0 && threads / per % by == 0 ? i * (threads / per) : 0;
+	const bool eights = by * a->r % 8 == 0;
+	const int64_t ahead =
+		threads % (eights ? 8 * per : per) == 0 && threads / per % by == 0 ? i * (threads / per) : 0;
 	if (ahead)
 		q = a->tid;
-	LLVMValueRef slot = LLVMBuildUDiv(c->b, q, i64c(c, per), "");
-	LLVMValueRef pt = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, per), ""), i64c(c, 4), "");
+	LLVMValueRef slot, pt;
+	if (eights) {
+		LLVMValueRef e = LLVMBuildURem(c->b, q, i64c(c, 8 * per), "");
+		LLVMValueRef eights8 = LLVMBuildNSWMul(c->b, LLVMBuildUDiv(c->b, q, i64c(c, 8 * per), ""), i64c(c, 8), "");
+		slot = LLVMBuildNSWAdd(c->b, eights8, LLVMBuildURem(c->b, e, i64c(c, 8), ""), "");
+		pt = LLVMBuildNSWMul(c->b, LLVMBuildUDiv(c->b, e, i64c(c, 8), ""), i64c(c, 4), "");
+	} else {
+		slot = LLVMBuildUDiv(c->b, q, i64c(c, per), "");
+		pt = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, per), ""), i64c(c, 4), "");
+	}
 	LLVMValueRef y = LLVMBuildURem(c->b, slot, i64c(c, by), ""), r = LLVMBuildUDiv(c->b, slot, i64c(c, by), "");
 	LLVMValueRef g = LLVMBuildNSWAdd(
 		c->b, a->glo,

@@ -192,9 +192,12 @@ typedef void (*PtxEmuWgmma)(const void *smem, int64_t bytes, int64_t desc_a, int
  * of `bytes` from src to dst in the shared buffer at base (size bytes),
  * zeros where !ok, landing at the wait_group that covers it; commit_group;
  * wait_group pending; and a load (write 0) or store of bytes at p in the
- * shared buffer at base. */
+ * shared buffer at base.  A cp.async also passes the operand src lies in
+ * (X or the values, else NULL), whose start a GPU aligns to 256 bytes:
+ * its sectors are counted from there (PtxEmuStats). */
 typedef void (*PtxEmuSync)(void);
-typedef void (*PtxEmuCp)(void *dst, const void *src, int32_t bytes, int32_t ok, const void *base, int64_t size);
+typedef void (*PtxEmuCp)(void *dst, const void *src, int32_t bytes, int32_t ok, const void *base, int64_t size,
+                         const void *from);
 typedef void (*PtxEmuCommit)(void);
 typedef void (*PtxEmuWait)(int32_t pending);
 typedef void (*PtxEmuTouch)(const void *p, int64_t bytes, int32_t write, const void *base, int64_t size);
@@ -253,6 +256,31 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
  * it on the host). */
 LowerHooks ptx_hooks(PtxPlan *plan);
 
+/* What ptx_emulate counts of a kernel's accesses (kinds PTX_ACC_*: loads
+ * and stores of shared memory by the threads, ldmatrix's rows among the
+ * loads; cp.async's writes to it; cp.async's reads of global memory), per
+ * warp-wide request: the accesses the lanes of a warp make at one
+ * instruction, matched by the order in which each lane reaches it.  cost
+ * and ideal: shared memory's wavefronts (32 banks of 4 bytes; a request
+ * of 16-byte accesses is served 8 lanes at a time, of 8-byte ones 16 at a
+ * time, and each group takes as many wavefronts as the most distinct
+ * words it asks of one bank) against the fewest its distinct words need;
+ * for global memory, the 32-byte sectors the lanes' bytes lie in against
+ * the fewest that could hold them.  cost > ideal: bank conflicts, or
+ * uncoalesced reads.  Not counted: wgmma's reads (the async proxy) and
+ * loads of global memory outside cp.async. */
+enum { PTX_ACC_LOAD, PTX_ACC_STORE, PTX_ACC_CP, PTX_ACC_SRC, PTX_ACC_KINDS };
+extern const char *const ptx_acc_names[PTX_ACC_KINDS];
+typedef struct PtxAccCount {
+	int64_t requests, cost, ideal;
+} PtxAccCount;
+typedef struct PtxEmuStats {
+	bool count_access;   /* in: count accesses (acc, worst; slower) */
+	double copied[2];    /* the bytes the stage copies read: of X, of the weights */
+	PtxAccCount acc[PTX_ACC_KINDS];
+	char worst[PTX_ERR_MAX]; /* the request furthest over its ideal, "" where none is */
+} PtxEmuStats;
+
 /* Runs kernel k under schedule s (NULL: patc's choice) on the host over its
  * whole grid (emulate.c): X, C, values and index as the kernel takes them
  * (X and the values 16-bit where plan_out->tc; X, the values and C 16-byte
@@ -271,11 +299,12 @@ LowerHooks ptx_hooks(PtxPlan *plan);
  * them writing, or a thread reads one while a cp.async to it is in flight
  * (a race: the GPU's result would depend on timing); or a thread reads
  * shared memory no thread of its block wrote.  plan_out is the plan
- * either way.  copied (NULL: not wanted): the bytes the grid's
- * stage copies read from global memory, of X and of the weights, as the
- * GPU would copy them (ptx_traffic's x and w_staged, counted). */
+ * either way.  stats (NULL: not wanted): the bytes the grid's stage
+ * copies read from global memory, as the GPU would copy them (ptx_traffic's
+ * x and w_staged, counted), and where stats->count_access, its accesses
+ * (PtxEmuStats). */
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
-                 const int32_t *const *index, float *c, PtxPlan *plan_out, double copied[2], char err[PTX_ERR_MAX]);
+                 const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX]);
 
 /* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
  * writes is PTX_ISA_VERSION; a module with a wgmma kernel (schedule wg,

@@ -43,15 +43,19 @@ static int64_t step_k(const PtxPlan *plan)
 	return plan->tc_sp ? 32 : 16 * (plan->tc_wg ? plan->tc_wgu : plan->tc_ku > 1 ? plan->tc_ku : 1);
 }
 
+/* The 8 halves that pad a stage's rows (none where the emulator is told
+ * to plant bank conflicts: PATC_EMU_INJECT=nopad). */
+static int64_t pad(const PtxPlan *plan) { return plan->emulate && ptx_emu_inject("nopad") ? 0 : 8; }
+
 /* Halves per row of a stage's weights under mma (a row's k of the step,
  * padded by 8 so that the 8 rows an ldmatrix reads fall in distinct
  * banks), and of X in layout nk (likewise). */
-static int64_t tc_row(const PtxPlan *plan) { return step_k(plan) + 8; }
+static int64_t tc_row(const PtxPlan *plan) { return step_k(plan) + pad(plan); }
 static int64_t nk_row(const PtxPlan *plan) { return tc_row(plan); }
 
 /* Halves per row of a stage's X in layout kn (the block's columns, padded
  * likewise). */
-static int64_t kn_row(const PtxPlan *plan) { return (int64_t)plan->tc_cols * PTX_TC_COLS + 8; }
+static int64_t kn_row(const PtxPlan *plan) { return (int64_t)plan->tc_cols * PTX_TC_COLS + pad(plan); }
 
 /* Halves of one stage: the weights' tc_rows x 16 rows (none on the sparse
  * tensor cores, which read the weights and the metadata from global
@@ -691,19 +695,33 @@ enum { WG_LBO = 128, WG_SBO = 256 };
  * (or transposed, one a 64 columns of the block). */
 static int wg_nacc(const PtxPlan *plan) { return plan->tc_wgn / 2 * (plan->tc_wgt ? plan->tc_cols : 1); }
 
-/* Piece q of the weights: row q / 2 of the stage's tc_rows x 16, half q % 2
- * (tc_wg: of 16 k q / P of the step, row 8 (q % P / 16) + q % 8, half
- * q / 8 % 2, see above; P = 32 tc_rows pieces a 16 k). */
+/* Piece q of rows `per` pieces long, padded to an odd number of 16 bytes
+ * (tc_row, nk_row): its row *r and its place *h in it.  The 8 lanes that
+ * a 16-byte cp.async serves together take the same place in 8 rows, which
+ * fall in distinct banks; consecutive pieces of a row would not (2 or 4
+ * pieces and the padding, 48 or 80 bytes a row, put two rows in the same
+ * banks).  A warp's 32 still read whole rows (sectors) of global memory. */
+static void group_piece(LowerCtx *c, LLVMValueRef q, int64_t per, LLVMValueRef *r, LLVMValueRef *h)
+{
+	*r = add(c, mul(c, udiv(c, q, 8 * per), 8), urem(c, q, 8));
+	*h = udiv(c, urem(c, q, 8 * per), 8);
+}
+
+/* Piece q of the weights: of the stage's tc_rows x 16 rows, where
+ * group_piece puts it (tc_wg: of 16 k q / P of the step, row 8 (q % P /
+ * 16) + q % 8, half q / 8 % 2, see above; P = 32 tc_rows pieces a 16 k). */
 static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueRef q, int64_t i, void *arg)
 {
 	const IssueArg *ia = arg;
 	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].len, per = step_k(plan) / 8;
 	/* the thread's later pieces: rows nthreads / per further on, where
-	 * that divides (a constant more, an immediate offset) */
-	const int64_t ahead = !plan->tc_wg && st->nthreads % per == 0 ? i * (st->nthreads / per) : 0;
+	 * the threads cover whole groups (a constant more, an immediate
+	 * offset) */
+	const int64_t ahead = !plan->tc_wg && st->nthreads % (8 * per) == 0 ? i * (st->nthreads / per) : 0;
 	if (ahead)
 		q = st->tid;
-	LLVMValueRef r = udiv(c, q, per), h = urem(c, q, per), more = i64c(c, 0);
+	LLVMValueRef r, h, more = i64c(c, 0);
+	group_piece(c, q, per, &r, &h);
 	if (plan->tc_wg) {
 		const int64_t wper = 32 * (int64_t)plan->tc_rows; /* pieces a 16 k */
 		r = add(c, mul(c, udiv(c, urem(c, q, wper), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
@@ -734,7 +752,7 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	int64_t ahead = 0;
 	if (!plan->tc_wg && !kpast && kn && st->nthreads % (cols / 8) == 0)
 		ahead = i * (st->nthreads / (cols / 8));
-	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % per == 0 && k->N % cols == 0)
+	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % (8 * per) == 0 && k->N % cols == 0)
 		ahead = i * (st->nthreads / per);
 	if (ahead)
 		q = st->tid;
@@ -759,7 +777,8 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 		dst = add(c, x0, add(c, mul(c, ii, kn_row(plan)), mul(c, p, 8)));
 		src_more = ahead * ks * k->N, dst_more = ahead * kn_row(plan);
 	} else {
-		LLVMValueRef j = udiv(c, q, per), h = urem(c, q, per);
+		LLVMValueRef j, h;
+		group_piece(c, q, per, &j, &h);
 		dk = mul(c, h, 8);
 		col = add(c, st->ncol, j);
 		dst = add(c, x0, add(c, mul(c, j, nk_row(plan)), mul(c, h, 8)));

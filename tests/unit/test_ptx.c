@@ -24,8 +24,9 @@
  * X's rows past K (k padded, or a sparse step of 32 k past a 2:4 loop's
  * end) are zero-filled, not read, so the count is over by at most those of
  * one kept tile a row set (which depends on the mask). */
-static void check_traffic(const LowerKernel *lk, const PtxPlan *plan, const double copied[2])
+static void check_traffic(const LowerKernel *lk, const PtxPlan *plan, const PtxEmuStats *st)
 {
+	const double *copied = st->copied;
 	PtxTraffic t;
 	const bool counted = ptx_traffic(lk, plan, &t);
 	ck_assert_msg(counted == plan->stage, "ptx_traffic counts %s kernel", plan->stage ? "no staged" : "an unstaged");
@@ -41,23 +42,32 @@ static void check_traffic(const LowerKernel *lk, const PtxPlan *plan, const doub
 }
 
 /* Runs the kernel on the host emulator over its grid; returns
- * ||C - ref|| / ||ref||, or +inf when an element of C is left unwritten. */
-static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
+ * ||C - ref|| / ||ref||, or +inf when an element of C is left unwritten.
+ * st_out (NULL: not wanted): its accesses, counted. */
+static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out,
+                              PtxEmuStats *st_out)
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
 	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, PAT_F32, {0}};
 	char err[PTX_ERR_MAX];
 	PtxPlan plan;
-	double copied[2];
-	ck_assert_msg(ptx_emulate(&lk, s, kc.x, kc.values, (const int32_t *const *)kc.mask.index, kc.c, &plan, copied, err),
+	PtxEmuStats st = {.count_access = st_out != NULL};
+	ck_assert_msg(ptx_emulate(&lk, s, kc.x, kc.values, (const int32_t *const *)kc.mask.index, kc.c, &plan, &st, err),
 	              "%s", err);
-	check_traffic(&lk, &plan, copied);
+	check_traffic(&lk, &plan, &st);
+	if (st_out)
+		*st_out = st;
 	if (plan_out)
 		*plan_out = plan;
 	double e = kernel_case_error(&kc);
 	kernel_case_free(&kc);
 	return e;
+}
+
+static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
+{
+	return emulate_counted(op, layout, N, s, plan_out, NULL);
 }
 
 static const char *const patterns[] = {
@@ -235,9 +245,9 @@ static float round_half(float x, PatDtype dt)
  * relative error against the float64 product of the weight and X rounded
  * to dt (+inf where an element of C is left unwritten).  swap: the first
  * pair of the last loop's index reversed.  fail: the emulation expected to
- * fail with a message containing it (returns 0). */
+ * fail with a message containing it (returns 0).  st_out as emulate's. */
 static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
-                              PtxPlan *plan_out, bool swap, const char *fail)
+                              PtxPlan *plan_out, bool swap, const char *fail, PtxEmuStats *st_out)
 {
 	const int64_t N = op->N;
 	KernelCase kc;
@@ -263,11 +273,13 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 	ptx_plan(&lk, sched, &plan);
 	PtxWeights w;
 	ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, &kc.mask, &w));
-	double copied[2];
-	const bool ran = ptx_emulate(&lk, sched, x16, w.values, w.index, kc.c, &plan, copied, err);
+	PtxEmuStats st = {.count_access = st_out != NULL};
+	const bool ran = ptx_emulate(&lk, sched, x16, w.values, w.index, kc.c, &plan, &st, err);
 	ptx_weights_free(&w);
 	if (ran)
-		check_traffic(&lk, &plan, copied);
+		check_traffic(&lk, &plan, &st);
+	if (st_out)
+		*st_out = st;
 	ck_assert_msg(ran == !fail, "%s", ran ? "the emulation ran" : err);
 	ck_assert_msg(!fail || strstr(err, fail), "%s: %s", fail, err);
 	ck_assert_msg(plan.tc, "%s", plan.tc_why);
@@ -282,7 +294,7 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
                          PtxPlan *plan_out)
 {
-	return emulate_tc_fail(op, dt, layout, sched, plan_out, false, NULL);
+	return emulate_tc_fail(op, dt, layout, sched, plan_out, false, NULL, NULL);
 }
 
 /* Dense 16 x 16 tiles (mma.sync), then 2:4 along k (mma.sp). */
@@ -397,7 +409,8 @@ START_TEST(tc_sp_metadata_checked)
 	Program prog = compile_typed(&arena, "apply nm(2, 4);", tc_shapes[0], "bf16");
 	for (int st = 0; st < 2; st++) {
 		PtxPlan plan;
-		emulate_tc_fail(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, st ? &plain : NULL, &plan, true, "invalid index pair");
+		emulate_tc_fail(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, st ? &plain : NULL, &plan, true, "invalid index pair",
+		                NULL);
 		ck_assert(plan.tc_sp && plan.stage == !st);
 	}
 	arena_free(&arena);
@@ -712,15 +725,122 @@ START_TEST(emulation_catches_faults)
 		ck_assert(tplan.stage && tplan.s.by > 1 && tplan.tc_wg == (p == 1));
 		for (int i = 0; i < NINJECT; i++) {
 			setenv("PATC_EMU_INJECT", injects[i][0], 1);
-			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, NULL, false, injects[i][1]);
+			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, NULL, false, injects[i][1], NULL);
 		}
 		if (p) { /* the copies' writes passed to the tensor cores with no fence.proxy.async */
 			setenv("PATC_EMU_INJECT", "nofence", 1);
-			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, NULL, false, "no fence.proxy.async");
+			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, NULL, false, "no fence.proxy.async", NULL);
 		}
 		unsetenv("PATC_EMU_INJECT");
 	}
 	arena_free(&arena);
+}
+END_TEST
+
+/* How the main kernels use memory, counted on the emulator per warp-wide
+ * request (PtxEmuStats) on a shape whose rows are whole sectors: shared
+ * memory's loads (ldmatrix's rows among them) and the copies' writes to it
+ * free of bank conflicts, the copies' reads of global memory in as few
+ * sectors as their bytes need.  Printed as a table (bench/RESULTS.md). */
+START_TEST(accesses_without_conflicts)
+{
+	static const struct {
+		const char *pattern, *dtype;
+		PatLayout layout;
+		PtxSchedule s;
+		int64_t shape[3];
+	} kernels[] = {
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}},
+		{"apply tile_v(32, 25%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}},
+		{"apply block(8, 8, 25%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}},
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_NK, {0}, {256, 256, 256}},
+		{"apply block(32, 32, 25%);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
+		{"apply block(32, 32, 25%);", "bf16", PAT_LAYOUT_NK, {0}, {256, 256, 256}},
+		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
+		{"apply nm(2, 4);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
+		{"apply nm(2, 4);", "bf16", PAT_LAYOUT_NK, {0}, {256, 256, 256}},
+		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_KN, {.wg = 1}, {256, 256, 256}},
+		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_NK, {.wg = 1}, {256, 256, 256}},
+	};
+	printf("| kernel | layout | shape | shared loads | copies into shared memory | copies' sectors |\n"
+	       "|---|---|---|---:|---:|---:|\n");
+	for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
+		Arena arena;
+		arena_init(&arena);
+		const bool f32 = !strcmp(kernels[i].dtype, "f32");
+		Program prog = compile_typed(&arena, kernels[i].pattern, kernels[i].shape, kernels[i].dtype);
+		const OpResult *op = &prog.ops[0];
+		PtxPlan plan;
+		PtxEmuStats st;
+		const PtxSchedule *s = kernels[i].s.wg ? &kernels[i].s : NULL;
+		const double e = f32 ? emulate_counted(op, kernels[i].layout, op->N, s, &plan, &st)
+		                     : emulate_tc_fail(op, PAT_BF16, kernels[i].layout, s, &plan, false, NULL, &st);
+		ck_assert_msg(e < 1e-5, "%s: %g", kernels[i].pattern, e);
+		ck_assert_msg(plan.stage, "%s: %s", kernels[i].pattern, plan.stage_why);
+		if (i < 3) /* the wide register tiles: 8 x 8 a thread, 8 x 4 for block(8, 8) */
+			ck_assert_msg(plan.s.r == 8 && plan.s.v == (i < 2 ? 8 : 4), "%s: %d x %d", kernels[i].pattern, plan.s.r,
+			              plan.s.v);
+		char tile[16] = "";
+		if (f32)
+			snprintf(tile, sizeof tile, ", %d x %d", plan.s.r, plan.s.v);
+		printf("| %s %s%s%s | %s | %lldx%lldx%lld |", kernels[i].pattern + 6, kernels[i].dtype,
+		       plan.tc_wg ? " wgmma" : plan.tc_sp ? " mma.sp" : plan.tc ? " mma" : "", tile,
+		       pat_layout_names[kernels[i].layout], (long long)op->M, (long long)op->K, (long long)op->N);
+		static const int kinds[3] = {PTX_ACC_LOAD, PTX_ACC_CP, PTX_ACC_SRC};
+		for (int j = 0; j < 3; j++) {
+			const PtxAccCount *a = &st.acc[kinds[j]];
+			printf(" %.2fx of %lld |", a->ideal ? (double)a->cost / (double)a->ideal : 0, (long long)a->ideal);
+		}
+		printf("\n");
+		/* wgmma reads the stage itself (not counted); nothing stores to it */
+		ck_assert_msg(plan.tc_wg || st.acc[PTX_ACC_LOAD].requests > 0, "%s", kernels[i].pattern);
+		ck_assert_int_eq(st.acc[PTX_ACC_STORE].requests, 0);
+		ck_assert_msg(st.acc[PTX_ACC_CP].requests > 0 && st.acc[PTX_ACC_SRC].requests > 0, "%s", kernels[i].pattern);
+		for (int j = 0; j < PTX_ACC_KINDS; j++)
+			ck_assert_msg(st.acc[j].cost == st.acc[j].ideal, "%s %s, layout %s: %s", kernels[i].pattern,
+			              kernels[i].dtype, pat_layout_names[kernels[i].layout], st.worst);
+		arena_free(&arena);
+	}
+
+	/* the counts seen to find what they are for: the stages' rows
+	 * unpadded (PATC_EMU_INJECT=nopad; right results), bank conflicts in
+	 * the copies down the columns of fp32's X (layout nk) and in the
+	 * ldmatrix of the tensor cores; X's rows of 80 bytes, sectors read in
+	 * part (wgmma) */
+	static const struct {
+		const char *pattern, *dtype, *inject;
+		PatLayout layout;
+		int kind;
+		int64_t shape[3];
+	} costly[] = {
+		{"apply block(32, 32, 50%);", "f32", "nopad", PAT_LAYOUT_NK, PTX_ACC_CP, {256, 256, 256}},
+		{"apply block(32, 32, 25%);", "bf16", "nopad", PAT_LAYOUT_KN, PTX_ACC_LOAD, {256, 256, 256}},
+		{"apply block(64, 64, 25%);", "bf16", NULL, PAT_LAYOUT_KN, PTX_ACC_SRC, {64, 72, 40}},
+	};
+	for (size_t i = 0; i < sizeof costly / sizeof *costly; i++) {
+		Arena arena;
+		arena_init(&arena);
+		Program prog = compile_typed(&arena, costly[i].pattern, costly[i].shape, costly[i].dtype);
+		const OpResult *op = &prog.ops[0];
+		PtxEmuStats st;
+		static const PtxSchedule wg = {.wg = 1};
+		if (costly[i].inject)
+			setenv("PATC_EMU_INJECT", costly[i].inject, 1);
+		const double e = strcmp(costly[i].dtype, "f32")
+		                         ? emulate_tc_fail(op, PAT_BF16, costly[i].layout, costly[i].inject ? NULL : &wg,
+		                                           NULL, false, NULL, &st)
+		                         : emulate_counted(op, costly[i].layout, op->N, NULL, NULL, &st);
+		unsetenv("PATC_EMU_INJECT");
+		const PtxAccCount *a = &st.acc[costly[i].kind];
+		ck_assert_msg(e < 1e-5 && a->cost > a->ideal, "%s %s: %g, %s %lld of %lld", costly[i].pattern,
+		              costly[i].dtype, e, ptx_acc_names[costly[i].kind], (long long)a->cost, (long long)a->ideal);
+		ck_assert_msg(strstr(st.worst, costly[i].kind == PTX_ACC_SRC ? "sectors where" : "wavefronts where"), "%s",
+		              st.worst);
+		printf("planted: %s %s%s: %s\n", costly[i].pattern + 6, costly[i].dtype,
+		       costly[i].inject ? ", rows unpadded" : "", st.worst);
+		arena_free(&arena);
+	}
 }
 END_TEST
 
@@ -735,6 +855,7 @@ int main(void)
 	tcase_add_test(tc, ptx_for_both_targets);
 	tcase_add_test(tc, no_driver);
 	tcase_add_test(tc, emulation_catches_faults);
+	tcase_add_test(tc, accesses_without_conflicts);
 	tcase_add_test(tc, tc_mapping_matches_reference);
 	tcase_add_test(tc, tc_sp_metadata_checked);
 	tcase_add_test(tc, tc_wgmma_matches_reference);
