@@ -21,10 +21,11 @@
  * what no thread of its block wrote, where an access would fault
  * (misaligned, or outside shared memory or X: ptx_emu_check, flagged in
  * the global patc_emu_bad), and where the block's threads wait for one
- * another forever (a GPU would hang).  Where asked, each thread's shared
- * memory accesses and copies are noted between barriers and counted, a
- * warp's lanes matched by instruction, at each barrier and at the block's
- * end (PtxEmuStats). */
+ * another forever (a GPU would hang).  Where asked, each thread's
+ * accesses (shared memory, copies, X, the values, C) are noted between
+ * barriers and counted at each barrier and at the block's end, a warp's
+ * lanes matched by instruction (PtxEmuStats; every kernel then runs in
+ * blocks). */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "../backend_x86/x86.h"
@@ -77,8 +78,8 @@ typedef struct Copy {
 
 /* An access of a thread, as counted (PtxEmuStats): the instruction (the
  * address its hook returns to), the thread's how-manyth access, the
- * offset in its shared buffer (or the global address), and after
- * sorting, the how-manyth time the thread reached that instruction. */
+ * offset in its shared buffer or global operand, and after sorting, the
+ * how-manyth time the thread reached that instruction. */
 typedef struct Acc {
 	uintptr_t site;
 	int64_t seq, at, occ;
@@ -457,8 +458,12 @@ static void arrive(Block *b, int t, int op, int32_t flag)
 
 /* ---- the accesses counted, per warp-wide request ---- */
 
-const char *const ptx_acc_names[PTX_ACC_KINDS] = {"shared loads", "shared stores", "copies into shared memory",
-                                                  "copies' reads of global memory"};
+const char *const ptx_acc_names[PTX_ACC_KINDS] = {"shared loads",
+                                                  "shared stores",
+                                                  "copies into shared memory",
+                                                  "copies' reads of global memory",
+                                                  "loads of global memory",
+                                                  "stores to global memory"};
 
 /* Notes thread t's access (kind PTX_ACC_*) at `at` at the instruction
  * returning to site. */
@@ -522,7 +527,7 @@ static void count_request(Block *b, const Acc *a, int n)
 {
 	const int kind = a[0].kind, bytes = a[0].bytes;
 	int64_t cost = 0, ideal = 0, v[4 * LANES];
-	if (kind == PTX_ACC_SRC) { /* sectors touched; the fewest that hold the bytes */
+	if (kind >= PTX_ACC_SRC) { /* global memory: sectors touched; the fewest that hold the bytes */
 		int nv = 0;
 		for (int i = 0; i < n; i++)
 			for (int64_t s = a[i].at / 32; s <= (a[i].at + a[i].bytes - 1) / 32 && nv < 4 * LANES; s++)
@@ -561,6 +566,7 @@ static void count_request(Block *b, const Acc *a, int n)
 	PtxAccCount *cnt = &b->stats->acc[kind];
 	cnt->requests++, cnt->cost += cost, cnt->ideal += ideal;
 	const double over = (double)cost / (double)(ideal ? ideal : 1);
+	const bool global = kind >= PTX_ACC_SRC;
 	if (cost > ideal && over > b->worst) {
 		b->worst = over;
 		char at[160] = "";
@@ -568,8 +574,8 @@ static void count_request(Block *b, const Acc *a, int n)
 			len += snprintf(at + len, sizeof at - (size_t)len, "%s%lld", i ? ", " : "", (long long)a[i].at);
 		snprintf(b->stats->worst, sizeof b->stats->worst,
 		         "%s of %d bytes by %d lanes of a warp take %lld %s where %lld would do (at bytes %s%s of %s)",
-		         ptx_acc_names[kind], bytes, n, (long long)cost, kind == PTX_ACC_SRC ? "sectors" : "wavefronts",
-		         (long long)ideal, at, n > 8 ? ", ..." : "", kind == PTX_ACC_SRC ? "the operand" : "the buffer");
+		         ptx_acc_names[kind], bytes, n, (long long)cost, global ? "sectors" : "wavefronts", (long long)ideal,
+		         at, n > 8 ? ", ..." : "", global ? "the operand" : "the buffer");
 	}
 }
 
@@ -731,6 +737,14 @@ static void emu_touch(const void *p, int64_t bytes, int32_t write, const void *b
 		sh_write(b, &b->region[ri], off, bytes, b->turn, WRITE);
 	else
 		sh_read(b, &b->region[ri], off, bytes, b->turn, false);
+}
+
+static void emu_global_access(const void *p, int64_t bytes, int32_t write, const void *from)
+{
+	Block *b = blk;
+	if (b->stats)
+		note_access(b, b->turn, (uintptr_t)__builtin_return_address(0), write ? PTX_ACC_GSTORE : PTX_ACC_GLOAD,
+		            (int64_t)((uintptr_t)p - (uintptr_t)from), (int)bytes);
 }
 
 /* ---- the block's threads ---- */
@@ -922,6 +936,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	PtxPlan plan;
 	ptx_plan(k, s, &plan);
 	plan.emulate = true;
+	plan.emu_count = stats && stats->count_access;
 	if (plan_out)
 		*plan_out = plan;
 	if (((uintptr_t)x | (uintptr_t)values | (uintptr_t)c) % 16) {
@@ -949,7 +964,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 	unsigned grid[3], block[3];
 	ptx_grid(&plan, k->N, grid, block);
 	bool ok = true;
-	if (!plan.tc && !plan.stage) { /* no shared memory: thread after thread */
+	if (!plan.tc && !plan.stage && !plan.emu_count) { /* no shared memory, nothing counted: thread after thread */
 		for (unsigned cz = 0; cz < grid[2]; cz++)
 			for (unsigned cx = 0; cx < grid[0]; cx++)
 				for (unsigned cy = 0; cy < grid[1]; cy++)
@@ -983,6 +998,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		set_hook(&kern, "patc_emu_fence", (AnyFn)emu_fence);
 		set_hook(&kern, "patc_emu_wait", (AnyFn)emu_wait);
 		set_hook(&kern, "patc_emu_touch", (AnyFn)emu_touch);
+		set_hook(&kern, "patc_emu_global", (AnyFn)emu_global_access);
 		blk = b;
 		for (unsigned cz = 0; ok && cz < grid[2]; cz++)
 			for (unsigned cx = 0; ok && cx < grid[0]; cx++)

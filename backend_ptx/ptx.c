@@ -520,9 +520,12 @@ LLVMValueRef ptx_c_ptr(LowerCtx *c, LLVMValueRef m, LLVMValueRef col)
 	return LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
 }
 
+static void emu_global(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write, LLVMValueRef from);
+
 void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v)
 {
 	const PtxPlan *plan = c->backend;
+	emu_global(c, p, 4, true, c->C);
 	if (plan->atomic)
 		LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
 	else
@@ -833,12 +836,26 @@ void ptx_emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueR
 	LLVMSetTailCallKind(call, LLVMTailCallKindNoTail);
 }
 
-/* ptx_emu_check; *base and *size: the buffer p lies in where it is the
- * block's shared memory (else NULL and 0). */
-static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok, LLVMValueRef *shared,
-                              int64_t *shared_size)
+/* Where counted (plan->emu_count), an access of `bytes` at p (write: a
+ * store) to the operand `from` (X, the values, C), through
+ * patc_emu_global. */
+static void emu_global(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write, LLVMValueRef from)
 {
-	*shared = NULL, *shared_size = 0;
+	const PtxPlan *plan = c->backend;
+	if (!plan->emu_count || !(from == c->X || from == c->values || from == c->C))
+		return;
+	LLVMTypeRef params[4] = {c->ptr, c->i64, c->i32, c->ptr};
+	LLVMValueRef args[4] = {p, i64c(c, bytes), LLVMConstInt(c->i32, write, 0), from};
+	ptx_emu_call(c, "patc_emu_global", params, args, 4);
+}
+
+/* ptx_emu_check; *base and *size: the buffer p lies in where it is the
+ * block's shared memory (else NULL and 0); *from: the operand it lies in
+ * where that is a parameter (else NULL). */
+static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok, LLVMValueRef *shared,
+                              int64_t *shared_size, LLVMValueRef *from)
+{
+	*shared = NULL, *shared_size = 0, *from = NULL;
 	const bool ptr = LLVMGetTypeKind(LLVMTypeOf(p)) == LLVMPointerTypeKind;
 	LLVMValueRef at = ptr ? LLVMBuildPtrToInt(c->b, p, c->i64, "") : p;
 	if (ptx_emu_inject("misaligned"))
@@ -848,6 +865,7 @@ static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMV
 	if (!ptr)
 		return p;
 	LLVMValueRef base = gep_base(p);
+	*from = base;
 	int64_t size = shared_bytes(base);
 	int what = 1;
 	if (!size && base == c->X) {
@@ -871,16 +889,17 @@ static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMV
 
 LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
 {
-	LLVMValueRef shared;
+	LLVMValueRef shared, from;
 	int64_t size;
-	return emu_check(c, p, bytes, ok, &shared, &size);
+	return emu_check(c, p, bytes, ok, &shared, &size, &from);
 }
 
 LLVMValueRef ptx_emu_access(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write)
 {
-	LLVMValueRef shared;
+	LLVMValueRef shared, from;
 	int64_t size;
-	p = emu_check(c, p, bytes, NULL, &shared, &size);
+	p = emu_check(c, p, bytes, NULL, &shared, &size, &from);
+	emu_global(c, p, bytes, write, from);
 	if (shared) {
 		LLVMTypeRef params[5] = {c->ptr, c->i64, c->i32, c->ptr, c->i64};
 		LLVMValueRef args[5] = {p, i64c(c, bytes), LLVMConstInt(c->i32, write, 0), shared, i64c(c, size)};
@@ -906,10 +925,10 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 
 void ptx_emu_cp(LowerCtx *c, LLVMValueRef dst, LLVMValueRef src, unsigned bytes, LLVMValueRef ok)
 {
-	LLVMValueRef shared, from = gep_base(src);
+	LLVMValueRef shared, from = gep_base(src), unused;
 	int64_t size;
 	src = ptx_emu_check(c, src, bytes, ok);
-	dst = emu_check(c, dst, bytes, NULL, &shared, &size);
+	dst = emu_check(c, dst, bytes, NULL, &shared, &size, &unused);
 	if (ptx_emu_inject("nocopy"))
 		return;
 	LLVMTypeRef params[7] = {c->ptr, c->ptr, c->i32, c->i32, c->ptr, c->i64, c->ptr};

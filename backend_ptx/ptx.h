@@ -90,6 +90,8 @@ typedef struct PtxPlan {
 	                     * (i32), for running the mapping on the host; on
 	                     * tensor cores each mma calls the host function that
 	                     * the global patc_emu_mma points to (PtxEmuMma) */
+	bool emu_count;     /* emulated, and the loads of X and the values and
+	                     * the stores to C call patc_emu_global (PtxEmuGlobal) */
 	bool tc;            /* tensor cores (tc.c): 16-bit X and weights, mma.sync */
 	bool tc_sp;         /* the sparse tensor cores: 2:4 along k, mma.sp */
 	const char *tc_why; /* why the tensor cores are used or not, for --explain */
@@ -201,6 +203,9 @@ typedef void (*PtxEmuCp)(void *dst, const void *src, int32_t bytes, int32_t ok, 
 typedef void (*PtxEmuCommit)(void);
 typedef void (*PtxEmuWait)(int32_t pending);
 typedef void (*PtxEmuTouch)(const void *p, int64_t bytes, int32_t write, const void *base, int64_t size);
+/* In emulation with plan->emu_count: a load (write 0) or store of bytes at
+ * p in the operand at `from` (X, the values, C). */
+typedef void (*PtxEmuGlobal)(const void *p, int64_t bytes, int32_t write, const void *from);
 
 /* Kernel k's weights as its plan takes them on the device, from the packed
  * Fractal-ELL values (nvalues floats) and the mask's index arrays: on CUDA
@@ -258,7 +263,8 @@ LowerHooks ptx_hooks(PtxPlan *plan);
 
 /* What ptx_emulate counts of a kernel's accesses (kinds PTX_ACC_*: loads
  * and stores of shared memory by the threads, ldmatrix's rows among the
- * loads; cp.async's writes to it; cp.async's reads of global memory), per
+ * loads; cp.async's writes to it; cp.async's reads of global memory; the
+ * threads' loads of X and the weights' values, and their stores to C), per
  * warp-wide request: the accesses the lanes of a warp make at one
  * instruction, matched by the order in which each lane reaches it.  cost
  * and ideal: shared memory's wavefronts (32 banks of 4 bytes; a request
@@ -267,9 +273,9 @@ LowerHooks ptx_hooks(PtxPlan *plan);
  * words it asks of one bank) against the fewest its distinct words need;
  * for global memory, the 32-byte sectors the lanes' bytes lie in against
  * the fewest that could hold them.  cost > ideal: bank conflicts, or
- * uncoalesced reads.  Not counted: wgmma's reads (the async proxy) and
- * loads of global memory outside cp.async. */
-enum { PTX_ACC_LOAD, PTX_ACC_STORE, PTX_ACC_CP, PTX_ACC_SRC, PTX_ACC_KINDS };
+ * uncoalesced accesses.  Not counted: wgmma's reads (the async proxy) and
+ * the index loads. */
+enum { PTX_ACC_LOAD, PTX_ACC_STORE, PTX_ACC_CP, PTX_ACC_SRC, PTX_ACC_GLOAD, PTX_ACC_GSTORE, PTX_ACC_KINDS };
 extern const char *const ptx_acc_names[PTX_ACC_KINDS];
 typedef struct PtxAccCount {
 	int64_t requests, cost, ideal;

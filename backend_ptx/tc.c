@@ -1140,16 +1140,32 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 
 /* C[m, col] (in layout nk, C[col, m]) = the accumulator acc, or += with
  * atomics into the zeroed C (a part of a split walk), where ok and col is
- * one of the kernel's columns. */
-static void tc_store(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef acc, LLVMValueRef ok)
+ * one of the kernel's columns; with acc1 (not NULL), also C[m, col + 1] =
+ * acc1 in the same 8-byte store (layout kn, N even, no atomics: col even,
+ * col + 1 one of the columns where col is). */
+static void tc_store2(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef acc, LLVMValueRef acc1,
+                      LLVMValueRef ok)
 {
 	LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
 	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), ""), st, next);
 	LLVMPositionBuilderAtEnd(c->b, st);
-	ptx_c_put(c, ptx_c_ptr(c, m, col), LLVMBuildLoad2(c->b, c->f32, acc, ""));
+	if (acc1) {
+		LLVMTypeRef v2 = LLVMVectorType(c->f32, 2);
+		LLVMValueRef v = LLVMGetUndef(v2);
+		v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, acc, ""), LLVMConstInt(c->i32, 0, 0), "");
+		v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, acc1, ""), LLVMConstInt(c->i32, 1, 0), "");
+		ptx_align(c, LLVMBuildStore(c->b, v, ptx_c_ptr(c, m, col)), 8);
+	} else {
+		ptx_c_put(c, ptx_c_ptr(c, m, col), LLVMBuildLoad2(c->b, c->f32, acc, ""));
+	}
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
+}
+
+static void tc_store(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef acc, LLVMValueRef ok)
+{
+	tc_store2(c, m, col, acc, NULL, ok);
 }
 
 /* C under transposed wgmma (tc_wgt): the block's rows from m0 (m stride
@@ -1370,13 +1386,16 @@ void ptx_tc_body(LowerCtx *c)
 			                                     add(c, a.g, i64c(c, r))),
 			                                 i64c(c, lm->len), ""),
 			                   "");
+		/* a lane's two adjacent columns in one store where C's rows allow */
+		const bool pair = k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 && !plan->atomic;
 		for (int j = 0; j < tiles; j++)
-			for (int e = 0; e < 2; e++) {
+			for (int e = 0; e < 2; e += pair ? 2 : 1) {
 				LLVMValueRef col = LLVMBuildNSWAdd(
 					c->b, a.nb,
 					LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a.t, i64c(c, 2), ""), i64c(c, 8 * j + e), ""),
 					"n");
-				tc_store(c, m, col, a.acc[ci * tiles + j][2 * h + e], mok);
+				LLVMValueRef *acc = a.acc[ci * tiles + j];
+				tc_store2(c, m, col, acc[2 * h + e], pair ? acc[2 * h + 1] : NULL, mok);
 			}
 	}
 	if (done) {
