@@ -96,7 +96,7 @@ typedef struct Lane {
 	int64_t groups;      /* groups of copies it committed */
 	int32_t fences;      /* fence.proxy.async it passed */
 	Copy *cp;            /* its copies in flight, ncp of cap */
-	int ncp, cap;
+	int64_t ncp, cap;
 	jmp_buf out;         /* where it leaves the kernel on an abort */
 	Acc *acc;            /* its accesses since the last barrier, nacc of acccap (counted) */
 	int64_t nacc, acccap;
@@ -465,20 +465,31 @@ const char *const ptx_acc_names[PTX_ACC_KINDS] = {"shared loads",
                                                   "loads of global memory",
                                                   "stores to global memory"};
 
+/* arr (n of *cap elements of `size` bytes), moved where needed to have
+ * room for one more; NULL and b->oom where memory runs out (arr kept). */
+static void *room(Block *b, void *arr, int64_t n, int64_t *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	const int64_t more = *cap ? 2 * *cap : 64;
+	void *p = realloc(arr, (size_t)more * size);
+	if (!p) {
+		b->oom = true;
+		return NULL;
+	}
+	*cap = more;
+	return p;
+}
+
 /* Notes thread t's access (kind PTX_ACC_*) at `at` at the instruction
  * returning to site. */
 static void note_access(Block *b, int t, uintptr_t site, int kind, int64_t at, int bytes)
 {
 	Lane *ln = &b->lane[t];
-	if (ln->nacc == ln->acccap) {
-		const int64_t cap = ln->acccap ? 2 * ln->acccap : 256;
-		Acc *more = realloc(ln->acc, (size_t)cap * sizeof *more);
-		if (!more) {
-			b->oom = true;
-			return;
-		}
-		ln->acc = more, ln->acccap = cap;
-	}
+	Acc *acc = room(b, ln->acc, ln->nacc, &ln->acccap, sizeof *acc);
+	if (!acc)
+		return;
+	ln->acc = acc;
 	ln->acc[ln->nacc] = (Acc){site, ln->nacc, at, 0, t % LANES, bytes, kind};
 	ln->nacc++;
 }
@@ -694,15 +705,10 @@ static void emu_cp(void *dst, const void *src, int32_t bytes, int32_t ok, const 
 		if (ok)
 			note_access(b, t, site, PTX_ACC_SRC, (int64_t)((uintptr_t)src - (uintptr_t)from), bytes);
 	}
-	if (ln->ncp == ln->cap) {
-		const int cap = ln->cap ? 2 * ln->cap : 64;
-		Copy *more = realloc(ln->cp, (size_t)cap * sizeof *more);
-		if (!more) {
-			b->oom = true;
-			return;
-		}
-		ln->cp = more, ln->cap = cap;
-	}
+	Copy *cps = room(b, ln->cp, ln->ncp, &ln->cap, sizeof *cps);
+	if (!cps)
+		return;
+	ln->cp = cps;
 	Copy *cp = &ln->cp[ln->ncp++];
 	cp->dst = dst, cp->bytes = bytes > 16 ? 16 : bytes, cp->group = ln->groups + 1;
 	if (ok)

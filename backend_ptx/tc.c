@@ -721,11 +721,12 @@ static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	if (ahead)
 		q = st->tid;
 	LLVMValueRef r, h, more = i64c(c, 0);
-	group_piece(c, q, per, &r, &h);
 	if (plan->tc_wg) {
 		const int64_t wper = 32 * (int64_t)plan->tc_rows; /* pieces a 16 k */
 		r = add(c, mul(c, udiv(c, urem(c, q, wper), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
 		more = udiv(c, q, wper);
+	} else {
+		group_piece(c, q, per, &r, &h);
 	}
 	LLVMValueRef dst = add(c, ia->buf0, plan->tc_wg ? mul(c, q, 8) : add(c, mul(c, r, tc_row(plan)), mul(c, h, 8)));
 	tc_copy(c, plan, smem(c, st, dst, ahead * tc_row(plan)), c->values, mul(c, ia->row, 16),
@@ -1141,8 +1142,9 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 /* C[m, col] (in layout nk, C[col, m]) = the accumulator acc, or += with
  * atomics into the zeroed C (a part of a split walk), where ok and col is
  * one of the kernel's columns; with acc1 (not NULL), also C[m, col + 1] =
- * acc1 in the same 8-byte store (layout kn, N even, no atomics: col even,
- * col + 1 one of the columns where col is). */
+ * acc1 in the same 8-byte store (layout kn, N even, no atomics: col is
+ * even, and with n1 = N, as the kernel is launched, col + 1 is one of the
+ * columns where col is). */
 static void tc_store2(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef acc, LLVMValueRef acc1,
                       LLVMValueRef ok)
 {
