@@ -932,7 +932,7 @@ static void set_hook(X86Kernel *kern, const char *name, AnyFn fn)
 		*g = fn;
 }
 
-bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
+bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, const void *x, const void *values,
                  const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX])
 {
 	if (stats) {
@@ -940,7 +940,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, cons
 		*stats = (PtxEmuStats){.count_access = count};
 	}
 	PtxPlan plan;
-	ptx_plan(k, s, &plan);
+	ptx_plan_target(k, s, sm, &plan);
 	plan.emulate = true;
 	plan.emu_count = stats && stats->count_access;
 	if (plan_out)

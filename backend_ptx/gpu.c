@@ -276,7 +276,8 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 		snprintf(err, CUDA_ERR_MAX, "out of memory for the emulated kernel's operands");
 	const double t0 = util_now();
 	/* (the schedule as compiled: wg dropped off sm_90) */
-	ok = ok && ptx_emulate(&spec.k, &spec.s, tc ? (const void *)x16 : p->x, w.values, w.index, c, NULL, NULL, err);
+	const void *xe = tc ? (const void *)x16 : p->x;
+	ok = ok && ptx_emulate(&spec.k, &spec.s, p->sm, xe, w.values, w.index, c, NULL, NULL, err);
 	r->kernel_us = 1e6 * (util_now() - t0);
 	r->early = ok && p->stop_us > 0 && r->kernel_us > p->stop_us; /* one run, the emulator's */
 	if (ok) {

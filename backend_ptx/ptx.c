@@ -110,6 +110,21 @@ static int64_t stage_width(const LowerKernel *k, const PtxPlan *plan)
 	return (int64_t)plan->s.bx * plan->s.v + (pad ? 4 : 0);
 }
 
+/* Whether a thread's r rows (consecutive digits of the group loop, from a
+ * multiple of r) come in runs of e adjacent rows from a multiple of e (r a
+ * multiple of e): the group's rows are consecutive, every other loop's a
+ * multiple of e apart. */
+static bool rows_by(const Pir *ir, int group, int r, int e)
+{
+	if (r % e || ir->loops[group].comp[0].stride != 1)
+		return false;
+	for (int i = 0; i < ir->nloops; i++)
+		for (int j = 0; j < ir->loops[i].ncomp; j++)
+			if (i != group && ir->loops[i].comp[j].axis == PIR_AXIS_M && ir->loops[i].comp[j].stride % e)
+				return false;
+	return true;
+}
+
 /* Whether X can be staged under plan, split or not along the loop the
  * threads walk first (*outer, whose u iterations of p points each a stage
  * holds). */
@@ -264,6 +279,11 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	plan->wk = n - 1 != plan->group && n - 1 >= plan->nspread && !pir_loop_has_axis(in, PIR_AXIS_M) &&
 	           in->nnz % 4 == 0;
 	plan->wr = plan->group == n - 1 && ps->r % 4 == 0;
+	/* (C's columns start 16 or 8 bytes aligned in layout nk where M is a multiple of 4 or 2) */
+	plan->mvec = 0;
+	for (int e = 4; e > 1 && !plan->mvec; e /= 2)
+		if (k->layout == PAT_LAYOUT_NK && plan->group >= 0 && k->M % e == 0 && rows_by(ir, plan->group, ps->r, e))
+			plan->mvec = e;
 	plan_stage(k, plan);
 	if (plan->split >= 0)
 		plan->why = "too few rows to fill the GPU: the walk along k is split over blocks, which add to C "
@@ -353,6 +373,18 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	}
 	plan_cuda(k, &d, true, plan);
 	plan->tile_why = wide_why[2][why];
+}
+
+void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm, PtxPlan *plan)
+{
+	const bool hopper = !strcmp(sm, "sm_90");
+	PtxSchedule t = s ? *s : (PtxSchedule){0};
+	if (!hopper)
+		t.wg = 0;
+	ptx_plan(k, &t, plan);
+	/* (a thread's 4 adjacent columns or mvec rows on CUDA cores, a lane's 2 columns on the tensor cores) */
+	plan->vred = hopper && plan->atomic &&
+	             (plan->tc ? k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 : plan->xvec || plan->mvec);
 }
 
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])
@@ -530,6 +562,28 @@ void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v)
 		LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
 	else
 		LLVMBuildStore(c->b, v, p);
+}
+
+void ptx_c_add(LowerCtx *c, LLVMValueRef p, LLVMValueRef *v, int n)
+{
+	const PtxPlan *plan = c->backend;
+	if (plan->emulate) { /* checked and counted as the one access it is on the GPU */
+		p = ptx_emu_access(c, p, 4 * (unsigned)n, true);
+		for (int e = 0; e < n; e++) {
+			LLVMValueRef at = i64c(c, e);
+			LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, LLVMBuildGEP2(c->b, c->f32, p, &at, 1, ""), v[e],
+			                   LLVMAtomicOrderingMonotonic, 0);
+		}
+		return;
+	}
+	LLVMTypeRef params[5] = {LLVMPointerTypeInContext(c->ctx, 1), c->f32, c->f32, c->f32, c->f32};
+	LLVMValueRef args[5] = {LLVMBuildAddrSpaceCast(c->b, p, params[0], "cg"), v[0], v[1], n > 2 ? v[2] : NULL,
+	                        n > 2 ? v[3] : NULL};
+	const char *text = n > 2 ? "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};" : "red.global.add.v2.f32 [$0], {$1, $2};";
+	const char *cons = n > 2 ? "l,f,f,f,f,~{memory}" : "l,f,f,~{memory}";
+	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, (unsigned)n + 1, 0);
+	LLVMValueRef red = LLVMGetInlineAsm(ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(c->b, ty, red, args, (unsigned)n + 1, "");
 }
 
 LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
@@ -1440,23 +1494,33 @@ static void gpu_body(LowerCtx *c)
 	else
 		lower_nest(c, 0, n, &start, gpu_point, &a);
 
-	/* write the tile: one owner stores, shared rows add atomically */
+	/* write the tile: one owner stores, shared rows add atomically; 4
+	 * adjacent columns (xvec) or mvec rows of C as one vector where stored
+	 * or added by vector red */
 	LLVMValueRef m0 = LLVMBuildLoad2(c->b, c->i64, a.mrow, "m0");
-	for (int r = 0; r < a.r; r++) {
+	const bool vec = (plan->xvec || plan->mvec) && (!plan->atomic || plan->vred);
+	const int rstep = vec && plan->mvec ? plan->mvec : 1, jstep = vec && plan->xvec ? 4 : 1, nvec = rstep * jstep;
+	for (int r = 0; r < a.r; r += rstep) {
 		LLVMValueRef m = LLVMBuildNSWAdd(c->b, m0, i64c(c, r * a.m_step), "m");
 		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
-		for (int j = 0; j < a.v; j += a.xvec && !plan->atomic ? 4 : 1) {
+		for (int j = 0; j < a.v; j += jstep) {
 			LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
 			LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
 			LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, mok, valid[j], ""), st, next);
 			LLVMPositionBuilderAtEnd(c->b, st);
 			LLVMValueRef cp = ptx_c_ptr(c, m, ncol[j]);
-			if (a.xvec && !plan->atomic) {
-				LLVMValueRef v = LLVMGetUndef(a.v4);
-				for (int e = 0; e < 4; e++)
-					v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, a.acc[r][j + e], ""),
-					                           LLVMConstInt(c->i32, (unsigned)e, 0), "");
-				ptx_align(c, LLVMBuildStore(c->b, v, cp), 16);
+			if (vec) {
+				LLVMValueRef v[4];
+				for (int e = 0; e < nvec; e++)
+					v[e] = LLVMBuildLoad2(c->b, c->f32, a.acc[r + e / jstep][j + e / rstep], "");
+				if (plan->atomic) {
+					ptx_c_add(c, cp, v, nvec);
+				} else {
+					LLVMValueRef vv = LLVMGetUndef(LLVMVectorType(c->f32, (unsigned)nvec));
+					for (int e = 0; e < nvec; e++)
+						vv = LLVMBuildInsertElement(c->b, vv, v[e], LLVMConstInt(c->i32, (unsigned)e, 0), "");
+					ptx_align(c, LLVMBuildStore(c->b, vv, cp), 4 * (unsigned)nvec);
+				}
 			} else {
 				ptx_c_put(c, cp, LLVMBuildLoad2(c->b, c->f32, a.acc[r][j], ""));
 			}
@@ -1510,12 +1574,13 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		return false;
 	}
 	/* wgmma exists on sm_90a only: a module with a wgmma kernel is for it */
-	bool wg = false;
+	bool wg = false, vred = false;
 	for (int i = 0; i < nk; i++) {
 		if (strcmp(sm, "sm_90"))
 			ks[i].s.wg = 0;
-		ptx_plan(&ks[i].k, &ks[i].s, &ks[i].plan);
+		ptx_plan_target(&ks[i].k, &ks[i].s, sm, &ks[i].plan);
 		wg |= ks[i].plan.tc_wg;
+		vred |= ks[i].plan.vred;
 	}
 	pthread_once(&init_once, init_nvptx);
 	const char *triple = "nvptx64-nvidia-cuda";
@@ -1526,7 +1591,8 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		LLVMDisposeMessage(msg);
 		return false;
 	}
-	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, wg ? "sm_90a" : sm, "+ptx80", LLVMCodeGenLevelAggressive,
+	const char *isa = vred ? "+ptx81" : "+ptx80"; /* PTX_ISA_VERSION_VRED, PTX_ISA_VERSION */
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, wg ? "sm_90a" : sm, isa, LLVMCodeGenLevelAggressive,
 	                                                  LLVMRelocDefault, LLVMCodeModelDefault);
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("patc", ctx);

@@ -75,6 +75,10 @@ typedef struct PtxPlan {
 	int nspread;        /* loops 0..nspread-1 (but group) are spread over blocks */
 	int64_t nsets;      /* row sets: one per (spread digits, group chunk) */
 	bool atomic;        /* threads add to C with atomics */
+	bool vred;          /* atomic, on sm_90: a thread's adjacent elements of C (on
+	                     * CUDA cores 4 columns with xvec or mvec rows, on the
+	                     * tensor cores 2 columns in layout kn, N even) added by
+	                     * one vector red (PTX ISA 8.1; ptx_plan_target) */
 	bool zero;          /* C must be zeroed before the launch */
 	const char *why;    /* one line for --explain */
 	const char *tile_why; /* patc's choice where X is staged: why a wide register tile
@@ -86,6 +90,9 @@ typedef struct PtxPlan {
 	int outer;          /* stage: the first loop the threads walk */
 	int64_t stage_u, stage_p; /* stage: iterations of it per stage, points per iteration */
 	bool xvec, wk, wr;  /* 16-byte loads of X, of weights along k, along rows */
+	int mvec;           /* layout nk: a thread's rows in runs of mvec (4 or 2; 0:
+	                     * not), each run's adjacent elements of C stored (or
+	                     * added, vred) as one vector */
 	bool emulate;       /* thread and block ids from globals patc_emu_tid_x, ..
 	                     * (i32), for running the mapping on the host; on
 	                     * tensor cores each mma calls the host function that
@@ -231,6 +238,10 @@ void ptx_weights_free(PtxWeights *w);
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
 void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
+/* ptx_plan as ptx_compile and ptx_emulate take it for target sm: s (NULL:
+ * patc's choice) with wg dropped off sm_90, and vred where it applies on
+ * sm_90. */
+void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm, PtxPlan *plan);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
 
@@ -287,8 +298,8 @@ typedef struct PtxEmuStats {
 	char worst[PTX_ERR_MAX]; /* the request furthest over its ideal, "" where none is */
 } PtxEmuStats;
 
-/* Runs kernel k under schedule s (NULL: patc's choice) on the host over its
- * whole grid (emulate.c): X, C, values and index as the kernel takes them
+/* Runs kernel k under schedule s (NULL: patc's choice), as compiled for
+ * target sm (ptx_plan_target), on the host over its whole grid (emulate.c): X, C, values and index as the kernel takes them
  * (X and the values 16-bit where plan_out->tc; X, the values and C 16-byte
  * aligned, as cuMemAlloc's are), C poisoned with NaN first (zeroed where
  * the plan adds into it).  Slow: for tests and for checking kernels
@@ -309,13 +320,15 @@ typedef struct PtxEmuStats {
  * copies read from global memory, as the GPU would copy them (ptx_traffic's
  * x and w_staged, counted), and where stats->count_access, its accesses
  * (PtxEmuStats). */
-bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const void *x, const void *values,
+bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, const void *x, const void *values,
                  const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX]);
 
 /* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
- * writes is PTX_ISA_VERSION; a module with a wgmma kernel (schedule wg,
- * sm_90 only) is for sm_90a. */
+ * writes is PTX_ISA_VERSION, PTX_ISA_VERSION_VRED for a module with a
+ * vector red (PtxPlan's vred, sm_90 only); a module with a wgmma kernel
+ * (schedule wg, sm_90 only) is for sm_90a. */
 #define PTX_ISA_VERSION "8.0"
+#define PTX_ISA_VERSION_VRED "8.1"
 bool ptx_target_known(const char *sm);
 
 /* One kernel of a module. */

@@ -18,6 +18,10 @@ LLVMValueRef ptx_call_typed(LowerCtx *c, const char *name, LLVMTypeRef *types, u
 LLVMValueRef ptx_c_ptr(LowerCtx *c, LLVMValueRef m, LLVMValueRef col);
 /* *p = v, or *p += v with an atomic where the plan adds into a zeroed C. */
 void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v);
+/* p[0..n-1] += v[0..n-1] (n: 2 or 4, p aligned to 4 n bytes) with one vector
+ * red (PtxPlan's vred); emulated, n atomics, checked and counted as one
+ * access. */
+void ptx_c_add(LowerCtx *c, LLVMValueRef p, LLVMValueRef *v, int n);
 
 /* The smaller of two signed i64 values. */
 LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y);

@@ -1142,9 +1142,9 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 /* C[m, col] (in layout nk, C[col, m]) = the accumulator acc, or += with
  * atomics into the zeroed C (a part of a split walk), where ok and col is
  * one of the kernel's columns; with acc1 (not NULL), also C[m, col + 1] =
- * acc1 in the same 8-byte store (layout kn, N even, no atomics: col is
- * even, and with n1 = N, as the kernel is launched, col + 1 is one of the
- * columns where col is). */
+ * acc1 in the same 8-byte store, or the same vector red (layout kn, N
+ * even, no atomics or vred: col is even, and with n1 = N, as the kernel
+ * is launched, col + 1 is one of the columns where col is). */
 static void tc_store2(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef acc, LLVMValueRef acc1,
                       LLVMValueRef ok)
 {
@@ -1152,12 +1152,15 @@ static void tc_store2(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRe
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
 	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), ""), st, next);
 	LLVMPositionBuilderAtEnd(c->b, st);
-	if (acc1) {
+	if (acc1 && !((const PtxPlan *)c->backend)->atomic) {
 		LLVMTypeRef v2 = LLVMVectorType(c->f32, 2);
 		LLVMValueRef v = LLVMGetUndef(v2);
 		v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, acc, ""), LLVMConstInt(c->i32, 0, 0), "");
 		v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, acc1, ""), LLVMConstInt(c->i32, 1, 0), "");
 		ptx_align(c, LLVMBuildStore(c->b, v, ptx_c_ptr(c, m, col)), 8);
+	} else if (acc1) {
+		LLVMValueRef v[2] = {LLVMBuildLoad2(c->b, c->f32, acc, ""), LLVMBuildLoad2(c->b, c->f32, acc1, "")};
+		ptx_c_add(c, ptx_c_ptr(c, m, col), v, 2);
 	} else {
 		ptx_c_put(c, ptx_c_ptr(c, m, col), LLVMBuildLoad2(c->b, c->f32, acc, ""));
 	}
@@ -1389,7 +1392,7 @@ void ptx_tc_body(LowerCtx *c)
 			                                 i64c(c, lm->len), ""),
 			                   "");
 		/* a lane's two adjacent columns in one store where C's rows allow */
-		const bool pair = k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 && !plan->atomic;
+		const bool pair = k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 && (!plan->atomic || plan->vred);
 		for (int j = 0; j < tiles; j++)
 			for (int e = 0; e < 2; e += pair ? 2 : 1) {
 				LLVMValueRef col = LLVMBuildNSWAdd(

@@ -559,7 +559,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
 	PtxPlan plan;
 	const PtxSchedule given = {.wg = wgmma};
-	ptx_plan(&lk, &given, &plan);
+	ptx_plan_target(&lk, &given, sm, &plan);
 	const PtxSchedule *s = &plan.s;
 	if (plan.tc_wg) {
 		sb_printf(out, "  GPU kernel for %s (PTX for sm_90a): %s\n", sm, plan.tc_why);
@@ -604,6 +604,13 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 	          : plan.stage ? "X staged in shared memory (cp.async, 2 buffers)"
 	                       : "X read from global memory",
 	          plan.zero ? "; C is zeroed before the launch" : "");
+	const char *run = plan.xvec ? "4 adjacent columns" : plan.mvec == 4 ? "4 adjacent rows" : "2 adjacent rows";
+	if (plan.atomic)
+		sb_printf(out, "    C: added with atomics, %s%s\n", plan.vred ? run : "a float at a time",
+		          plan.vred ? " at a time (vector red, sm_90)" : "");
+	else
+		sb_printf(out, "    C: stored %s%s\n", plan.xvec || plan.mvec ? run : "a float at a time",
+		          plan.xvec || plan.mvec ? " a store" : "");
 	explain_traffic(out, &lk, &plan);
 }
 

@@ -41,11 +41,11 @@ static void check_traffic(const LowerKernel *lk, const PtxPlan *plan, const PtxE
 	              (long long)lk->M, (long long)lk->K, (long long)lk->N, copied[0], copied[1], t.x, t.w_staged);
 }
 
-/* Runs the kernel on the host emulator over its grid; returns
- * ||C - ref|| / ||ref||, or +inf when an element of C is left unwritten.
- * st_out (NULL: not wanted): its accesses, counted. */
-static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out,
-                              PtxEmuStats *st_out)
+/* Runs the kernel as compiled for sm on the host emulator over its grid;
+ * returns ||C - ref|| / ||ref||, or +inf when an element of C is left
+ * unwritten.  st_out (NULL: not wanted): its accesses, counted. */
+static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, const char *sm,
+                              PtxPlan *plan_out, PtxEmuStats *st_out)
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
@@ -53,7 +53,7 @@ static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, c
 	char err[PTX_ERR_MAX];
 	PtxPlan plan;
 	PtxEmuStats st = {.count_access = st_out != NULL};
-	ck_assert_msg(ptx_emulate(&lk, s, kc.x, kc.values, (const int32_t *const *)kc.mask.index, kc.c, &plan, &st, err),
+	ck_assert_msg(ptx_emulate(&lk, s, sm, kc.x, kc.values, (const int32_t *const *)kc.mask.index, kc.c, &plan, &st, err),
 	              "%s", err);
 	check_traffic(&lk, &plan, &st);
 	if (st_out)
@@ -67,7 +67,7 @@ static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, c
 
 static double emulate(const OpResult *op, PatLayout layout, int64_t N, const PtxSchedule *s, PtxPlan *plan_out)
 {
-	return emulate_counted(op, layout, N, s, plan_out, NULL);
+	return emulate_counted(op, layout, N, s, "sm_90", plan_out, NULL);
 }
 
 static const char *const patterns[] = {
@@ -89,14 +89,15 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
 }
 
 /* Every stdlib pattern, shapes the tiles do not divide, both layouts, and
- * three schedules: the default, one that takes single rows and columns,
- * and one with wide blocks. */
+ * five schedules (the default, one that takes single rows and columns,
+ * one with wide blocks, ...), each for sm_80 or sm_90 in turn (split-K
+ * adds to C with scalar atomics or vector red). */
 START_TEST(mapping_matches_reference)
 {
 	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0},  {64, 2, 3, 5, 3, 0, 0},
 	                                     {16, 2, 8, 16, 1, 1, 0}, {32, 4, 4, 4, 2, 1, 0}};
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
-	int wstaged = 0;
+	int wstaged = 0, vred = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
 			Arena arena;
@@ -106,11 +107,12 @@ START_TEST(mapping_matches_reference)
 			for (int layout = 0; layout < 2; layout++)
 				for (size_t k = 0; k < sizeof scheds / sizeof *scheds; k++) {
 					PtxPlan plan;
-					double e = emulate(op, (PatLayout)layout, op->N, &scheds[k], &plan);
-					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d/%d: %g",
+					const char *sm = (layout + k) % 2 ? "sm_80" : "sm_90";
+					double e = emulate_counted(op, (PatLayout)layout, op->N, &scheds[k], sm, &plan, NULL);
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d/%d, %s: %g",
 					              patterns[p], (long long)op->M, (long long)op->K, (long long)op->N,
 					              pat_layout_names[layout], scheds[k].bx, scheds[k].by, scheds[k].v,
-					              scheds[k].r, scheds[k].ksplit, scheds[k].stage, e);
+					              scheds[k].r, scheds[k].ksplit, scheds[k].stage, sm, e);
 					checked++;
 					atomics += plan.atomic;
 					groups += plan.s.r > 1;
@@ -118,6 +120,7 @@ START_TEST(mapping_matches_reference)
 					staged += plan.stage;
 					staged_nk += plan.stage && layout == PAT_LAYOUT_NK;
 					wstaged += plan.wstage;
+					vred += plan.vred;
 				}
 			arena_free(&arena);
 		}
@@ -131,6 +134,8 @@ START_TEST(mapping_matches_reference)
 	ck_assert_int_gt(staged, 0); /* and X is staged in shared memory */
 	ck_assert_int_gt(staged_nk, 0); /* in layout nk too, element by element */
 	ck_assert_int_gt(wstaged, 0);   /* and the weights beside it */
+	ck_assert_int_gt(vred, 0);      /* a split walk adds vectors on sm_90 */
+	ck_assert_int_lt(vred, atomics); /* and single floats elsewhere */
 }
 END_TEST
 
@@ -202,14 +207,16 @@ START_TEST(wide_tiles_match_reference)
 }
 END_TEST
 
-/* PTX for both targets, every pattern: it must name its target and kernel. */
+/* PTX for both targets, every pattern, two shapes: it must name its target,
+ * its kernel and the ISA version (8.1 where sm_90's vector red adds to C). */
 START_TEST(ptx_for_both_targets)
 {
 	static const char *const sms[] = {"sm_80", "sm_90"};
-	for (int p = 0; p < NPATTERNS; p++) {
+	int vred = 0;
+	for (int p = 0; p < 2 * NPATTERNS; p++) {
 		Arena arena;
 		arena_init(&arena);
-		Program prog = compile_pattern(&arena, patterns[p], shapes[1]);
+		Program prog = compile_pattern(&arena, patterns[p / 2], shapes[p % 2]);
 		const OpResult *op = &prog.ops[0];
 		for (int t = 0; t < 2; t++) {
 			PtxKernelSpec spec = {.k = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "kern", 1},
@@ -220,11 +227,15 @@ START_TEST(ptx_for_both_targets)
 			snprintf(target, sizeof target, ".target %s", sms[t]);
 			ck_assert_ptr_nonnull(strstr(ptx, target));
 			ck_assert_ptr_nonnull(strstr(ptx, ".entry kern("));
-			ck_assert_ptr_nonnull(strstr(ptx, ".version " PTX_ISA_VERSION));
+			ck_assert_ptr_nonnull(
+				strstr(ptx, spec.plan.vred ? ".version " PTX_ISA_VERSION_VRED "\n" : ".version " PTX_ISA_VERSION "\n"));
+			ck_assert(spec.plan.vred == (strstr(ptx, "red.global.add.v4.f32") != NULL));
+			vred += spec.plan.vred;
 			free(ptx);
 		}
 		arena_free(&arena);
 	}
+	ck_assert_int_gt(vred, 0);
 	char *ptx = NULL, err[PTX_ERR_MAX];
 	PtxKernelSpec none = {.s = ptx_default_schedule};
 	ck_assert(!ptx_compile(&none, 0, "sm_70", &ptx, NULL, err));
@@ -245,8 +256,9 @@ static float round_half(float x, PatDtype dt)
  * relative error against the float64 product of the weight and X rounded
  * to dt (+inf where an element of C is left unwritten).  swap: the first
  * pair of the last loop's index reversed.  fail: the emulation expected to
- * fail with a message containing it (returns 0).  st_out as emulate's. */
-static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
+ * fail with a message containing it (returns 0).  sm and st_out as
+ * emulate_counted's. */
+static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched, const char *sm,
                               PtxPlan *plan_out, bool swap, const char *fail, PtxEmuStats *st_out)
 {
 	const int64_t N = op->N;
@@ -270,11 +282,11 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 		const int32_t i0 = pair[0];
 		pair[0] = pair[1], pair[1] = i0;
 	}
-	ptx_plan(&lk, sched, &plan);
+	ptx_plan_target(&lk, sched, sm, &plan);
 	PtxWeights w;
 	ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, &kc.mask, &w));
 	PtxEmuStats st = {.count_access = st_out != NULL};
-	const bool ran = ptx_emulate(&lk, sched, x16, w.values, w.index, kc.c, &plan, &st, err);
+	const bool ran = ptx_emulate(&lk, sched, sm, x16, w.values, w.index, kc.c, &plan, &st, err);
 	ptx_weights_free(&w);
 	if (ran)
 		check_traffic(&lk, &plan, &st);
@@ -294,7 +306,7 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 static double emulate_tc(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched,
                          PtxPlan *plan_out)
 {
-	return emulate_tc_fail(op, dt, layout, sched, plan_out, false, NULL, NULL);
+	return emulate_tc_fail(op, dt, layout, sched, "sm_90", plan_out, false, NULL, NULL);
 }
 
 /* Dense 16 x 16 tiles (mma.sync), then 2:4 along k (mma.sp). */
@@ -409,7 +421,7 @@ START_TEST(tc_sp_metadata_checked)
 	Program prog = compile_typed(&arena, "apply nm(2, 4);", tc_shapes[0], "bf16");
 	for (int st = 0; st < 2; st++) {
 		PtxPlan plan;
-		emulate_tc_fail(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, st ? &plain : NULL, &plan, true, "invalid index pair",
+		emulate_tc_fail(&prog.ops[0], PAT_BF16, PAT_LAYOUT_KN, st ? &plain : NULL, "sm_90", &plan, true, "invalid index pair",
 		                NULL);
 		ck_assert(plan.tc_sp && plan.stage == !st);
 	}
@@ -607,10 +619,12 @@ START_TEST(random_configurations_match_reference)
 		const OpResult *op = &prog.ops[0];
 		LowerKernel lk = {op->ir, op->M, op->K, op->N, layout, "emu", 1, op->dtype, {0}};
 		PtxPlan plan;
-		ptx_plan(&lk, &s, &plan);
-		const double e = plan.tc ? emulate_tc(op, op->dtype, layout, &s, &plan) : emulate(op, layout, op->N, &s, &plan);
-		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d: %g", text, layout ? "nk" : "kn", s.bx,
-		              s.by, s.v, s.r, s.ksplit, s.stage, s.wg, e);
+		const char *sm = ran % 4 ? "sm_90" : "sm_80"; /* (not drawn: the draws stay the seed's) */
+		ptx_plan_target(&lk, &s, sm, &plan);
+		const double e = plan.tc ? emulate_tc_fail(op, op->dtype, layout, &s, sm, &plan, false, NULL, NULL)
+		                         : emulate_counted(op, layout, op->N, &s, sm, &plan, NULL);
+		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d, %s: %g", text, layout ? "nk" : "kn", s.bx,
+		              s.by, s.v, s.r, s.ksplit, s.stage, s.wg, sm, e);
 		tc += plan.tc;
 		staged += plan.stage;
 		ran++;
@@ -702,15 +716,15 @@ START_TEST(emulation_catches_faults)
 	LowerKernel lk = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "emu", 1, PAT_F32, {0}};
 	char err[PTX_ERR_MAX];
 	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
-	ck_assert(!ptx_emulate(&lk, NULL, kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));
+	ck_assert(!ptx_emulate(&lk, NULL, "sm_90", kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));
 	ck_assert_msg(strstr(err, "16-byte aligned") != NULL, "%s", err);
 	PtxPlan plan;
-	ck_assert_msg(ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, &plan, NULL, err), "%s", err);
+	ck_assert_msg(ptx_emulate(&lk, NULL, "sm_90", kc.x, kc.values, index, kc.c, &plan, NULL, err), "%s", err);
 	ck_assert(kernel_case_error(&kc) < 1e-5);
 	ck_assert_msg(plan.stage && plan.s.by > 1, "staged %d, %d rows of threads", plan.stage, plan.s.by);
 	for (int i = 0; i < NINJECT; i++) {
 		setenv("PATC_EMU_INJECT", injects[i][0], 1);
-		ck_assert_msg(!ptx_emulate(&lk, NULL, kc.x, kc.values, index, kc.c, NULL, NULL, err), "%s", injects[i][0]);
+		ck_assert_msg(!ptx_emulate(&lk, NULL, "sm_90", kc.x, kc.values, index, kc.c, NULL, NULL, err), "%s", injects[i][0]);
 		ck_assert_msg(strstr(err, injects[i][1]) != NULL, "%s: %s", injects[i][0], err);
 	}
 	unsetenv("PATC_EMU_INJECT");
@@ -725,11 +739,11 @@ START_TEST(emulation_catches_faults)
 		ck_assert(tplan.stage && tplan.s.by > 1 && tplan.tc_wg == (p == 1));
 		for (int i = 0; i < NINJECT; i++) {
 			setenv("PATC_EMU_INJECT", injects[i][0], 1);
-			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, NULL, false, injects[i][1], NULL);
+			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, "sm_90", NULL, false, injects[i][1], NULL);
 		}
 		if (p) { /* the copies' writes passed to the tensor cores with no fence.proxy.async */
 			setenv("PATC_EMU_INJECT", "nofence", 1);
-			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, NULL, false, "no fence.proxy.async", NULL);
+			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, "sm_90", NULL, false, "no fence.proxy.async", NULL);
 		}
 		unsetenv("PATC_EMU_INJECT");
 	}
@@ -742,9 +756,11 @@ END_TEST
  * memory's loads (ldmatrix's rows among them) and the copies' writes to it
  * free of bank conflicts; the copies' reads of global memory, the other
  * loads of X and the weights and the stores to C in as few sectors as
- * their bytes need, but where known otherwise: split-K's atomics (one
- * float a lane, a thread's columns adjacent) and the unstaged kernels' X
- * in layout nk (read down its columns).  Printed as a table
+ * their bytes need, split-K's vector red on sm_90 among them, but where
+ * known otherwise: split-K's atomics before sm_90 (one float a lane, a
+ * thread's columns adjacent), the CUDA cores' stores to C in layout nk (a
+ * warp's lanes on 32 columns, each storing its runs of rows down one) and
+ * the unstaged kernels' X in layout nk (read down its columns).  Printed as a table
  * (bench/RESULTS.md). */
 START_TEST(accesses_without_conflicts)
 {
@@ -753,25 +769,30 @@ START_TEST(accesses_without_conflicts)
 		PatLayout layout;
 		PtxSchedule s;
 		int64_t shape[3];
+		const char *sm;
 	} kernels[] = {
-		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}},
-		{"apply tile_v(32, 25%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}},
-		{"apply block(8, 8, 25%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}},
-		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
-		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_NK, {0}, {256, 256, 256}},
-		{"apply block(32, 32, 25%);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
-		{"apply block(32, 32, 25%);", "bf16", PAT_LAYOUT_NK, {0}, {256, 256, 256}},
-		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
-		{"apply nm(2, 4);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
-		{"apply nm(2, 4);", "bf16", PAT_LAYOUT_NK, {0}, {256, 256, 256}},
-		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_KN, {.wg = 1}, {256, 256, 256}},
-		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_NK, {.wg = 1}, {256, 256, 256}},
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}, "sm_90"},
+		{"apply tile_v(32, 25%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}, "sm_90"},
+		{"apply block(8, 8, 25%);", "f32", PAT_LAYOUT_KN, {0}, {1000, 96, 2112}, "sm_90"},
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_NK, {0}, {1000, 96, 2112}, "sm_90"},
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_90"},
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_NK, {0}, {256, 256, 256}, "sm_90"},
+		{"apply block(32, 32, 25%);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_90"},
+		{"apply block(32, 32, 25%);", "bf16", PAT_LAYOUT_NK, {0}, {256, 256, 256}, "sm_90"},
+		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_90"},
+		{"apply nm(2, 4);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_90"},
+		{"apply nm(2, 4);", "bf16", PAT_LAYOUT_NK, {0}, {256, 256, 256}, "sm_90"},
+		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_KN, {.wg = 1}, {256, 256, 256}, "sm_90"},
+		{"apply block(64, 64, 25%);", "bf16", PAT_LAYOUT_NK, {.wg = 1}, {256, 256, 256}, "sm_90"},
+		/* split-K's atomics before sm_90: one float a lane */
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_80"},
+		{"apply nm(2, 4);", "bf16", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_80"},
 		/* unstaged: X read from global memory */
-		{"apply nm(2, 4);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
-		{"apply row_balanced(25%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
-		{"apply unstructured(10%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}},
-		{"apply nm(2, 4);", "f32", PAT_LAYOUT_NK, {0}, {256, 256, 256}},
-		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {.stage = -1}, {256, 256, 256}},
+		{"apply nm(2, 4);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_90"},
+		{"apply row_balanced(25%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_90"},
+		{"apply unstructured(10%);", "f32", PAT_LAYOUT_KN, {0}, {256, 256, 256}, "sm_90"},
+		{"apply nm(2, 4);", "f32", PAT_LAYOUT_NK, {0}, {256, 256, 256}, "sm_90"},
+		{"apply block(32, 32, 50%);", "f32", PAT_LAYOUT_KN, {.stage = -1}, {256, 256, 256}, "sm_90"},
 	};
 	printf("| kernel | layout | shape | shared loads | copies into shared memory | copies' sectors | "
 	       "other loads of global memory | stores to C |\n"
@@ -786,25 +807,31 @@ START_TEST(accesses_without_conflicts)
 		PtxPlan plan;
 		PtxEmuStats st;
 		const PtxSchedule *s = kernels[i].s.wg || kernels[i].s.stage ? &kernels[i].s : NULL;
-		const double e = f32 ? emulate_counted(op, kernels[i].layout, op->N, s, &plan, &st)
-		                     : emulate_tc_fail(op, PAT_BF16, kernels[i].layout, s, &plan, false, NULL, &st);
+		const char *sm = kernels[i].sm;
+		const double e = f32 ? emulate_counted(op, kernels[i].layout, op->N, s, sm, &plan, &st)
+		                     : emulate_tc_fail(op, PAT_BF16, kernels[i].layout, s, sm, &plan, false, NULL, &st);
 		ck_assert_msg(e < 1e-5, "%s: %g", kernels[i].pattern, e);
-		ck_assert_msg(plan.stage == (i < 12), "%s: %s", kernels[i].pattern, plan.stage_why);
+		ck_assert_msg(plan.stage == (i < 15), "%s: %s", kernels[i].pattern, plan.stage_why);
+		/* on sm_90 a split walk adds a thread's adjacent columns with one red in layout kn; in layout nk, rows */
+		ck_assert_msg(plan.vred == (plan.atomic && !strcmp(sm, "sm_90") &&
+		                            (kernels[i].layout == PAT_LAYOUT_KN || plan.mvec)),
+		              "%s", kernels[i].pattern);
+		ck_assert(f32 || !plan.mvec);
 		if (i < 3) /* the wide register tiles: 8 x 8 a thread, 8 x 4 for block(8, 8) */
 			ck_assert_msg(plan.s.r == 8 && plan.s.v == (i < 2 ? 8 : 4), "%s: %d x %d", kernels[i].pattern, plan.s.r,
 			              plan.s.v);
 		char tile[16] = "";
 		if (f32)
 			snprintf(tile, sizeof tile, ", %d x %d", plan.s.r, plan.s.v);
-		printf("| %s %s%s%s | %s | %lldx%lldx%lld |", kernels[i].pattern + 6, kernels[i].dtype,
-		       plan.tc_wg ? " wgmma" : plan.tc_sp ? " mma.sp" : plan.tc ? " mma" : "", tile,
+		printf("| %s %s%s%s, %s | %s | %lldx%lldx%lld |", kernels[i].pattern + 6, kernels[i].dtype,
+		       plan.tc_wg ? " wgmma" : plan.tc_sp ? " mma.sp" : plan.tc ? " mma" : "", tile, sm,
 		       pat_layout_names[kernels[i].layout], (long long)op->M, (long long)op->K, (long long)op->N);
 		static const int kinds[5] = {PTX_ACC_LOAD, PTX_ACC_CP, PTX_ACC_SRC, PTX_ACC_GLOAD, PTX_ACC_GSTORE};
 		for (int j = 0; j < 5; j++) {
 			const PtxAccCount *a = &st.acc[kinds[j]];
 			printf(" %.2fx of %lld |", a->ideal ? (double)a->cost / (double)a->ideal : 0, (long long)a->ideal);
 		}
-		printf("%s\n", plan.atomic ? " (split-K: atomics)" : "");
+		printf("%s\n", plan.vred ? " (split-K: vector red)" : plan.atomic ? " (split-K: atomics)" : "");
 		split += plan.atomic;
 		/* wgmma reads the stage itself (not counted); nothing stores to it */
 		ck_assert_msg(!plan.stage || plan.tc_wg || st.acc[PTX_ACC_LOAD].requests > 0, "%s", kernels[i].pattern);
@@ -814,7 +841,8 @@ START_TEST(accesses_without_conflicts)
 		ck_assert_msg(st.acc[PTX_ACC_GSTORE].requests > 0 && (plan.stage || st.acc[PTX_ACC_GLOAD].requests > 0), "%s",
 		              kernels[i].pattern);
 		for (int j = 0; j < PTX_ACC_KINDS; j++) {
-			const bool known = (j == PTX_ACC_GSTORE && plan.atomic) ||
+			const bool known = (j == PTX_ACC_GSTORE && plan.atomic && !plan.vred) ||
+			                   (j == PTX_ACC_GSTORE && f32 && kernels[i].layout == PAT_LAYOUT_NK) ||
 			                   (j == PTX_ACC_GLOAD && !plan.stage && kernels[i].layout == PAT_LAYOUT_NK);
 			ck_assert_msg(known || st.acc[j].cost == st.acc[j].ideal, "%s %s, layout %s: %s %lld of %lld",
 			              kernels[i].pattern, kernels[i].dtype, pat_layout_names[kernels[i].layout], ptx_acc_names[j],
@@ -822,7 +850,7 @@ START_TEST(accesses_without_conflicts)
 		}
 		arena_free(&arena);
 	}
-	ck_assert(split > 0 && split < 10);
+	ck_assert(split > 0 && split < 12);
 
 	/* the counts seen to find what they are for: the stages' rows
 	 * unpadded (PATC_EMU_INJECT=nopad; right results), bank conflicts in
@@ -850,8 +878,8 @@ START_TEST(accesses_without_conflicts)
 			setenv("PATC_EMU_INJECT", costly[i].inject, 1);
 		const double e = strcmp(costly[i].dtype, "f32")
 		                         ? emulate_tc_fail(op, PAT_BF16, costly[i].layout, costly[i].inject ? NULL : &wg,
-		                                           NULL, false, NULL, &st)
-		                         : emulate_counted(op, costly[i].layout, op->N, NULL, NULL, &st);
+		                                           "sm_90", NULL, false, NULL, &st)
+		                         : emulate_counted(op, costly[i].layout, op->N, NULL, "sm_90", NULL, &st);
 		unsetenv("PATC_EMU_INJECT");
 		const PtxAccCount *a = &st.acc[costly[i].kind];
 		ck_assert_msg(e < 1e-5 && a->cost > a->ideal, "%s %s: %g, %s %lld of %lld", costly[i].pattern,
