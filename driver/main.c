@@ -533,8 +533,8 @@ static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
 {
 	sb_printf(out, "    %s\n", plan->stage_why);
 	if (plan->nsplit > 1)
-		sb_printf(out, "    split-K: the walk along k in %lld parts (blockIdx.z), adding into C with atomics\n",
-		          (long long)plan->nsplit);
+		sb_printf(out, "    split-K: the walk along k in %lld parts (blockIdx.z), adding into C with atomics%s\n",
+		          (long long)plan->nsplit, plan->vred ? ", a lane's 2 adjacent columns at a time (vector red, sm_90)" : "");
 }
 
 /* --explain: what the kernel's blocks move from L2 per multiply-add
