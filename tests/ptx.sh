@@ -5,7 +5,8 @@
 # ops (tensor cores: mma.sync and mma.sp, bf16 and f16), is written by
 # `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas for its target; `ptxas -v` must report no local-memory spills and no
 # stack frame for any kernel, and no load may be generic (each names its
-# space: global, shared or param) nor read global memory without .nc.
+# space: global, shared or param) nor read global memory without .nc; split-K
+# on 768/768/512 adds with vector red on sm_90 (ISA 8.1), not before (8.0).
 # Then the no-driver path: `--run` on a GPU target exits 3 with a clear
 # message on a machine without libcuda.so.1; and gpu_bench's bad arguments
 # exit 2, its missing driver 3.
@@ -84,6 +85,17 @@ else
 			if grep -E "^[[:space:]]+ld\.global\.(u|s|b|f|v)[0-9]" "$out/$base.ptx" >"$tmp/coherent"; then
 				bad "$base $sm: global loads without .nc: $(head -2 "$tmp/coherent" | tr -s '\t ' ' ')"
 				continue
+			fi
+			# split-K on 768/768/512 (layout kn): a thread's adjacent columns
+			# added by one vector red on sm_90 (PTX ISA 8.1), a float an
+			# atomic before it (ISA 8.0)
+			if [ $base = s0_kn ] || [ $base = s0_tc ]; then
+				vred=$(grep -c "red.global.add.v[24].f32" "$out/$base.ptx" || true)
+				version=$(grep -m1 "^\.version" "$out/$base.ptx" | cut -d' ' -f2)
+				case $sm in
+				sm_80) [ "$vred" -eq 0 ] && [ "$version" = 8.0 ] || { bad "$base $sm: $vred vector red, ISA $version"; continue; } ;;
+				sm_90) [ "$vred" -gt 0 ] && [ "$version" = 8.1 ] || { bad "$base $sm: $vred vector red, ISA $version"; continue; } ;;
+				esac
 			fi
 			if grep -E "[1-9][0-9]* bytes (spill|stack)" "$tmp/log" >/dev/null; then
 				bad "$base $sm spills: $(grep -E '[1-9][0-9]* bytes (spill|stack)' "$tmp/log" | head -2)"
