@@ -382,9 +382,10 @@ void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm,
 	if (!hopper)
 		t.wg = 0;
 	ptx_plan(k, &t, plan);
-	/* (a thread's 4 adjacent columns or mvec rows on CUDA cores, a lane's 2 columns on the tensor cores) */
+	/* (a thread's 4 adjacent columns or mvec rows on CUDA cores, a lane's 2 columns on the tensor cores
+	 * but under transposed wgmma, whose lanes hold single columns) */
 	plan->vred = hopper && plan->atomic &&
-	             (plan->tc ? k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 : plan->xvec || plan->mvec);
+	             (plan->tc ? k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 && !plan->tc_wgt : plan->xvec || plan->mvec);
 }
 
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])

@@ -86,16 +86,22 @@ else
 				bad "$base $sm: global loads without .nc: $(head -2 "$tmp/coherent" | tr -s '\t ' ' ')"
 				continue
 			fi
-			# split-K on 768/768/512 (layout kn): a thread's adjacent columns
-			# added by one vector red on sm_90 (PTX ISA 8.1), a float an
-			# atomic before it (ISA 8.0)
-			if [ $base = s0_kn ] || [ $base = s0_tc ]; then
-				vred=$(grep -c "red.global.add.v[24].f32" "$out/$base.ptx" || true)
-				version=$(grep -m1 "^\.version" "$out/$base.ptx" | cut -d' ' -f2)
-				case $sm in
-				sm_80) [ "$vred" -eq 0 ] && [ "$version" = 8.0 ] || { bad "$base $sm: $vred vector red, ISA $version"; continue; } ;;
-				sm_90) [ "$vred" -gt 0 ] && [ "$version" = 8.1 ] || { bad "$base $sm: $vred vector red, ISA $version"; continue; } ;;
-				esac
+			# a module is ISA 8.1 where it adds to C with a vector red (sm_90
+			# only), else 8.0; split-K on 768/768/512 (layout kn) does: a
+			# thread's 4 adjacent columns on CUDA cores, a lane's 2 on the
+			# tensor cores (mma.sync; --wgmma's transposed kernels add floats)
+			vred=$(grep -c "red.global.add.v[24].f32" "$out/$base.ptx" || true)
+			version=$(grep -m1 "^\.version" "$out/$base.ptx" | cut -d' ' -f2)
+			if [ "$version" != "$([ "$vred" -gt 0 ] && echo 8.1 || echo 8.0)" ] || { [ $target != sm_90 ] && [ "$vred" -gt 0 ]; }; then
+				bad "$base $sm: $vred vector red, ISA $version"
+				continue
+			fi
+			want_red=""
+			[ $sm = sm_90 ] && [ $base = s0_kn ] && want_red=v4
+			[ $sm = sm_90 ] && [ $base = s0_tc ] && want_red=v2
+			if [ -n "$want_red" ] && ! grep -q "red.global.add.$want_red.f32" "$out/$base.ptx"; then
+				bad "$base $sm: no red.global.add.$want_red.f32"
+				continue
 			fi
 			if grep -E "[1-9][0-9]* bytes (spill|stack)" "$tmp/log" >/dev/null; then
 				bad "$base $sm spills: $(grep -E '[1-9][0-9]* bytes (spill|stack)' "$tmp/log" | head -2)"

@@ -90,14 +90,14 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
 
 /* Every stdlib pattern, shapes the tiles do not divide, both layouts, and
  * five schedules (the default, one that takes single rows and columns,
- * one with wide blocks, ...), each for sm_80 or sm_90 in turn (split-K
- * adds to C with scalar atomics or vector red). */
+ * one with wide blocks, ...), each pattern and shape for sm_80 or sm_90 in
+ * turn (split-K adds to C with scalar atomics or vector red). */
 START_TEST(mapping_matches_reference)
 {
 	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0},  {64, 2, 3, 5, 3, 0, 0},
 	                                     {16, 2, 8, 16, 1, 1, 0}, {32, 4, 4, 4, 2, 1, 0}};
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
-	int wstaged = 0, vred = 0;
+	int wstaged = 0, vred = 0, mvec_nk = 0, vred_nk = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
 			Arena arena;
@@ -107,7 +107,7 @@ START_TEST(mapping_matches_reference)
 			for (int layout = 0; layout < 2; layout++)
 				for (size_t k = 0; k < sizeof scheds / sizeof *scheds; k++) {
 					PtxPlan plan;
-					const char *sm = (layout + k) % 2 ? "sm_80" : "sm_90";
+					const char *sm = (p + s) % 2 ? "sm_80" : "sm_90";
 					double e = emulate_counted(op, (PatLayout)layout, op->N, &scheds[k], sm, &plan, NULL);
 					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d/%d, %s: %g",
 					              patterns[p], (long long)op->M, (long long)op->K, (long long)op->N,
@@ -121,6 +121,8 @@ START_TEST(mapping_matches_reference)
 					staged_nk += plan.stage && layout == PAT_LAYOUT_NK;
 					wstaged += plan.wstage;
 					vred += plan.vred;
+					mvec_nk += plan.mvec > 0 && !plan.atomic;
+					vred_nk += plan.vred && plan.mvec > 0;
 				}
 			arena_free(&arena);
 		}
@@ -136,6 +138,8 @@ START_TEST(mapping_matches_reference)
 	ck_assert_int_gt(wstaged, 0);   /* and the weights beside it */
 	ck_assert_int_gt(vred, 0);      /* a split walk adds vectors on sm_90 */
 	ck_assert_int_lt(vred, atomics); /* and single floats elsewhere */
+	ck_assert_int_gt(mvec_nk, 0);    /* in layout nk, a thread's adjacent rows stored as one vector */
+	ck_assert_int_gt(vred_nk, 0);    /* or added by one red */
 }
 END_TEST
 
@@ -812,11 +816,9 @@ START_TEST(accesses_without_conflicts)
 		                     : emulate_tc_fail(op, PAT_BF16, kernels[i].layout, s, sm, &plan, false, NULL, &st);
 		ck_assert_msg(e < 1e-5, "%s: %g", kernels[i].pattern, e);
 		ck_assert_msg(plan.stage == (i < 15), "%s: %s", kernels[i].pattern, plan.stage_why);
-		/* on sm_90 a split walk adds a thread's adjacent columns with one red in layout kn; in layout nk, rows */
-		ck_assert_msg(plan.vred == (plan.atomic && !strcmp(sm, "sm_90") &&
-		                            (kernels[i].layout == PAT_LAYOUT_KN || plan.mvec)),
-		              "%s", kernels[i].pattern);
-		ck_assert(f32 || !plan.mvec);
+		/* on sm_90 a split walk adds a thread's adjacent columns with one red in layout kn */
+		ck_assert_msg(kernels[i].layout == PAT_LAYOUT_NK || plan.vred == (plan.atomic && !strcmp(sm, "sm_90")), "%s",
+		              kernels[i].pattern);
 		if (i < 3) /* the wide register tiles: 8 x 8 a thread, 8 x 4 for block(8, 8) */
 			ck_assert_msg(plan.s.r == 8 && plan.s.v == (i < 2 ? 8 : 4), "%s: %d x %d", kernels[i].pattern, plan.s.r,
 			              plan.s.v);
@@ -840,6 +842,14 @@ START_TEST(accesses_without_conflicts)
 		              kernels[i].pattern);
 		ck_assert_msg(st.acc[PTX_ACC_GSTORE].requests > 0 && (plan.stage || st.acc[PTX_ACC_GLOAD].requests > 0), "%s",
 		              kernels[i].pattern);
+		/* fp32 in layout nk: a warp's lanes on 32 columns, each storing (or adding) a
+		 * float or its run of mvec rows in a sector of its own: 8 / run times the fewest */
+		const int run = plan.mvec && (!plan.atomic || plan.vred) ? plan.mvec : 1;
+		const PtxAccCount *cs = &st.acc[PTX_ACC_GSTORE];
+		ck_assert_msg(!f32 || kernels[i].layout == PAT_LAYOUT_KN ||
+		                  fabs((double)cs->cost * run / (8.0 * (double)cs->ideal) - 1) < 0.05,
+		              "%s, layout nk: stores %lld of %lld, runs of %d", kernels[i].pattern, (long long)cs->cost,
+		              (long long)cs->ideal, run);
 		for (int j = 0; j < PTX_ACC_KINDS; j++) {
 			const bool known = (j == PTX_ACC_GSTORE && plan.atomic && !plan.vred) ||
 			                   (j == PTX_ACC_GSTORE && f32 && kernels[i].layout == PAT_LAYOUT_NK) ||
