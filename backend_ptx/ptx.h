@@ -299,7 +299,8 @@ typedef struct PtxEmuStats {
 } PtxEmuStats;
 
 /* Runs kernel k under schedule s (NULL: patc's choice), as compiled for
- * target sm (ptx_plan_target), on the host over its whole grid (emulate.c): X, C, values and index as the kernel takes them
+ * target sm (ptx_plan_target), on the host over its whole grid
+ * (emulate.c): X, C, values and index as the kernel takes them
  * (X and the values 16-bit where plan_out->tc; X, the values and C 16-byte
  * aligned, as cuMemAlloc's are), C poisoned with NaN first (zeroed where
  * the plan adds into it).  Slow: for tests and for checking kernels

@@ -604,6 +604,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 	          : plan.stage ? "X staged in shared memory (cp.async, 2 buffers)"
 	                       : "X read from global memory",
 	          plan.zero ? "; C is zeroed before the launch" : "");
+	/* (vred on CUDA cores needs xvec or mvec) */
 	const char *run = plan.xvec ? "4 adjacent columns" : plan.mvec == 4 ? "4 adjacent rows" : "2 adjacent rows";
 	if (plan.atomic)
 		sb_printf(out, "    C: added with atomics, %s%s\n", plan.vred ? run : "a float at a time",

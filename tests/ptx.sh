@@ -6,7 +6,8 @@
 # `patc -o DIR --target=sm_80|sm_90` and assembled by ptxas for its target; `ptxas -v` must report no local-memory spills and no
 # stack frame for any kernel, and no load may be generic (each names its
 # space: global, shared or param) nor read global memory without .nc; split-K
-# on 768/768/512 adds with vector red on sm_90 (ISA 8.1), not before (8.0).
+# on 768/768/512 adds with vector red on sm_90 (ISA 8.1), not before (8.0),
+# and --explain says so.
 # Then the no-driver path: `--run` on a GPU target exits 3 with a clear
 # message on a machine without libcuda.so.1; and gpu_bench's bad arguments
 # exit 2, its missing driver 3.
@@ -112,6 +113,21 @@ else
 	done
 	echo "ptxas ($("$ptxas" --version | tail -1)): $((pass)) modules (${#patterns[@]} kernels each, ${#gpu_tc_patterns[@]} in the 16-bit ones, also with --wgmma for sm_90a) assembled without spills"
 fi
+
+# --explain says how C is written: split-K on 768/768/512 adds a thread's 4
+# adjacent columns by vector red on sm_90, a float an atomic on sm_80; the
+# same op in layout nk, not split, stores 4 adjacent rows a store
+printf 'include "all.pat";\nop s: spmm(M = 768, K = 768, N = 512) { weights = random(seed = 1); apply block(32, 32, 25%%); }\nop n: spmm(M = 4096, K = 1024, N = 1024, layout = nk) { weights = random(seed = 1); apply block(32, 32, 25%%); }\n' >"$tmp/c.pat"
+for sm in sm_80 sm_90; do
+	"$patc" "$tmp/c.pat" --target=$sm --explain >"$tmp/explain" 2>&1 || true
+	want="C: added with atomics, a float at a time"
+	[ $sm = sm_90 ] && want="C: added with atomics, 4 adjacent columns at a time (vector red, sm_90)"
+	if grep -qF "$want" "$tmp/explain" && grep -qF "C: stored 4 adjacent rows a store" "$tmp/explain"; then
+		ok
+	else
+		bad "--explain on $sm: $(grep 'C:' "$tmp/explain" | head -2 | tr -s ' ')"
+	fi
+done
 
 # the patterns GPU targets refuse: a diagnostic and exit 1, no output
 for p in "tile_h(32, 25%)" "unstructured(25%)"; do
