@@ -874,7 +874,11 @@ static void consider_fastest(Bench *b, int i)
  * best is never slower than a fixed pattern it measured. */
 static void choose_best(SearchResult *r, const SearchSettings *s)
 {
-	r->best = r->fastest, r->tied = 0;
+	r->best = r->fastest, r->tied = 0, r->best_ref = -1;
+	for (int i = 0; i < r->n; i++) /* a reference tuned to another schedule is a reference */
+		if (r->c[i].ref[0] && eligible(&r->c[i], s) &&
+		    (r->best_ref < 0 || r->c[i].measured_us < r->c[r->best_ref].measured_us))
+			r->best_ref = i;
 	if (r->fastest < 0)
 		return;
 	double limit = r->c[r->fastest].measured_us * (1 + s->tie), least = INFINITY;
@@ -1345,9 +1349,6 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 				consider_fastest(&b, i);
 			} else
 				bench_one(&b, i, "reference ");
-			if (c->status == SEARCH_MEASURED && c->metrics.loss_over_bound <= s->budget &&
-			    (out->best_ref < 0 || c->measured_us < out->c[out->best_ref].measured_us))
-				out->best_ref = i;
 		}
 		progress_line(&b.pr, "search: %d references measured", b.pr.done);
 		choose_best(out, s);

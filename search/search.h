@@ -154,7 +154,7 @@ typedef struct SearchResult {
 	int region_shapes;  /* block shapes whose importance sums were shared */
 	int64_t region_hits; /* candidates scored on them */
 	int stopped;        /* measurements stopped early */
-	int best_ref;       /* the fastest measured reference within the budget; -1: none */
+	int best_ref;       /* the fastest reference (any schedule) measured in full within the budget; -1: none */
 } SearchResult;
 
 /* Searches op's pattern and schedule for weights w and importance imp (M x

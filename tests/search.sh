@@ -75,8 +75,11 @@ assert any(x["pareto"] for x in allm)
 assert "pir" in best and best["pir"].startswith("pir w")
 refs = [x for x in c if "reference" in x]
 assert len(refs) >= 5 and all(x["status"] == "measured" for x in refs), [x.get("reference") for x in refs]
-if "best_reference" in r:
+full_refs = [x["latency_us"] for x in full if "reference" in x]  # tuned references among them
+assert ("best_reference" in r) == bool(full_refs)
+if full_refs:
     assert r["best_reference"]["within_budget"] and r["best_reference"]["reference"]
+    assert r["best_reference"]["latency_us"] == min(full_refs), (r["best_reference"], min(full_refs))
 cm = r["cost_model"]
 timed = [x for x in meas if not x.get("stopped_early")]  # what the model's ranking is compared with
 assert cm["measured"] == len(timed) and (len(timed) < 3 or -1 <= cm["spearman"] <= 1), cm
