@@ -31,12 +31,6 @@ static void dev_free(Cuda *cu, Dev *d)
 		cuda_free(cu, d->index[i]);
 }
 
-/* v as the kernel sees it: rounded to 16 bits on tensor cores. */
-static double as_input(float v, PatDtype dt)
-{
-	return dt == PAT_F16 ? fp16_to_f32(f32_to_fp16(v)) : dt == PAT_BF16 ? bf16_to_f32(f32_to_bf16(v)) : v;
-}
-
 /* n floats as 16-bit dt values (malloc'd; NULL when out of memory). */
 static uint16_t *to16(const float *v, size_t n, PatDtype dt)
 {
@@ -47,42 +41,16 @@ static uint16_t *to16(const float *v, size_t n, PatDtype dt)
 }
 
 /* ||C - ref|| / ||ref|| on a sample of columns, the reference in float64
- * on the masked weight: the sampled columns of X are gathered first, so
- * that each row of the weight is read once for all of them.  +inf (note
- * says why) when out of memory. */
+ * on the masked weight (prune_check_error); +inf (note says why) when out
+ * of memory. */
 static double sampled_error(const GpuProblem *p, PatDtype dt, const float *c, char note[CUDA_ERR_MAX])
 {
-	const int64_t M = p->M, K = p->K, N = p->N;
-	int64_t want = p->check_cols > 0 ? p->check_cols : SAMPLE_COLS;
-	int64_t ncols = N < want ? N : want;
-	const bool kn = p->layout == PAT_LAYOUT_KN;
-	double *xs = malloc((size_t)(ncols * K) * sizeof *xs), *w = malloc((size_t)K * sizeof *w);
-	int64_t *cols = malloc((size_t)ncols * sizeof *cols);
-	double num = 0, den = 0;
-	if (!xs || !w || !cols) {
-		snprintf(note, CUDA_ERR_MAX, "out of memory for the float64 reference");
-		num = INFINITY;
-	}
-	for (int64_t s = 0; xs && w && cols && s < ncols; s++) {
-		const int64_t n = ncols == N ? s : (s * (N - 1)) / (ncols - 1);
-		cols[s] = n;
-		for (int64_t k = 0; k < K; k++)
-			xs[s * K + k] = as_input(kn ? p->x[k * N + n] : p->x[n * K + k], dt);
-	}
-	for (int64_t m = 0; xs && w && cols && m < M; m++) {
-		for (int64_t k = 0; k < K; k++)
-			w[k] = as_input(p->dense[m * K + k], dt);
-		for (int64_t s = 0; s < ncols; s++) {
-			const double *x = xs + s * K;
-			double ref = 0;
-			for (int64_t k = 0; k < K; k++)
-				ref += w[k] * x[k];
-			const double got = kn ? c[m * N + cols[s]] : c[cols[s] * M + m];
-			num += (got - ref) * (got - ref), den += ref * ref;
-		}
-	}
-	free(xs), free(w), free(cols);
-	return den > 0 ? sqrt(num) / sqrt(den) : sqrt(num);
+	double e = prune_check_error(p->dense, p->x, c, p->M, p->K, p->N, p->layout == PAT_LAYOUT_KN, dt,
+	                             p->check_cols > 0 ? p->check_cols : SAMPLE_COLS);
+	if (e >= 0)
+		return e;
+	snprintf(note, CUDA_ERR_MAX, "out of memory for the float64 reference");
+	return INFINITY;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -998,9 +998,11 @@ int main(int argc, char **argv)
 		int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 		for (int i = 0; i < prog.nops; i++) { /* each op, whether one before it failed or not */
 			char err[512];
-			if (!run_op(&prog.ops[i], &pruned[i], threads, &out, err)) {
+			int code;
+			if (!run_op(&prog.ops[i], &pruned[i], threads, &out, err, &code)) {
 				fprintf(stderr, "patc: error: %s\n", err);
-				rc = PATC_EXIT_INTERNAL;
+				if (rc != PATC_EXIT_INTERNAL) /* a wrong kernel outranks the environment */
+					rc = code;
 			}
 		}
 		if (rc == PATC_EXIT_OK)

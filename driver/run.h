@@ -6,9 +6,12 @@
 #include "../support/util.h"
 
 /* JIT-compiles the op's x86 kernel, runs it on its pruned weights and a
- * seeded random X, checks it against the dense product of the masked
- * weight, and reports the timing.  False with err on failure. */
-bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512]);
+ * fresh random X (C poisoned with NaN first), checks it against the
+ * float64 product of the masked weight, and reports the timing beside
+ * OpenBLAS sgemm.  False with err and *code: PATC_EXIT_ENV when out of
+ * memory, PATC_EXIT_INTERNAL where the kernel did not compile or its
+ * result is wrong. */
+bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512], int *code);
 
 /* --run on a GPU target: the ops' kernels for sm (sm_80..; wgmma: on
  * Hopper's warpgroup mma where they qualify) through the CUDA driver,

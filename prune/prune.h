@@ -136,6 +136,17 @@ void prune_metrics_from(const Pir *ir, double kept, int64_t nkept, const PruneBo
  * selection on float bits). */
 double prune_top_sum(const float *v, int64_t n, int64_t count);
 
+/* ---- checking a kernel's result (check.c) ---- */
+
+/* ||C - ref|| / ||ref|| over ncols columns of C spread evenly over N (all
+ * of them where ncols <= 0 or N <= ncols), ref the masked dense weight
+ * (M x K) times X in float64, every input rounded to dt first as a
+ * tensor-core kernel reads it (f32: as is).  X and C in the op's layout:
+ * kn, X K x N and C M x N; nk, X N x K and C N x M.  A NaN in a sampled
+ * element of C makes it NaN; -1 when out of memory. */
+double prune_check_error(const float *dense, const float *x, const float *c, int64_t M, int64_t K, int64_t N,
+                         bool kn, PatDtype dt, int64_t ncols);
+
 /* ---- one op, end to end (load.c) ---- */
 
 typedef struct PruneOp {

@@ -5,7 +5,9 @@
  * values, rank candidates by summing over every inner assignment) on
  * hundreds of random small patterns, with both rankings; hand-checked masks
  * cover 2:4, block, tile-wise, channel-wise and the hybrid; packing must
- * round-trip exactly.
+ * round-trip exactly; the float64 check of a kernel's result
+ * (prune_check_error) passes exact products and fails wrong, NaN or
+ * unrounded ones.
  */
 #include "testutil.h"
 #include "prune/prune.h"
@@ -482,6 +484,64 @@ START_TEST(stdlib_round_trip)
 }
 END_TEST
 
+/* prune_check_error: exact products pass in both layouts, all columns or
+ * a sample; a wrong or NaN element in a sampled column fails; 16-bit
+ * inputs are compared with the product of their rounded values. */
+START_TEST(check_error)
+{
+	enum { M = 13, K = 37, N = 70 };
+	float w[M * K], x[K * N], c[M * N], cn[N * M];
+	uint64_t st = 12345;
+	for (int i = 0; i < M * K; i++)
+		st = st * 6364136223846793005ULL + 1442695040888963407ULL, w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 997;
+	for (int i = 0; i < K * N; i++)
+		st = st * 6364136223846793005ULL + 1442695040888963407ULL, x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 991;
+	for (int i = 0; i < M * K; i += 3)
+		w[i] = 0; /* the masked weight */
+	for (int m = 0; m < M; m++)
+		for (int n = 0; n < N; n++) {
+			double a = 0;
+			for (int k = 0; k < K; k++)
+				a += (double)w[m * K + k] * x[k * N + n];
+			c[m * N + n] = (float)a, cn[n * M + m] = (float)a;
+		}
+	float xt[N * K]; /* X in layout nk: N x K */
+	for (int k = 0; k < K; k++)
+		for (int n = 0; n < N; n++)
+			xt[n * K + k] = x[k * N + n];
+	ck_assert_double_lt(prune_check_error(w, x, c, M, K, N, true, PAT_F32, 0), 1e-7);
+	ck_assert_double_lt(prune_check_error(w, x, c, M, K, N, true, PAT_F32, 8), 1e-7);
+	ck_assert_double_lt(prune_check_error(w, xt, cn, M, K, N, false, PAT_F32, 8), 1e-7);
+	/* column 69 is the last of any sample, column 1 of none of 8 */
+	c[5 * N + 69] += 0.05f;
+	ck_assert_double_gt(prune_check_error(w, x, c, M, K, N, true, PAT_F32, 8), 1e-4);
+	c[5 * N + 69] -= 0.05f, c[5 * N + 1] += 0.05f;
+	ck_assert_double_lt(prune_check_error(w, x, c, M, K, N, true, PAT_F32, 8), 1e-6);
+	ck_assert_double_gt(prune_check_error(w, x, c, M, K, N, true, PAT_F32, 0), 1e-4);
+	cn[0] = NAN;
+	ck_assert(isnan(prune_check_error(w, xt, cn, M, K, N, false, PAT_F32, 8)));
+	/* bf16: C is the product of the rounded inputs; each input is rounded
+	 * by the check (the other given rounded already), and unrounded it
+	 * does not pass */
+	float wr[M * K], xr[K * N];
+	for (int i = 0; i < M * K; i++)
+		wr[i] = bf16_to_f32(f32_to_bf16(w[i]));
+	for (int i = 0; i < K * N; i++)
+		xr[i] = bf16_to_f32(f32_to_bf16(x[i]));
+	for (int m = 0; m < M; m++)
+		for (int n = 0; n < N; n++) {
+			double a = 0;
+			for (int k = 0; k < K; k++)
+				a += (double)wr[m * K + k] * xr[k * N + n];
+			c[m * N + n] = (float)a;
+		}
+	ck_assert_double_lt(prune_check_error(w, xr, c, M, K, N, true, PAT_BF16, 0), 1e-7);
+	ck_assert_double_gt(prune_check_error(w, xr, c, M, K, N, true, PAT_F32, 0), 1e-4);
+	ck_assert_double_lt(prune_check_error(wr, x, c, M, K, N, true, PAT_BF16, 0), 1e-7);
+	ck_assert_double_gt(prune_check_error(wr, x, c, M, K, N, true, PAT_F32, 0), 1e-4);
+}
+END_TEST
+
 static Suite *prune_suite(void)
 {
 	Suite *s = suite_create("prune");
@@ -496,6 +556,7 @@ static Suite *prune_suite(void)
 	tcase_add_test(tc, top_sum_and_metrics);
 	tcase_add_test(tc, importance_kinds);
 	tcase_add_test(tc, stdlib_round_trip);
+	tcase_add_test(tc, check_error);
 	suite_add_tcase(s, tc);
 	return s;
 }
