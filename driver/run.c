@@ -36,6 +36,21 @@ static void gemm(bool kn, int64_t M, int64_t K, int64_t N, const float *w, const
 		            (int)K, w, (int)K, 0.0f, c, (int)M);
 }
 
+/* For the tests: $PATC_RUN_INJECT = wrong:OP or unwritten:OP spoils op
+ * OP's checked result (every element off by one, or the last one left
+ * NaN), so that the report of a wrong kernel is tested on x86 too. */
+static void inject(const char *op, float *c, int64_t n)
+{
+	const char *e = getenv("PATC_RUN_INJECT"), *colon = e ? strchr(e, ':') : NULL;
+	if (!colon || strcmp(colon + 1, op) || n < 1)
+		return;
+	if (!strncmp(e, "wrong:", 6))
+		for (int64_t i = 0; i < n; i++)
+			c[i] += 1;
+	else if (!strncmp(e, "unwritten:", 10))
+		c[n - 1] = NAN;
+}
+
 bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512], int *code)
 {
 	const int64_t M = op->M, K = op->K, N = op->N;
@@ -78,6 +93,7 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 	for (int64_t i = 0; i < M * N; i++) /* the checked run: C poisoned first */
 		c[i] = NAN;
 	x86_run(&kern, x, c, values, index, threads);
+	inject(op->name, c, M * N);
 	int64_t unwritten = 0;
 	for (int64_t i = 0; i < M * N; i++)
 		unwritten += isnan(c[i]);

@@ -165,6 +165,13 @@ if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
 	expect "--run on a GPU target without a driver" 3 "$patc" "$tmp/w.pat" --run --target=sm_80
 	has "--run without a driver says so" "$tmp/err" "needs an NVIDIA GPU: no CUDA driver"
 fi
+# a wrong kernel (PATC_RUN_INJECT spoils one op's checked result): named, exit 4, the other op still runs
+expect "--run with a wrong kernel" 4 env PATC_RUN_INJECT=wrong:q "$patc" "$tmp/w.pat" --run --threads=2
+has "--run names the wrong op" "$tmp/err" "op 'q': the kernel's result is wrong (relative error"
+has "--run goes on after a wrong op" "$tmp/out" "^c: 30x40x8"
+if grep -q "op 'c'" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL: --run: the right op named wrong"; else pass=$((pass + 1)); fi
+expect "--run with an element unwritten" 4 env PATC_RUN_INJECT=unwritten:c "$patc" "$tmp/w.pat" --run --threads=2
+has "--run counts the unwritten element" "$tmp/err" "op 'c': the kernel's result is wrong (relative error .*, 1 elements not written)"
 expect "--run with --explain" 2 "$patc" "$tmp/w.pat" --run --explain
 expect "--threads=0" 2 "$patc" "$tmp/w.pat" --run --threads=0
 
