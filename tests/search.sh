@@ -38,11 +38,14 @@ r = json.load(open(d + "/report.json"))
 c = r["candidates"]
 own_meas = [x for x in c if x["status"] == "measured" and "reference" not in x]
 meas = [x for x in own_meas if x["schedule_text"] == "default"]
-tuned = [x for x in own_meas if x["schedule_text"] != "default"]
+# the best and the two next fastest tuned (standard-library references among them where they
+# measure fast): vector width (where the host's is wider than 8), 2 and 1 accumulators, chunks
+measured = [x for x in c if x["status"] == "measured"]
+tuned = [x for x in measured if x["schedule_text"] != "default"]
 assert r["op"] == "w" and r["M"] == 96 and r["K"] == 80 and r["N"] == 40, r
 assert 1 <= len(meas) <= 3, len(meas)
-# the fastest three tuned: vector width (where the host's is wider than 8), 2 and 1 accumulators, chunks
-assert tuned and all(x["pir"] in set(y["pir"] for y in meas) for x in tuned), tuned
+assert tuned and all(x["pir"] in set(y["pir"] for y in measured if y["schedule_text"] == "default")
+                     for x in tuned), tuned
 assert all(sum(1 for v in x["schedule"].values() if v) >= 1 for x in tuned)
 assert all(x["relative_error"] < 1e-4 and x["latency_us"] > 0 and x["speedup"] > 0 for x in meas)
 assert all(x["loss_over_bound"] <= 0.2 + 1e-12 for x in c if x["status"] != "rejected" and "reference" not in x)
@@ -90,7 +93,8 @@ rows = list(csv.DictReader(open(d + "/report.csv")))
 assert len(rows) == len(c), (len(rows), len(c))
 assert [x["pattern"] for x in rows] == [x["pattern"] for x in c]
 log = [json.loads(l) for l in open(d + "/tune.jsonl")]
-assert len(log) == len(meas) + len(tuned) + len(refs), (len(log), len(meas), len(tuned), len(refs))
+refs0 = [x for x in refs if x["schedule_text"] == "default"]  # (the tuned ones are in tuned)
+assert len(log) == len(meas) + len(tuned) + len(refs0), (len(log), len(meas), len(tuned), len(refs0))
 assert all(l["target"] == "x86-64" and "device" in l and "seed" in l and "patc" in l for l in log)
 EOF
 	for f in op.o op.h op.safetensors; do [ -s "$tmp/a/$f" ] || bad "search: no $f"; done
