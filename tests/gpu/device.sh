@@ -13,10 +13,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dest"
 work=$(mktemp -d)
 pack() { tar -czf "$dest/gpu.tgz" -C "$work" . && echo "device.sh: $(ls "$work" | wc -l) files in $dest/gpu.tgz"; }
-trap 'pack; exit 143' TERM INT
+trap 'pack; rm -rf "$work"; exit 143' TERM INT
 set -o pipefail
 "$root/tests/gpu/unpack.sh" "$work" 2>&1 | tee "$dest/run.log"
 rc=$?
 pack
+rm -rf "$work"
 echo "device.sh: run.sh exited $rc"
 exit $rc
