@@ -964,60 +964,91 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
 		return false;
 	}
-	const int64_t nc = k->M * k->N;
-	for (int64_t i = 0; i < nc; i++)
-		c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
 	unsigned grid[3], block[3];
 	ptx_grid(&plan, k->N, grid, block);
 	bool ok = true;
-	if (!plan.tc && !plan.stage && !plan.emu_count) { /* no shared memory, nothing counted: thread after thread */
-		for (unsigned cz = 0; cz < grid[2]; cz++)
-			for (unsigned cx = 0; cx < grid[0]; cx++)
-				for (unsigned cy = 0; cy < grid[1]; cy++)
-					for (unsigned ty = 0; ty < block[1]; ty++)
-						for (unsigned tx = 0; tx < block[0]; tx++) {
-							if (ids.ctaid_z)
-								*ids.ctaid_z = (int32_t)cz;
-							*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
-							*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
-							kern.fn(x, c, values, index, 0, k->N);
-						}
-	} else {
-		LaneArg *la = NULL;
-		Block *b = block_new((int)(block[0] * block[1]), (int)block[0], &la, err);
-		if (!b || b->started < b->n) {
-			if (b)
-				block_free(b, la);
+	/* Kernels that sum split parts through the module's workspace run
+	 * twice, C poisoned again, the counts taken from the last: the first
+	 * launch must leave the workspace's counters as it found them, and it
+	 * reads an X of NaN, so that a part that sums before the others have
+	 * stored their slices finds NaN there. */
+	int64_t *copied = x86_lookup(&kern, "patc_emu_copied");
+	float *nan_x = NULL;
+	if (plan.wsum) {
+		const size_t nx = (size_t)(k->K * k->N);
+		nan_x = aligned_alloc(16, (nx * sizeof *nan_x + 15) / 16 * 16);
+		if (!nan_x) {
 			x86_kernel_free(&kern);
+			snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
 			return false;
 		}
-		b->kern = &kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = k->N;
-		b->stats = stats && stats->count_access ? stats : NULL;
-		pthread_mutex_lock(&one_at_a_time);
-		set_hook(&kern, "patc_emu_mma", (AnyFn)emu_mma);
-		set_hook(&kern, "patc_emu_mmasp", (AnyFn)emu_mma_sp);
-		set_hook(&kern, "patc_emu_ldm", (AnyFn)emu_ldm);
-		set_hook(&kern, "patc_emu_wgmma", (AnyFn)emu_wgmma);
-		set_hook(&kern, "patc_emu_sync", (AnyFn)emu_sync);
-		set_hook(&kern, "patc_emu_cp", (AnyFn)emu_cp);
-		set_hook(&kern, "patc_emu_commit", (AnyFn)emu_commit);
-		set_hook(&kern, "patc_emu_fence", (AnyFn)emu_fence);
-		set_hook(&kern, "patc_emu_wait", (AnyFn)emu_wait);
-		set_hook(&kern, "patc_emu_touch", (AnyFn)emu_touch);
-		set_hook(&kern, "patc_emu_global", (AnyFn)emu_global_access);
-		blk = b;
-		for (unsigned cz = 0; ok && cz < grid[2]; cz++)
-			for (unsigned cx = 0; ok && cx < grid[0]; cx++)
-				for (unsigned cy = 0; ok && cy < grid[1]; cy++) {
-					if (ids.ctaid_z)
-						*ids.ctaid_z = (int32_t)cz;
-					*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
-					ok = run_block(b, &ids, err);
-				}
-		blk = NULL;
-		pthread_mutex_unlock(&one_at_a_time);
-		block_free(b, la);
+		for (size_t i = 0; i < nx; i++)
+			nan_x[i] = NAN;
 	}
+	const void *x_given = x;
+	for (int launch = 0; ok && launch < (plan.wsum ? 2 : 1); launch++) {
+		x = plan.wsum && launch == 0 ? nan_x : x_given;
+		if (stats)
+			*stats = (PtxEmuStats){.count_access = stats->count_access};
+		if (copied)
+			copied[0] = copied[1] = 0;
+		const int64_t nc = k->M * k->N;
+		for (int64_t i = 0; i < nc; i++)
+			c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
+		if (!plan.tc && !plan.stage && !plan.emu_count) { /* no shared memory, nothing counted: thread after thread */
+			/* the split walk's parts from the second on, the first last: on a
+			 * GPU any part may finish last (PtxPlan.wsum) */
+			for (unsigned cz = 0; cz < grid[2]; cz++)
+				for (unsigned cx = 0; cx < grid[0]; cx++)
+					for (unsigned cy = 0; cy < grid[1]; cy++)
+						for (unsigned ty = 0; ty < block[1]; ty++)
+							for (unsigned tx = 0; tx < block[0]; tx++) {
+								if (ids.ctaid_z)
+									*ids.ctaid_z = (int32_t)((cz + 1) % grid[2]);
+								*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
+								*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
+								kern.fn(x, c, values, index, 0, k->N);
+							}
+		} else {
+			LaneArg *la = NULL;
+			Block *b = block_new((int)(block[0] * block[1]), (int)block[0], &la, err);
+			if (!b || b->started < b->n) {
+				if (b)
+					block_free(b, la);
+				x86_kernel_free(&kern);
+				free(nan_x);
+				return false;
+			}
+			b->kern = &kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = k->N;
+			b->stats = stats && stats->count_access ? stats : NULL;
+			pthread_mutex_lock(&one_at_a_time);
+			set_hook(&kern, "patc_emu_mma", (AnyFn)emu_mma);
+			set_hook(&kern, "patc_emu_mmasp", (AnyFn)emu_mma_sp);
+			set_hook(&kern, "patc_emu_ldm", (AnyFn)emu_ldm);
+			set_hook(&kern, "patc_emu_wgmma", (AnyFn)emu_wgmma);
+			set_hook(&kern, "patc_emu_sync", (AnyFn)emu_sync);
+			set_hook(&kern, "patc_emu_cp", (AnyFn)emu_cp);
+			set_hook(&kern, "patc_emu_commit", (AnyFn)emu_commit);
+			set_hook(&kern, "patc_emu_fence", (AnyFn)emu_fence);
+			set_hook(&kern, "patc_emu_wait", (AnyFn)emu_wait);
+			set_hook(&kern, "patc_emu_touch", (AnyFn)emu_touch);
+			set_hook(&kern, "patc_emu_global", (AnyFn)emu_global_access);
+			blk = b;
+			for (unsigned cz = 0; ok && cz < grid[2]; cz++)
+				for (unsigned cx = 0; ok && cx < grid[0]; cx++)
+					for (unsigned cy = 0; ok && cy < grid[1]; cy++) {
+						if (ids.ctaid_z) /* (the parts in the order above) */
+							*ids.ctaid_z = (int32_t)((cz + 1) % grid[2]);
+						*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
+						ok = run_block(b, &ids, err);
+					}
+			blk = NULL;
+			pthread_mutex_unlock(&one_at_a_time);
+			block_free(b, la);
+		}
+	}
+	free(nan_x);
+	x = x_given;
 	const int64_t *bad = x86_lookup(&kern, "patc_emu_bad"); /* (the cause, where a race followed) */
 	if (bad && bad[0]) {
 		snprintf(err, PTX_ERR_MAX,

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1, 0};
+const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1, 0, 0};
 
 enum { PTX_MAX_R = 16, PTX_MAX_V = 8 };
 
@@ -219,14 +219,15 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	const bool shared = rows_share_k(ir, plan->group);
 	ps->r = shared ? group_rows(g, ps->r) : 1;
 	plan_sets(ir, plan);
-	bool dense_m = true;
+	bool dense_m = true, spread_k = false;
 	for (int i = 0; i < n; i++) {
 		const PirLoop *l = &ir->loops[i];
 		if (i < plan->nspread && i != plan->group)
-			plan->atomic |= pir_loop_has_axis(l, PIR_AXIS_K);
+			spread_k |= pir_loop_has_axis(l, PIR_AXIS_K);
 		if (pir_loop_has_axis(l, PIR_AXIS_M) && pir_loop_is_perforated(l))
 			dense_m = false;
 	}
+	plan->atomic = spread_k;
 	/* Split the walk along k over blockIdx.z (the parts add into a zeroed
 	 * C with atomics): the loop the thread walks with the most digits, in
 	 * whole units of the 4-digit walk, but where X can be staged the
@@ -273,6 +274,12 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		ps->r = group_rows(g, ps->r / 2);
 		plan_sets(ir, plan);
 	}
+	/* the parts summed through the module's workspace (PtxPlan.wsum) */
+	plan->wsum = ps->wsum > 0 && plan->split >= 0 && !spread_k &&
+	             (double)plan->nsplit * (double)k->M * (double)k->N * 4 <= PTX_WSUM_BYTES;
+	if (plan->wsum)
+		plan->atomic = false;
+	ps->wsum = plan->wsum;
 	plan->zero = plan->atomic || !dense_m;
 	/* the vector loads (see the kernel body; xvec above) */
 	const PirLoop *in = &ir->loops[n - 1];
@@ -285,7 +292,10 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		if (k->layout == PAT_LAYOUT_NK && plan->group >= 0 && k->M % e == 0 && rows_by(ir, plan->group, ps->r, e))
 			plan->mvec = e;
 	plan_stage(k, plan);
-	if (plan->split >= 0)
+	if (plan->split >= 0 && plan->wsum)
+		plan->why = "too few rows to fill the GPU: the walk along k is split over blocks, whose sums the last "
+		            "to finish adds up from a workspace";
+	else if (plan->split >= 0)
 		plan->why = "too few rows to fill the GPU: the walk along k is split over blocks, which add to C "
 		            "with atomics";
 	else if (plan->atomic)
@@ -300,7 +310,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
  * (half-warps along 128 columns, two row sets a warp), then 8 x 4.  See
  * ptx_plan. */
 enum { WIDE_COPIES = 24 }; /* cp.async a thread per stage, at most (their addresses take registers) */
-static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0}, {32, 4, 4, 8, 1, 1, 0}};
+static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0, 0}, {32, 4, 4, 8, 1, 1, 0, 0}};
 
 /* The cp.async copies a thread issues per stage (staged plans). */
 static int64_t stage_copies(const LowerKernel *k, const PtxPlan *plan)
@@ -324,6 +334,7 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	PtxSchedule d = ptx_default_schedule;
 	if (s && s->stage < 0)
 		d.stage = 0; /* patc's choice, but no staging */
+	d.wsum = s ? s->wsum : 0;
 	const int cap = s && s->r > 0 ? s->r : PTX_MAX_R; /* patc's choice, at most r rows a thread */
 	if (d.r > cap)
 		d.r = cap;
@@ -352,6 +363,7 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		PtxSchedule w = wide_tiles[i];
 		if (w.r > cap)
 			continue;
+		w.wsum = d.wsum;
 		plan_cuda(k, &w, true, plan);
 		if (plan->s.bx * plan->s.by % 32) { /* whole warps: along the columns if the row sets do not pair */
 			w.bx = 32;
@@ -413,6 +425,8 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders)
 {
 	const double c = (double)k->M * (double)k->N * 4;
+	if (plan->wsum) /* each part's slice stored, the slices read by the last, C stored */
+		return (plan->zero ? c : 0) + (2 * (double)plan->nsplit + 1) * c;
 	return (plan->zero ? c : 0) + (plan->atomic ? 2 * c * (double)adders : c);
 }
 
@@ -1378,6 +1392,147 @@ static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
 	lower_loop_end(c, &sl);
 }
 
+/* How write_tile writes the thread's tile: to C (stored, or added with
+ * atomics where the plan adds), to its part's slice of the workspace
+ * (wsum), or to C as the sum of every part's slice, in part order. */
+enum { TILE_C, TILE_PART, TILE_SUM };
+
+/* The workspace's slice of part z (i64), which ptx_c_ptr addresses as it does C. */
+static LLVMValueRef wsum_part(LowerCtx *c, LLVMValueRef ws, LLVMValueRef z)
+{
+	LLVMValueRef at = LLVMBuildNSWMul(c->b, z, i64c(c, c->k->M * c->k->N), "");
+	return LLVMBuildGEP2(c->b, c->f32, ws, &at, 1, "part");
+}
+
+/* A load or store of the workspace: aligned as C's on the GPU (the slices
+ * are whole multiples of the vector), byte-aligned on the host, where the
+ * emulator's checks of shared memory must not take it for a buffer of
+ * the block. */
+static LLVMValueRef wsum_access(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
+{
+	const PtxPlan *plan = c->backend;
+	LLVMSetAlignment(inst, plan->emulate ? 1 : bytes);
+	return inst;
+}
+
+/* Writes the thread's r x v tile (TILE_*): one owner stores, shared rows
+ * add atomically; 4 adjacent columns (xvec) or mvec rows of C as one
+ * vector where stored or added by vector red.  ws: the workspace (not
+ * TILE_C). */
+static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *valid, LLVMValueRef *ncol, int how,
+                       LLVMValueRef ws)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	const bool vec = (plan->xvec || plan->mvec) && (!plan->atomic || plan->vred);
+	const int rstep = vec && plan->mvec ? plan->mvec : 1, jstep = vec && plan->xvec ? 4 : 1, nvec = rstep * jstep;
+	LLVMTypeRef vty = nvec > 1 ? LLVMVectorType(c->f32, (unsigned)nvec) : c->f32;
+	LLVMValueRef C = c->C, part = how == TILE_PART ? wsum_part(c, ws, ptx_sreg(c, "ctaid.z")) : NULL;
+	for (int r = 0; r < a->r; r += rstep) {
+		LLVMValueRef m = LLVMBuildNSWAdd(c->b, m0, i64c(c, r * a->m_step), "m");
+		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
+		for (int j = 0; j < a->v; j += jstep) {
+			LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
+			LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
+			LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, mok, valid[j], ""), st, next);
+			LLVMPositionBuilderAtEnd(c->b, st);
+			LLVMValueRef v[4] = {NULL};
+			if (how == TILE_SUM) { /* part 0's slice, then each next one added */
+				LLVMValueRef sum = NULL;
+				for (int64_t z = 0; z < plan->nsplit; z++) {
+					c->C = wsum_part(c, ws, i64c(c, z));
+					LLVMValueRef l = wsum_access(c, LLVMBuildLoad2(c->b, vty, ptx_c_ptr(c, m, ncol[j]), "part"),
+					                             4 * (unsigned)nvec);
+					LLVMSetVolatile(l, 1); /* (from L2: other blocks wrote it) */
+					sum = sum ? LLVMBuildFAdd(c->b, sum, l, "") : l;
+				}
+				c->C = C;
+				for (int e = 0; e < nvec; e++)
+					v[e] = nvec > 1 ? lane(c, sum, e) : sum;
+			} else {
+				for (int e = 0; e < nvec; e++)
+					v[e] = LLVMBuildLoad2(c->b, c->f32, a->acc[r + e / jstep][j + e / rstep], "");
+			}
+			if (how == TILE_PART) {
+				c->C = part;
+				LLVMValueRef vv = v[0];
+				if (nvec > 1) {
+					vv = LLVMGetUndef(vty);
+					for (int e = 0; e < nvec; e++)
+						vv = LLVMBuildInsertElement(c->b, vv, v[e], LLVMConstInt(c->i32, (unsigned)e, 0), "");
+				}
+				wsum_access(c, LLVMBuildStore(c->b, vv, ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);
+				c->C = C;
+			} else if (!vec) {
+				ptx_c_put(c, ptx_c_ptr(c, m, ncol[j]), v[0]);
+			} else if (plan->atomic) {
+				ptx_c_add(c, ptx_c_ptr(c, m, ncol[j]), v, nvec);
+			} else {
+				LLVMValueRef vv = LLVMGetUndef(vty);
+				for (int e = 0; e < nvec; e++)
+					vv = LLVMBuildInsertElement(c->b, vv, v[e], LLVMConstInt(c->i32, (unsigned)e, 0), "");
+				ptx_align(c, LLVMBuildStore(c->b, vv, ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);
+			}
+			LLVMBuildBr(c->b, next);
+			LLVMPositionBuilderAtEnd(c->b, next);
+		}
+	}
+}
+
+/* A module-level array of the kernel (global memory, zero at load): n
+ * elements of ty. */
+static LLVMValueRef module_array(LowerCtx *c, LLVMTypeRef ty, int64_t n, const char *suffix)
+{
+	const PtxPlan *plan = c->backend;
+	LLVMTypeRef aty = LLVMArrayType2(ty, (uint64_t)n);
+	char gname[PIR_NAME_MAX + 64];
+	snprintf(gname, sizeof gname, "%s.%s", LLVMGetValueName(c->fn), suffix);
+	LLVMValueRef g = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 1);
+	LLVMSetInitializer(g, LLVMConstNull(aty));
+	LLVMSetLinkage(g, LLVMInternalLinkage);
+	LLVMSetAlignment(g, 16);
+	return plan->emulate ? g : LLVMBuildAddrSpaceCast(c->b, g, c->ptr, "");
+}
+
+/* plan->wsum: the thread's tile to its part's slice of the workspace;
+ * then, each thread of each part adding one to its own counter (its
+ * place in the grid but for blockIdx.z: the same elements in every
+ * part), the part that finds the others done (after a fence each side,
+ * so that their slices are seen) adds the slices in part order, stores C
+ * and resets the counter for the next launch. */
+static void wsum_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *valid, LLVMValueRef *ncol)
+{
+	const PtxPlan *plan = a->plan;
+	const LowerKernel *k = c->k;
+	unsigned grid[3], block[3];
+	ptx_grid(plan, k->N, grid, block);
+	LLVMValueRef ws = module_array(c, c->f32, plan->nsplit * k->M * k->N, "wsum");
+	LLVMValueRef cnt = module_array(c, c->i32, (int64_t)grid[0] * grid[1] * block[0] * block[1], "wcount");
+	write_tile(c, a, m0, valid, ncol, TILE_PART, ws);
+	if (!plan->emulate)
+		ptx_call(c, "llvm.nvvm.membar.gl", NULL, 0);
+	LLVMValueRef blk = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ptx_sreg(c, "ctaid.y"), i64c(c, grid[0]), ""),
+	                                   ptx_sreg(c, "ctaid.x"), "");
+	LLVMValueRef thr = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ptx_sreg(c, "tid.y"), i64c(c, block[0]), ""),
+	                                   ptx_sreg(c, "tid.x"), "");
+	LLVMValueRef slot = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, blk, i64c(c, (int64_t)block[0] * block[1]), ""),
+	                                    thr, "slot");
+	LLVMValueRef at = LLVMBuildGEP2(c->b, c->i32, cnt, &slot, 1, "");
+	LLVMValueRef before = LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, at, LLVMConstInt(c->i32, 1, 0),
+	                                         LLVMAtomicOrderingMonotonic, 0);
+	LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "last");
+	LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "summed");
+	LLVMValueRef others = LLVMConstInt(c->i32, (unsigned long long)(plan->nsplit - 1), 0);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, before, others, "last"), last, out);
+	LLVMPositionBuilderAtEnd(c->b, last);
+	if (!plan->emulate)
+		ptx_call(c, "llvm.nvvm.membar.gl", NULL, 0);
+	LLVMSetAlignment(LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0), at), 4);
+	write_tile(c, a, m0, valid, ncol, TILE_SUM, ws);
+	LLVMBuildBr(c->b, out);
+	LLVMPositionBuilderAtEnd(c->b, out);
+}
+
 static void gpu_body(LowerCtx *c)
 {
 	const PtxPlan *plan = c->backend;
@@ -1495,40 +1650,11 @@ static void gpu_body(LowerCtx *c)
 	else
 		lower_nest(c, 0, n, &start, gpu_point, &a);
 
-	/* write the tile: one owner stores, shared rows add atomically; 4
-	 * adjacent columns (xvec) or mvec rows of C as one vector where stored
-	 * or added by vector red */
 	LLVMValueRef m0 = LLVMBuildLoad2(c->b, c->i64, a.mrow, "m0");
-	const bool vec = (plan->xvec || plan->mvec) && (!plan->atomic || plan->vred);
-	const int rstep = vec && plan->mvec ? plan->mvec : 1, jstep = vec && plan->xvec ? 4 : 1, nvec = rstep * jstep;
-	for (int r = 0; r < a.r; r += rstep) {
-		LLVMValueRef m = LLVMBuildNSWAdd(c->b, m0, i64c(c, r * a.m_step), "m");
-		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
-		for (int j = 0; j < a.v; j += jstep) {
-			LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
-			LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
-			LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, mok, valid[j], ""), st, next);
-			LLVMPositionBuilderAtEnd(c->b, st);
-			LLVMValueRef cp = ptx_c_ptr(c, m, ncol[j]);
-			if (vec) {
-				LLVMValueRef v[4];
-				for (int e = 0; e < nvec; e++)
-					v[e] = LLVMBuildLoad2(c->b, c->f32, a.acc[r + e / jstep][j + e / rstep], "");
-				if (plan->atomic) {
-					ptx_c_add(c, cp, v, nvec);
-				} else {
-					LLVMValueRef vv = LLVMGetUndef(LLVMVectorType(c->f32, (unsigned)nvec));
-					for (int e = 0; e < nvec; e++)
-						vv = LLVMBuildInsertElement(c->b, vv, v[e], LLVMConstInt(c->i32, (unsigned)e, 0), "");
-					ptx_align(c, LLVMBuildStore(c->b, vv, cp), 4 * (unsigned)nvec);
-				}
-			} else {
-				ptx_c_put(c, cp, LLVMBuildLoad2(c->b, c->f32, a.acc[r][j], ""));
-			}
-			LLVMBuildBr(c->b, next);
-			LLVMPositionBuilderAtEnd(c->b, next);
-		}
-	}
+	if (plan->wsum)
+		wsum_tile(c, &a, m0, valid, ncol);
+	else
+		write_tile(c, &a, m0, valid, ncol, TILE_C, NULL);
 	LLVMBuildBr(c->b, done);
 	LLVMPositionBuilderAtEnd(c->b, done);
 }

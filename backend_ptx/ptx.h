@@ -39,6 +39,9 @@
 
 enum { PTX_ERR_MAX = 512 };
 
+/* The largest workspace of split parts a kernel keeps in its module (PtxPlan.wsum). */
+#define PTX_WSUM_BYTES (64.0 * 1024 * 1024)
+
 /* A kernel schedule: bx threads along the columns (16, a warp's two
  * halves taking consecutive row sets, or a multiple of 32), by row groups
  * per block, v columns per thread, r rows per thread (the largest divisor
@@ -60,6 +63,10 @@ typedef struct PtxSchedule {
 	             * tiles runs on Hopper's warpgroup mma (wgmma, target
 	             * sm_90a; see tc.c); else mma.sync, patc's choice until
 	             * wgmma has been measured on a GPU */
+	int wsum;   /* > 0: where the walk along k is split (CUDA cores), the parts
+	             * sum through a workspace instead of adding to a zeroed C with
+	             * atomics (PtxPlan.wsum); patc's choice: atomics, until the
+	             * two have been measured against each other on a GPU */
 } PtxSchedule;
 
 extern const PtxSchedule ptx_default_schedule;
@@ -80,6 +87,16 @@ typedef struct PtxPlan {
 	                     * tensor cores 2 columns in layout kn, N even) added by
 	                     * one vector red (PTX ISA 8.1; ptx_plan_target) */
 	bool zero;          /* C must be zeroed before the launch */
+	bool wsum;          /* the walk along k is split and no other loop spread over
+	                     * blocks runs along k (CUDA cores, schedule wsum, the
+	                     * workspace at most PTX_WSUM_BYTES): each part stores its
+	                     * sums to its own slice of a workspace in the module (a
+	                     * .global array, zero at load), then adds one to its
+	                     * thread's counter there; the part that finds the others
+	                     * done adds the slices in part order, stores C and resets
+	                     * the counter.  No zeroing launch and no atomics on C, and
+	                     * C's bits do not depend on the order the parts finish;
+	                     * but launches of one loaded module must not overlap */
 	const char *why;    /* one line for --explain */
 	const char *tile_why; /* patc's choice where X is staged: why a wide register tile
 	                       * or why not (NULL: no wide tile was considered) */

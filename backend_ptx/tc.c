@@ -282,7 +282,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
 	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
-	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0};
+	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0, 0};
 	plan->group = -1;
 	plan->split = -1;
 	plan->nsplit = 1;

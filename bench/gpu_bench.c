@@ -1,7 +1,7 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--narrow]
- *             [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--seconds=S]
+ *             [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--split-workspace] [--seconds=S]
  *   gpu_bench --l2-ptx      (prints the PTX of the L2 ceiling's kernel)
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
@@ -16,7 +16,10 @@
  * tiles on CUDA cores), to compare them with the wide tiles; --wgmma runs
  * the staged tensor-core kernels of the blocks on Hopper's
  * warpgroup mma (sm_90 only; the CSV's method then says patc-wgmma for
- * them).  Every
+ * them); --split-workspace sums the parts of the CUDA-core kernels whose
+ * walk along k is split through a workspace instead of atomics into a
+ * zeroed C (PtxPlan.wsum; the CSV's method then says patc-wsum for them),
+ * to compare the two.  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); one that fails (a wrong result, or a driver error, after which
  * the device is opened again) costs its own entry: stderr names it, the
@@ -187,7 +190,8 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
-		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--seconds=S]\n"
+		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--split-workspace] "
+		                "[--seconds=S]\n"
 		                "       gpu_bench --l2-ptx\n");
 		return 2;
 	}
@@ -210,6 +214,8 @@ int main(int argc, char **argv)
 			sched.stage = -1;
 		} else if (!strcmp(argv[i], "--wgmma")) {
 			sched.wg = 1;
+		} else if (!strcmp(argv[i], "--split-workspace")) {
+			sched.wsum = 1;
 		} else if (!strncmp(argv[i], "--seconds=", 10)) {
 			char *end;
 			seconds = strtod(argv[i] + 10, &end);
@@ -380,14 +386,16 @@ int main(int argc, char **argv)
 					Floor f = floor_of(have_ceil ? &ceilings : NULL, rate, r.flops, r.bytes, r.l2_bytes, r.kernel_us);
 					fl[s][si][p] = f.frac;
 					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,%s,%s,%.2f,%.3f,%s\n", sh->name, (long long)M,
-					        (long long)K, (long long)N, sparsities[s], name, r.plan.tc_wg ? "patc-wgmma" : "patc", dt,
-					        r.kernel_us, sp[s][si][p], f.csv);
+					        (long long)K, (long long)N, sparsities[s], name,
+					        r.plan.tc_wg ? "patc-wgmma" : r.plan.wsum ? "patc-wsum" : "patc", dt, r.kernel_us,
+					        sp[s][si][p], f.csv);
 					fflush(csv);
-					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s%s\n",
+					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s%s%s\n",
 					        sh->name, sparsities[s], name, r.kernel_us, sp[s][si][p], dt, *base,
 					        r.rel_err, r.plan.s.bx, r.plan.s.by, r.plan.s.v, r.plan.s.r, r.plan.s.ksplit,
-					        r.plan.atomic ? " atomic" : "", r.plan.xvec ? " xvec" : "", r.plan.wk ? " wk" : "",
-					        r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "", r.plan.tc_wg ? " wgmma" : "");
+					        r.plan.atomic ? " atomic" : "", r.plan.wsum ? " wsum" : "", r.plan.xvec ? " xvec" : "",
+					        r.plan.wk ? " wk" : "", r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "",
+					        r.plan.tc_wg ? " wgmma" : "");
 				}
 				if (failed) {
 					sp[s][si][p] = fl[s][si][p] = NAN;

@@ -254,12 +254,15 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		const OpResult *op = &prog->ops[i];
 		const char *o = op->name;
 		const bool tc = e->specs[i].plan.tc;
-		sb_printf(&h, "\n/* op %s: C = W_s X for a %lld x %lld weight and N = %lld tokens, layout %s; %s%s. */\n",
+		sb_printf(&h, "\n/* op %s: C = W_s X for a %lld x %lld weight and N = %lld tokens, layout %s; %s%s.%s */\n",
 		          o, (long long)op->M, (long long)op->K, (long long)op->N, pat_layout_names[op->layout],
 		          tc ? (op->dtype == PAT_F16 ? "tensor cores, X and W in f16, C in f32"
 		                                     : "tensor cores, X and W in bf16, C in f32")
 		             : "fp32 on CUDA cores",
-		          e->specs[i].plan.tc_wg ? " (wgmma, sm_90a)" : "");
+		          e->specs[i].plan.tc_wg ? " (wgmma, sm_90a)" : "",
+		          e->specs[i].plan.wsum ? "\n * The walk along k is split and its parts summed through a workspace in the\n"
+		                                  " * module: launches of this op must not overlap (one stream)."
+		                                : "");
 		sb_printf(&h, "enum { %s_%s_XBYTES = %d };\n", b, o, tc ? 2 : 4);
 		sb_printf(&h,
 		          "enum { %s_%s_M = %lld, %s_%s_K = %lld, %s_%s_N = %lld, %s_%s_KN = %d };\n"

@@ -56,6 +56,7 @@ typedef struct Options {
 	bool mask;     /* --mask: add the dense mask to --emit=weights */
 	bool run;      /* --run: time each op's kernel beside OpenBLAS */
 	bool wgmma;    /* --wgmma: sm_90 tensor-core kernels on wgmma where they qualify */
+	bool wsum;     /* --split-workspace: split walks' parts summed through a workspace */
 	int threads;   /* --threads, 0: all cores */
 	PatRank rank;  /* --rank: default ranking of perforations */
 	const char *dump_after; /* a primitive name or "all" */
@@ -168,6 +169,13 @@ static void usage(FILE *f)
 	      "                     run on Hopper's warpgroup mma (wgmma, PTX for sm_90a)\n"
 	      "                     instead of mma.sync; checked on the host emulator and by\n"
 	      "                     ptxas, not yet measured on a GPU\n"
+	      "  --split-workspace  GPU targets: where a kernel on CUDA cores splits its walk\n"
+	      "                     along k over blocks, the parts store their sums to a\n"
+	      "                     workspace in the module and the last to finish adds\n"
+	      "                     them up, in part order, instead of adding to a zeroed C\n"
+	      "                     with atomics: no zeroing launch, the same bits every run\n"
+	      "                     (launches of one loaded module must then not overlap);\n"
+	      "                     checked on the host emulator, not yet measured on a GPU\n"
 	      "  -o PATH            write the output to PATH (atomically) instead of stdout;\n"
 	      "                     without --emit/--explain/--run, PATH is a directory that gets\n"
 	      "                     BASE.o (the kernels), BASE.h (their C ABI) and\n"
@@ -287,6 +295,8 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->run = true;
 		} else if (!strcmp(a, "--wgmma")) {
 			o->wgmma = true;
+		} else if (!strcmp(a, "--split-workspace")) {
+			o->wsum = true;
 		} else if (!strncmp(a, "--threads=", 10)) {
 			char *end;
 			long t = strtol(a + 10, &end, 10);
@@ -466,6 +476,10 @@ static int parse_args(int argc, char **argv, Options *o)
 		return usage_error("%s", "--wgmma is for --target=sm_90 (wgmma is Hopper's)");
 	if (o->wgmma && o->search)
 		return usage_error("%s", "--search chooses the kernels' schedules itself; leave out --wgmma");
+	if (o->wsum && !o->gpu)
+		return usage_error("%s", "--split-workspace is for GPU targets (--target=sm_80 and up)");
+	if (o->wsum && o->search)
+		return usage_error("%s", "--search chooses the kernels' schedules itself; leave out --split-workspace");
 	return PATC_EXIT_OK;
 }
 
@@ -553,13 +567,15 @@ static void explain_traffic(StrBuf *out, const LowerKernel *k, const PtxPlan *pl
 	          (t.x + w + t.c) * 1e-9);
 }
 
+/* The GPU schedule the flags give (patc's choice otherwise). */
+static PtxSchedule gpu_given(const Options *o) { return (PtxSchedule){.wg = o->wgmma, .wsum = o->wsum}; }
+
 /* --explain on a GPU target: the kernel's path and mapping. */
-static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wgmma)
+static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, const PtxSchedule *given)
 {
 	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
 	PtxPlan plan;
-	const PtxSchedule given = {.wg = wgmma};
-	ptx_plan_target(&lk, &given, sm, &plan);
+	ptx_plan_target(&lk, given, sm, &plan);
 	const PtxSchedule *s = &plan.s;
 	if (plan.tc_wg) {
 		sb_printf(out, "  GPU kernel for %s (PTX for sm_90a): %s\n", sm, plan.tc_why);
@@ -606,7 +622,11 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, bool wg
 	          plan.zero ? "; C is zeroed before the launch" : "");
 	/* (vred on CUDA cores needs xvec or mvec) */
 	const char *run = plan.xvec ? "4 adjacent columns" : plan.mvec == 4 ? "4 adjacent rows" : "2 adjacent rows";
-	if (plan.atomic)
+	if (plan.wsum)
+		sb_printf(out, "    C: each of the %lld parts stores its sums to a workspace, %s a store; the last to finish "
+		               "adds them in part order and stores C\n",
+		          (long long)plan.nsplit, plan.xvec || plan.mvec ? run : "a float");
+	else if (plan.atomic)
 		sb_printf(out, "    C: added with atomics, %s%s\n", plan.vred ? run : "a float at a time",
 		          plan.vred ? " at a time (vector red, sm_90)" : "");
 	else
@@ -625,11 +645,11 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	program_base(o->input, base, sizeof base);
 	if (o->gpu) {
 		char cerr[512];
-		PtxSchedule *scheds = calloc((size_t)prog->nops + 1, sizeof *scheds); /* patc's, but wg */
+		PtxSchedule *scheds = calloc((size_t)prog->nops + 1, sizeof *scheds); /* patc's, but the flags */
 		if (!scheds)
 			util_ice(__FILE__, __LINE__, "out of memory");
 		for (int i = 0; i < prog->nops; i++)
-			scheds[i].wg = o->wgmma;
+			scheds[i] = gpu_given(o);
 		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, scheds,
 		                           o->emit_llvm, cerr);
 		free(scheds);
@@ -937,7 +957,10 @@ int main(int argc, char **argv)
 			sb_puts(&out, i ? "\n" : "");
 			explain_op(&out, op, &diag, p);
 			if (o.gpu)
-				explain_gpu(&out, op, o.target, o.wgmma);
+				{
+					const PtxSchedule given = gpu_given(&o);
+					explain_gpu(&out, op, o.target, &given);
+				}
 		} else if (o.emit_pir) {
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
@@ -988,7 +1011,7 @@ int main(int argc, char **argv)
 	} else if (o.run && o.gpu) {
 		char err[512];
 		int code;
-		if (!run_ops_gpu(&prog, pruned, o.target, o.wgmma, &out, err, &code)) {
+		if (!run_ops_gpu(&prog, pruned, o.target, gpu_given(&o), &out, err, &code)) {
 			fputs(out.data ? out.data : "", stdout);
 			fprintf(stderr, "patc: error: %s\n", err);
 			rc = code;

@@ -133,7 +133,7 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 
 /* ---- GPU ---- */
 
-bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, bool wgmma, StrBuf *out,
+bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, PtxSchedule given, StrBuf *out,
                  char err[512], int *code)
 {
 	char cerr[CUDA_ERR_MAX];
@@ -172,7 +172,7 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, boo
 		/* a fresh X each run: the kernel must be right on any input */
 		synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
 		GpuProblem gp = {op->ir, M, K, N, op->layout, values, &p->mask, dense, x, op->dtype, sm,
-		                 (PtxSchedule){.wg = wgmma}, 20, true, 64, 0};
+		                 given, 20, true, 64, 0};
 		GpuResult r;
 		if (!gpu_measure(cu, &gp, &r, cerr)) {
 			if (i + 1 < prog->nops)

@@ -2,6 +2,7 @@
 #ifndef PATC_RUN_H
 #define PATC_RUN_H
 
+#include "../backend_ptx/ptx.h"
 #include "../prune/prune.h"
 #include "../support/util.h"
 
@@ -13,15 +14,15 @@
  * result is wrong. */
 bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512], int *code);
 
-/* --run on a GPU target: the ops' kernels for sm (sm_80..; wgmma: on
- * Hopper's warpgroup mma where they qualify) through the CUDA driver,
+/* --run on a GPU target: the ops' kernels for sm (sm_80..) under the
+ * schedule `given` (patc's choice but for its wg and wsum) through the CUDA driver,
  * each checked against a float64 reference (C poisoned first) and timed
  * beside cuBLAS.  An op whose result is wrong is named on stderr and the
  * next one runs.  False with err and *code: PATC_EXIT_ENV for no driver or
  * GPU, or a driver call that failed (the ops after it are not run: the
  * device may be left unusable), PATC_EXIT_INTERNAL where a result was
  * wrong. */
-bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, bool wgmma, StrBuf *out,
+bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, PtxSchedule given, StrBuf *out,
                  char err[512], int *code);
 
 #endif

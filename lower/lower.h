@@ -44,6 +44,7 @@ typedef struct KernelSchedule {
 	 * patc's choice, else all of them given */
 	int bx, by, v, r, ksplit;
 	int wg; /* GPU, sm_90: 1 the tensor-core kernel on wgmma where it qualifies (PtxSchedule's wg) */
+	int wsum; /* GPU: 1 a split walk's parts summed through a workspace (PtxSchedule's wsum) */
 } KernelSchedule;
 
 typedef struct LowerKernel {

@@ -38,7 +38,7 @@ bool search_schedule_equal(const KernelSchedule *a, const KernelSchedule *b)
 {
 	return a->vector_width == b->vector_width && a->col_tiles == b->col_tiles && a->chunk == b->chunk &&
 	       a->stage == b->stage && a->threads == b->threads && a->bx == b->bx && a->by == b->by && a->v == b->v &&
-	       a->r == b->r && a->ksplit == b->ksplit && a->wg == b->wg;
+	       a->r == b->r && a->ksplit == b->ksplit && a->wg == b->wg && a->wsum == b->wsum;
 }
 
 bool search_schedule_default(const KernelSchedule *s)
@@ -82,6 +82,8 @@ void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s->stage > 0 ? "X staged" : "X not staged");
 	if (s->wg && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "%swgmma", n ? ", " : "");
+	if (s->wsum && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%sk's parts summed in a workspace", n ? ", " : "");
 	if (s->threads && n < len)
 		snprintf(buf + n, len - n, "%s%d thread%s", n ? ", " : "", s->threads, s->threads == 1 ? "" : "s");
 }
@@ -97,6 +99,8 @@ static void add_schedule(cJSON *j, const KernelSchedule *s)
 	cJSON_AddNumberToObject(o, "threads", s->threads);
 	if (s->wg)
 		cJSON_AddNumberToObject(o, "wg", s->wg);
+	if (s->wsum)
+		cJSON_AddNumberToObject(o, "wsum", s->wsum);
 	if (s->bx) { /* a GPU schedule */
 		cJSON_AddNumberToObject(o, "bx", s->bx);
 		cJSON_AddNumberToObject(o, "by", s->by);
@@ -540,6 +544,10 @@ static bool log_schedule(const cJSON *line, KernelSchedule *s)
 	if (wg && (!cJSON_IsNumber(wg) || (wg->valuedouble != 0 && wg->valuedouble != 1)))
 		return false;
 	s->wg = wg ? (int)wg->valuedouble : 0;
+	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "wsum"); /* absent: atomics */
+	if (ws && (!cJSON_IsNumber(ws) || (ws->valuedouble != 0 && ws->valuedouble != 1)))
+		return false;
+	s->wsum = ws ? (int)ws->valuedouble : 0;
 	/* a GPU schedule: all five, or none */
 	static const char *const gpu[5] = {"bx", "by", "v", "r", "ksplit"};
 	static const double most[5] = {1024, 1024, 64, 1024, 4096};

@@ -537,7 +537,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const KernelSchedule *ks = &p->sched; /* bx 0: patc's mapping (stage -1: without staging) */
-	PtxSchedule sched = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg};
+	PtxSchedule sched = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg, ks->wsum};
 	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, sched,
 	                 20, baseline, 64, baseline ? 0 : p->stop_us};
 	const char *slow = getenv("PATC_SEARCH_INJECT");
@@ -1028,8 +1028,9 @@ static bool same_kernel(const PtxPlan *x, const PtxPlan *y)
 /* The GPU mapping's knobs (PtxSchedule), one at a time from each base:
  * half or twice the threads along the columns, 1, 2, 4 or 8 columns and 1
  * to 8 rows a thread, the walk along k split in two (or not), X staged in
- * shared memory (or not), and on sm_90 the tensor-core kernels on wgmma
- * (or not).  Variants that map to the same kernel are not measured; the
+ * shared memory (or not), a split walk's parts summed through a
+ * workspace instead of atomics (or not), and on sm_90 the tensor-core
+ * kernels on wgmma (or not).  Variants that map to the same kernel are not measured; the
  * tensor-core mapping has only the last two.  Returns the number
  * measured, -1 when out of memory. */
 static int tune_gpu(Bench *b, const int *base, int nbase)
@@ -1046,7 +1047,7 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			const KernelSchedule *cs = &r->c[cur].sched;
 			const Pir ir = r->c[cur].ir; /* a copy: measuring a variant may move r->c */
 			LowerKernel lk = {&ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
-			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage, cs->wg}, alts[4];
+			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage, cs->wg, cs->wsum}, alts[5];
 			PtxPlan plan;
 			ptx_plan(&lk, &given, &plan);
 			if (plan.tc && knob != 3)
@@ -1067,6 +1068,8 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			if (knob == 3) {
 				if (!plan.tc)
 					alts[na] = now, alts[na++].ksplit = plan.nsplit > 1 ? 1 : 2;
+				if (!plan.tc && plan.nsplit > 1)
+					alts[na] = now, alts[na++].wsum = !now.wsum;
 				alts[na] = now, alts[na++].stage = !now.stage;
 				/* on Hopper, wgmma (or mma.sync) where the kernel qualifies */
 				if (plan.tc && !strcmp(b->p.sm, "sm_90"))
@@ -1089,7 +1092,7 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 					v.bx = v.by = v.v = v.r = v.ksplit = 0, v.stage = ap.stage ? 1 : -1, v.wg = ap.tc_wg;
 				else
 					v.bx = ap.s.bx, v.by = ap.s.by, v.v = ap.s.v, v.r = ap.s.r, v.ksplit = (int)ap.nsplit,
-					v.stage = ap.stage;
+					v.stage = ap.stage, v.wsum = ap.wsum;
 				if (!bench_variant(b, from, &v, &cur))
 					return -1;
 				measured++;

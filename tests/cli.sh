@@ -47,6 +47,10 @@ has "paper notation" "$tmp/out" "fig8: I0_4 I1_8^3 K0_32^28 K1_8^5 K2_4 I2_32"
 expect "example on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90
 expect "--wgmma on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90 --wgmma
 expect "--wgmma off sm_90" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --wgmma
+expect "--split-workspace on sm_80" 0 "$patc" "$root/examples/gemm.pat" --target=sm_80 --split-workspace
+expect "--split-workspace on x86-64" 2 "$patc" "$root/examples/gemm.pat" --split-workspace
+has "--split-workspace is for GPU targets" "$tmp/err" "--split-workspace is for GPU targets"
+expect "--split-workspace with --search" 2 "$patc" "$root/examples/gemm.pat" --target=sm_90 --search --split-workspace
 # --explain names the wgmma path and the tensor cores' split-K; and the
 # traffic from L2 of the staged kernels, by hand: c's 8 x 128 blocks (8 of
 # them over N = 1000) copy 8 x 1024 columns of X per kept 8 rows and k, 4 /

@@ -7,7 +7,9 @@
 # stack frame for any kernel, and no load may be generic (each names its
 # space: global, shared or param) nor read global memory without .nc; split-K
 # on 768/768/512 adds with vector red on sm_90 (ISA 8.1), not before (8.0),
-# and --explain says so.
+# and --explain says so; with --split-workspace it sums its parts through
+# the module's workspace instead (whose slices alone are read back with
+# ld.volatile, past L1).
 # Then the no-driver path: `--run` on a GPU target exits 3 with a clear
 # message on a machine without libcuda.so.1; and gpu_bench's bad arguments
 # exit 2, its missing driver 3.
@@ -127,6 +129,37 @@ for sm in sm_80 sm_90; do
 	else
 		bad "--explain on $sm: $(grep 'C:' "$tmp/explain" | head -2 | tr -s ' ')"
 	fi
+done
+
+# --split-workspace: the same split op sums its parts through the module's
+# workspace (a counter a thread, fences, the slices read back past L1), with
+# no atomics on C and no zeroing before the launch; assembled for both
+# targets where ptxas is, and --explain says so
+for sm in sm_80 sm_90; do
+	"$patc" "$tmp/c.pat" --target=$sm --split-workspace --explain >"$tmp/explain" 2>&1 || true
+	if ! grep -qE "C: each of the [0-9]+ parts stores its sums to a workspace, 4 adjacent columns a store" "$tmp/explain" ||
+		grep -A8 "^op s" "$tmp/explain" | grep -q "C is zeroed"; then
+		bad "--split-workspace --explain on $sm: $(grep 'C:\|zeroed' "$tmp/explain" | head -3 | tr -s ' ')"
+		continue
+	fi
+	out=$tmp/ws_$sm
+	if ! "$patc" "$tmp/c.pat" --target=$sm --split-workspace -o "$out" 2>"$tmp/err"; then
+		bad "--split-workspace -o on $sm: $(head -3 "$tmp/err")"
+		continue
+	fi
+	for want in "membar.gl" "atom.global.add.u32" "ld.volatile.global.v4.f32" "global .align 16 .b8 c_s_\$_wsum\["; do
+		grep -q "$want" "$out/c.ptx" || { bad "--split-workspace on $sm: no '$want' in the PTX"; continue 2; }
+	done
+	if grep -qE "[[:space:]](red|atom)\.global\.add\.(v[24]\.)?f32" "$out/c.ptx" || ! grep -q "must not overlap" "$out/c.h"; then
+		bad "--split-workspace on $sm: atomics on C, or the header does not warn of overlapping launches"
+		continue
+	fi
+	if [ -n "$ptxas" ] && { ! "$ptxas" -arch=$sm -v "$out/c.ptx" -o "$out/c.cubin" 2>"$tmp/log" ||
+		grep -qE "[1-9][0-9]* bytes (spill|stack)" "$tmp/log"; }; then
+		bad "--split-workspace, ptxas -arch=$sm: $(grep -E 'error|spill' "$tmp/log" | head -3)"
+		continue
+	fi
+	ok
 done
 
 # the patterns GPU targets refuse: a diagnostic and exit 1, no output

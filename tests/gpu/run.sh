@@ -11,9 +11,11 @@
 #      rounded inputs);
 #   2. the benchmark: gpu_bench over the paper's shapes beside cuBLAS,
 #      writing gpu.csv and printing the table (staging X in shared memory
-#      is compared with the plain path on three shapes first, and the wide
-#      register tiles with at most 4 rows a thread on two, and the
-#      benchmark runs with the faster of each), then the bf16 tensor-core kernels
+#      is compared with the plain path on three shapes first, the wide
+#      register tiles with at most 4 rows a thread on two, and split-K's
+#      parts summed through a workspace with atomics into a zeroed C on the
+#      four shapes that split, and the benchmark runs with the faster of
+#      each), then the bf16 tensor-core kernels
 #      beside cuBLAS in bf16 (staged or plain likewise), then the fraction
 #      of the L2 read ceiling the staged kernels' traffic reached
 #      (l2_table.py, gpu_l2.md);
@@ -91,12 +93,16 @@ if want correct; then
 		read -r M K N <<<"${shapes[$s]}"
 		for layout in kn nk; do
 			f=$tmp/s${s}_$layout.pat
-			for target in $sm sm_80; do
+			# ws: split-K's parts summed through a workspace, on the two shapes that split
+			for target in $sm sm_80 ws; do
 				[ $target = sm_80 ] && [ $s -ne 1 ] && [ $s -ne 2 ] && continue
-				if "$bin/patc" "$f" --target=$target --run >"$tmp/log" 2>"$tmp/err"; then
+				[ $target = ws ] && [ $s -ne 0 ] && [ $s -ne 3 ] && continue
+				opts="--target=$target"
+				[ $target = ws ] && opts="--target=$sm --split-workspace"
+				if "$bin/patc" "$f" $opts --run >"$tmp/log" 2>"$tmp/err"; then
 					checked=$((checked + ${#patterns[@]}))
 				else
-					echo "FAIL: $M/$K/$N $layout $target: $(grep -E 'error' "$tmp/err" | head -3)"
+					echo "FAIL: $M/$K/$N $layout $opts: $(grep -E 'error' "$tmp/err" | head -3)"
 					fail=$((fail + 1))
 				fi
 				# one line per op: shape layout target op time speedup error
@@ -190,13 +196,25 @@ if want bench; then
 	awk -v a="$wide" -v b="$narrow" 'BEGIN {exit !(b > a)}' && wide_flag=--narrow
 	echo "wide register tiles: ${wide}x, at most 4 rows a thread: ${narrow}x (4096/1024/1024, 4096/4096/4096);" \
 		"the benchmark runs ${wide_flag:-with the wide tiles}" | tee -a "$out/gpu_stage.txt"
+	# split-K's parts summed through a workspace (--split-workspace: no
+	# zeroing of C, no atomics) against atomics into a zeroed C, on the four
+	# shapes whose kernels split their walk along k
+	atomics=$("$bin/gpu_bench" "$root/stdlib" "$tmp/h.csv" --sm=$sm --shapes=3,5,6,7 $stage_flag $wide_flag --no-tc \
+		2>/dev/null | score)
+	wsum=$("$bin/gpu_bench" "$root/stdlib" "$tmp/i.csv" --sm=$sm --shapes=3,5,6,7 $stage_flag $wide_flag --no-tc \
+		--split-workspace 2>/dev/null | score)
+	wsum_flag=""
+	awk -v a="$atomics" -v b="$wsum" 'BEGIN {exit !(b > a)}' && wsum_flag=--split-workspace
+	echo "split-K through a workspace: ${wsum}x, atomics into a zeroed C: ${atomics}x (768/768/512, 768/3072/512," \
+		"128/576/784, 64/576/3136); the benchmark runs ${wsum_flag:-with atomics}" | tee -a "$out/gpu_stage.txt"
 	bench=${BENCH:-quick}
 	[ "$bench" = full ] && bench=""
 	# fp32 two thirds of the time left (less a minute for the search and the
 	# peers' time), bf16 the rest
 	share=$((($(left) - keep) * 2 / 3))
 	[ $share -ge 10 ] || share=10
-	"$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag $wide_flag --no-tc --seconds=$share \
+	"$bin/gpu_bench" "$root/stdlib" "$out/gpu.csv" $bench --sm=$sm $stage_flag $wide_flag $wsum_flag --no-tc \
+		--seconds=$share \
 		2>"$out/gpu_bench.log" | tee "$out/gpu_table.md"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
 	echo

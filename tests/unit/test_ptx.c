@@ -89,15 +89,19 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
 }
 
 /* Every stdlib pattern, shapes the tiles do not divide, both layouts, and
- * five schedules (the default, one that takes single rows and columns,
+ * seven schedules (the default, one that takes single rows and columns,
  * one with wide blocks, ...), each pattern and shape for sm_80 or sm_90 in
- * turn (split-K adds to C with scalar atomics or vector red). */
+ * turn (split-K adds to C with scalar atomics or vector red, or sums its
+ * parts through the workspace: the last two, C left NaN before the run). */
 START_TEST(mapping_matches_reference)
 {
-	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0},  {64, 2, 3, 5, 3, 0, 0},
-	                                     {16, 2, 8, 16, 1, 1, 0}, {32, 4, 4, 4, 2, 1, 0}};
+	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0, 0},   {32, 1, 1, 1, 1, 0, 0, 0},
+	                                     {64, 2, 3, 5, 3, 0, 0, 0},  {16, 2, 8, 16, 1, 1, 0, 0},
+	                                     {32, 4, 4, 4, 2, 1, 0, 0},  {64, 2, 3, 5, 3, 0, 0, 1},
+	                                     {32, 4, 4, 4, 2, 1, 0, 1}};
+	enum { NSCHED = sizeof scheds / sizeof *scheds };
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
-	int wstaged = 0, vred = 0, mvec_nk = 0, vred_nk = 0;
+	int wstaged = 0, vred = 0, mvec_nk = 0, vred_nk = 0, wsum = 0, wsum_vec = 0;
 	for (int p = 0; p < NPATTERNS; p++)
 		for (int s = 0; s < 4; s++) {
 			Arena arena;
@@ -109,10 +113,14 @@ START_TEST(mapping_matches_reference)
 					PtxPlan plan;
 					const char *sm = (p + s) % 2 ? "sm_80" : "sm_90";
 					double e = emulate_counted(op, (PatLayout)layout, op->N, &scheds[k], sm, &plan, NULL);
-					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d/%d, %s: %g",
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d/%d/%d/%d, %s: %g",
 					              patterns[p], (long long)op->M, (long long)op->K, (long long)op->N,
 					              pat_layout_names[layout], scheds[k].bx, scheds[k].by, scheds[k].v,
-					              scheds[k].r, scheds[k].ksplit, scheds[k].stage, sm, e);
+					              scheds[k].r, scheds[k].ksplit, scheds[k].stage, scheds[k].wg, scheds[k].wsum, sm, e);
+					/* the workspace wherever the walk alone is split; then no atomics */
+					ck_assert(!plan.wsum || (scheds[k].wsum && plan.nsplit > 1 && !plan.atomic && !plan.vred));
+					wsum += plan.wsum;
+					wsum_vec += plan.wsum && (plan.xvec || plan.mvec);
 					checked++;
 					atomics += plan.atomic;
 					groups += plan.s.r > 1;
@@ -126,7 +134,9 @@ START_TEST(mapping_matches_reference)
 				}
 			arena_free(&arena);
 		}
-	ck_assert_int_eq(checked, NPATTERNS * 4 * 2 * 5);
+	ck_assert_int_eq(checked, NPATTERNS * 4 * 2 * NSCHED);
+	ck_assert_int_gt(wsum, 0);     /* the parts summed through the workspace */
+	ck_assert_int_gt(wsum_vec, 0); /* a vector at a time */
 	ck_assert_int_gt(atomics, 0); /* tile_h and unstructured add with atomics */
 	ck_assert_int_gt(groups, 0);  /* blocks, tile_v, channel_in take row groups */
 	ck_assert_int_gt(xvec, 0);    /* and every vector load is reached */
@@ -604,7 +614,7 @@ START_TEST(random_configurations_match_reference)
 		switch (test_rnd(&rnd, 5)) {
 		case 1:
 			s = (PtxSchedule){bxs[test_rnd(&rnd, 3)], 1 + (int)test_rnd(&rnd, 8), vs[test_rnd(&rnd, 4)],
-			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0};
+			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0, 0};
 			break;
 		case 2: s.r = 4; break;
 		case 3: s.stage = -1; break;
@@ -624,6 +634,7 @@ START_TEST(random_configurations_match_reference)
 		LowerKernel lk = {op->ir, op->M, op->K, op->N, layout, "emu", 1, op->dtype, {0}};
 		PtxPlan plan;
 		const char *sm = ran % 4 ? "sm_90" : "sm_80"; /* (not drawn: the draws stay the seed's) */
+		s.wsum = ran % 3 == 0; /* (nor this) */
 		ptx_plan_target(&lk, &s, sm, &plan);
 		const double e = plan.tc ? emulate_tc_fail(op, op->dtype, layout, &s, sm, &plan, false, NULL, NULL)
 		                         : emulate_counted(op, layout, op->N, &s, sm, &plan, NULL);
@@ -654,7 +665,7 @@ START_TEST(random_configuration_regressions)
 	} f32[] = {{"split m -> m0, m1 : _, 2; split k -> k0, k1, k2 : _, 3, 2; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {2, 12, 4},
-	            {16, 2, 4, 1, 1, 1, 0}},
+	            {16, 2, 4, 1, 1, 1, 0, 0}},
 	           {"split m -> m0, m1 : _, 16 pad; split k -> k0, k1, k2 : _, 6, 3; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {159, 288, 160},
