@@ -284,7 +284,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
 	}
 	const SearchCandidate *b = &r.c[r.best];
-	char sched[80];
+	char sched[128];
 	search_schedule_text(&b->sched, sched, sizeof sched);
 	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation, sched,
 	          b->ref[0] ? " (the standard library's " : "", b->ref, b->ref[0] ? ")" : "", 100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);

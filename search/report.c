@@ -122,7 +122,7 @@ static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double b
 	cJSON_AddStringToObject(j, "pir", text ? text : "");
 	free(text);
 	cJSON_AddStringToObject(j, "mask_key", c->key);
-	char sched[80];
+	char sched[128];
 	search_schedule_text(&c->sched, sched, sizeof sched);
 	cJSON_AddStringToObject(j, "schedule_text", sched);
 	add_schedule(j, &c->sched);
@@ -441,7 +441,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 		csv_field(&csv, c->notation);
 		sb_putc(&csv, ',');
 		csv_field(&csv, c->ref);
-		char sched[80];
+		char sched[128];
 		search_schedule_text(&c->sched, sched, sizeof sched);
 		sb_putc(&csv, ',');
 		csv_field(&csv, sched);

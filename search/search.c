@@ -919,7 +919,7 @@ static void bench_one(Bench *b, int i, const char *kind)
 	b->pr.done++;
 	r->stopped += m.ok && m.early;
 	consider_fastest(b, i);
-	char sched[80];
+	char sched[128];
 	search_schedule_text(&c->sched, sched, sizeof sched);
 	if (!m.ok)
 		progress_line(&b->pr, "search: %s%s (%s) FAILED: %s", kind, c->notation, sched, m.why);

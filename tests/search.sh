@@ -245,11 +245,15 @@ for d in sys.argv[1:]:
 r = json.load(open(sys.argv[2] + "/report.json"))
 tc = [x for x in r["candidates"] if x.get("reference", "").startswith("block(32, 32") and x["status"] == "measured"]
 assert sorted(x["schedule"]["stage"] for x in tc) == [-1, 0], [x["schedule_text"] for x in tc]
-# GPU schedules tuned: threads, columns and rows a thread, split-K, staging
+# GPU schedules tuned: threads, columns and rows a thread, split-K (and its workspace), staging
 r = json.load(open(sys.argv[1] + "/report.json"))
 gpu = [x for x in r["candidates"] if "bx" in x["schedule"]]
 assert len(gpu) >= 4 and all(x["status"] == "measured" for x in gpu), [x["schedule_text"] for x in gpu]
 assert len(set(x["schedule_text"] for x in gpu)) >= 4
+# split walks tuned with their parts summed through the workspace too (checked like the rest)
+ws = [x for x in gpu if x["schedule"].get("wsum") == 1]
+assert ws and all(x["relative_error"] < 1e-4 and "workspace" in x["schedule_text"] for x in ws), \
+    [x["schedule_text"] for x in gpu]
 best = r["best"]
 launch = open(sys.argv[1] + "/op_launch.c").read()
 if "bx" in best["schedule"]:  # the launcher's block is the tuned one
