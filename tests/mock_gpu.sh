@@ -44,6 +44,16 @@ for o in "${ops[@]}"; do
 		bad "patc --run, $what: exit $rc, $(tail -2 "$tmp/err")"
 	fi
 done
+# with --split-workspace the same split op is not zeroed first: every element
+# is left poisoned where no kernel ran
+printf 'include "all.pat";\nop w: spmm(M = 100, K = 72, N = 40) { weights = random(seed = 3); apply block(32, 32, 50%%); }\n' \
+	>"$tmp/op.pat"
+run "$patc" "$tmp/op.pat" --target=sm_90 --run --split-workspace
+if [ $rc -eq 4 ] && grep -q "result is wrong (relative error .*, 4000 elements not written)" "$tmp/err"; then
+	ok
+else
+	bad "patc --run --split-workspace: exit $rc, $(tail -2 "$tmp/err")"
+fi
 n=0
 printf 'include "all.pat";\n' >"$tmp/ops.pat"
 for o in "${ops[@]}"; do
