@@ -275,7 +275,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		plan_sets(ir, plan);
 	}
 	/* the parts summed through the module's workspace (PtxPlan.wsum) */
-	plan->wsum = ps->wsum > 0 && plan->split >= 0 && !spread_k &&
+	plan->wsum = ps->wsum > 0 && plan->split >= 0 && !spread_k && plan->nsplit <= PTX_WSUM_PARTS &&
 	             (double)plan->nsplit * (double)k->M * (double)k->N * 4 <= PTX_WSUM_BYTES;
 	if (plan->wsum)
 		plan->atomic = false;
@@ -1479,6 +1479,20 @@ static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *va
 	}
 }
 
+/* fence.acq_rel.gpu: this thread's writes before it are seen by a thread
+ * that reads its later atomic and then fences (release, acquire); on the
+ * host, where threads run one at a time, nothing. */
+static void gpu_fence(LowerCtx *c)
+{
+	const PtxPlan *plan = c->backend;
+	if (plan->emulate)
+		return;
+	static const char text[] = "fence.acq_rel.gpu;", cons[] = "~{memory}";
+	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), NULL, 0, 0);
+	LLVMValueRef f = LLVMGetInlineAsm(ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	LLVMBuildCall2(c->b, ty, f, NULL, 0, "");
+}
+
 /* A module-level array of the kernel (global memory, zero at load): n
  * elements of ty. */
 static LLVMValueRef module_array(LowerCtx *c, LLVMTypeRef ty, int64_t n, const char *suffix)
@@ -1509,8 +1523,7 @@ static void wsum_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *val
 	LLVMValueRef ws = module_array(c, c->f32, plan->nsplit * k->M * k->N, "wsum");
 	LLVMValueRef cnt = module_array(c, c->i32, (int64_t)grid[0] * grid[1] * block[0] * block[1], "wcount");
 	write_tile(c, a, m0, valid, ncol, TILE_PART, ws);
-	if (!plan->emulate)
-		ptx_call(c, "llvm.nvvm.membar.gl", NULL, 0);
+	gpu_fence(c);
 	LLVMValueRef blk = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ptx_sreg(c, "ctaid.y"), i64c(c, grid[0]), ""),
 	                                   ptx_sreg(c, "ctaid.x"), "");
 	LLVMValueRef thr = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ptx_sreg(c, "tid.y"), i64c(c, block[0]), ""),
@@ -1525,8 +1538,7 @@ static void wsum_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *val
 	LLVMValueRef others = LLVMConstInt(c->i32, (unsigned long long)(plan->nsplit - 1), 0);
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, before, others, "last"), last, out);
 	LLVMPositionBuilderAtEnd(c->b, last);
-	if (!plan->emulate)
-		ptx_call(c, "llvm.nvvm.membar.gl", NULL, 0);
+	gpu_fence(c);
 	LLVMSetAlignment(LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0), at), 4);
 	write_tile(c, a, m0, valid, ncol, TILE_SUM, ws);
 	LLVMBuildBr(c->b, out);

@@ -39,8 +39,11 @@
 
 enum { PTX_ERR_MAX = 512 };
 
-/* The largest workspace of split parts a kernel keeps in its module (PtxPlan.wsum). */
+/* The largest workspace of split parts a kernel keeps in its module, and
+ * the most parts it sums (each an unrolled load a thread's element), for
+ * PtxPlan.wsum. */
 #define PTX_WSUM_BYTES (64.0 * 1024 * 1024)
+enum { PTX_WSUM_PARTS = 16 };
 
 /* A kernel schedule: bx threads along the columns (16, a warp's two
  * halves taking consecutive row sets, or a multiple of 32), by row groups
@@ -88,15 +91,17 @@ typedef struct PtxPlan {
 	                     * one vector red (PTX ISA 8.1; ptx_plan_target) */
 	bool zero;          /* C must be zeroed before the launch */
 	bool wsum;          /* the walk along k is split and no other loop spread over
-	                     * blocks runs along k (CUDA cores, schedule wsum, the
-	                     * workspace at most PTX_WSUM_BYTES): each part stores its
+	                     * blocks runs along k (CUDA cores, schedule wsum, at most
+	                     * PTX_WSUM_PARTS parts, the workspace at most
+	                     * PTX_WSUM_BYTES): each part stores its
 	                     * sums to its own slice of a workspace in the module (a
 	                     * .global array, zero at load), then adds one to its
 	                     * thread's counter there; the part that finds the others
 	                     * done adds the slices in part order, stores C and resets
-	                     * the counter.  No zeroing launch and no atomics on C, and
-	                     * C's bits do not depend on the order the parts finish;
-	                     * but launches of one loaded module must not overlap */
+	                     * the counter.  No atomics on C, no zeroing launch (but
+	                     * where rows are perforated: zero), and C's bits do not
+	                     * depend on the order the parts finish; but launches of
+	                     * one loaded module must not overlap */
 	const char *why;    /* one line for --explain */
 	const char *tile_why; /* patc's choice where X is staged: why a wide register tile
 	                       * or why not (NULL: no wide tile was considered) */

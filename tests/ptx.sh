@@ -147,7 +147,7 @@ for sm in sm_80 sm_90; do
 		bad "--split-workspace -o on $sm: $(head -3 "$tmp/err")"
 		continue
 	fi
-	for want in "membar.gl" "atom.global.add.u32" "ld.volatile.global.v4.f32" "global .align 16 .b8 c_s_\$_wsum\["; do
+	for want in "fence.acq_rel.gpu" "atom.global.add.u32" "ld.volatile.global.v4.f32" "global .align 16 .b8 c_s_\$_wsum\["; do
 		grep -q "$want" "$out/c.ptx" || { bad "--split-workspace on $sm: no '$want' in the PTX"; continue 2; }
 	done
 	if grep -qE "[[:space:]](red|atom)\.global\.add\.(v[24]\.)?f32" "$out/c.ptx" || ! grep -q "must not overlap" "$out/c.h"; then
