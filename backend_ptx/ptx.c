@@ -1415,6 +1415,17 @@ static LLVMValueRef wsum_access(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 	return inst;
 }
 
+/* v[0..n) as one value: the float itself, or a vector of n floats. */
+static LLVMValueRef pack(LowerCtx *c, const LLVMValueRef *v, int n)
+{
+	if (n == 1)
+		return v[0];
+	LLVMValueRef vv = LLVMGetUndef(LLVMVectorType(c->f32, (unsigned)n));
+	for (int e = 0; e < n; e++)
+		vv = LLVMBuildInsertElement(c->b, vv, v[e], LLVMConstInt(c->i32, (unsigned)e, 0), "");
+	return vv;
+}
+
 /* Writes the thread's r x v tile (TILE_*): one owner stores, shared rows
  * add atomically; 4 adjacent columns (xvec) or mvec rows of C as one
  * vector where stored or added by vector red.  ws: the workspace (not
@@ -1455,23 +1466,14 @@ static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *va
 			}
 			if (how == TILE_PART) {
 				c->C = part;
-				LLVMValueRef vv = v[0];
-				if (nvec > 1) {
-					vv = LLVMGetUndef(vty);
-					for (int e = 0; e < nvec; e++)
-						vv = LLVMBuildInsertElement(c->b, vv, v[e], LLVMConstInt(c->i32, (unsigned)e, 0), "");
-				}
-				wsum_access(c, LLVMBuildStore(c->b, vv, ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);
+				wsum_access(c, LLVMBuildStore(c->b, pack(c, v, nvec), ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);
 				c->C = C;
 			} else if (!vec) {
 				ptx_c_put(c, ptx_c_ptr(c, m, ncol[j]), v[0]);
 			} else if (plan->atomic) {
 				ptx_c_add(c, ptx_c_ptr(c, m, ncol[j]), v, nvec);
 			} else {
-				LLVMValueRef vv = LLVMGetUndef(vty);
-				for (int e = 0; e < nvec; e++)
-					vv = LLVMBuildInsertElement(c->b, vv, v[e], LLVMConstInt(c->i32, (unsigned)e, 0), "");
-				ptx_align(c, LLVMBuildStore(c->b, vv, ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);
+				ptx_align(c, LLVMBuildStore(c->b, pack(c, v, nvec), ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);
 			}
 			LLVMBuildBr(c->b, next);
 			LLVMPositionBuilderAtEnd(c->b, next);

@@ -572,11 +572,11 @@ static void explain_traffic(StrBuf *out, const LowerKernel *k, const PtxPlan *pl
 static PtxSchedule gpu_given(const Options *o) { return (PtxSchedule){.wg = o->wgmma, .wsum = o->wsum}; }
 
 /* --explain on a GPU target: the kernel's path and mapping. */
-static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, const PtxSchedule *given)
+static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSchedule given)
 {
 	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
 	PtxPlan plan;
-	ptx_plan_target(&lk, given, sm, &plan);
+	ptx_plan_target(&lk, &given, sm, &plan);
 	const PtxSchedule *s = &plan.s;
 	if (plan.tc_wg) {
 		sb_printf(out, "  GPU kernel for %s (PTX for sm_90a): %s\n", sm, plan.tc_why);
@@ -958,10 +958,7 @@ int main(int argc, char **argv)
 			sb_puts(&out, i ? "\n" : "");
 			explain_op(&out, op, &diag, p);
 			if (o.gpu)
-				{
-					const PtxSchedule given = gpu_given(&o);
-					explain_gpu(&out, op, o.target, &given);
-				}
+				explain_gpu(&out, op, o.target, gpu_given(&o));
 		} else if (o.emit_pir) {
 			char *t = pir_print_text(op->ir);
 			sb_printf(&out, "%s%s", i ? "\n" : "", t);
