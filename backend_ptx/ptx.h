@@ -68,11 +68,20 @@ typedef struct PtxSchedule {
 	             * wgmma has been measured on a GPU */
 	int wsum;   /* > 0: where the walk along k is split (CUDA cores), the parts
 	             * sum through a workspace instead of adding to a zeroed C with
-	             * atomics (PtxPlan.wsum); patc's choice: atomics, until the
-	             * two have been measured against each other on a GPU */
+	             * atomics (PtxPlan.wsum); patc's choice: atomics, since with
+	             * the workspace two launches of one loaded op must not overlap */
+	int tcs;    /* > 0: the staged tensor-core kernels walk their steps through
+	             * tcs shared-memory buffers (2 .. PTX_TC_MAX_STAGES), the
+	             * copies of tcs - 1 steps ahead in flight; 32-k steps only
+	             * where tcs of them fit, and fewer buffers where not even 16-k
+	             * ones do (PtxPlan.tc_stages); 0: PTX_TC_STAGES */
 } PtxSchedule;
 
 extern const PtxSchedule ptx_default_schedule;
+
+/* The GPU schedule of a target-independent one (the search's and the tune
+ * log's): its fields, the tensor cores' buffers left to patc. */
+PtxSchedule ptx_schedule_of(const KernelSchedule *ks);
 
 /* Whether bx is a schedule's legal threads along the columns: 16 or a
  * multiple of 32 (ptx_plan takes 32 for any other). */
@@ -144,10 +153,15 @@ typedef struct PtxPlan {
 	int tc_ku;            /* mma.sync, staged: 16-k mma a step (2 where the kept
 	                       * tiles' k loop is a multiple of 32 long, the walk is
 	                       * not split and the stages fit, else 1; 0 reads as 1) */
+	int tc_stages;        /* tensor cores, staged: the shared-memory buffers of the
+	                       * walk (schedule tcs, else PTX_TC_STAGES) */
 	bool tc_wgt;          /* tc_wg, transposed: kept tiles of 16 tc_rows < 64 rows; the
 	                       * wgmma computes C^T = X^T W^T, 64 columns (tokens) x
 	                       * tc_wgn = 16 tc_rows rows, tc_cols of them a block */
 } PtxPlan;
+
+/* The k of one step of a staged tensor-core plan's walk (for --explain). */
+int ptx_tc_step_k(const PtxPlan *plan);
 
 /* The tensor-core mapping (tc.c), for a kernel whose dtype is f16 or bf16.
  * The nest must end in a dense loop along m and a dense loop along k, each
@@ -165,7 +179,8 @@ typedef struct PtxPlan {
  * k, times tc_cols slices of PTX_TC_COLS columns; a warp takes tc_wm
  * (PTX_TC_WM where tc_rows is even) chunks of one slice, so that each B
  * fragment it reads from shared memory feeds tc_wm mma.  The block
- * walks its 16-k steps as a pipeline of PTX_TC_STAGES shared-memory
+ * walks its 16-k steps as a pipeline of tc_stages (PTX_TC_STAGES unless
+ * the schedule's tcs says otherwise) shared-memory
  * buffers: cp.async copies the weights' 16 x 16 tiles and X's 16 rows of
  * the block's columns (zero-filled past K and N) of the steps ahead while
  * the warps compute on the current one, reading their fragments with
@@ -195,7 +210,8 @@ typedef struct PtxPlan {
  * holding its 16 rows' accumulators; otherwise transposed (tc_wgt), over
  * the kept tile's 16 tc_rows rows and 64 tc_cols columns, one wgmma of
  * C^T's 64 columns x tc_wgn rows for each 16 k and 64 columns. */
-enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3, PTX_TC_WM = 2 };
+enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3, PTX_TC_WM = 2,
+       PTX_TC_MAX_STAGES = 6 };
 
 /* In emulation: the host runs the threads of a block; each lane's mma
  * passes its fragments (a: 4 words, b: 2 words of two 16-bit values each)

@@ -31,8 +31,6 @@ static bool dense_on(const PirLoop *l, PirAxis axis)
 	return l->ncomp == 1 && l->comp[0].axis == axis && !pir_loop_is_perforated(l) && l->len % 16 == 0;
 }
 
-_Static_assert(PTX_TC_STAGES == 3, "--explain says the tensor-core stages are 3 buffers");
-
 /* A block's static shared memory. */
 enum { TC_STAGE_BYTES = 48 << 10 };
 
@@ -42,6 +40,8 @@ static int64_t step_k(const PtxPlan *plan)
 {
 	return plan->tc_sp ? 32 : 16 * (plan->tc_wg ? plan->tc_wgu : plan->tc_ku > 1 ? plan->tc_ku : 1);
 }
+
+int ptx_tc_step_k(const PtxPlan *plan) { return (int)step_k(plan); }
 
 /* The 8 halves that pad a stage's rows (none where the emulator is told
  * to plant bank conflicts: PATC_EMU_INJECT=nopad). */
@@ -127,6 +127,15 @@ bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 	return true;
 }
 
+/* The buffers of a staged plan: want, or fewer (down to 2) where want of
+ * its steps do not fit a block's static shared memory. */
+static void tc_plan_stages(const LowerKernel *k, PtxPlan *plan, int want)
+{
+	plan->tc_stages = want;
+	while (plan->tc_stages > 2 && plan->tc_stages * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+		plan->tc_stages--;
+}
+
 /* Fills the staging fields of a tensor-core plan: whether X can be staged
  * (16-byte aligned rows), the block's shape and its walk's length. */
 static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
@@ -136,6 +145,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	const PirLoop *lk = &ir->loops[n - 1];
 	const int lmi = n - (plan->tc_sp ? 3 : 2); /* the dense m loop */
 	plan->tc_rows = 1, plan->tc_cols = PTX_TC_WARPS, plan->tc_wm = 1, plan->tc_ku = 1;
+	plan->tc_stages = PTX_TC_STAGES;
 	plan->stage = false;
 	if (s && (s->bx ? s->stage <= 0 : s->stage < 0)) { /* as on CUDA cores */
 		plan->stage_why = "X read from global memory (staging turned off)";
@@ -174,6 +184,10 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	for (plan->tc_cols = cols; plan->tc_cols > 1 && PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES;)
 		plan->tc_cols /= 2; /* the buffers within a block's static shared memory */
 	plan->stage = true;
+	/* the schedule's buffers, which then decide 32-k steps (below) */
+	const int want = !s || s->tcs <= 0           ? PTX_TC_STAGES
+	                 : s->tcs > PTX_TC_MAX_STAGES ? PTX_TC_MAX_STAGES
+	                                              : s->tcs < 2 ? 2 : s->tcs;
 	if (s && s->wg > 0 && !plan->tc_sp) {
 		/* a warpgroup: 64 rows (4 chunks that keep the same k) x 64 tc_cols
 		 * columns, a chunk a warp; or, transposed, the kept tiles' 16 tc_rows
@@ -193,47 +207,44 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 			plan->tc_wgn = plan->tc_cols * PTX_TC_COLS;
 		}
 		plan->tc_wgu = 2;
-		if (lk->len % 32 || PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+		if (lk->len % 32 || want * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
 			plan->tc_wgu = 1;
 		_Static_assert(PTX_TC_STAGES * (4 * 16 * 16 + 16 * 4 * PTX_TC_COLS) * 2 <= TC_STAGE_BYTES,
 		               "wgmma's stages of 16 k fit a block's static shared memory");
-		plan->stage_why = "X and the weights staged in shared memory (cp.async, 3 buffers) as 8 x 8 core matrices, "
-		                  "read by the tensor cores through wgmma's descriptors";
+		plan->stage_why = "X and the weights staged in shared memory by cp.async as 8 x 8 core matrices, read by the "
+		                  "tensor cores through wgmma's descriptors";
 	}
 	plan->tc_steps = plan->tc_sp ? (ir->loops[n - 2].len + 7) / 8 : lk->len / step_k(plan);
 	for (int i = 0; i < lmi; i++)
 		if (!pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
 			plan->tc_steps *= ir->loops[i].nnz;
 	tc_plan_split(k, plan);
-	if (plan->tc_wg)
+	if (plan->tc_wg) {
+		tc_plan_stages(k, plan, want);
 		return;
+	}
 	/* mma: 32 k a step (two mma per fragment set, half the barriers and
 	 * index loads a multiply-add) where the kept tiles' k loop is a
 	 * multiple of 32 long, the walk is not split (whose parts need their
 	 * steps) and the stages fit beside the same columns */
 	if (!plan->tc_sp && plan->nsplit == 1 && lk->len % 32 == 0) {
 		plan->tc_ku = 2;
-		if (PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+		if (want * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
 			plan->tc_ku = 1;
 		else
 			plan->tc_steps /= 2;
 	}
+	tc_plan_stages(k, plan, want);
 	if (plan->tc_sp)
-		plan->stage_why = k->layout == PAT_LAYOUT_KN
-		                          ? "X staged in shared memory (cp.async, 3 buffers), B fragments read with "
-		                            "ldmatrix.trans; the weights and the metadata from global memory"
-		                          : "X staged in shared memory (cp.async, 3 buffers), B fragments read with "
-		                            "ldmatrix; the weights and the metadata from global memory";
-	else if (plan->tc_ku == 2)
-		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X and the weights staged in shared memory (cp.async, 3 "
-		                                               "buffers of 32 k), fragments read with ldmatrix.trans"
-		                                             : "X and the weights staged in shared memory (cp.async, 3 "
-		                                               "buffers of 32 k), fragments read with ldmatrix";
+		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X staged in shared memory by cp.async, B fragments read with "
+		                                               "ldmatrix.trans; the weights and the metadata from global memory"
+		                                             : "X staged in shared memory by cp.async, B fragments read with "
+		                                               "ldmatrix; the weights and the metadata from global memory";
 	else
-		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X and the weights staged in shared memory (cp.async, 3 "
-		                                               "buffers of 16 k), fragments read with ldmatrix.trans"
-		                                             : "X and the weights staged in shared memory (cp.async, 3 "
-		                                               "buffers of 16 k), fragments read with ldmatrix";
+		plan->stage_why = k->layout == PAT_LAYOUT_KN
+		                          ? "X and the weights staged in shared memory by cp.async, fragments read with "
+		                            "ldmatrix.trans"
+		                          : "X and the weights staged in shared memory by cp.async, fragments read with ldmatrix";
 }
 
 /* A nest for the sparse tensor cores: it ends in a dense m loop, a dense
@@ -282,7 +293,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
 	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
-	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0, 0};
+	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0, 0, 0};
 	plan->group = -1;
 	plan->split = -1;
 	plan->nsplit = 1;
@@ -590,7 +601,7 @@ static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step,
 }
 
 typedef struct Stage {
-	LLVMValueRef xs;                 /* the buffers: PTX_TC_STAGES x stage_halves (i16) */
+	LLVMValueRef xs;                 /* the buffers: tc_stages x stage_halves (i16) */
 	LLVMValueRef tid;                /* the thread among those copying */
 	int64_t nthreads;                /* threads copying: the block's */
 	LLVMValueRef ncol;               /* the block's first column */
@@ -988,7 +999,7 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 			                      (unsigned)(k->dtype == PAT_F16) << 12 | (unsigned)o->trans_a << 13;
 			LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->wg, "wgmma");
 			LLVMValueRef at = LLVMConstInt(c->i32, (unsigned)o->acc, 0);
-			LLVMValueRef args[6] = {smem(c, st, i64c(c, 0), 0), i64c(c, PTX_TC_STAGES * stage_halves(k, plan) * 2),
+			LLVMValueRef args[6] = {smem(c, st, i64c(c, 0), 0), i64c(c, plan->tc_stages * stage_halves(k, plan) * 2),
 			                        desc[2 * i], desc[2 * i + 1], LLVMBuildGEP2(c->b, c->f32, a->ewacc, &at, 1, ""),
 			                        LLVMBuildOr(c->b, v, LLVMConstInt(c->i32, info, 0), "info")};
 			LLVMBuildCall2(c->b, a->wg_ty, fn, args, 6, "");
@@ -1075,19 +1086,19 @@ static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
 	ptx_barrier(c);
 }
 
-/* The staged walk: PTX_TC_STAGES - 1 steps copied ahead; each step waits
+/* The staged walk: tc_stages - 1 steps copied ahead; each step waits
  * for its copies (and the block's), computes, then copies the one
- * PTX_TC_STAGES - 1 further into the buffer the block finished with
+ * tc_stages - 1 further into the buffer the block finished with
  * before the wait (after the mma: a warp issues in order, and the copies'
  * addresses wait on an index load, which the mma then overlap).
- * PTX_TC_STAGES steps an iteration, so that each step's buffers are
+ * tc_stages steps an iteration, so that each step's buffers are
  * constants (its shared-memory addresses immediates); where they do not
  * divide the walk, the last iteration stops after the last step.  The
  * walk is steps st->begin .. st->end - 1 (a part of it, split). */
 static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
 {
 	const PtxPlan *plan = a->plan;
-	enum { S = PTX_TC_STAGES };
+	const int S = plan->tc_stages;
 	for (int s = 0; s < S - 1; s++)
 		tc_issue(c, plan, st, add(c, st->begin, i64c(c, s)), i64c(c, s));
 	if (plan->tc_sp)
@@ -1124,7 +1135,7 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 {
 	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
-	LLVMTypeRef aty = LLVMArrayType2(i16, (uint64_t)(PTX_TC_STAGES * stage_halves(c->k, plan)));
+	LLVMTypeRef aty = LLVMArrayType2(i16, (uint64_t)(plan->tc_stages * stage_halves(c->k, plan)));
 	char gname[160];
 	snprintf(gname, sizeof gname, "%s.tcs", LLVMGetValueName(c->fn));
 	st->xs = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 3);

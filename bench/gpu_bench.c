@@ -1,7 +1,8 @@
 /* gpu_bench.c - the GPU benchmark (make bench-gpu, tests/gpu/run.sh).
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--narrow]
- *             [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--split-workspace] [--seconds=S]
+ *             [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--split-workspace] [--tc-stages=N]
+ *             [--seconds=S]
  *   gpu_bench --l2-ptx      (prints the PTX of the L2 ceiling's kernel)
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
@@ -19,7 +20,9 @@
  * them); --split-workspace sums the parts of the CUDA-core kernels whose
  * walk along k is split through a workspace instead of atomics into a
  * zeroed C (PtxPlan.wsum; the CSV's method then says patc-wsum for them),
- * to compare the two.  Every
+ * to compare the two; --tc-stages=N walks the staged tensor-core kernels
+ * through N shared-memory buffers instead of 3 (PtxSchedule's tcs: the
+ * copies run N - 1 steps ahead), to compare the depths.  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); one that fails (a wrong result, or a driver error, after which
  * the device is opened again) costs its own entry: stderr names it, the
@@ -191,7 +194,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
 		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--split-workspace] "
-		                "[--seconds=S]\n"
+		                "[--tc-stages=N] [--seconds=S]\n"
 		                "       gpu_bench --l2-ptx\n");
 		return 2;
 	}
@@ -216,6 +219,14 @@ int main(int argc, char **argv)
 			sched.wg = 1;
 		} else if (!strcmp(argv[i], "--split-workspace")) {
 			sched.wsum = 1;
+		} else if (!strncmp(argv[i], "--tc-stages=", 12)) {
+			char *end;
+			long n = strtol(argv[i] + 12, &end, 10);
+			if (*end || n < 2 || n > PTX_TC_MAX_STAGES) {
+				fprintf(stderr, "gpu_bench: --tc-stages=N takes 2 to %d buffers\n", PTX_TC_MAX_STAGES);
+				return 2;
+			}
+			sched.tcs = (int)n;
 		} else if (!strncmp(argv[i], "--seconds=", 10)) {
 			char *end;
 			seconds = strtod(argv[i] + 10, &end);
@@ -390,12 +401,15 @@ int main(int argc, char **argv)
 					        r.plan.tc_wg ? "patc-wgmma" : r.plan.wsum ? "patc-wsum" : "patc", dt, r.kernel_us,
 					        sp[s][si][p], f.csv);
 					fflush(csv);
-					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s%s%s\n",
+					char bufs[48] = "";
+					if (r.plan.tc && r.plan.stage)
+						snprintf(bufs, sizeof bufs, " (%d buffers of %d k)", r.plan.tc_stages, ptx_tc_step_k(&r.plan));
+					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s%s%s%s\n",
 					        sh->name, sparsities[s], name, r.kernel_us, sp[s][si][p], dt, *base,
 					        r.rel_err, r.plan.s.bx, r.plan.s.by, r.plan.s.v, r.plan.s.r, r.plan.s.ksplit,
 					        r.plan.atomic ? " atomic" : "", r.plan.wsum ? " wsum" : "", r.plan.xvec ? " xvec" : "",
 					        r.plan.wk ? " wk" : "", r.plan.wr ? " wr" : "", r.plan.stage ? " staged" : "",
-					        r.plan.tc_wg ? " wgmma" : "");
+					        r.plan.tc_wg ? " wgmma" : "", bufs);
 				}
 				if (failed) {
 					sp[s][si][p] = fl[s][si][p] = NAN;

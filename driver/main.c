@@ -546,7 +546,11 @@ static const char *target_cpu(const char *target)
 /* The tensor-core kernel's staging and split-K, for --explain. */
 static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
 {
-	sb_printf(out, "    %s\n", plan->stage_why);
+	if (plan->stage)
+		sb_printf(out, "    %s; %d buffers of %d k (the copies run %d steps ahead)\n", plan->stage_why,
+		          plan->tc_stages, ptx_tc_step_k(plan), plan->tc_stages - 1);
+	else
+		sb_printf(out, "    %s\n", plan->stage_why);
 	if (plan->nsplit > 1)
 		sb_printf(out, "    split-K: the walk along k in %lld parts (blockIdx.z), adding into C with atomics%s\n",
 		          (long long)plan->nsplit, plan->vred ? ", a lane's 2 adjacent columns at a time (vector red, sm_90)" : "");

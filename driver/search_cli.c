@@ -344,7 +344,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
 			if (c->gpu) {
 				const KernelSchedule *ks = &b->sched;
-				PtxSchedule gs = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg, ks->wsum};
+				PtxSchedule gs = ptx_schedule_of(ks);
 				int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, &gs, false,
 				                            xerr);
 				if (grc != PATC_EXIT_OK)

@@ -537,7 +537,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const KernelSchedule *ks = &p->sched; /* bx 0: patc's mapping (stage -1: without staging) */
-	PtxSchedule sched = {ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg, ks->wsum};
+	PtxSchedule sched = ptx_schedule_of(ks);
 	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, sched,
 	                 20, baseline, 64, baseline ? 0 : p->stop_us};
 	const char *slow = getenv("PATC_SEARCH_INJECT");
@@ -1047,7 +1047,7 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			const KernelSchedule *cs = &r->c[cur].sched;
 			const Pir ir = r->c[cur].ir; /* a copy: measuring a variant may move r->c */
 			LowerKernel lk = {&ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
-			PtxSchedule given = {cs->bx, cs->by, cs->v, cs->r, cs->ksplit, cs->stage, cs->wg, cs->wsum}, alts[5];
+			PtxSchedule given = ptx_schedule_of(cs), alts[5];
 			PtxPlan plan;
 			ptx_plan(&lk, &given, &plan);
 			if (plan.tc && knob != 3)

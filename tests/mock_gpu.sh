@@ -114,6 +114,13 @@ if [ $rc -eq 4 ] && grep -q "64/576/3136 apply block(8, 8, 50%);: FAILED: .*cuMo
 else
 	bad "gpu_bench with a sticky failure: exit $rc, $(tail -2 "$tmp/err")"
 fi
+# --tc-stages: the tensor cores' buffers, 2 to 6; out of range a usage error
+run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=7
+if [ $rc -eq 2 ] && grep -q "takes 2 to 6 buffers" "$tmp/err"; then
+	ok
+else
+	bad "gpu_bench --tc-stages=7: exit $rc, $(tail -2 "$tmp/err")"
+fi
 
 # the device run's tables from gpu_bench's CSV (and the peers'), worked by
 # hand: block32's L2 fraction 0.5 and 0.2 on two shapes (geometric mean

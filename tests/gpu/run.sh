@@ -14,8 +14,9 @@
 #      is compared with the plain path on three shapes first, the wide
 #      register tiles with at most 4 rows a thread on two, and split-K's
 #      parts summed through a workspace with atomics into a zeroed C on the
-#      four shapes that split, and the benchmark runs with the faster of
-#      each), then the bf16 tensor-core kernels
+#      four shapes that split, and the tensor-core kernels through 6
+#      shared-memory buffers with 3, and the benchmark runs with the faster
+#      of each), then the bf16 tensor-core kernels
 #      beside cuBLAS in bf16 (staged or plain likewise), then the fraction
 #      of the L2 read ceiling the staged kernels' traffic reached
 #      (l2_table.py, gpu_l2.md);
@@ -187,6 +188,19 @@ if want bench; then
 		echo "tensor cores (bf16) with the blocks on wgmma: ${tc_wg}x (the same shapes);" \
 			"the benchmark runs ${tc_flag:-with mma.sync}" | tee -a "$out/gpu_stage.txt"
 	fi
+	# a deeper pipeline: the staged tensor-core kernels through 6 buffers
+	# (--tc-stages=6: the copies run 5 steps ahead, in steps of 16 k where 6
+	# of 32 k do not fit) against patc's 3
+	tc_stages_flag=""
+	if [ "$tc_flag" != --no-stage ]; then
+		tc_three=$tc_staged
+		[ "$tc_flag" = --wgmma ] && tc_three=$tc_wg
+		tc_deep=$("$bin/gpu_bench" "$root/stdlib" "$tmp/j.csv" --sm=$sm --shapes=3,1,8 --tc-only $tc_flag --tc-stages=6 \
+			2>/dev/null | score)
+		awk -v a="$tc_three" -v b="$tc_deep" 'BEGIN {exit !(b > a)}' && tc_stages_flag=--tc-stages=6
+		echo "tensor cores (bf16) through 6 buffers: ${tc_deep}x, 3: ${tc_three}x (the same shapes);" \
+			"the benchmark runs with ${tc_stages_flag:+6}${tc_stages_flag:-3}" | tee -a "$out/gpu_stage.txt"
+	fi
 	# patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged
 	# and the grid fills the GPU) against at most 4 rows a thread, on two
 	# shapes where they apply
@@ -220,7 +234,7 @@ if want bench; then
 	echo
 	share=$(($(left) - keep))
 	[ $share -ge 10 ] || share=10
-	"$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag --tc-only --seconds=$share \
+	"$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag $tc_stages_flag --tc-only --seconds=$share \
 		2>>"$out/gpu_bench.log" | tee -a "$out/gpu_table.md"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench --tc-only: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
 	grep -h "not measured\\|measured in part" "$out/gpu_bench.log" | sed 's/^/  /'

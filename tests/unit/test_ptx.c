@@ -95,10 +95,10 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
  * parts through the workspace: the last two, C left NaN before the run). */
 START_TEST(mapping_matches_reference)
 {
-	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0, 0},   {32, 1, 1, 1, 1, 0, 0, 0},
-	                                     {64, 2, 3, 5, 3, 0, 0, 0},  {16, 2, 8, 16, 1, 1, 0, 0},
-	                                     {32, 4, 4, 4, 2, 1, 0, 0},  {64, 2, 3, 5, 3, 0, 0, 1},
-	                                     {32, 4, 4, 4, 2, 1, 0, 1}};
+	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0, 0, 0},
+	                                     {64, 2, 3, 5, 3, 0, 0, 0, 0}, {16, 2, 8, 16, 1, 1, 0, 0, 0},
+	                                     {32, 4, 4, 4, 2, 1, 0, 0, 0}, {64, 2, 3, 5, 3, 0, 0, 1, 0},
+	                                     {32, 4, 4, 4, 2, 1, 0, 1, 0}};
 	enum { NSCHED = sizeof scheds / sizeof *scheds };
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
 	int wstaged = 0, vred = 0, mvec_nk = 0, vred_nk = 0, wsum = 0, wsum_vec = 0;
@@ -547,6 +547,49 @@ START_TEST(tc_split_matches_reference)
 }
 END_TEST
 
+/* The staged tensor-core walk through 2, 4 and 6 buffers (schedule tcs)
+ * instead of 3: mma.sync (32-k steps where that many of them fit, else
+ * 16), mma.sp, wgmma and transposed, split-K, both layouts, shapes no tile
+ * divides, against the float64 reference; the plan keeps within a
+ * block's static shared memory (fewer buffers where even 16-k steps do not
+ * fit). */
+START_TEST(tc_stages_match_reference)
+{
+	static const char *const pats[] = {"apply block(32, 32, 25%);", "apply block(64, 64, 50%);", "apply nm(2, 4);"};
+	static const int64_t sshapes[][3] = {{200, 136, 72}, {64, 600, 72}}; /* the second splits k */
+	static const int tcs[] = {2, 4, 6};
+	int checked = 0, deep = 0, shallow = 0, split = 0, wgmma = 0, ku16 = 0;
+	for (size_t p = 0; p < sizeof pats / sizeof *pats; p++)
+		for (size_t s = 0; s < sizeof sshapes / sizeof *sshapes; s++) {
+			Arena arena;
+			arena_init(&arena);
+			Program prog = compile_typed(&arena, pats[p], sshapes[s], "bf16");
+			for (int t = 0; t < 3; t++)
+				for (int w = 0; w < (p == 2 ? 1 : 2); w++)
+					for (int l = 0; l < 2; l++) {
+						const PtxSchedule sched = {.wg = w, .tcs = tcs[t]};
+						PtxPlan plan;
+						double e = emulate_tc(&prog.ops[0], PAT_BF16, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, &sched, &plan);
+						ck_assert_msg(plan.stage && plan.tc_stages >= 2 && plan.tc_stages <= tcs[t], "%s: %d of %d",
+						              pats[p], plan.tc_stages, tcs[t]);
+						ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, %d buffers of %d k%s: %g", pats[p],
+						              (long long)sshapes[s][0], (long long)sshapes[s][1], (long long)sshapes[s][2],
+						              l ? "nk" : "kn", plan.tc_stages, ptx_tc_step_k(&plan), plan.tc_wg ? ", wgmma" : "",
+						              e);
+						deep += plan.tc_stages > PTX_TC_STAGES;
+						shallow += plan.tc_stages < PTX_TC_STAGES;
+						split += plan.nsplit > 1;
+						wgmma += plan.tc_wg;
+						ku16 += !plan.tc_sp && !plan.tc_wg && plan.nsplit == 1 && plan.tc_ku <= 1 && tcs[t] == 6;
+						checked++;
+					}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, (2 * 2 + 1) * 2 * 3 * 2);
+	ck_assert(deep > checked / 3 && shallow > 0 && split > 0 && wgmma > 0 && ku16 > 0);
+}
+END_TEST
+
 /* Which kernels take the tensor cores: 16-bit ops whose kept tiles are dense
  * 16 x 16 tiles; the others say why not. */
 START_TEST(tc_choice)
@@ -582,7 +625,8 @@ END_TEST
 /* Random configurations (seeded): a pattern, a shape that its tiles may
  * not divide, a dtype, a layout and a schedule (patc's, patc's capped at 4
  * rows a thread or unstaged, on wgmma, or drawn: threads, columns and rows
- * a thread, split-K, staging), run on the emulator against float64 and
+ * a thread, split-K, staging; a third with split-K's workspace, a fifth
+ * with 2, 4 or 6 buffers on the tensor cores), run on the emulator against float64 and
  * their stage copies against ptx_traffic; what the pattern cannot fit, or
  * the GPU rules refuse, is drawn again.  PATC_RANDOM_RUNS and
  * PATC_RANDOM_SEED make it a longer soak with other draws. */
@@ -614,7 +658,7 @@ START_TEST(random_configurations_match_reference)
 		switch (test_rnd(&rnd, 5)) {
 		case 1:
 			s = (PtxSchedule){bxs[test_rnd(&rnd, 3)], 1 + (int)test_rnd(&rnd, 8), vs[test_rnd(&rnd, 4)],
-			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0, 0};
+			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0, 0, 0};
 			break;
 		case 2: s.r = 4; break;
 		case 3: s.stage = -1; break;
@@ -635,11 +679,12 @@ START_TEST(random_configurations_match_reference)
 		PtxPlan plan;
 		const char *sm = ran % 4 ? "sm_90" : "sm_80"; /* (not drawn: the draws stay the seed's) */
 		s.wsum = ran % 3 == 0; /* (nor this) */
+		s.tcs = ran % 5 == 2 ? 2 + ran % 3 * 2 : 0; /* the tensor cores' buffers: 2, 4 or 6 (nor this) */
 		ptx_plan_target(&lk, &s, sm, &plan);
 		const double e = plan.tc ? emulate_tc_fail(op, op->dtype, layout, &s, sm, &plan, false, NULL, NULL)
 		                         : emulate_counted(op, layout, op->N, &s, sm, &plan, NULL);
-		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d, %s: %g", text, layout ? "nk" : "kn", s.bx,
-		              s.by, s.v, s.r, s.ksplit, s.stage, s.wg, sm, e);
+		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d,%d,%d, %s: %g", text, layout ? "nk" : "kn",
+		              s.bx, s.by, s.v, s.r, s.ksplit, s.stage, s.wg, s.wsum, s.tcs, sm, e);
 		tc += plan.tc;
 		staged += plan.stage;
 		ran++;
@@ -665,7 +710,7 @@ START_TEST(random_configuration_regressions)
 	} f32[] = {{"split m -> m0, m1 : _, 2; split k -> k0, k1, k2 : _, 3, 2; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {2, 12, 4},
-	            {16, 2, 4, 1, 1, 1, 0, 0}},
+	            {16, 2, 4, 1, 1, 1, 0, 0, 0}},
 	           {"split m -> m0, m1 : _, 16 pad; split k -> k0, k1, k2 : _, 6, 3; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {159, 288, 160},
@@ -930,6 +975,7 @@ int main(void)
 	tcase_add_test(tc, tc_sp_metadata_checked);
 	tcase_add_test(tc, tc_wgmma_matches_reference);
 	tcase_add_test(tc, tc_split_matches_reference);
+	tcase_add_test(tc, tc_stages_match_reference);
 	tcase_add_test(tc, tc_choice);
 	tcase_add_test(tc, random_configurations_match_reference);
 	tcase_add_test(tc, random_configuration_regressions);
