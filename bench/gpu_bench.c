@@ -404,7 +404,9 @@ int main(int argc, char **argv)
 					char bufs[48] = "";
 					if (r.plan.tc && r.plan.stage)
 						snprintf(bufs, sizeof bufs, " (%d buffers of %d k)", r.plan.tc_stages, ptx_tc_step_k(&r.plan));
-					fprintf(stderr, "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  %d,%d,%d,%d,%d%s%s%s%s%s%s%s%s\n",
+					fprintf(stderr,
+					        "  %-16s %5g%% %-8s %9.1f us  %5.2fx cuBLAS %s (%.1f us)  err %.1e  "
+					        "%d,%d,%d,%d,%d%s%s%s%s%s%s%s%s\n",
 					        sh->name, sparsities[s], name, r.kernel_us, sp[s][si][p], dt, *base,
 					        r.rel_err, r.plan.s.bx, r.plan.s.by, r.plan.s.v, r.plan.s.r, r.plan.s.ksplit,
 					        r.plan.atomic ? " atomic" : "", r.plan.wsum ? " wsum" : "", r.plan.xvec ? " xvec" : "",

@@ -51,7 +51,7 @@ expect "--split-workspace on sm_80" 0 "$patc" "$root/examples/gemm.pat" --target
 expect "--split-workspace on x86-64" 2 "$patc" "$root/examples/gemm.pat" --split-workspace
 has "--split-workspace is for GPU targets" "$tmp/err" "--split-workspace is for GPU targets"
 expect "--split-workspace with --search" 2 "$patc" "$root/examples/gemm.pat" --target=sm_90 --search --split-workspace
-# --explain names the wgmma path and the tensor cores' split-K; and the
+# --explain names the wgmma path, its buffers and the tensor cores' split-K; and the
 # traffic from L2 of the staged kernels, by hand: c's 8 x 128 blocks (8 of
 # them over N = 1000) copy 8 x 1024 columns of X per kept 8 rows and k, 4 /
 # 8 x 1024 / 1000 = 0.512 bytes a multiply-add, the weights 4 x 8 / 1000,
@@ -62,6 +62,8 @@ if "$patc" "$tmp/wg.pat" --target=sm_90 --wgmma --explain >"$tmp/wg.out" 2>&1 &&
 	grep -q "PTX for sm_90a.*Hopper's warpgroup mma: every" "$tmp/wg.out" && grep -q "wgmma.m64n128k16" "$tmp/wg.out" &&
 	grep -q "Hopper's warpgroup mma, transposed" "$tmp/wg.out" && grep -q "wgmma.m64n32k16 per 64" "$tmp/wg.out" &&
 	grep -q "split-K: the walk along k in [2-8] parts" "$tmp/wg.out" &&
+	grep -q "descriptors; 3 buffers of 32 k (the copies run 2 steps ahead)" "$tmp/wg.out" &&
+	grep -q "descriptors; 3 buffers of 16 k (the copies run 2 steps ahead)" "$tmp/wg.out" &&
 	grep -q "traffic from L2: 0.56 bytes a multiply-add: X 0.512 (a block's 8 rows share each X row it stages), weights 0.032 (128 columns share each), C 0.0156;" "$tmp/wg.out" &&
 	grep -q "traffic from L2: .* X 0.0312 (a block's 64 rows .* weights 0.0156 (128 columns share each), C 0.0339;" "$tmp/wg.out" &&
 	grep -q "traffic from L2: not counted" "$tmp/wg.out"; then

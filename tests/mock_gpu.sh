@@ -114,12 +114,21 @@ if [ $rc -eq 4 ] && grep -q "64/576/3136 apply block(8, 8, 50%);: FAILED: .*cuMo
 else
 	bad "gpu_bench with a sticky failure: exit $rc, $(tail -2 "$tmp/err")"
 fi
-# --tc-stages: the tensor cores' buffers, 2 to 6; out of range a usage error
+# --tc-stages: the tensor cores' buffers, 2 to 6, out of range a usage
+# error; in range each of the 9 bf16 kernels of a shape is built and
+# launched (and, the mock running nothing, found wrong: exit 4)
 run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=7
 if [ $rc -eq 2 ] && grep -q "takes 2 to 6 buffers" "$tmp/err"; then
 	ok
 else
 	bad "gpu_bench --tc-stages=7: exit $rc, $(tail -2 "$tmp/err")"
+fi
+run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=6
+if [ $rc -eq 4 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 9 ] &&
+	[ "$(grep -c "FAILED" "$tmp/err")" -eq 10 ]; then
+	ok
+else
+	bad "gpu_bench --tc-stages=6: exit $rc, $(tail -2 "$tmp/err")"
 fi
 
 # the device run's tables from gpu_bench's CSV (and the peers'), worked by

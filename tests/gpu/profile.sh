@@ -28,8 +28,8 @@ fail=0
 # one program per op (--run names every kernel patc_spmm, so the tools tell
 # the ops apart by the program), and small.pat with all the small ones
 op() { # FILE NAME M K N DTYPE PATTERN
-	printf 'include "all.pat";\nop %s: spmm(M = %s, K = %s, N = %s, dtype = %s) { weights = random(seed = 5); apply %s; }\n' \
-		"$2" "$3" "$4" "$5" "$6" "$7" >"$tmp/$1.pat"
+	printf 'include "all.pat";\nop %s: spmm(M = %s, K = %s, N = %s, dtype = %s) { %s apply %s; }\n' \
+		"$2" "$3" "$4" "$5" "$6" "weights = random(seed = 5);" "$7" >"$tmp/$1.pat"
 	[ "${1%%_*}" = small ] && sed -n 2p "$tmp/$1.pat" >>"$tmp/small.pat"
 	return 0
 }
@@ -57,8 +57,8 @@ sanitize() { # PROGRAM TOOL OPTIONS...: only patc's kernel instrumented
 	[ -n "$cs" ] || return 0
 	[ "$(limit)" -ge 20 ] || { echo "$tool $prog $*: left out (time)"; return 0; }
 	echo "==== $tool: $prog.pat $* ====" >>"$dest/sanitizer.txt"
-	if timeout "$(limit)" "$cs" --tool "$tool" --kernel-name kns=patc_spmm --error-exitcode 9 "$bin/patc" "$tmp/$prog.pat" "$@" --run \
-		>>"$dest/sanitizer.txt" 2>&1; then
+	if timeout "$(limit)" "$cs" --tool "$tool" --kernel-name kns=patc_spmm --error-exitcode 9 \
+		"$bin/patc" "$tmp/$prog.pat" "$@" --run >>"$dest/sanitizer.txt" 2>&1; then
 		echo "$tool $prog $*: clean"
 	else
 		echo "$tool $prog $*: exit $? (see sanitizer.txt)"
