@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1, 0, 0, 0};
+const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1, 0, 0, 0, 0};
 
 PtxSchedule ptx_schedule_of(const KernelSchedule *ks)
 {
-	return (PtxSchedule){ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg, ks->wsum, 0};
+	return (PtxSchedule){ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg, ks->wsum, 0, 0};
 }
 
 enum { PTX_MAX_R = 16, PTX_MAX_V = 8 };
@@ -315,7 +315,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
  * (half-warps along 128 columns, two row sets a warp), then 8 x 4.  See
  * ptx_plan. */
 enum { WIDE_COPIES = 24 }; /* cp.async a thread per stage, at most (their addresses take registers) */
-static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0, 0, 0}, {32, 4, 4, 8, 1, 1, 0, 0, 0}};
+static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0, 0, 0, 0}, {32, 4, 4, 8, 1, 1, 0, 0, 0, 0}};
 
 /* The cp.async copies a thread issues per stage (staged plans). */
 static int64_t stage_copies(const LowerKernel *k, const PtxPlan *plan)

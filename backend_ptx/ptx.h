@@ -75,12 +75,18 @@ typedef struct PtxSchedule {
 	             * copies of tcs - 1 steps ahead in flight; 32-k steps only
 	             * where tcs of them fit, and fewer buffers where not even 16-k
 	             * ones do (PtxPlan.tc_stages); 0: PTX_TC_STAGES */
+	int tcw;    /* > 0: the staged tensor-core kernels on mma.sync or mma.sp take
+	             * blocks of at most tcw warps (1 .. PTX_TC_MAX_WARPS): up to
+	             * tcw 16-row chunks that keep the same k, so that more rows
+	             * share each row of X a block stages (PtxPlan.tc_rows), then
+	             * column slices up to PTX_TC_WARPS warps (tc_cols);
+	             * 0: PTX_TC_WARPS */
 } PtxSchedule;
 
 extern const PtxSchedule ptx_default_schedule;
 
 /* The GPU schedule of a target-independent one (the search's and the tune
- * log's): its fields, the tensor cores' buffers left to patc. */
+ * log's): its fields, the tensor cores' buffers and warps left to patc. */
 PtxSchedule ptx_schedule_of(const KernelSchedule *ks);
 
 /* Whether bx is a schedule's legal threads along the columns: 16 or a
@@ -176,7 +182,8 @@ int ptx_tc_step_k(const PtxPlan *plan);
  * Staged (where X's rows are 16-byte aligned: N a multiple of 8 in layout
  * kn; K a multiple of 8 and the kept tiles' k contiguous in layout nk): a
  * block is tc_rows chunks of 16 rows of one kept tile, which keep the same
- * k, times tc_cols slices of PTX_TC_COLS columns; a warp takes tc_wm
+ * k (at most PTX_TC_WARPS, or the schedule's tcw), times tc_cols slices of
+ * PTX_TC_COLS columns; a warp takes tc_wm
  * (PTX_TC_WM where tc_rows is even) chunks of one slice, so that each B
  * fragment it reads from shared memory feeds tc_wm mma.  The block
  * walks its 16-k steps as a pipeline of tc_stages (PTX_TC_STAGES unless
@@ -211,7 +218,7 @@ int ptx_tc_step_k(const PtxPlan *plan);
  * the kept tile's 16 tc_rows rows and 64 tc_cols columns, one wgmma of
  * C^T's 64 columns x tc_wgn rows for each 16 k and 64 columns. */
 enum { PTX_TC_WARPS = 4, PTX_TC_TILES = 8, PTX_TC_COLS = 8 * PTX_TC_TILES, PTX_TC_STAGES = 3, PTX_TC_WM = 2,
-       PTX_TC_MAX_STAGES = 6 };
+       PTX_TC_MAX_STAGES = 6, PTX_TC_MAX_WARPS = 8 };
 
 /* In emulation: the host runs the threads of a block; each lane's mma
  * passes its fragments (a: 4 words, b: 2 words of two 16-bit values each)

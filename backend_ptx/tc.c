@@ -77,6 +77,9 @@ static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
  * takes, so that its pipeline fills. */
 enum { TC_FILL_BLOCKS = 2 * 132, TC_SPLIT_STEPS = 4, TC_MAX_SPLIT = 8 };
 
+/* The block's warps (tc_wg: the warpgroup's 4). */
+static int tc_warps(const PtxPlan *plan) { return plan->tc_wg ? 4 : plan->tc_rows / plan->tc_wm * plan->tc_cols; }
+
 /* Split-K for a staged plan whose grid would leave the GPU idle: the
  * block's walk of tc_steps steps in nsplit parts (over blockIdx.z), part z
  * steps z tc_steps / nsplit .. (z + 1) tc_steps / nsplit - 1 (so at least
@@ -85,7 +88,10 @@ static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 	const int64_t blocks = plan->nsets / plan->tc_rows * ((k->N + cols - 1) / cols);
-	int64_t parts = (TC_FILL_BLOCKS + blocks - 1) / blocks;
+	/* (blocks of more than PTX_TC_WARPS warps: as many warps in all) */
+	const int warps = tc_warps(plan) > PTX_TC_WARPS ? tc_warps(plan) : PTX_TC_WARPS;
+	const int64_t fill = TC_FILL_BLOCKS * PTX_TC_WARPS / warps;
+	int64_t parts = (fill + blocks - 1) / blocks;
 	if (parts > plan->tc_steps / TC_SPLIT_STEPS)
 		parts = plan->tc_steps / TC_SPLIT_STEPS;
 	if (parts > TC_MAX_SPLIT)
@@ -166,14 +172,22 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		return;
 	}
 	const int64_t chunks = (ir->loops[lmi].len + 15) / 16;
-	int rows = 4;
+	/* the schedule's warps (but on wgmma, a warpgroup): as many chunks, then
+	 * column slices; past PTX_TC_WARPS only to take more chunks (wider
+	 * blocks would not keep steps of 32 k in the static shared memory) */
+	const int warps = !s || s->tcw <= 0 || (s->wg > 0 && !plan->tc_sp) ? PTX_TC_WARPS
+	                  : s->tcw > PTX_TC_MAX_WARPS                      ? PTX_TC_MAX_WARPS
+	                                                                   : s->tcw;
+	int rows = warps < 4 ? 4 : warps; /* (fewer warps: 2 chunks a warp) */
+	if (rows > 2 * warps)
+		rows = 2 * warps;
 	while (chunks % rows)
 		rows--;
 	/* a warp takes 2 of the chunks where it can: its B fragments then feed
 	 * two mma each (per 16 k, 6 ldmatrix.x4 for 16 mma instead of 5 for 8;
 	 * sparse, 8 for 16 mma.sp instead of 8 for 8) */
 	const int wm = rows % PTX_TC_WM == 0 ? PTX_TC_WM : 1;
-	int cols = PTX_TC_WARPS / (rows / wm);
+	int cols = (rows > PTX_TC_WARPS || warps < PTX_TC_WARPS ? warps : PTX_TC_WARPS) / (rows / wm);
 	if (cols < 1)
 		cols = 1;
 	const int64_t need = (k->N + PTX_TC_COLS - 1) / PTX_TC_COLS;
@@ -293,7 +307,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
 	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
-	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0, 0, 0};
+	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0, 0, 0, 0};
 	plan->group = -1;
 	plan->split = -1;
 	plan->nsplit = 1;
@@ -309,7 +323,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		}
 	}
 	tc_plan_stage(k, s, plan);
-	plan->s.by = plan->tc_wg ? 4 : plan->tc_rows / plan->tc_wm * plan->tc_cols;
+	plan->s.by = tc_warps(plan);
 	plan->s.stage = plan->stage;
 	plan->s.wg = plan->tc_wg;
 	if (plan->tc_wg)

@@ -2,7 +2,7 @@
  *
  *   gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] [--narrow]
  *             [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--split-workspace] [--tc-stages=N]
- *             [--seconds=S]
+ *             [--tc-warps=N] [--seconds=S]
  *   gpu_bench --l2-ptx      (prints the PTX of the L2 ceiling's kernel)
  *
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
@@ -22,7 +22,10 @@
  * zeroed C (PtxPlan.wsum; the CSV's method then says patc-wsum for them),
  * to compare the two; --tc-stages=N walks the staged tensor-core kernels
  * through N shared-memory buffers instead of 3 (PtxSchedule's tcs: the
- * copies run N - 1 steps ahead), to compare the depths.  Every
+ * copies run N - 1 steps ahead), to compare the depths; --tc-warps=N
+ * gives the staged tensor-core kernels on mma.sync and mma.sp blocks of
+ * up to N warps instead of 4 (PtxSchedule's tcw: 8 takes 128 rows of 2:4,
+ * which share each row of X the block stages).  Every
  * kernel is checked first (C poisoned, float64 reference on a sample of
  * columns); one that fails (a wrong result, or a driver error, after which
  * the device is opened again) costs its own entry: stderr names it, the
@@ -194,7 +197,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: gpu_bench STDLIB CSV [quick] [--sm=sm_90] [--schedule=BX,BY,V,R,KSPLIT,STAGE | --no-stage] "
 		                "[--narrow] [--shapes=I,J,..] [--no-tc | --tc-only] [--wgmma] [--split-workspace] "
-		                "[--tc-stages=N] [--seconds=S]\n"
+		                "[--tc-stages=N] [--tc-warps=N] [--seconds=S]\n"
 		                "       gpu_bench --l2-ptx\n");
 		return 2;
 	}
@@ -227,6 +230,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			sched.tcs = (int)n;
+		} else if (!strncmp(argv[i], "--tc-warps=", 11)) {
+			char *end;
+			long n = strtol(argv[i] + 11, &end, 10);
+			if (*end || n < 1 || n > PTX_TC_MAX_WARPS) {
+				fprintf(stderr, "gpu_bench: --tc-warps=N takes 1 to %d warps a block\n", PTX_TC_MAX_WARPS);
+				return 2;
+			}
+			sched.tcw = (int)n;
 		} else if (!strncmp(argv[i], "--seconds=", 10)) {
 			char *end;
 			seconds = strtod(argv[i] + 10, &end);

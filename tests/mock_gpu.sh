@@ -130,6 +130,20 @@ if [ $rc -eq 4 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 9 ] &&
 else
 	bad "gpu_bench --tc-stages=6: exit $rc, $(tail -2 "$tmp/err")"
 fi
+# --tc-warps: the tensor cores' warps a block, 1 to 8, likewise
+run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-warps=9
+if [ $rc -eq 2 ] && grep -q "takes 1 to 8 warps" "$tmp/err"; then
+	ok
+else
+	bad "gpu_bench --tc-warps=9: exit $rc, $(tail -2 "$tmp/err")"
+fi
+run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-warps=8
+if [ $rc -eq 4 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 9 ] &&
+	[ "$(grep -c "FAILED" "$tmp/err")" -eq 10 ]; then
+	ok
+else
+	bad "gpu_bench --tc-warps=8: exit $rc, $(tail -2 "$tmp/err")"
+fi
 
 # the device run's tables from gpu_bench's CSV (and the peers'), worked by
 # hand: block32's L2 fraction 0.5 and 0.2 on two shapes (geometric mean

@@ -201,6 +201,19 @@ if want bench; then
 		echo "tensor cores (bf16) through 6 buffers: ${tc_deep}x, 3: ${tc_three}x (the same shapes);" \
 			"the benchmark runs with ${tc_stages_flag:+6}${tc_stages_flag:-3}" | tee -a "$out/gpu_stage.txt"
 	fi
+	# bigger blocks: up to 8 warps (--tc-warps=8: 128 rows of 2:4 share each
+	# staged row of X, 64 x 64 blocks take 256 columns) against patc's 4, on
+	# mma.sync and mma.sp (wgmma keeps its warpgroup)
+	tc_warps_flag=""
+	if [ -z "$tc_flag" ]; then
+		tc_four=$tc_staged
+		[ -n "$tc_stages_flag" ] && tc_four=$tc_deep
+		tc_eight=$("$bin/gpu_bench" "$root/stdlib" "$tmp/k.csv" --sm=$sm --shapes=3,1,8 --tc-only $tc_stages_flag \
+			--tc-warps=8 2>/dev/null | score)
+		awk -v a="$tc_four" -v b="$tc_eight" 'BEGIN {exit !(b > a)}' && tc_warps_flag=--tc-warps=8
+		echo "tensor cores (bf16) in blocks of up to 8 warps: ${tc_eight}x, 4: ${tc_four}x (the same shapes);" \
+			"the benchmark runs with ${tc_warps_flag:+8}${tc_warps_flag:-4}" | tee -a "$out/gpu_stage.txt"
+	fi
 	# patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged
 	# and the grid fills the GPU) against at most 4 rows a thread, on two
 	# shapes where they apply
@@ -234,7 +247,8 @@ if want bench; then
 	echo
 	share=$(($(left) - keep))
 	[ $share -ge 10 ] || share=10
-	"$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag $tc_stages_flag --tc-only --seconds=$share \
+	"$bin/gpu_bench" "$root/stdlib" "$tmp/tc.csv" $bench --sm=$sm $tc_flag $tc_stages_flag $tc_warps_flag --tc-only \
+		--seconds=$share \
 		2>>"$out/gpu_bench.log" | tee -a "$out/gpu_table.md"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: gpu_bench --tc-only: $(tail -3 "$out/gpu_bench.log")"; fail=$((fail + 1)); }
 	grep -h "not measured\\|measured in part" "$out/gpu_bench.log" | sed 's/^/  /'

@@ -95,10 +95,10 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
  * parts through the workspace: the last two, C left NaN before the run). */
 START_TEST(mapping_matches_reference)
 {
-	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0, 0, 0},
-	                                     {64, 2, 3, 5, 3, 0, 0, 0, 0}, {16, 2, 8, 16, 1, 1, 0, 0, 0},
-	                                     {32, 4, 4, 4, 2, 1, 0, 0, 0}, {64, 2, 3, 5, 3, 0, 0, 1, 0},
-	                                     {32, 4, 4, 4, 2, 1, 0, 1, 0}};
+	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0, 0, 0, 0},
+	                                     {64, 2, 3, 5, 3, 0, 0, 0, 0, 0}, {16, 2, 8, 16, 1, 1, 0, 0, 0, 0},
+	                                     {32, 4, 4, 4, 2, 1, 0, 0, 0, 0}, {64, 2, 3, 5, 3, 0, 0, 1, 0, 0},
+	                                     {32, 4, 4, 4, 2, 1, 0, 1, 0, 0}};
 	enum { NSCHED = sizeof scheds / sizeof *scheds };
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
 	int wstaged = 0, vred = 0, mvec_nk = 0, vred_nk = 0, wsum = 0, wsum_vec = 0;
@@ -590,6 +590,49 @@ START_TEST(tc_stages_match_reference)
 }
 END_TEST
 
+/* Staged tensor-core blocks of 2 and 8 warps (schedule tcw) instead of 4:
+ * 8 chunks of 16 rows where the m loop keeps them the same k (2:4, 128 x
+ * 128 blocks; smaller kept tiles as with 4 warps), on mma.sync and mma.sp,
+ * split-K, both layouts, shapes no tile divides, against the float64
+ * reference. */
+START_TEST(tc_warps_match_reference)
+{
+	static const char *const pats[] = {"apply block(32, 32, 25%);", "apply block(64, 64, 50%);", "apply nm(2, 4);",
+	                                   "apply block(128, 128, 50%);"};
+	static const int64_t sshapes[][3] = {{128, 136, 200}, {64, 600, 72}}; /* the second splits k */
+	static const int tcw[] = {2, 8};
+	int checked = 0, eight = 0, rows8 = 0, two = 0, split = 0;
+	for (size_t p = 0; p < sizeof pats / sizeof *pats; p++)
+		for (size_t s = 0; s < sizeof sshapes / sizeof *sshapes; s++) {
+			Arena arena;
+			arena_init(&arena);
+			Program prog = compile_typed(&arena, pats[p], sshapes[s], "bf16");
+			for (int t = 0; t < 2; t++)
+				for (int l = 0; l < 2; l++) {
+					const PtxSchedule sched = {.tcw = tcw[t]};
+					PtxPlan plan;
+					double e = emulate_tc(&prog.ops[0], PAT_BF16, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, &sched, &plan);
+					ck_assert_msg(plan.stage && plan.s.by <= tcw[t] && plan.tc_rows <= 2 * tcw[t], "%s: %d warps of %d",
+					              pats[p], plan.s.by, tcw[t]);
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, %d warps (%d x %d): %g", pats[p],
+					              (long long)sshapes[s][0], (long long)sshapes[s][1], (long long)sshapes[s][2],
+					              l ? "nk" : "kn", plan.s.by, plan.tc_rows, plan.tc_cols, e);
+					/* (64 x 64 blocks: 4 chunks, with 8 warps as with 4) */
+					ck_assert_msg(p != 1 || plan.s.by == (t ? 4 : 2), "%s, %d: %d warps", pats[p], tcw[t],
+					              plan.s.by);
+					eight += plan.s.by == 8;
+					rows8 += plan.tc_rows == 8;
+					two += plan.s.by == 2;
+					split += plan.nsplit > 1;
+					checked++;
+				}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, 4 * 2 * 2 * 2);
+	ck_assert_msg(eight > 0 && rows8 > 0 && two > 0 && split > 0, "%d %d %d %d", eight, rows8, two, split);
+}
+END_TEST
+
 /* Which kernels take the tensor cores: 16-bit ops whose kept tiles are dense
  * 16 x 16 tiles; the others say why not. */
 START_TEST(tc_choice)
@@ -626,8 +669,9 @@ END_TEST
  * not divide, a dtype, a layout and a schedule (patc's, patc's capped at 4
  * rows a thread or unstaged, on wgmma, or drawn: threads, columns and rows
  * a thread, split-K, staging; a third with split-K's workspace, a fifth
- * with 2, 4 or 6 buffers on the tensor cores), run on the emulator against float64 and
- * their stage copies against ptx_traffic; what the pattern cannot fit, or
+ * with 2, 4 or 6 buffers on the tensor cores, a seventh with blocks of 2
+ * or 8 warps there), run on the emulator against float64 and their stage
+ * copies against ptx_traffic; what the pattern cannot fit, or
  * the GPU rules refuse, is drawn again.  PATC_RANDOM_RUNS and
  * PATC_RANDOM_SEED make it a longer soak with other draws. */
 START_TEST(random_configurations_match_reference)
@@ -658,7 +702,7 @@ START_TEST(random_configurations_match_reference)
 		switch (test_rnd(&rnd, 5)) {
 		case 1:
 			s = (PtxSchedule){bxs[test_rnd(&rnd, 3)], 1 + (int)test_rnd(&rnd, 8), vs[test_rnd(&rnd, 4)],
-			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0, 0, 0};
+			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0, 0, 0, 0};
 			break;
 		case 2: s.r = 4; break;
 		case 3: s.stage = -1; break;
@@ -680,11 +724,12 @@ START_TEST(random_configurations_match_reference)
 		const char *sm = ran % 4 ? "sm_90" : "sm_80"; /* (not drawn: the draws stay the seed's) */
 		s.wsum = ran % 3 == 0; /* (nor this) */
 		s.tcs = ran % 5 == 2 ? 2 + ran % 3 * 2 : 0; /* the tensor cores' buffers: 2, 4 or 6 (nor this) */
+		s.tcw = ran % 7 == 3 ? 2 + ran % 2 * 6 : 0; /* the tensor cores' warps a block: 2 or 8 (nor this) */
 		ptx_plan_target(&lk, &s, sm, &plan);
 		const double e = plan.tc ? emulate_tc_fail(op, op->dtype, layout, &s, sm, &plan, false, NULL, NULL)
 		                         : emulate_counted(op, layout, op->N, &s, sm, &plan, NULL);
-		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d,%d,%d, %s: %g", text, layout ? "nk" : "kn",
-		              s.bx, s.by, s.v, s.r, s.ksplit, s.stage, s.wg, s.wsum, s.tcs, sm, e);
+		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d,%d,%d,%d, %s: %g", text,
+		              layout ? "nk" : "kn", s.bx, s.by, s.v, s.r, s.ksplit, s.stage, s.wg, s.wsum, s.tcs, s.tcw, sm, e);
 		tc += plan.tc;
 		staged += plan.stage;
 		ran++;
@@ -710,7 +755,7 @@ START_TEST(random_configuration_regressions)
 	} f32[] = {{"split m -> m0, m1 : _, 2; split k -> k0, k1, k2 : _, 3, 2; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {2, 12, 4},
-	            {16, 2, 4, 1, 1, 1, 0, 0, 0}},
+	            {16, 2, 4, 1, 1, 1, 0, 0, 0, 0}},
 	           {"split m -> m0, m1 : _, 16 pad; split k -> k0, k1, k2 : _, 6, 3; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {159, 288, 160},
@@ -976,6 +1021,7 @@ int main(void)
 	tcase_add_test(tc, tc_wgmma_matches_reference);
 	tcase_add_test(tc, tc_split_matches_reference);
 	tcase_add_test(tc, tc_stages_match_reference);
+	tcase_add_test(tc, tc_warps_match_reference);
 	tcase_add_test(tc, tc_choice);
 	tcase_add_test(tc, random_configurations_match_reference);
 	tcase_add_test(tc, random_configuration_regressions);
