@@ -42,6 +42,7 @@ typedef struct Driver {
 	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
 	CUresult (*ModuleUnload)(CUmodule);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*FuncSetAttribute)(CUfunction, int, int);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                         unsigned, CUstream, void **, void **);
 	CUresult (*EventCreate)(CUevent *, unsigned);
@@ -137,6 +138,7 @@ Cuda *cuda_open(char err[CUDA_ERR_MAX])
 		{(void **)&d->ModuleLoadDataEx, "cuModuleLoadDataEx", NULL},
 		{(void **)&d->ModuleUnload, "cuModuleUnload", NULL},
 		{(void **)&d->ModuleGetFunction, "cuModuleGetFunction", NULL},
+		{(void **)&d->FuncSetAttribute, "cuFuncSetAttribute", NULL},
 		{(void **)&d->LaunchKernel, "cuLaunchKernel", NULL},
 		{(void **)&d->EventCreate, "cuEventCreate", NULL},
 		{(void **)&d->EventDestroy, "cuEventDestroy_v2", "cuEventDestroy"},
@@ -270,11 +272,18 @@ bool cuda_kernel(Cuda *cu, void *module, const char *name, void **fn, char err[C
 	return check(cu, cu->d.ModuleGetFunction(fn, module, name), "cuModuleGetFunction", err);
 }
 
-bool cuda_launch(Cuda *cu, void *fn, const unsigned grid[3], const unsigned block[3], void **args,
+bool cuda_kernel_smem(Cuda *cu, void *fn, int bytes, char err[CUDA_ERR_MAX])
+{
+	/* cuda.h: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8 */
+	return check(cu, cu->d.FuncSetAttribute(fn, 8, bytes),
+	             "cuFuncSetAttribute (the kernel's dynamic shared memory)", err);
+}
+
+bool cuda_launch(Cuda *cu, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem, void **args,
                  char err[CUDA_ERR_MAX])
 {
 	return check(cu,
-	             cu->d.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, NULL,
+	             cu->d.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL,
 	                                args, NULL),
 	             "cuLaunchKernel", err);
 }

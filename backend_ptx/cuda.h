@@ -37,7 +37,10 @@ bool cuda_sync(Cuda *cu, char err[CUDA_ERR_MAX]);
 bool cuda_load_ptx(Cuda *cu, const char *ptx, void **module, char err[CUDA_ERR_MAX]);
 void cuda_unload(Cuda *cu, void *module);
 bool cuda_kernel(Cuda *cu, void *module, const char *name, void **fn, char err[CUDA_ERR_MAX]);
-bool cuda_launch(Cuda *cu, void *fn, const unsigned grid[3], const unsigned block[3], void **args,
+/* Lets fn take up to bytes of dynamic shared memory a block (past 48 KiB
+ * a kernel must opt in); a launch gives it smem bytes. */
+bool cuda_kernel_smem(Cuda *cu, void *fn, int bytes, char err[CUDA_ERR_MAX]);
+bool cuda_launch(Cuda *cu, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem, void **args,
                  char err[CUDA_ERR_MAX]);
 
 /* Events on the default stream: a pair brackets what is timed. */

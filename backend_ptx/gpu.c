@@ -85,6 +85,7 @@ typedef struct KernelLaunch {
 	unsigned grid[3], block[3];
 	void *args[6];
 	bool zero;
+	unsigned smem; /* dynamic shared memory */
 	CuPtr c;
 	size_t nc;
 } KernelLaunch;
@@ -92,7 +93,8 @@ typedef struct KernelLaunch {
 static bool launch_kernel(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 {
 	KernelLaunch *l = arg;
-	return (!l->zero || cuda_fill32(cu, l->c, 0, l->nc, err)) && cuda_launch(cu, l->fn, l->grid, l->block, l->args, err);
+	return (!l->zero || cuda_fill32(cu, l->c, 0, l->nc, err)) &&
+	       cuda_launch(cu, l->fn, l->grid, l->block, l->smem, l->args, err);
 }
 
 typedef struct BlasLaunch {
@@ -157,7 +159,9 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	PtxWeights w;
 	const bool wok = ptx_weights(&spec.k, &spec.plan, p->values, pm.values, p->mask, &w);
 	bool ok = c && (!tc || x16) && wok && cuda_load_ptx(cu, ptx, &module, err) &&
-	          cuda_kernel(cu, module, name, &fn, err) && cuda_alloc(cu, &d.x, (size_t)(K * N) * es, err) &&
+	          cuda_kernel(cu, module, name, &fn, err) &&
+	          (!spec.plan.smem_dyn || cuda_kernel_smem(cu, fn, spec.plan.smem_dyn, err)) &&
+	          cuda_alloc(cu, &d.x, (size_t)(K * N) * es, err) &&
 	          cuda_alloc(cu, &d.c, nc * 4, err) && cuda_alloc(cu, &d.values, w.values_bytes, err) &&
 	          cuda_alloc(cu, &d.index_ptrs, PIR_MAX_LOOPS * sizeof(CuPtr), err) &&
 	          cuda_alloc(cu, &d.flush, FLUSH_BYTES, err) && cuda_upload(cu, d.x, xs, (size_t)(K * N) * es, err) &&
@@ -180,7 +184,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	if (wok)
 		ptx_weights_free(&w);
 	ok = ok && cuda_upload(cu, d.index_ptrs, ptrs, sizeof ptrs, err);
-	KernelLaunch kl = {.fn = fn, .zero = spec.plan.zero, .c = d.c, .nc = nc};
+	KernelLaunch kl = {.fn = fn, .zero = spec.plan.zero, .smem = (unsigned)spec.plan.smem_dyn, .c = d.c, .nc = nc};
 	int64_t n0 = 0, n1 = N;
 	kl.args[0] = &d.x, kl.args[1] = &d.c, kl.args[2] = &d.values, kl.args[3] = &d.index_ptrs;
 	kl.args[4] = &n0, kl.args[5] = &n1;
@@ -340,7 +344,7 @@ static bool launch_l2(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 {
 	L2Launch *l = arg;
 	const unsigned grid[3] = {GPU_L2_BLOCKS, 1, 1}, block[3] = {256, 1, 1};
-	return cuda_launch(cu, l->fn, grid, block, l->args, err);
+	return cuda_launch(cu, l->fn, grid, block, 0, l->args, err);
 }
 
 enum { CEIL_N = 8192 };

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1, 0, 0, 0, 0};
+const PtxSchedule ptx_default_schedule = {32, 4, 4, 4, 1, 1, 0, 0, 0, 0, 0};
 
 PtxSchedule ptx_schedule_of(const KernelSchedule *ks)
 {
-	return (PtxSchedule){ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg, ks->wsum, 0, 0};
+	return (PtxSchedule){ks->bx, ks->by, ks->v, ks->r, ks->ksplit, ks->stage, ks->wg, ks->wsum, ks->tcs, ks->tcw, 0};
 }
 
 enum { PTX_MAX_R = 16, PTX_MAX_V = 8 };
@@ -315,7 +315,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
  * (half-warps along 128 columns, two row sets a warp), then 8 x 4.  See
  * ptx_plan. */
 enum { WIDE_COPIES = 24 }; /* cp.async a thread per stage, at most (their addresses take registers) */
-static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0, 0, 0, 0}, {32, 4, 4, 8, 1, 1, 0, 0, 0, 0}};
+static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0, 0, 0, 0, 0}, {32, 4, 4, 8, 1, 1, 0, 0, 0, 0, 0}};
 
 /* The cp.async copies a thread issues per stage (staged plans). */
 static int64_t stage_copies(const LowerKernel *k, const PtxPlan *plan)
@@ -392,12 +392,22 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	plan->tile_why = wide_why[2][why];
 }
 
+int ptx_smem_limit(const char *sm)
+{
+	/* the CUDA C Programming Guide's table of compute capabilities: the
+	 * shared memory a block may take (opt-in) */
+	return !strcmp(sm, "sm_90") ? 227 << 10 : !strcmp(sm, "sm_80") ? 163 << 10 : 99 << 10;
+}
+
 void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm, PtxPlan *plan)
 {
 	const bool hopper = !strcmp(sm, "sm_90");
 	PtxSchedule t = s ? *s : (PtxSchedule){0};
 	if (!hopper)
 		t.wg = 0;
+	const int limit = ptx_smem_limit(sm);
+	if (t.smem > limit || (!t.smem && (t.tcs > 0 || t.tcw > 0)))
+		t.smem = limit;
 	ptx_plan(k, &t, plan);
 	/* (a thread's 4 adjacent columns or mvec rows on CUDA cores, a lane's 2 columns on the tensor cores
 	 * but under transposed wgmma, whose lanes hold single columns) */

@@ -81,12 +81,24 @@ typedef struct PtxSchedule {
 	             * share each row of X a block stages (PtxPlan.tc_rows), then
 	             * column slices up to PTX_TC_WARPS warps (tc_cols);
 	             * 0: PTX_TC_WARPS */
+	int smem;   /* > 0: bytes of shared memory a staged tensor-core block may
+	             * take, past PTX_STATIC_SMEM dynamic (PtxPlan.smem_dyn; at most
+	             * the target's limit, ptx_smem_limit); 0: PTX_STATIC_SMEM, or
+	             * under ptx_plan_target the target's limit where tcs or tcw
+	             * ask for buffers or warps */
 } PtxSchedule;
+
+/* A block's static shared memory (the most without opting in). */
+enum { PTX_STATIC_SMEM = 48 << 10 };
+
+/* The most shared memory a block can opt in to on target sm (sm_80 163
+ * KiB, sm_86 and sm_89 99 KiB, sm_90 227 KiB). */
+int ptx_smem_limit(const char *sm);
 
 extern const PtxSchedule ptx_default_schedule;
 
 /* The GPU schedule of a target-independent one (the search's and the tune
- * log's): its fields, the tensor cores' buffers and warps left to patc. */
+ * log's): its fields, the shared memory left to patc (ptx_plan_target). */
 PtxSchedule ptx_schedule_of(const KernelSchedule *ks);
 
 /* Whether bx is a schedule's legal threads along the columns: 16 or a
@@ -161,6 +173,9 @@ typedef struct PtxPlan {
 	                       * not split and the stages fit, else 1; 0 reads as 1) */
 	int tc_stages;        /* tensor cores, staged: the shared-memory buffers of the
 	                       * walk (schedule tcs, else PTX_TC_STAGES) */
+	int smem_dyn;         /* bytes of dynamic shared memory the launch must give
+	                       * (and, past PTX_STATIC_SMEM, the kernel opt in to
+	                       * with cuFuncSetAttribute); 0: all static */
 	bool tc_wgt;          /* tc_wg, transposed: kept tiles of 16 tc_rows < 64 rows; the
 	                       * wgmma computes C^T = X^T W^T, 64 columns (tokens) x
 	                       * tc_wgn = 16 tc_rows rows, tc_cols of them a block */
@@ -284,8 +299,9 @@ void ptx_weights_free(PtxWeights *w);
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
 void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 /* ptx_plan as ptx_compile and ptx_emulate take it for target sm: s (NULL:
- * patc's choice) with wg dropped off sm_90, and vred where it applies on
- * sm_90. */
+ * patc's choice) with wg dropped off sm_90, smem within the target's limit
+ * (the limit where tcs or tcw are set and smem is not), and vred where it
+ * applies on sm_90. */
 void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm, PtxPlan *plan);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);

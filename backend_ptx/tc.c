@@ -31,8 +31,9 @@ static bool dense_on(const PirLoop *l, PirAxis axis)
 	return l->ncomp == 1 && l->comp[0].axis == axis && !pir_loop_is_perforated(l) && l->len % 16 == 0;
 }
 
-/* A block's static shared memory. */
-enum { TC_STAGE_BYTES = 48 << 10 };
+/* The shared memory a block's buffers may take: the schedule's smem past
+ * the static shared memory (dynamic, PtxPlan.smem_dyn), else that. */
+static int64_t smem_cap(const PtxSchedule *s) { return s && s->smem > PTX_STATIC_SMEM ? s->smem : PTX_STATIC_SMEM; }
 
 /* The k of one step of a staged walk: 16 tc_ku (mma), 32 (mma.sp), 16
  * tc_wgu (wgmma). */
@@ -134,12 +135,15 @@ bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 }
 
 /* The buffers of a staged plan: want, or fewer (down to 2) where want of
- * its steps do not fit a block's static shared memory. */
-static void tc_plan_stages(const LowerKernel *k, PtxPlan *plan, int want)
+ * its steps do not fit the shared memory cap allows; past the static
+ * shared memory they are dynamic. */
+static void tc_plan_stages(const LowerKernel *k, PtxPlan *plan, int want, int64_t cap)
 {
 	plan->tc_stages = want;
-	while (plan->tc_stages > 2 && plan->tc_stages * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+	while (plan->tc_stages > 2 && plan->tc_stages * stage_halves(k, plan) * 2 > cap)
 		plan->tc_stages--;
+	const int64_t bytes = plan->tc_stages * stage_halves(k, plan) * 2;
+	plan->smem_dyn = bytes > PTX_STATIC_SMEM ? (int)bytes : 0;
 }
 
 /* Fills the staging fields of a tensor-core plan: whether X can be staged
@@ -171,7 +175,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		                            "multiple of 8, or a kept tile's k are not contiguous)";
 		return;
 	}
-	const int64_t chunks = (ir->loops[lmi].len + 15) / 16;
+	const int64_t chunks = (ir->loops[lmi].len + 15) / 16, cap = smem_cap(s);
 	/* the schedule's warps (but on wgmma, a warpgroup): as many chunks, then
 	 * column slices; past PTX_TC_WARPS only to take more chunks (wider
 	 * blocks would not keep steps of 32 k in the static shared memory) */
@@ -195,8 +199,8 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		cols = (int)need;
 	plan->tc_wm = wm;
 	plan->tc_rows = rows;
-	for (plan->tc_cols = cols; plan->tc_cols > 1 && PTX_TC_STAGES * stage_halves(k, plan) * 2 > TC_STAGE_BYTES;)
-		plan->tc_cols /= 2; /* the buffers within a block's static shared memory */
+	for (plan->tc_cols = cols; plan->tc_cols > 1 && PTX_TC_STAGES * stage_halves(k, plan) * 2 > cap;)
+		plan->tc_cols /= 2; /* the buffers within the block's shared memory */
 	plan->stage = true;
 	/* the schedule's buffers, which then decide 32-k steps (below) */
 	const int want = !s || s->tcs <= 0           ? PTX_TC_STAGES
@@ -221,9 +225,9 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 			plan->tc_wgn = plan->tc_cols * PTX_TC_COLS;
 		}
 		plan->tc_wgu = 2;
-		if (lk->len % 32 || want * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+		if (lk->len % 32 || want * stage_halves(k, plan) * 2 > cap)
 			plan->tc_wgu = 1;
-		_Static_assert(PTX_TC_STAGES * (4 * 16 * 16 + 16 * 4 * PTX_TC_COLS) * 2 <= TC_STAGE_BYTES,
+		_Static_assert(PTX_TC_STAGES * (4 * 16 * 16 + 16 * 4 * PTX_TC_COLS) * 2 <= PTX_STATIC_SMEM,
 		               "wgmma's stages of 16 k fit a block's static shared memory");
 		plan->stage_why = "X and the weights staged in shared memory by cp.async as 8 x 8 core matrices, read by the "
 		                  "tensor cores through wgmma's descriptors";
@@ -234,7 +238,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 			plan->tc_steps *= ir->loops[i].nnz;
 	tc_plan_split(k, plan);
 	if (plan->tc_wg) {
-		tc_plan_stages(k, plan, want);
+		tc_plan_stages(k, plan, want, cap);
 		return;
 	}
 	/* mma: 32 k a step (two mma per fragment set, half the barriers and
@@ -243,12 +247,12 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	 * steps) and the stages fit beside the same columns */
 	if (!plan->tc_sp && plan->nsplit == 1 && lk->len % 32 == 0) {
 		plan->tc_ku = 2;
-		if (want * stage_halves(k, plan) * 2 > TC_STAGE_BYTES)
+		if (want * stage_halves(k, plan) * 2 > cap)
 			plan->tc_ku = 1;
 		else
 			plan->tc_steps /= 2;
 	}
-	tc_plan_stages(k, plan, want);
+	tc_plan_stages(k, plan, want, cap);
 	if (plan->tc_sp)
 		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X staged in shared memory by cp.async, B fragments read with "
 		                                               "ldmatrix.trans; the weights and the metadata from global memory"
@@ -307,7 +311,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	                  : "tensor cores: every kept tile of W is dense 16 x 16 tiles, one mma.sync.m16n8k16 per 16 k "
 	                    "and 8 columns, f32 accumulators";
 	plan->why = plan->tc_why;
-	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0, 0, 0, 0};
+	plan->s = (PtxSchedule){32, PTX_TC_WARPS, PTX_TC_COLS, 16, 1, 0, 0, 0, 0, 0, 0};
 	plan->group = -1;
 	plan->split = -1;
 	plan->nsplit = 1;
@@ -1152,10 +1156,21 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 	LLVMTypeRef aty = LLVMArrayType2(i16, (uint64_t)(plan->tc_stages * stage_halves(c->k, plan)));
 	char gname[160];
 	snprintf(gname, sizeof gname, "%s.tcs", LLVMGetValueName(c->fn));
-	st->xs = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 3);
-	LLVMSetInitializer(st->xs, plan->emulate ? LLVMConstNull(aty) : LLVMGetUndef(aty));
-	LLVMSetLinkage(st->xs, LLVMInternalLinkage);
-	LLVMSetAlignment(st->xs, 16);
+	if (plan->smem_dyn && !plan->emulate) {
+		/* the launch's dynamic shared memory: .extern .shared, no size (the
+		 * emulator keeps the sized buffer, whose bounds it checks); named
+		 * as PTX spells an identifier, which LLVM does not mend for an
+		 * external one */
+		snprintf(gname, sizeof gname, "%s_smem", LLVMGetValueName(c->fn));
+		st->xs = LLVMAddGlobalInAddressSpace(c->mod, LLVMArrayType2(i16, 0), gname, 3);
+		LLVMSetLinkage(st->xs, LLVMExternalLinkage);
+		LLVMSetAlignment(st->xs, 16);
+	} else {
+		st->xs = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 3);
+		LLVMSetInitializer(st->xs, plan->emulate ? LLVMConstNull(aty) : LLVMGetUndef(aty));
+		LLVMSetLinkage(st->xs, LLVMInternalLinkage);
+		LLVMSetAlignment(st->xs, 16);
+	}
 	if (plan->emulate) {
 		st->ldm = ptx_emu_hook(c, "patc_emu_ldm");
 		LLVMTypeRef params[3] = {c->ptr, c->ptr, c->i32};

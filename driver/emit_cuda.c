@@ -41,6 +41,7 @@ static const char launcher_head[] =
 	"\tCUresult (*ModuleLoadData)(void **, const void *);\n"
 	"\tCUresult (*ModuleUnload)(void *);\n"
 	"\tCUresult (*ModuleGetFunction)(void **, void *, const char *);\n"
+	"\tCUresult (*FuncSetAttribute)(void *, int, int);\n"
 	"\tCUresult (*MemAlloc)(@B@_devptr *, size_t);\n"
 	"\tCUresult (*MemFree)(@B@_devptr);\n"
 	"\tCUresult (*MemcpyHtoD)(@B@_devptr, const void *, size_t);\n"
@@ -87,6 +88,7 @@ static const char launcher_body[] =
 	"\t\t{(void **)&g->CtxSetCurrent, \"cuCtxSetCurrent\"}, {(void **)&g->CtxSynchronize, \"cuCtxSynchronize\"},\n"
 	"\t\t{(void **)&g->ModuleLoadData, \"cuModuleLoadData\"}, {(void **)&g->ModuleUnload, \"cuModuleUnload\"},\n"
 	"\t\t{(void **)&g->ModuleGetFunction, \"cuModuleGetFunction\"}, {(void **)&g->MemAlloc, \"cuMemAlloc_v2\"},\n"
+	"\t\t{(void **)&g->FuncSetAttribute, \"cuFuncSetAttribute\"},\n"
 	"\t\t{(void **)&g->MemFree, \"cuMemFree_v2\"}, {(void **)&g->MemcpyHtoD, \"cuMemcpyHtoD_v2\"},\n"
 	"\t\t{(void **)&g->MemcpyDtoH, \"cuMemcpyDtoH_v2\"}, {(void **)&g->MemsetD32Async, \"cuMemsetD32Async\"},\n"
 	"\t\t{(void **)&g->LaunchKernel, \"cuLaunchKernel\"}, {(void **)&g->GetErrorString, \"cuGetErrorString\"},\n"
@@ -108,6 +110,9 @@ static const char launcher_body[] =
 	"\t\tfree(ptx);\n\t\tif (f)\n\t\t\tfclose(f);\n\t}\n"
 	"\tfor (int i = 0; rc == 0 && i < @B@_NOPS; i++) {\n"
 	"\t\trc = check(g, g->ModuleGetFunction(&g->fn[i], g->mod, ops[i].kernel), \"cuModuleGetFunction\") ||\n"
+	"\t\t     /* (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: past 48 KiB a kernel opts in) */\n"
+	"\t\t     (ops[i].smem > 0 &&\n"
+	"\t\t      check(g, g->FuncSetAttribute(g->fn[i], 8, (int)ops[i].smem), \"cuFuncSetAttribute\")) ||\n"
 	"\t\t     upload(g, &g->values[i], ops[i].values, (size_t)ops[i].nvalues) ? -1 : 0;\n"
 	"\t\t@B@_devptr ptrs[@NL@] = {0};\n"
 	"\t\tfor (int l = 0; rc == 0 && l < @NL@; l++)\n"
@@ -143,7 +148,8 @@ static const char launcher_body[] =
 	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].c_words, NULL), \"cuMemsetD32Async\"))\n"
 	"\t\treturn -1;\n"
 	"\treturn check(g, g->LaunchKernel(g->fn[i], ops[i].grid[0], ops[i].grid[1], ops[i].grid[2], ops[i].block[0],\n"
-	"\t                                ops[i].block[1], ops[i].block[2], 0, NULL, args, NULL), \"cuLaunchKernel\");\n}\n\n"
+	"\t                                ops[i].block[1], ops[i].block[2], ops[i].smem, NULL, args, NULL),\n"
+	"\t             \"cuLaunchKernel\");\n}\n\n"
 	"static int dense(@B@_gpu *g, int i, float *w)\n{\n"
 	"\tvoid *host = read_bin(g, ops[i].dense, (size_t)ops[i].m * (size_t)ops[i].k * sizeof(float));\n"
 	"\tif (!host)\n\t\treturn -1;\n"
@@ -278,7 +284,7 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 	replace_base(&c, launcher_head, b, prog->nops);
 	sb_printf(&c, "\nstatic const struct {\n\tconst char *kernel;\n\tlong long values, nvalues, dense;\n"
 	              "\tlong long index[%d], nindex[%d];\n\tlong long m, k, n, c_words;\n"
-	              "\tunsigned grid[3], block[3];\n\tint zero;\n} ops[%d] = {\n",
+	              "\tunsigned grid[3], block[3], smem;\n\tint zero;\n} ops[%d] = {\n",
 	          PIR_MAX_LOOPS, PIR_MAX_LOOPS, prog->nops > 0 ? prog->nops : 1);
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
@@ -292,9 +298,9 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		sb_puts(&c, "}, {");
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
 			sb_printf(&c, "%s%lld", l ? ", " : "", (long long)blob[i].nindex[l]);
-		sb_printf(&c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %d},\n", (long long)op->M,
+		sb_printf(&c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d},\n", (long long)op->M,
 		          (long long)op->K, (long long)op->N, (long long)(op->M * op->N), grid[0], grid[1], grid[2],
-		          block[0], block[1], block[2], plan->zero);
+		          block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero);
 	}
 	if (prog->nops == 0)
 		sb_puts(&c, "\t{0},\n");

@@ -547,8 +547,9 @@ static const char *target_cpu(const char *target)
 static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
 {
 	if (plan->stage)
-		sb_printf(out, "    %s; %d buffers of %d k (the copies run %d steps ahead)\n", plan->stage_why,
-		          plan->tc_stages, ptx_tc_step_k(plan), plan->tc_stages - 1);
+		sb_printf(out, "    %s; %d buffers of %d k (the copies run %d steps ahead)%s\n", plan->stage_why,
+		          plan->tc_stages, ptx_tc_step_k(plan), plan->tc_stages - 1,
+		          plan->smem_dyn ? ", in dynamic shared memory" : "");
 	else
 		sb_printf(out, "    %s\n", plan->stage_why);
 	if (plan->nsplit > 1)

@@ -45,6 +45,8 @@ typedef struct KernelSchedule {
 	int bx, by, v, r, ksplit;
 	int wg; /* GPU, sm_90: 1 the tensor-core kernel on wgmma where it qualifies (PtxSchedule's wg) */
 	int wsum; /* GPU: 1 a split walk's parts summed through a workspace (PtxSchedule's wsum) */
+	int tcs, tcw; /* GPU: the staged tensor-core kernels' buffers and warps a block (PtxSchedule's
+	               * tcs and tcw; 0: patc's) */
 } KernelSchedule;
 
 typedef struct LowerKernel {

@@ -38,7 +38,8 @@ bool search_schedule_equal(const KernelSchedule *a, const KernelSchedule *b)
 {
 	return a->vector_width == b->vector_width && a->col_tiles == b->col_tiles && a->chunk == b->chunk &&
 	       a->stage == b->stage && a->threads == b->threads && a->bx == b->bx && a->by == b->by && a->v == b->v &&
-	       a->r == b->r && a->ksplit == b->ksplit && a->wg == b->wg && a->wsum == b->wsum;
+	       a->r == b->r && a->ksplit == b->ksplit && a->wg == b->wg && a->wsum == b->wsum && a->tcs == b->tcs &&
+	       a->tcw == b->tcw;
 }
 
 bool search_schedule_default(const KernelSchedule *s)
@@ -84,6 +85,10 @@ void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%swgmma", n ? ", " : "");
 	if (s->wsum && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "%sk's parts summed in a workspace", n ? ", " : "");
+	if (s->tcs && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%d buffers", n ? ", " : "", s->tcs);
+	if (s->tcw && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%sblocks of %d warps", n ? ", " : "", s->tcw);
 	if (s->threads && n < len)
 		snprintf(buf + n, len - n, "%s%d thread%s", n ? ", " : "", s->threads, s->threads == 1 ? "" : "s");
 }
@@ -101,6 +106,10 @@ static void add_schedule(cJSON *j, const KernelSchedule *s)
 		cJSON_AddNumberToObject(o, "wg", s->wg);
 	if (s->wsum)
 		cJSON_AddNumberToObject(o, "wsum", s->wsum);
+	if (s->tcs)
+		cJSON_AddNumberToObject(o, "tcs", s->tcs);
+	if (s->tcw)
+		cJSON_AddNumberToObject(o, "tcw", s->tcw);
 	if (s->bx) { /* a GPU schedule */
 		cJSON_AddNumberToObject(o, "bx", s->bx);
 		cJSON_AddNumberToObject(o, "by", s->by);
@@ -548,6 +557,15 @@ static bool log_schedule(const cJSON *line, KernelSchedule *s)
 	if (ws && (!cJSON_IsNumber(ws) || (ws->valuedouble != 0 && ws->valuedouble != 1)))
 		return false;
 	s->wsum = ws ? (int)ws->valuedouble : 0;
+	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(o, "tcs"); /* absent: patc's buffers and warps */
+	const cJSON *tw = cJSON_GetObjectItemCaseSensitive(o, "tcw");
+	if ((tb && (!cJSON_IsNumber(tb) || !(tb->valuedouble >= 2 && tb->valuedouble <= PTX_TC_MAX_STAGES) ||
+	            tb->valuedouble != (int)tb->valuedouble)) ||
+	    (tw && (!cJSON_IsNumber(tw) || !(tw->valuedouble >= 1 && tw->valuedouble <= PTX_TC_MAX_WARPS) ||
+	            tw->valuedouble != (int)tw->valuedouble)))
+		return false;
+	s->tcs = tb ? (int)tb->valuedouble : 0;
+	s->tcw = tw ? (int)tw->valuedouble : 0;
 	/* a GPU schedule: all five, or none */
 	static const char *const gpu[5] = {"bx", "by", "v", "r", "ksplit"};
 	static const double most[5] = {1024, 1024, 64, 1024, 4096};

@@ -1022,17 +1022,22 @@ static int tune_x86(Bench *b, const int *base, int nbase)
 /* Whether two plans of one kernel map it alike. */
 static bool same_kernel(const PtxPlan *x, const PtxPlan *y)
 {
-	return !memcmp(&x->s, &y->s, sizeof x->s) && x->stage == y->stage && x->nsplit == y->nsplit;
+	return !memcmp(&x->s, &y->s, sizeof x->s) && x->stage == y->stage && x->nsplit == y->nsplit &&
+	       x->tc_rows == y->tc_rows && x->tc_cols == y->tc_cols && x->tc_stages == y->tc_stages &&
+	       x->tc_ku == y->tc_ku && x->smem_dyn == y->smem_dyn;
 }
 
 /* The GPU mapping's knobs (PtxSchedule), one at a time from each base:
  * half or twice the threads along the columns, 1, 2, 4 or 8 columns and 1
  * to 8 rows a thread, the walk along k split in two (or not), X staged in
  * shared memory (or not), a split walk's parts summed through a
- * workspace instead of atomics (or not), and on sm_90 the tensor-core
- * kernels on wgmma (or not).  Variants that map to the same kernel are not measured; the
- * tensor-core mapping has only the last two.  Returns the number
- * measured, -1 when out of memory. */
+ * workspace instead of atomics (or not), on sm_90 the tensor-core
+ * kernels on wgmma (or not), and the staged tensor-core kernels through 6
+ * buffers (or patc's) and in blocks of up to 8 warps (or patc's 4), past
+ * 48 KiB of shared memory where they need it.  Variants that map to the
+ * same kernel (as ptx_plan_target plans it for the target) are not
+ * measured; the tensor-core mapping has only staging and the last three.
+ * Returns the number measured, -1 when out of memory. */
 static int tune_gpu(Bench *b, const int *base, int nbase)
 {
 	SearchResult *r = b->r;
@@ -1049,11 +1054,11 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 			LowerKernel lk = {&ir, b->p.M, b->p.K, b->p.N, b->p.op->layout, "k", 1, b->p.op->dtype, {0}};
 			PtxSchedule given = ptx_schedule_of(cs), alts[5];
 			PtxPlan plan;
-			ptx_plan(&lk, &given, &plan);
+			ptx_plan_target(&lk, &given, b->p.sm, &plan);
 			if (plan.tc && knob != 3)
-				continue; /* tensor cores: only staging */
+				continue; /* tensor cores: only staging, wgmma, buffers and warps */
 			PtxSchedule now = plan.s;
-			now.ksplit = (int)plan.nsplit, now.stage = plan.stage;
+			now.ksplit = (int)plan.nsplit, now.stage = plan.stage, now.tcs = given.tcs, now.tcw = given.tcw;
 			int na = 0;
 			if (knob == 0 && now.bx >= 32)
 				alts[na] = now, alts[na++].bx = now.bx / 2;
@@ -1074,11 +1079,16 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				/* on Hopper, wgmma (or mma.sync) where the kernel qualifies */
 				if (plan.tc && !strcmp(b->p.sm, "sm_90"))
 					alts[na] = now, alts[na++].wg = !now.wg;
+				if (plan.tc && plan.stage) {
+					alts[na] = now, alts[na++].tcs = now.tcs ? 0 : 6;
+					if (!plan.tc_wg)
+						alts[na] = now, alts[na++].tcw = now.tcw ? 0 : 8;
+				}
 			}
 			const int from = cur;
 			for (int a = 0; a < na; a++) {
 				PtxPlan ap;
-				ptx_plan(&lk, &alts[a], &ap);
+				ptx_plan_target(&lk, &alts[a], b->p.sm, &ap);
 				bool same = same_kernel(&ap, &plan);
 				for (int i = 0; i < ntried && !same; i++)
 					same = same_kernel(&ap, &tried[i]);
@@ -1088,8 +1098,9 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				/* the schedule as the plan applies it (rows and blocks that
 				 * divide the loops): what the kernel runs and the log says */
 				KernelSchedule v = r->c[from].sched;
-				if (plan.tc) /* patc's mapping, staged or not, on wgmma or not */
-					v.bx = v.by = v.v = v.r = v.ksplit = 0, v.stage = ap.stage ? 1 : -1, v.wg = ap.tc_wg;
+				if (plan.tc) /* patc's mapping, staged or not, on wgmma or not, its buffers and warps */
+					v.bx = v.by = v.v = v.r = v.ksplit = 0, v.stage = ap.stage ? 1 : -1, v.wg = ap.tc_wg,
+					v.tcs = ap.stage ? alts[a].tcs : 0, v.tcw = ap.stage && !ap.tc_wg ? alts[a].tcw : 0;
 				else
 					v.bx = ap.s.bx, v.by = ap.s.by, v.v = ap.s.v, v.r = ap.s.r, v.ksplit = (int)ap.nsplit,
 					v.stage = ap.stage, v.wsum = ap.wsum;

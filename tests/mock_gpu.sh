@@ -116,7 +116,10 @@ else
 fi
 # --tc-stages: the tensor cores' buffers, 2 to 6, out of range a usage
 # error; in range each of the 9 bf16 kernels of a shape is built and
-# launched (and, the mock running nothing, found wrong: exit 4)
+# launched (and, the mock running nothing, found wrong: exit 4), those
+# whose buffers pass 48 KiB with the dynamic shared memory they opted in
+# to (the mock refuses a launch that did not), which a failing
+# cuFuncSetAttribute shows
 run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=7
 if [ $rc -eq 2 ] && grep -q "takes 2 to 6 buffers" "$tmp/err"; then
 	ok
@@ -129,6 +132,13 @@ if [ $rc -eq 4 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 9 ] &&
 	ok
 else
 	bad "gpu_bench --tc-stages=6: exit $rc, $(tail -2 "$tmp/err")"
+fi
+run env MOCK_CUDA_FAIL=cuFuncSetAttribute "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=6
+dyn=$(grep -c "FAILED: CUDA driver: cuFuncSetAttribute (the kernel's dynamic shared memory) failed" "$tmp/err" || true)
+if [ $rc -eq 4 ] && [ "$dyn" -ge 1 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq $((9 - dyn)) ]; then
+	ok
+else
+	bad "gpu_bench --tc-stages=6, cuFuncSetAttribute failing: exit $rc, $(tail -2 "$tmp/err")"
 fi
 # --tc-warps: the tensor cores' warps a block, 1 to 8, likewise
 run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-warps=9

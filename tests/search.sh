@@ -223,8 +223,9 @@ fi
 # the GPU measurement path without a GPU: PATC_GPU_EMULATE runs each candidate's kernel (the GPU
 # mapping, on CUDA cores and on tensor cores) on the host emulator, checked against float64 as
 # on a device; the GPU schedules of the best and the fastest are tuned (each variant checked
-# too; on tensor cores, staging); the best is written as PTX with its schedule, which ptxas assembles; the log names the
-# emulator as the device, and a search resumed from it measures nothing again
+# too; on tensor cores, staging and the buffers); the best is written as PTX with its
+# schedule, which ptxas assembles; the log names the emulator as the device, and a search
+# resumed from it measures nothing again
 printf 'op h: spmm(M = 96, K = 80, N = 40, dtype = bf16, layout = nk) { weights = random(3, heads, 16); }\n' \
 	>"$tmp/h.pat"
 PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --budget=20% -o "$tmp/ge" \
@@ -241,10 +242,13 @@ for d in sys.argv[1:]:
     assert not [x for x in r["candidates"] if x["status"] == "failed"], d
     assert all(json.loads(l)["device"] == "host emulator" for l in open(d + "/tune.jsonl")), d
 # the 16-bit op's 32 x 32 blocks run on the tensor cores' mapping (warps, mma.sync), staged
-# (K is a multiple of 8) and, tuned, not staged
+# (K is a multiple of 8) and, tuned, not staged, and staged through 6 buffers
 r = json.load(open(sys.argv[2] + "/report.json"))
 tc = [x for x in r["candidates"] if x.get("reference", "").startswith("block(32, 32") and x["status"] == "measured"]
-assert sorted(x["schedule"]["stage"] for x in tc) == [-1, 0], [x["schedule_text"] for x in tc]
+assert sorted(x["schedule"]["stage"] for x in tc) == [-1, 0, 1], [x["schedule_text"] for x in tc]
+deep = [x for x in tc if x["schedule"].get("tcs") == 6]
+assert deep and all(x["relative_error"] < 1e-4 and "6 buffers" in x["schedule_text"] for x in deep), \
+    [x["schedule_text"] for x in tc]
 # GPU schedules tuned: threads, columns and rows a thread, split-K (and its workspace), staging
 r = json.load(open(sys.argv[1] + "/report.json"))
 gpu = [x for x in r["candidates"] if "bx" in x["schedule"]]

@@ -166,6 +166,13 @@ if want bench; then
 	# three sparsities); the benchmark runs with the faster one.
 	# (the first table only: the speedups; the fractions of the floors follow)
 	score() { awk -F'|' '/^$/ {exit} NR>2 && /^\|/ {gsub(/[ x]/, "", $3); s += log($3); n++} END {printf "%.4f", n ? exp(s / n) : 0}'; }
+	# the tensor-core table's patterns, each its geometric mean likewise
+	per() {
+		awk -F'|' '/^$/ {exit}
+			NR>2 && /^\|/ {for (i = 4; i <= 6; i++) {gsub(/[ x]/, "", $i); if ($i > 0) {s[i] += log($i); n[i]++}}}
+			END {for (i = 4; i <= 6; i++) m[i] = n[i] ? exp(s[i] / n[i]) : 0
+				printf "block32 %.2fx, block64 %.2fx, 2:4 %.2fx", m[4], m[5], m[6]}'
+	}
 	staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/a.csv" --sm=$sm --shapes=3,1,8 --no-tc 2>/dev/null | score)
 	plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/b.csv" --sm=$sm --shapes=3,1,8 --no-stage --no-tc 2>/dev/null | score)
 	stage_flag=""
@@ -174,7 +181,8 @@ if want bench; then
 		"the benchmark runs ${stage_flag:-with staging}" | tee "$out/gpu_stage.txt"
 	# the same for the tensor-core kernels (bf16): staged with cp.async and
 	# ldmatrix, or B fragments read from global memory
-	tc_staged=$("$bin/gpu_bench" "$root/stdlib" "$tmp/c.csv" --sm=$sm --shapes=3,1,8 --tc-only 2>/dev/null | score)
+	"$bin/gpu_bench" "$root/stdlib" "$tmp/c.csv" --sm=$sm --shapes=3,1,8 --tc-only >"$tmp/c.md" 2>/dev/null
+	tc_staged=$(score <"$tmp/c.md")
 	tc_plain=$("$bin/gpu_bench" "$root/stdlib" "$tmp/d.csv" --sm=$sm --shapes=3,1,8 --no-stage --tc-only 2>/dev/null | score)
 	tc_flag=""
 	awk -v a="$tc_staged" -v b="$tc_plain" 'BEGIN {exit !(b > a)}' && tc_flag=--no-stage
@@ -195,24 +203,29 @@ if want bench; then
 	if [ "$tc_flag" != --no-stage ]; then
 		tc_three=$tc_staged
 		[ "$tc_flag" = --wgmma ] && tc_three=$tc_wg
-		tc_deep=$("$bin/gpu_bench" "$root/stdlib" "$tmp/j.csv" --sm=$sm --shapes=3,1,8 --tc-only $tc_flag --tc-stages=6 \
-			2>/dev/null | score)
+		"$bin/gpu_bench" "$root/stdlib" "$tmp/j.csv" --sm=$sm --shapes=3,1,8 --tc-only $tc_flag --tc-stages=6 \
+			>"$tmp/j.md" 2>/dev/null
+		tc_deep=$(score <"$tmp/j.md")
 		awk -v a="$tc_three" -v b="$tc_deep" 'BEGIN {exit !(b > a)}' && tc_stages_flag=--tc-stages=6
-		echo "tensor cores (bf16) through 6 buffers: ${tc_deep}x, 3: ${tc_three}x (the same shapes);" \
-			"the benchmark runs with ${tc_stages_flag:+6}${tc_stages_flag:-3}" | tee -a "$out/gpu_stage.txt"
+		echo "tensor cores (bf16) through 6 buffers (past 48 KiB in dynamic shared memory): ${tc_deep}x ($(per \
+			<"$tmp/j.md")), 3: ${tc_three}x (the same shapes); the benchmark runs with" \
+			"${tc_stages_flag:+6}${tc_stages_flag:-3}" | tee -a "$out/gpu_stage.txt"
 	fi
 	# bigger blocks: up to 8 warps (--tc-warps=8: 128 rows of 2:4 share each
-	# staged row of X, 64 x 64 blocks take 256 columns) against patc's 4, on
-	# mma.sync and mma.sp (wgmma keeps its warpgroup)
+	# staged row of X; with the dynamic shared memory it allows, 32-k steps
+	# for 32 x 32 blocks and 4 column slices for the hybrid) against patc's
+	# 4, on mma.sync and mma.sp (wgmma keeps its warpgroup)
 	tc_warps_flag=""
 	if [ -z "$tc_flag" ]; then
-		tc_four=$tc_staged
-		[ -n "$tc_stages_flag" ] && tc_four=$tc_deep
-		tc_eight=$("$bin/gpu_bench" "$root/stdlib" "$tmp/k.csv" --sm=$sm --shapes=3,1,8 --tc-only $tc_stages_flag \
-			--tc-warps=8 2>/dev/null | score)
+		tc_four=$tc_staged four_md=$tmp/c.md
+		[ -n "$tc_stages_flag" ] && tc_four=$tc_deep four_md=$tmp/j.md
+		"$bin/gpu_bench" "$root/stdlib" "$tmp/k.csv" --sm=$sm --shapes=3,1,8 --tc-only $tc_stages_flag --tc-warps=8 \
+			>"$tmp/k.md" 2>/dev/null
+		tc_eight=$(score <"$tmp/k.md")
 		awk -v a="$tc_four" -v b="$tc_eight" 'BEGIN {exit !(b > a)}' && tc_warps_flag=--tc-warps=8
-		echo "tensor cores (bf16) in blocks of up to 8 warps: ${tc_eight}x, 4: ${tc_four}x (the same shapes);" \
-			"the benchmark runs with ${tc_warps_flag:+8}${tc_warps_flag:-4}" | tee -a "$out/gpu_stage.txt"
+		echo "tensor cores (bf16) in blocks of up to 8 warps: ${tc_eight}x ($(per <"$tmp/k.md")), 4: ${tc_four}x" \
+			"($(per <"$four_md")) (the same shapes); the benchmark runs with ${tc_warps_flag:+8}${tc_warps_flag:-4}" |
+			tee -a "$out/gpu_stage.txt"
 	fi
 	# patc's wide register tiles (8 x 8 and 8 x 4 a thread where X is staged
 	# and the grid fills the GPU) against at most 4 rows a thread, on two

@@ -35,6 +35,7 @@ int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, voi
 int cuModuleLoadData(void **mod, const void *image);
 int cuModuleUnload(void *mod);
 int cuModuleGetFunction(void **fn, void *mod, const char *name);
+int cuFuncSetAttribute(void *fn, int attr, int value);
 int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned smem, void *stream, void **args, void **extra);
 int cuEventCreate(void **ev, unsigned flags);
@@ -142,12 +143,28 @@ int cuModuleLoadData(void **mod, const void *image)
 int cuModuleUnload(void *mod) { return (void)mod, 0; }
 int cuModuleGetFunction(void **fn, void *mod, const char *name) { return (void)mod, (void)name, *fn = mod, fails("cuModuleGetFunction"); }
 
+/* The dynamic shared memory a kernel opted in to (the last one that did),
+ * as an H200 allows it: 227 KiB at most; a launch past 48 KiB without it
+ * fails as a driver's would. */
+static void *smem_fn;
+static int smem_max;
+
+int cuFuncSetAttribute(void *fn, int attr, int value)
+{
+	if (attr != 8 || value < 0 || value > 227 * 1024) /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+		return 1;
+	smem_fn = fn, smem_max = value;
+	return fails("cuFuncSetAttribute");
+}
+
 int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned smem, void *stream, void **args, void **extra)
 {
-	(void)fn, (void)smem, (void)stream, (void)args, (void)extra;
+	(void)stream, (void)args, (void)extra;
 	if (!gx || !gy || !gz || !bx || !by || !bz || (size_t)bx * by * bz > 1024)
 		return 1; /* CUDA_ERROR_INVALID_VALUE */
+	if (smem > 48 * 1024 && (fn != smem_fn || smem > (unsigned)smem_max))
+		return 1;
 	return fails("cuLaunchKernel");
 }
 

@@ -17,7 +17,10 @@
 #include "prune/prune.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* What the emulated stage copies read (copied: X, the weights) against
  * ptx_traffic's count for the plan: the same, but that on the tensor cores
@@ -95,10 +98,10 @@ static Program compile_pattern(Arena *arena, const char *pattern, const int64_t 
  * parts through the workspace: the last two, C left NaN before the run). */
 START_TEST(mapping_matches_reference)
 {
-	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0, 0, 0, 0},
-	                                     {64, 2, 3, 5, 3, 0, 0, 0, 0, 0}, {16, 2, 8, 16, 1, 1, 0, 0, 0, 0},
-	                                     {32, 4, 4, 4, 2, 1, 0, 0, 0, 0}, {64, 2, 3, 5, 3, 0, 0, 1, 0, 0},
-	                                     {32, 4, 4, 4, 2, 1, 0, 1, 0, 0}};
+	static const PtxSchedule scheds[] = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  {32, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0},
+	                                     {64, 2, 3, 5, 3, 0, 0, 0, 0, 0, 0}, {16, 2, 8, 16, 1, 1, 0, 0, 0, 0, 0},
+	                                     {32, 4, 4, 4, 2, 1, 0, 0, 0, 0, 0}, {64, 2, 3, 5, 3, 0, 0, 1, 0, 0, 0},
+	                                     {32, 4, 4, 4, 2, 1, 0, 1, 0, 0, 0}};
 	enum { NSCHED = sizeof scheds / sizeof *scheds };
 	int checked = 0, atomics = 0, groups = 0, xvec = 0, wk = 0, wr = 0, splits = 0, staged = 0, staged_nk = 0;
 	int wstaged = 0, vred = 0, mvec_nk = 0, vred_nk = 0, wsum = 0, wsum_vec = 0;
@@ -551,14 +554,14 @@ END_TEST
  * instead of 3: mma.sync (32-k steps where that many of them fit, else
  * 16), mma.sp, wgmma and transposed, split-K, both layouts, shapes no tile
  * divides, against the float64 reference; the plan keeps within a
- * block's static shared memory (fewer buffers where even 16-k steps do not
- * fit). */
+ * block's static shared memory in layout nk (fewer buffers where even
+ * 16-k steps do not fit) and takes dynamic shared memory past it in kn. */
 START_TEST(tc_stages_match_reference)
 {
 	static const char *const pats[] = {"apply block(32, 32, 25%);", "apply block(64, 64, 50%);", "apply nm(2, 4);"};
 	static const int64_t sshapes[][3] = {{200, 136, 72}, {64, 600, 72}}; /* the second splits k */
 	static const int tcs[] = {2, 4, 6};
-	int checked = 0, deep = 0, shallow = 0, split = 0, wgmma = 0, ku16 = 0;
+	int checked = 0, deep = 0, shallow = 0, split = 0, wgmma = 0, ku16 = 0, dyn = 0;
 	for (size_t p = 0; p < sizeof pats / sizeof *pats; p++)
 		for (size_t s = 0; s < sizeof sshapes / sizeof *sshapes; s++) {
 			Arena arena;
@@ -567,11 +570,12 @@ START_TEST(tc_stages_match_reference)
 			for (int t = 0; t < 3; t++)
 				for (int w = 0; w < (p == 2 ? 1 : 2); w++)
 					for (int l = 0; l < 2; l++) {
-						const PtxSchedule sched = {.wg = w, .tcs = tcs[t]};
+						const PtxSchedule sched = {.wg = w, .tcs = tcs[t], .smem = l ? PTX_STATIC_SMEM : 0};
 						PtxPlan plan;
 						double e = emulate_tc(&prog.ops[0], PAT_BF16, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, &sched, &plan);
 						ck_assert_msg(plan.stage && plan.tc_stages >= 2 && plan.tc_stages <= tcs[t], "%s: %d of %d",
 						              pats[p], plan.tc_stages, tcs[t]);
+						ck_assert(!l || !plan.smem_dyn);
 						ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, %d buffers of %d k%s: %g", pats[p],
 						              (long long)sshapes[s][0], (long long)sshapes[s][1], (long long)sshapes[s][2],
 						              l ? "nk" : "kn", plan.tc_stages, ptx_tc_step_k(&plan), plan.tc_wg ? ", wgmma" : "",
@@ -581,12 +585,116 @@ START_TEST(tc_stages_match_reference)
 						split += plan.nsplit > 1;
 						wgmma += plan.tc_wg;
 						ku16 += !plan.tc_sp && !plan.tc_wg && plan.nsplit == 1 && plan.tc_ku <= 1 && tcs[t] == 6;
+						dyn += plan.smem_dyn > PTX_STATIC_SMEM;
 						checked++;
 					}
 			arena_free(&arena);
 		}
 	ck_assert_int_eq(checked, (2 * 2 + 1) * 2 * 3 * 2);
-	ck_assert(deep > checked / 3 && shallow > 0 && split > 0 && wgmma > 0 && ku16 > 0);
+	ck_assert(deep > checked / 3 && shallow > 0 && split > 0 && wgmma > 0 && ku16 > 0 && dyn > 0);
+}
+END_TEST
+
+/* ptxas -v on a kernel's PTX where the CUDA toolkit has one (else a
+ * note, and true): whether it assembles with no spills, and its static
+ * shared memory in *smem. */
+static bool ptxas_ok(const char *ptx, const char *arch, long *smem)
+{
+	*smem = 0;
+	const char *ptxas = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? "/usr/local/cuda/bin/ptxas" : NULL;
+	if (!ptxas && system("command -v ptxas >/dev/null 2>&1") == 0)
+		ptxas = "ptxas";
+	if (!ptxas) {
+		fprintf(stderr, "note: ptxas not found: the dynamic shared memory's PTX not assembled\n");
+		return true;
+	}
+	char dir[] = "/tmp/patc-ptxas-XXXXXX";
+	ck_assert(mkdtemp(dir));
+	char path[96], cmd[512], line[512];
+	snprintf(path, sizeof path, "%s/k.ptx", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert(f && fputs(ptx, f) >= 0 && fclose(f) == 0);
+	snprintf(cmd, sizeof cmd, "%s -arch=%s -v %s -o %s/k.cubin 2>&1; echo rc=$?", ptxas, arch, path, dir);
+	FILE *p = popen(cmd, "r");
+	ck_assert(p);
+	bool ok = false, spills = false;
+	while (fgets(line, sizeof line, p)) {
+		const char *q = strstr(line, " bytes smem"); /* "Used R registers, used 1 barriers, S bytes smem" */
+		if (q) {
+			while (q > line && q[-1] >= '0' && q[-1] <= '9')
+				q--;
+			*smem = atol(q);
+		}
+		spills |= strstr(line, "bytes spill stores") && !strstr(line, " 0 bytes spill stores");
+		ok |= !strcmp(line, "rc=0\n");
+	}
+	pclose(p);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ck_assert(system(cmd) == 0);
+	return ok && !spills;
+}
+
+/* Past a block's 48 KiB of static shared memory (tcs and tcw ask, smem
+ * caps): the buffers are the launch's dynamic shared memory, within the
+ * target's limit (sm_86 99 KiB: fewer buffers than sm_90's 227 KiB
+ * take); the PTX declares them .extern .shared and ptxas takes it; patc's
+ * own plans stay static. */
+START_TEST(tc_dynamic_smem)
+{
+	ck_assert_int_eq(ptx_smem_limit("sm_90"), 227 << 10);
+	ck_assert_int_eq(ptx_smem_limit("sm_80"), 163 << 10);
+	ck_assert_int_eq(ptx_smem_limit("sm_86"), 99 << 10);
+	ck_assert_int_eq(ptx_smem_limit("sm_89"), 99 << 10);
+	static const int64_t shape[3] = {4096, 1024, 1024};
+	Arena arena;
+	arena_init(&arena);
+	Program b64 = compile_typed(&arena, "apply block(64, 64, 50%);", shape, "bf16");
+	Program b32 = compile_typed(&arena, "apply block(32, 32, 50%);", shape, "bf16");
+	LowerKernel k64 = {b64.ops[0].ir, 4096, 1024, 1024, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
+	LowerKernel k32 = {b32.ops[0].ir, 4096, 1024, 1024, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
+	PtxPlan plan;
+	for (int l = 0; l < 2; l++) { /* patc's plans: static */
+		k64.layout = k32.layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
+		ptx_plan_target(&k64, NULL, "sm_90", &plan);
+		ck_assert(plan.stage && !plan.smem_dyn);
+		ptx_plan_target(&k32, NULL, "sm_90", &plan);
+		ck_assert(plan.stage && !plan.smem_dyn);
+	}
+	k64.layout = k32.layout = PAT_LAYOUT_KN;
+	/* 6 buffers of 32 k: 64 rows x 40 halves of weights, 32 x 136 of X */
+	const PtxSchedule six = {.tcs = 6};
+	ptx_plan_target(&k64, &six, "sm_90", &plan);
+	ck_assert_int_eq(plan.tc_stages, 6);
+	ck_assert_int_eq(ptx_tc_step_k(&plan), 32);
+	ck_assert_int_eq(plan.smem_dyn, 6 * (64 * 40 + 32 * 136) * 2);
+	/* capped at the static 48 KiB: 16-k steps */
+	const PtxSchedule six_static = {.tcs = 6, .smem = PTX_STATIC_SMEM};
+	ptx_plan_target(&k64, &six_static, "sm_90", &plan);
+	ck_assert(plan.tc_stages == 6 && ptx_tc_step_k(&plan) == 16 && !plan.smem_dyn);
+	/* 32 x 32 blocks of 256 columns: 6 of 32 k take 114 KiB, over sm_86's
+	 * 99, which takes 6 of 16 k (32 x 24 halves of weights, 16 x 264 of X) */
+	ptx_plan_target(&k32, &six, "sm_90", &plan);
+	ck_assert(plan.tc_stages == 6 && ptx_tc_step_k(&plan) == 32 && plan.smem_dyn == 6 * (32 * 40 + 32 * 264) * 2);
+	ptx_plan_target(&k32, &six, "sm_86", &plan);
+	ck_assert(plan.tc_stages == 6 && ptx_tc_step_k(&plan) == 16 && plan.smem_dyn == 6 * (32 * 24 + 16 * 264) * 2);
+	const PtxSchedule huge = {.tcs = 6, .smem = 1 << 20}; /* past the limit: the limit */
+	ptx_plan_target(&k32, &huge, "sm_86", &plan);
+	ck_assert(ptx_tc_step_k(&plan) == 16 && plan.smem_dyn <= 99 << 10);
+
+	static const char *const sms[] = {"sm_90", "sm_80"};
+	for (int t = 0; t < 2; t++) {
+		PtxKernelSpec spec = {.k = k64, .s = six};
+		char *ptx, err[PTX_ERR_MAX];
+		ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
+		ck_assert(spec.plan.smem_dyn > PTX_STATIC_SMEM);
+		ck_assert_ptr_nonnull(strstr(ptx, ".extern .shared .align 16 .b8 k_smem[];"));
+		ck_assert_ptr_null(strstr(ptx, "k_$_tcs"));
+		long smem;
+		ck_assert_msg(ptxas_ok(ptx, sms[t], &smem), "%s", sms[t]);
+		ck_assert_int_eq(smem, 0); /* (none static) */
+		free(ptx);
+	}
+	arena_free(&arena);
 }
 END_TEST
 
@@ -702,7 +810,7 @@ START_TEST(random_configurations_match_reference)
 		switch (test_rnd(&rnd, 5)) {
 		case 1:
 			s = (PtxSchedule){bxs[test_rnd(&rnd, 3)], 1 + (int)test_rnd(&rnd, 8), vs[test_rnd(&rnd, 4)],
-			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0, 0, 0, 0};
+			                  vs[test_rnd(&rnd, 4)], 1 + (int)test_rnd(&rnd, 4), (int)test_rnd(&rnd, 2), 0, 0, 0, 0, 0};
 			break;
 		case 2: s.r = 4; break;
 		case 3: s.stage = -1; break;
@@ -755,7 +863,7 @@ START_TEST(random_configuration_regressions)
 	} f32[] = {{"split m -> m0, m1 : _, 2; split k -> k0, k1, k2 : _, 3, 2; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {2, 12, 4},
-	            {16, 2, 4, 1, 1, 1, 0, 0, 0, 0}},
+	            {16, 2, 4, 1, 1, 1, 0, 0, 0, 0, 0}},
 	           {"split m -> m0, m1 : _, 16 pad; split k -> k0, k1, k2 : _, 6, 3; reorder m0, k0, m1, k2, k1; "
 	            "join k2, k1 -> j; perforate k0 keep 50%;",
 	            {159, 288, 160},
@@ -1022,6 +1130,7 @@ int main(void)
 	tcase_add_test(tc, tc_split_matches_reference);
 	tcase_add_test(tc, tc_stages_match_reference);
 	tcase_add_test(tc, tc_warps_match_reference);
+	tcase_add_test(tc, tc_dynamic_smem);
 	tcase_add_test(tc, tc_choice);
 	tcase_add_test(tc, random_configurations_match_reference);
 	tcase_add_test(tc, random_configuration_regressions);
