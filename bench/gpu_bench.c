@@ -184,6 +184,20 @@ static bool device_usable(Cuda *cu, char err[CUDA_ERR_MAX])
 	return ok;
 }
 
+/* The count after the option's `at` characters (--NAME=N): lo to hi into
+ * *out, else a usage message and false. */
+static bool count_arg(const char *arg, int at, long lo, long hi, const char *what, int *out)
+{
+	char *end;
+	const long n = strtol(arg + at, &end, 10);
+	if (end == arg + at || *end || n < lo || n > hi) {
+		fprintf(stderr, "gpu_bench: %.*sN takes %ld to %ld %s\n", at, arg, lo, hi, what);
+		return false;
+	}
+	*out = (int)n;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--l2-ptx")) {
@@ -223,21 +237,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--split-workspace")) {
 			sched.wsum = 1;
 		} else if (!strncmp(argv[i], "--tc-stages=", 12)) {
-			char *end;
-			long n = strtol(argv[i] + 12, &end, 10);
-			if (*end || n < 2 || n > PTX_TC_MAX_STAGES) {
-				fprintf(stderr, "gpu_bench: --tc-stages=N takes 2 to %d buffers\n", PTX_TC_MAX_STAGES);
+			if (!count_arg(argv[i], 12, 2, PTX_TC_MAX_STAGES, "buffers", &sched.tcs))
 				return 2;
-			}
-			sched.tcs = (int)n;
 		} else if (!strncmp(argv[i], "--tc-warps=", 11)) {
-			char *end;
-			long n = strtol(argv[i] + 11, &end, 10);
-			if (*end || n < 1 || n > PTX_TC_MAX_WARPS) {
-				fprintf(stderr, "gpu_bench: --tc-warps=N takes 1 to %d warps a block\n", PTX_TC_MAX_WARPS);
+			if (!count_arg(argv[i], 11, 1, PTX_TC_MAX_WARPS, "warps a block", &sched.tcw))
 				return 2;
-			}
-			sched.tcw = (int)n;
 		} else if (!strncmp(argv[i], "--seconds=", 10)) {
 			char *end;
 			seconds = strtod(argv[i] + 10, &end);

@@ -114,45 +114,31 @@ if [ $rc -eq 4 ] && grep -q "64/576/3136 apply block(8, 8, 50%);: FAILED: .*cuMo
 else
 	bad "gpu_bench with a sticky failure: exit $rc, $(tail -2 "$tmp/err")"
 fi
-# --tc-stages: the tensor cores' buffers, 2 to 6, out of range a usage
-# error; in range each of the 9 bf16 kernels of a shape is built and
-# launched (and, the mock running nothing, found wrong: exit 4), those
-# whose buffers pass 48 KiB with the dynamic shared memory they opted in
-# to (the mock refuses a launch that did not), which a failing
-# cuFuncSetAttribute shows
-run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=7
-if [ $rc -eq 2 ] && grep -q "takes 2 to 6 buffers" "$tmp/err"; then
-	ok
-else
-	bad "gpu_bench --tc-stages=7: exit $rc, $(tail -2 "$tmp/err")"
-fi
-run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=6
-if [ $rc -eq 4 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 9 ] &&
-	[ "$(grep -c "FAILED" "$tmp/err")" -eq 10 ]; then
-	ok
-else
-	bad "gpu_bench --tc-stages=6: exit $rc, $(tail -2 "$tmp/err")"
-fi
+# --tc-stages (the tensor cores' buffers, 2 to 6) and --tc-warps (their
+# warps a block, 1 to 8): out of range a usage error; in range each of the
+# 9 bf16 kernels of a shape is built and launched (and, the mock running
+# nothing, found wrong: exit 4), those whose buffers pass 48 KiB with the
+# dynamic shared memory they opted in to (the mock refuses a launch that
+# did not), which a failing cuFuncSetAttribute shows
+tc_knob() { # FLAG OUT-OF-RANGE IN-RANGE MESSAGE
+	run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only "$1=$2"
+	if [ $rc -eq 2 ] && grep -q "$4" "$tmp/err"; then ok; else bad "gpu_bench $1=$2: exit $rc, $(tail -2 "$tmp/err")"; fi
+	run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only "$1=$3"
+	if [ $rc -eq 4 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 9 ] &&
+		[ "$(grep -c "FAILED" "$tmp/err")" -eq 10 ]; then
+		ok
+	else
+		bad "gpu_bench $1=$3: exit $rc, $(tail -2 "$tmp/err")"
+	fi
+}
+tc_knob --tc-stages 7 6 "takes 2 to 6 buffers"
+tc_knob --tc-warps 9 8 "takes 1 to 8 warps a block"
 run env MOCK_CUDA_FAIL=cuFuncSetAttribute "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-stages=6
 dyn=$(grep -c "FAILED: CUDA driver: cuFuncSetAttribute (the kernel's dynamic shared memory) failed" "$tmp/err" || true)
 if [ $rc -eq 4 ] && [ "$dyn" -ge 1 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq $((9 - dyn)) ]; then
 	ok
 else
 	bad "gpu_bench --tc-stages=6, cuFuncSetAttribute failing: exit $rc, $(tail -2 "$tmp/err")"
-fi
-# --tc-warps: the tensor cores' warps a block, 1 to 8, likewise
-run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-warps=9
-if [ $rc -eq 2 ] && grep -q "takes 1 to 8 warps" "$tmp/err"; then
-	ok
-else
-	bad "gpu_bench --tc-warps=9: exit $rc, $(tail -2 "$tmp/err")"
-fi
-run "$bench" "$root/stdlib" "$tmp/gpu.csv" --shapes=6 --tc-only --tc-warps=8
-if [ $rc -eq 4 ] && [ "$(grep -c "FAILED: wrong" "$tmp/err")" -eq 9 ] &&
-	[ "$(grep -c "FAILED" "$tmp/err")" -eq 10 ]; then
-	ok
-else
-	bad "gpu_bench --tc-warps=8: exit $rc, $(tail -2 "$tmp/err")"
 fi
 
 # the device run's tables from gpu_bench's CSV (and the peers'), worked by
