@@ -1154,23 +1154,21 @@ static void tc_stage_init(LowerCtx *c, const PtxPlan *plan, Stage *st)
 {
 	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
 	LLVMTypeRef aty = LLVMArrayType2(i16, (uint64_t)(plan->tc_stages * stage_halves(c->k, plan)));
+	/* past the static shared memory, the launch's dynamic one: .extern
+	 * .shared, no size (the emulator keeps the sized buffer, whose bounds
+	 * it checks), named as PTX spells an identifier, which LLVM does not
+	 * mend for an external one */
+	const bool dyn = plan->smem_dyn && !plan->emulate;
 	char gname[160];
-	snprintf(gname, sizeof gname, "%s.tcs", LLVMGetValueName(c->fn));
-	if (plan->smem_dyn && !plan->emulate) {
-		/* the launch's dynamic shared memory: .extern .shared, no size (the
-		 * emulator keeps the sized buffer, whose bounds it checks); named
-		 * as PTX spells an identifier, which LLVM does not mend for an
-		 * external one */
-		snprintf(gname, sizeof gname, "%s_smem", LLVMGetValueName(c->fn));
-		st->xs = LLVMAddGlobalInAddressSpace(c->mod, LLVMArrayType2(i16, 0), gname, 3);
+	snprintf(gname, sizeof gname, dyn ? "%s_smem" : "%s.tcs", LLVMGetValueName(c->fn));
+	st->xs = LLVMAddGlobalInAddressSpace(c->mod, dyn ? LLVMArrayType2(i16, 0) : aty, gname, plan->emulate ? 0 : 3);
+	if (dyn) {
 		LLVMSetLinkage(st->xs, LLVMExternalLinkage);
-		LLVMSetAlignment(st->xs, 16);
 	} else {
-		st->xs = LLVMAddGlobalInAddressSpace(c->mod, aty, gname, plan->emulate ? 0 : 3);
 		LLVMSetInitializer(st->xs, plan->emulate ? LLVMConstNull(aty) : LLVMGetUndef(aty));
 		LLVMSetLinkage(st->xs, LLVMInternalLinkage);
-		LLVMSetAlignment(st->xs, 16);
 	}
+	LLVMSetAlignment(st->xs, 16);
 	if (plan->emulate) {
 		st->ldm = ptx_emu_hook(c, "patc_emu_ldm");
 		LLVMTypeRef params[3] = {c->ptr, c->ptr, c->i32};

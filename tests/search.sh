@@ -339,14 +339,17 @@ assert len(merged) == len(set(merged)) == len(measured), ("merge kept a duplicat
 EOF2
 
 # merge keeps measurements only: not a line cut short, one without a latency
-# or a failure, or one whose schedule is malformed
+# or a failure, or one whose schedule is malformed (the tensor cores' buffers
+# and warps out of range among them)
 {
 	head -1 "$tmp/sh0/tune.jsonl"
 	printf '{"time":"2026-\n{"pir":"pir w m=4 k=4 {\\n}\\n","target":"x86-64"}\n'
 	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":[0-9]*/"vector_width":"x"/'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":/"tcs":9,"vector_width":/'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":/"tcw":2.5,"vector_width":/'
 } >"$tmp/junk.jsonl"
 "$patc" merge "$tmp/junk.jsonl" -o "$tmp/junk_merged.jsonl" >"$tmp/out" 2>&1 &&
-	grep -q "^merge: 1 measurements from 1 log into .* (3 lines that were not measurements skipped)" "$tmp/out" &&
+	grep -q "^merge: 1 measurements from 1 log into .* (5 lines that were not measurements skipped)" "$tmp/out" &&
 	[ "$(wc -l <"$tmp/junk_merged.jsonl")" -eq 1 ] && ok || bad "merge of malformed lines: $(cat "$tmp/out")"
 
 # 6. hopeless candidates stop early; --tune=0 tunes nothing; --explore

@@ -153,8 +153,10 @@ int cuFuncSetAttribute(void *fn, int attr, int value)
 {
 	if (attr != 8 || value < 0 || value > 227 * 1024) /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 		return 1;
-	smem_fn = fn, smem_max = value;
-	return fails("cuFuncSetAttribute");
+	const int r = fails("cuFuncSetAttribute");
+	if (!r)
+		smem_fn = fn, smem_max = value;
+	return r;
 }
 
 int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
