@@ -8,6 +8,7 @@
 #include "prune.h"
 #include "../support/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,16 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 	} else if (!load_matrix(op, &op->weights, "the weight", &out->w, err)) {
 		return false;
 	}
+	if (op->dtype != PAT_F32) /* a weight the 16-bit dtype cannot hold would run as infinity */
+		for (int64_t i = 0; i < M * K; i++) {
+			const float r = op->dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(out->w[i]))
+			                                     : bf16_to_f32(f32_to_bf16(out->w[i]));
+			if (!isfinite(r))
+				return tensor_fail(err, "op '%s': weight %g at [%lld, %lld] is outside the range of its dtype %s "
+				                   "(largest finite: %g)",
+				                   op->name, (double)out->w[i], (long long)(i / K), (long long)(i % K),
+				                   pat_dtype_names[op->dtype], op->dtype == PAT_F16 ? 65504.0 : 3.3895313892515355e38);
+		}
 
 	const WeightBinding *cb = &op->calibration;
 	if (cb->kind == WEIGHTS_RANDOM) {
@@ -161,6 +172,12 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 	}
 	prune_importance(op->importance, out->w, scores, out->x, out->ncalib, M, K, out->imp);
 	free(scores);
+	for (int64_t i = 0; i < M * K; i++)
+		if (!isfinite(out->imp[i])) /* l2 past 1.8e19, or wanda's product */
+			return tensor_fail(err, "op '%s': the %s importance of the weight at [%lld, %lld] (%g) is past "
+			                   "float32's range",
+			                   op->name, pat_importance_names[op->importance], (long long)(i / K),
+			                   (long long)(i % K), (double)out->w[i]);
 	*where = op->loc;
 	if (!prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask, err))
 		return false;

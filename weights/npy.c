@@ -128,8 +128,8 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 				}
 				if (!digits)
 					return tensor_fail(err, "%s: malformed 'shape' tuple", file);
-				if (out->rank == TENSOR_MAX_RANK)
-					return tensor_fail(err, "%s: rank above %d", file, TENSOR_MAX_RANK);
+				if (out->rank == TENSOR_READ_RANK)
+					return tensor_fail(err, "%s: rank above %d", file, TENSOR_READ_RANK);
 				out->shape[out->rank++] = v;
 				if (!eat(&l, ',') && !(skip_ws(&l), l.p < l.end && *l.p == ')'))
 					return tensor_fail(err, "%s: malformed 'shape' tuple", file);
@@ -144,6 +144,9 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 			break;
 		}
 	}
+	skip_ws(&l); /* (numpy pads the header with spaces and a newline) */
+	if (l.p < l.end)
+		return tensor_fail(err, "%s: malformed header (text after the closing '}')", file);
 	if (!have_descr || !have_order || !have_shape)
 		return tensor_fail(err, "%s: header lacks %s", file,
 		            !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'");

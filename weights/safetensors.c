@@ -145,7 +145,8 @@ static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *ds
 			uint64_t u = le64(p);
 			double d;
 			memcpy(&d, &u, 8);
-			if (isfinite(d) && fabs(d) > FLT_MAX) {
+			/* out of range: from half an ulp past FLT_MAX on (what rounds to it is in) */
+			if (isfinite(d) && fabs(d) >= (double)FLT_MAX + 0x1p103) {
 				*bad = i;
 				return false;
 			}
@@ -180,10 +181,17 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		return tensor_fail(err, "%s: header of %llu bytes cannot hold a JSON object", file,
 		            (unsigned long long)n);
 	const char *hdr = (const char *)buf + 8;
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t i = 0; i < n; i++) {
 		if (hdr[i] == 0)
 			return tensor_fail(err, "%s: header holds a NUL byte at offset %llu", file,
 			            (unsigned long long)(8 + i));
+		/* nor one escaped: a name would end at it */
+		if (hdr[i] == '\\' && i + 1 < n && hdr[i + 1] == '\\')
+			i++;
+		else if (hdr[i] == '\\' && i + 5 < n && !memcmp(hdr + i + 1, "u0000", 5))
+			return tensor_fail(err, "%s: header holds an escaped NUL (\\u0000) at offset %llu", file,
+			            (unsigned long long)(8 + i));
+	}
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)n, &end, false);
 	if (!root) {
@@ -236,6 +244,12 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			tensor_fail(err, "%s: tensor '%s': header entry is not an object", file, tn);
 			goto done;
 		}
+		for (const cJSON *a = j->child; a; a = a->next) /* readers would differ on which one counts */
+			for (const cJSON *b = a->next; b; b = b->next)
+				if (a->string && b->string && !strcmp(a->string, b->string)) {
+					tensor_fail(err, "%s: tensor '%s': header entry has '%.40s' twice", file, tn, a->string);
+					goto done;
+				}
 		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
 		const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shape");
 		const cJSON *of = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");
@@ -254,8 +268,8 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		}
 		e->dtype = (TensorDtype)d;
 		e->rank = cJSON_GetArraySize(sh);
-		if (e->rank > TENSOR_MAX_RANK) {
-			tensor_fail(err, "%s: tensor '%s': rank %d (at most %d)", file, tn, e->rank, TENSOR_MAX_RANK);
+		if (e->rank > TENSOR_READ_RANK) {
+			tensor_fail(err, "%s: tensor '%s': rank %d (at most %d)", file, tn, e->rank, TENSOR_READ_RANK);
 			goto done;
 		}
 		int64_t bytes = tensor_dtype_bytes[d];

@@ -15,7 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TENSOR_MAX_RANK = 8, TENSOR_NAME_MAX = 256, TENSOR_ERR_MAX = 512 };
+/* TENSOR_MAX_RANK: at least a nest's loops (PIR_MAX_LOOPS), the rank of the
+ * packed values --emit=weights writes; the readers take up to
+ * TENSOR_READ_RANK. */
+enum { TENSOR_MAX_RANK = 24, TENSOR_READ_RANK = 8, TENSOR_NAME_MAX = 256, TENSOR_ERR_MAX = 512 };
 
 /* Storage types of safetensors files, defined once: X(enum, name, bytes). */
 #define TENSOR_DTYPES(X)                                                      \

@@ -8,7 +8,9 @@
 #include "prune/prune.h"
 #include "weights/tensor.h"
 
+#include <float.h>
 #include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 START_TEST(half_conversions)
@@ -120,6 +122,57 @@ START_TEST(npy_orders_and_versions)
 }
 END_TEST
 
+/* A safetensors image of one header and 8 bytes of data. */
+static size_t st_image(uint8_t *buf, const char *header, const void *data, size_t bytes)
+{
+	const size_t n = strlen(header);
+	for (int i = 0; i < 8; i++)
+		buf[i] = (uint8_t)((uint64_t)n >> (8 * i));
+	memcpy(buf + 8, header, n);
+	memcpy(buf + 8 + n, data, bytes);
+	return 8 + n + bytes;
+}
+
+/* What the readers refuse though a lenient parser would take it: text
+ * after npy's dict, an escaped NUL in a tensor name (it would answer for
+ * the name up to it), a field given twice (readers differ on which one
+ * counts); and an F64 that rounds to FLT_MAX is in range. */
+START_TEST(readers_refuse_ambiguity)
+{
+	uint8_t buf[512];
+	char err[TENSOR_ERR_MAX];
+	Tensor t;
+	const float one[2] = {1, 2};
+	size_t len = npy_image(buf, 1, "<f4", false, 1, 2, one, sizeof one);
+	ck_assert(npy_read_mem(buf, len, "ok.npy", &t, err));
+	tensor_free(&t);
+	char *close = memchr(buf, '}', len);
+	ck_assert_ptr_nonnull(close);
+	memcpy(close + 1, " x", 2); /* within the padding */
+	ck_assert(!npy_read_mem(buf, len, "trail.npy", &t, err));
+	ck_assert_ptr_nonnull(strstr(err, "text after the closing '}'"));
+
+	len = st_image(buf, "{\"w\\u0000x\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}", one, sizeof one);
+	ck_assert(!st_read_mem(buf, len, "nul.st", "w", &t, err));
+	ck_assert_ptr_nonnull(strstr(err, "escaped NUL"));
+	len = st_image(buf, "{\"w\\\\u0000\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}", one, sizeof one);
+	ck_assert_msg(st_read_mem(buf, len, "bs.st", "w\\u0000", &t, err), "%s", err); /* a backslash, then u0000 */
+	tensor_free(&t);
+	len = st_image(buf, "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"dtype\":\"F16\",\"data_offsets\":[0,8]}}", one,
+	               sizeof one);
+	ck_assert(!st_read_mem(buf, len, "dup.st", "w", &t, err));
+	ck_assert_ptr_nonnull(strstr(err, "has 'dtype' twice"));
+
+	const double big[1] = {(double)FLT_MAX + 0x1p102}, past[1] = {(double)FLT_MAX + 0x1p103};
+	len = st_image(buf, "{\"w\":{\"dtype\":\"F64\",\"shape\":[1,1],\"data_offsets\":[0,8]}}", big, sizeof big);
+	ck_assert_msg(st_read_mem(buf, len, "max.st", "w", &t, err), "%s", err);
+	ck_assert(t.data[0] == FLT_MAX);
+	tensor_free(&t);
+	len = st_image(buf, "{\"w\":{\"dtype\":\"F64\",\"shape\":[1,1],\"data_offsets\":[0,8]}}", past, sizeof past);
+	ck_assert(!st_read_mem(buf, len, "past.st", "w", &t, err));
+}
+END_TEST
+
 START_TEST(synthetic_is_seeded)
 {
 	float a[64 * 48], b[64 * 48], c[64 * 48];
@@ -184,6 +237,7 @@ static Suite *weights_suite(void)
 	tcase_add_test(tc, half_conversions);
 	tcase_add_test(tc, safetensors_write_read);
 	tcase_add_test(tc, npy_orders_and_versions);
+	tcase_add_test(tc, readers_refuse_ambiguity);
 	tcase_add_test(tc, synthetic_is_seeded);
 	tcase_add_test(tc, synthetic_preferences);
 	suite_add_tcase(s, tc);
