@@ -1533,6 +1533,36 @@ int x86_schedule_width(const KernelSchedule *s, LLVMTargetMachineRef tm)
 	return s->vector_width > 0 && s->vector_width < w ? s->vector_width : w;
 }
 
+const char *x86_target_cpu(const char *target)
+{
+	if (!strcmp(target, "x86-64-avx2"))
+		return "haswell";
+	if (!strcmp(target, "x86-64-avx512"))
+		return "skylake-avx512";
+	return NULL;
+}
+
+bool x86_host_runs(const char *cpu)
+{
+	if (!cpu)
+		return true;
+	/* what LLVM's haswell and skylake-avx512 may emit beyond x86-64 */
+	static const char *const haswell[] = {"+avx2", "+fma", "+bmi", "+bmi2", "+f16c", "+lzcnt", "+movbe", NULL};
+	static const char *const skx[] = {"+avx2",     "+fma",     "+bmi",     "+bmi2",     "+f16c",
+	                                  "+avx512f", "+avx512bw", "+avx512dq", "+avx512vl", "+avx512cd", NULL};
+	char *feat = LLVMGetHostCPUFeatures();
+	bool ok = true;
+	for (const char *const *f = strcmp(cpu, "haswell") ? skx : haswell; *f && ok; f++) {
+		const size_t n = strlen(*f);
+		const char *at = feat;
+		while ((at = strstr(at, *f)) && at[n] && at[n] != ',')
+			at += n; /* "+avx512f" inside "+avx512fp16" */
+		ok = at != NULL;
+	}
+	LLVMDisposeMessage(feat);
+	return ok;
+}
+
 int x86_vector_width(LLVMTargetMachineRef tm)
 {
 	char *cpu = LLVMGetTargetMachineCPU(tm), *feat = LLVMGetTargetMachineFeatureString(tm);

@@ -91,6 +91,12 @@ LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, b
                                         char err[X86_ERR_MAX]);
 /* Floats per vector register on the machine: 16 (AVX-512), 8 (AVX), 4. */
 int x86_vector_width(LLVMTargetMachineRef tm);
+/* The CPU an x86 target compiles for: "haswell" (x86-64-avx2),
+ * "skylake-avx512" (x86-64-avx512), NULL (x86-64: the host's).  With it,
+ * x86_jit and x86_target_machine take features "" (the CPU's own). */
+const char *x86_target_cpu(const char *target);
+/* Whether this machine runs code compiled for cpu (NULL: the host's). */
+bool x86_host_runs(const char *cpu);
 /* The vector width a kernel of schedule s gets on tm: the schedule's where
  * it asks for a narrower one than tm's. */
 int x86_schedule_width(const KernelSchedule *s, LLVMTargetMachineRef tm);

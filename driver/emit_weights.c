@@ -19,6 +19,8 @@
 
 enum { META_PER_OP = 24 };
 
+_Static_assert((int)PIR_MAX_LOOPS <= (int)TENSOR_MAX_RANK, "the values tensor has a dimension a loop");
+
 typedef struct Meta {
 	int n, cap;
 	const char **key, **value;
@@ -122,7 +124,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 			x->data = owned[nt] = mk;
 			nt++;
 		}
-		char *text = pir_print_text(ir), paper[PIR_PAPER_MAX], buf[256];
+		char *text = pir_print_text(ir), paper[PIR_PAPER_MAX], buf[PIR_MAX_LOOPS * 24];
 		pir_print_paper(ir, paper, sizeof paper);
 		meta(m, op->name, "pir", "%s", text);
 		free(text);

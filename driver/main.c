@@ -23,7 +23,10 @@
 
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +67,7 @@ typedef struct Options {
 	int ninclude;
 	int color; /* -1 auto, 0 never, 1 always */
 	bool search;  /* --search */
+	const char *search_opt; /* the last option given that only --search takes */
 	const char *search_op; /* --op */
 	bool resume;           /* --resume */
 	SearchSettings s;      /* its settings, defaults overridden by the options */
@@ -72,6 +76,9 @@ typedef struct Options {
 	PatImportance importance;
 	unsigned s_given;      /* which of them the options set (SET_* bits) */
 } Options;
+
+/* The most shards a search splits into (--shard, a Slurm array). */
+enum { SHARDS_MAX = 100000 };
 
 /* The search settings an option can set; the op's `search = search(...)`
  * sets those the command line leaves. */
@@ -249,8 +256,10 @@ static bool parse_fraction(const char *s, double *out)
 static bool parse_count(const char *s, long lo, long hi, long *out)
 {
 	char *end;
+	if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
+		return false; /* (strtol would take spaces and a plus) */
 	long v = strtol(s, &end, 10);
-	if (end == s || *end || v < lo || v > hi)
+	if (*end || v < lo || v > hi)
 		return false;
 	*out = v;
 	return true;
@@ -307,18 +316,27 @@ static int parse_args(int argc, char **argv, Options *o)
 		} else if (!strcmp(a, "--search")) {
 			o->search = true;
 		} else if (!strcmp(a, "--no-measure")) {
+			o->search_opt = a;
 			o->s.measure = false;
 		} else if (!strcmp(a, "--resume")) {
+			o->search_opt = a;
 			o->resume = true;
 		} else if (!strncmp(a, "--shard=", 8)) {
-			int si, sn, used = 0;
-			if (sscanf(a + 8, "%d/%d%n", &si, &sn, &used) != 2 || a[8 + used] || sn < 1 || sn > 100000 || si < 0 ||
-			    si >= sn)
-				return usage_error("--shard takes I/N with 0 <= I < N, not '%s'", a + 8);
-			o->s.shard = si, o->s.shards = sn;
+			o->search_opt = a;
+			const char *slash = strchr(a + 8, '/');
+			char first[32];
+			long si = -1, sn = 0;
+			if (slash && slash - (a + 8) < (ptrdiff_t)sizeof first)
+				snprintf(first, sizeof first, "%.*s", (int)(slash - (a + 8)), a + 8);
+			if (!slash || slash - (a + 8) >= (ptrdiff_t)sizeof first || !parse_count(first, 0, SHARDS_MAX - 1, &si) ||
+			    !parse_count(slash + 1, 1, SHARDS_MAX, &sn) || si >= sn)
+				return usage_error("--shard takes I/N with 0 <= I < N <= 100000, not '%s'", a + 8);
+			o->s.shard = (int)si, o->s.shards = (int)sn;
 		} else if (!strncmp(a, "--op=", 5)) {
+			o->search_opt = a;
 			o->search_op = a + 5;
 		} else if (!strncmp(a, "--sparsity=", 11)) {
+			o->search_opt = a;
 			/* P, or a range P..Q */
 			const char *v = a + 11, *dots = strstr(v, "..");
 			char lo[64];
@@ -332,35 +350,43 @@ static int parse_args(int argc, char **argv, Options *o)
 				                   v);
 			o->s_given |= SET_SPARSITY;
 		} else if (!strncmp(a, "--tolerance=", 12)) {
+			o->search_opt = a;
 			if (!parse_fraction(a + 12, &o->s.tolerance))
 				return usage_error("--tolerance takes a percentage, such as 2%%, not '%s'", a + 12);
 			o->s_given |= SET_TOLERANCE;
 		} else if (!strncmp(a, "--cost-model=", 13)) {
+			o->search_opt = a;
 			if (!a[13])
 				return usage_error("%s", "--cost-model takes a model file or 'analytic'");
 			o->cost_model = a + 13;
 		} else if (!strncmp(a, "--tune=", 7)) {
+			o->search_opt = a;
 			long n;
 			if (!parse_count(a + 7, 0, 100, &n))
 				return usage_error("--tune takes a count from 0 to 100, not '%s'", a + 7);
 			o->s.tune = (int)n;
 		} else if (!strncmp(a, "--tie=", 6)) {
+			o->search_opt = a;
 			if (!parse_fraction(a + 6, &o->s.tie) || o->s.tie > 1)
 				return usage_error("--tie takes a percentage from 0 to 100, not '%s'", a + 6);
 		} else if (!strncmp(a, "--explore=", 10)) {
+			o->search_opt = a;
 			if (!parse_fraction(a + 10, &o->s.explore) || o->s.explore > 1)
 				return usage_error("--explore takes a percentage from 0 to 100, not '%s'", a + 10);
 		} else if (!strncmp(a, "--timeout=", 10)) {
+			o->search_opt = a;
 			char *end;
 			double t = strtod(a + 10, &end);
 			if (end == a + 10 || *end || !(t > 0 && t <= 86400))
 				return usage_error("--timeout takes seconds, more than 0 and at most 86400, not '%s'", a + 10);
 			o->s.timeout_s = t;
 		} else if (!strncmp(a, "--budget=", 9)) {
+			o->search_opt = a;
 			if (!parse_fraction(a + 9, &o->s.budget))
 				return usage_error("--budget takes a percentage of loss, such as 5%%, not '%s'", a + 9);
 			o->s_given |= SET_BUDGET;
 		} else if (!strncmp(a, "--topk=", 7) || !strncmp(a, "--max-depth=", 12) || !strncmp(a, "--seed=", 7)) {
+			o->search_opt = a;
 			const char *v = strchr(a, '=') + 1;
 			long n;
 			if (a[2] == 't') {
@@ -379,6 +405,7 @@ static int parse_args(int argc, char **argv, Options *o)
 				o->s.seed = (uint64_t)n;
 			}
 		} else if (!strncmp(a, "--min-length=", 13) || !strncmp(a, "--max-pattern=", 14)) {
+			o->search_opt = a;
 			const bool minlen = a[3] == 'i';
 			const char *v = strchr(a, '=') + 1;
 			long n;
@@ -473,6 +500,15 @@ static int parse_args(int argc, char **argv, Options *o)
 		return usage_error("%s", "--run prints its own report; leave out --explain and --emit");
 	if (o->emit_asm && o->gpu)
 		return usage_error("%s", "-o DIR writes the PTX on GPU targets; --emit=asm is for x86-64");
+	if (o->search_opt && !o->search) {
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(o->search_opt, "="), o->search_opt);
+		return usage_error("%s is an option of --search", name);
+	}
+	if (o->search && (o->explain || o->emit_pir || o->emit_weights || o->emit_llvm || o->emit_asm || o->run ||
+	                  o->dump_after))
+		return usage_error("%s", "--search writes its reports and the best kernel to -o DIR; leave out "
+		                         "--explain, --emit, --run and --dump-after");
 	if (o->wgmma && strcmp(o->target, "sm_90"))
 		return usage_error("%s", "--wgmma is for --target=sm_90 (wgmma is Hopper's)");
 	if (o->wgmma && o->search)
@@ -531,16 +567,6 @@ static void program_base(const char *path, char *out, size_t len)
 	out[n] = 0;
 	if (n == 0)
 		snprintf(out, len, "patc");
-}
-
-/* x86 CPU names for the forced ISAs. */
-static const char *target_cpu(const char *target)
-{
-	if (!strcmp(target, "x86-64-avx2"))
-		return "haswell";
-	if (!strcmp(target, "x86-64-avx512"))
-		return "skylake-avx512";
-	return NULL; /* the host's */
 }
 
 /* The tensor-core kernel's staging and split-K, for --explain. */
@@ -643,7 +669,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSche
 
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
-	if (mkdir(o->output, 0777) != 0 && errno != EEXIST) {
+	if (!util_make_dir(o->output)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", o->output, strerror(errno));
 		return PATC_EXIT_ENV;
 	}
@@ -663,7 +689,7 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 			fprintf(stderr, "patc: error: %s\n", cerr);
 		return rc;
 	}
-	const char *cpu = target_cpu(o->target);
+	const char *cpu = x86_target_cpu(o->target);
 	X86Emit e = {o->output, base, cpu, cpu ? "" : NULL, PATC_VERSION, o->input, prog->nops,
 	             prog->ops, pruned, NULL, o->emit_llvm, o->emit_asm};
 	char err[X86_ERR_MAX];
@@ -727,6 +753,13 @@ static void dump_after(const Options *o, const OpResult *op, StrBuf *out)
 	}
 }
 
+/* Whether diagnostics are coloured (--color, else a terminal that is not dumb). */
+static bool want_color(const Options *o)
+{
+	return o->color == 1 ||
+	       (o->color == -1 && isatty(STDERR_FILENO) && getenv("TERM") && strcmp(getenv("TERM"), "dumb") != 0);
+}
+
 static int run_pir_file(const Options *o)
 {
 	size_t len;
@@ -753,6 +786,7 @@ static int run_pir_file(const Options *o)
 		arena_init(&arena);
 		Diag diag;
 		diag_init(&diag, &arena, stderr);
+		diag.color = want_color(o);
 		int file = diag_add_file(&diag, o->input, text, len);
 		int line = 0, col = 0, skip = 0;
 		if (sscanf(err, "%d:%d: %n", &line, &col, &skip) == 2 && skip > 0)
@@ -860,18 +894,21 @@ static int train_main(int argc, char **argv)
 static bool slurm_shard(Options *o)
 {
 	const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
-	const char *min = getenv("SLURM_ARRAY_TASK_MIN");
+	const char *min = getenv("SLURM_ARRAY_TASK_MIN"), *step = getenv("SLURM_ARRAY_TASK_STEP");
 	if (o->s.shards || !id || !count)
 		return true;
-	char *e1, *e2, *e3 = NULL;
-	long i = strtol(id, &e1, 10), n = strtol(count, &e2, 10), lo = min ? strtol(min, &e3, 10) : 0;
-	if (*e1 || *e2 || (min && *e3) || n < 1 || i - lo < 0 || i - lo >= n) {
-		fprintf(stderr, "patc: error: SLURM_ARRAY_TASK_ID=%s, SLURM_ARRAY_TASK_COUNT=%s%s%s: not a task of the "
+	/* task IDs MIN, MIN + STEP, ... (an array such as 0-15:4) */
+	long i, n, lo = 0, by = 1;
+	if (!parse_count(id, 0, LONG_MAX, &i) || !parse_count(count, 1, SHARDS_MAX, &n) ||
+	    (min && !parse_count(min, 0, LONG_MAX, &lo)) || (step && !parse_count(step, 1, LONG_MAX, &by)) || i < lo ||
+	    (i - lo) % by || (i - lo) / by >= n) {
+		fprintf(stderr, "patc: error: SLURM_ARRAY_TASK_ID=%s, SLURM_ARRAY_TASK_COUNT=%s%s%s%s%s: not a task of the "
 		                "array (--shard=I/N overrides them)\n",
-		        id, count, min ? ", SLURM_ARRAY_TASK_MIN=" : "", min ? min : "");
+		        id, count, min ? ", SLURM_ARRAY_TASK_MIN=" : "", min ? min : "", step ? ", SLURM_ARRAY_TASK_STEP=" : "",
+		        step ? step : "");
 		return false;
 	}
-	o->s.shard = (int)(i - lo), o->s.shards = (int)n;
+	o->s.shard = (int)((i - lo) / by), o->s.shards = (int)n;
 	return true;
 }
 
@@ -891,6 +928,10 @@ int main(int argc, char **argv)
 		if (o.emit_weights)
 			return usage_error("%s", "--emit=weights needs a .pat program (weights are bound to "
 			                         "its ops)");
+		if (o.run || o.search || o.emit_llvm || o.emit_asm || o.dump_after)
+			return usage_error("%s", "a .pir file has no weights and no primitives: it takes --emit=pir, "
+			                         "--explain and --target; --run, --search, --emit=llvm/asm and "
+			                         "--dump-after need a .pat program");
 		return run_pir_file(&o);
 	}
 
@@ -898,8 +939,7 @@ int main(int argc, char **argv)
 	arena_init(&arena);
 	Diag diag;
 	diag_init(&diag, &arena, stderr);
-	diag.color = o.color == 1 || (o.color == -1 && isatty(STDERR_FILENO) && getenv("TERM") &&
-	                              strcmp(getenv("TERM"), "dumb") != 0);
+	diag.color = want_color(&o);
 	char stdlib_buf[4096];
 	const char *stdlib = find_stdlib(stdlib_buf, sizeof stdlib_buf);
 	FrontendOptions fo = {
@@ -1020,12 +1060,17 @@ int main(int argc, char **argv)
 			rc = code;
 		} else
 			rc = emit(&o, &out);
+	} else if (o.run && !x86_host_runs(x86_target_cpu(o.target))) {
+		fprintf(stderr, "patc: error: --run: this machine cannot run %s code (run it where it can, or use "
+		                "--target=x86-64, the host's)\n",
+		        o.target);
+		rc = PATC_EXIT_ENV;
 	} else if (o.run) {
 		int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 		for (int i = 0; i < prog.nops; i++) { /* each op, whether one before it failed or not */
 			char err[512];
 			int code;
-			if (!run_op(&prog.ops[i], &pruned[i], threads, &out, err, &code)) {
+			if (!run_op(&prog.ops[i], &pruned[i], x86_target_cpu(o.target), threads, &out, err, &code)) {
 				fprintf(stderr, "patc: error: %s\n", err);
 				if (rc != PATC_EXIT_INTERNAL) /* a wrong kernel outranks the environment */
 					rc = code;

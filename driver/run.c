@@ -51,7 +51,8 @@ static void inject(const char *op, float *c, int64_t n)
 		c[n - 1] = NAN;
 }
 
-bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512], int *code)
+bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, StrBuf *out, char err[512],
+            int *code)
 {
 	const int64_t M = op->M, K = op->K, N = op->N;
 	*code = PATC_EXIT_ENV;
@@ -73,7 +74,7 @@ bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	double t0 = util_now();
-	if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
+	if (!x86_jit(&lk, cpu, cpu ? "" : NULL, &kern, xerr)) {
 		snprintf(err, 512, "op '%s': %.400s", op->name, xerr);
 		free(values), free(dense), free(x), free(c), free(cd);
 		*code = PATC_EXIT_INTERNAL;

@@ -11,8 +11,9 @@
  * float64 product of the masked weight, and reports the timing beside
  * OpenBLAS sgemm.  False with err and *code: PATC_EXIT_ENV when out of
  * memory, PATC_EXIT_INTERNAL where the kernel did not compile or its
- * result is wrong. */
-bool run_op(const OpResult *op, const PruneOp *p, int threads, StrBuf *out, char err[512], int *code);
+ * result is wrong.  cpu: the kernel's (x86_target_cpu; NULL: the host's). */
+bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, StrBuf *out, char err[512],
+            int *code);
 
 /* --run on a GPU target: the ops' kernels for sm (sm_80..) under the
  * schedule `given` (patc's choice but for its wg and wsum) through the CUDA driver,

@@ -14,17 +14,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* Ends the log with a newline if a killed search left its last line cut
- * short, so that the next line starts on its own. */
+ * short, so that the next line starts on its own; creates it empty where
+ * there is none. */
 static bool log_terminated(const char *path)
 {
 	FILE *f = fopen(path, "r");
+	if (!f && errno == ENOENT) { /* (a shard that measures nothing still leaves one for merge) */
+		f = fopen(path, "a");
+		return f && fclose(f) == 0;
+	}
 	if (!f)
-		return errno == ENOENT;
+		return false;
 	int last = EOF;
 	if (fseek(f, -1, SEEK_END) == 0)
 		last = fgetc(f);
@@ -160,7 +164,14 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	const bool emulate = c->gpu && emu && *emu && strcmp(emu, "0");
 	if (c->gpu && c->s.measure && !gpu_probe(c->target, emulate, device, sizeof device))
 		return PATC_EXIT_ENV;
-	if (mkdir(c->dir, 0777) != 0 && errno != EEXIST) {
+	const char *cpu = c->gpu ? NULL : x86_target_cpu(c->target);
+	if (c->s.measure && !x86_host_runs(cpu)) {
+		fprintf(stderr, "patc: error: --search measures here, and this machine cannot run %s code: search where "
+		                "it can, or add --no-measure to rank by the cost model alone\n",
+		        c->target);
+		return PATC_EXIT_ENV;
+	}
+	if (!util_make_dir(c->dir)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", c->dir, strerror(errno));
 		return PATC_EXIT_ENV;
 	}
@@ -171,12 +182,13 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	snprintf(log_path, sizeof log_path, "%s/tune.jsonl", c->dir);
 	SearchSettings s = c->s;
 	s.sm = c->gpu ? c->target : NULL;
+	s.cpu = cpu;
 	s.emulate = emulate;
 	if (emulate && s.measure)
 		fprintf(stderr, "search: PATC_GPU_EMULATE: the candidates run on the host emulator, checked as on a GPU; "
 		                "their times are the emulator's, not a GPU's\n");
-	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->N,
-	                      op->layout == PAT_LAYOUT_KN ? "kn" : "nk", s.threads, s.seed};
+	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->M, op->K, op->N,
+	                      op->layout == PAT_LAYOUT_KN ? "kn" : "nk", pat_dtype_names[op->dtype], s.threads, s.seed};
 	s.log_path = s.measure ? log_path : NULL;
 	s.log_info = &info;
 	SearchLogged *logged = NULL;
@@ -274,6 +286,16 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		for (int i = 0; i < r.n; i++)
 			if (r.c[i].metrics.nreal && (least < 0 || r.c[i].metrics.loss_over_bound < least))
 				least = r.c[i].metrics.loss_over_bound;
+		int tried = 0;
+		for (int i = 0; i < r.n; i++)
+			tried += r.c[i].status == SEARCH_MEASURED || r.c[i].status == SEARCH_FAILED;
+		if (r.within && !tried && s.shards > 1) { /* a shard past the candidates: not a failure */
+			sb_printf(out, "  nothing to measure in this shard: the %lld candidates within the budget fall to the "
+			               "others\n",
+			          (long long)r.within);
+			search_result_free(&r);
+			return rc;
+		}
 		if (!r.within)
 			sb_printf(out, "  no pattern is within the budget: the least loss over the unstructured bound is %.4f "
 			               "(--budget)\n",
@@ -286,8 +308,10 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	const SearchCandidate *b = &r.c[r.best];
 	char sched[128];
 	search_schedule_text(&b->sched, sched, sizeof sched);
-	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", b->notation, sched,
-	          b->ref[0] ? " (the standard library's " : "", b->ref, b->ref[0] ? ")" : "", 100 * b->metrics.density, b->metrics.loss, b->metrics.bound_loss);
+	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n", b->notation, sched, b->ref[0] ? " (the standard library's " : "",
+	          b->ref, b->ref[0] ? ")" : "");
+	sb_printf(out, "        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", 100 * b->metrics.density,
+	          b->metrics.loss, b->metrics.bound_loss);
 	if (b->status == SEARCH_MEASURED && r.dense_us > 0 && emulate)
 		sb_printf(out, "        %.1f us on the host emulator, %.2fx the emulated dense kernel (%.1f us): not a GPU's "
 		               "times\n",
@@ -298,6 +322,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	else if (b->status == SEARCH_MEASURED && r.dense_us > 0)
 		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
 		          r.dense_us / b->measured_us, r.dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
+	else if (b->status == SEARCH_MEASURED)
+		sb_printf(out, "        %.1f us (the dense baseline was not measured: no speedup)\n", b->measured_us);
 	else
 		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
 	if (r.fastest >= 0 && r.fastest != r.best) {
@@ -319,10 +345,12 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	if (rho <= 1)
 		sb_printf(out, "  cost model (%s): Spearman rank correlation %.2f with the %d measured latencies\n",
 		          model_path[0] ? "learned" : "analytic", rho, nsp);
-	sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg", c->dir, c->dir, c->dir);
+	/* (the reports not written: only where the measurements went) */
+	if (rc == PATC_EXIT_OK)
+		sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg%s", c->dir, c->dir, c->dir,
+		          measured + failed ? "; " : "\n");
 	if (measured + failed)
-		sb_printf(out, "; measurements appended to %s/tune.jsonl", c->dir);
-	sb_putc(out, '\n');
+		sb_printf(out, "%smeasurements appended to %s/tune.jsonl\n", rc == PATC_EXIT_OK ? "" : "  ", c->dir);
 	/* the best kernel, as -o writes it */
 	if (rc == PATC_EXIT_OK) {
 		OpResult best = *op;
@@ -337,7 +365,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		} else {
 			/* from the full mask (the search may have scored it on block sums: the same numbers) */
 			prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
-			X86Emit e = {c->dir, c->base, NULL, NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched, false, false};
+			X86Emit e = {c->dir, c->base, cpu, cpu ? "" : NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched,
+			             false, false};
 			char xerr[X86_ERR_MAX];
 			Program one = {1, &best};
 			char path[4096], terr[TENSOR_ERR_MAX];
@@ -370,11 +399,12 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 }
 
 /* What makes two log lines one measurement: the kernel (its PatternIR and
- * schedule) on the same target, device, token count, layout and threads.
+ * schedule) on the same target, device, shape, layout, dtype and threads.
  * malloc'd. */
 static char *merge_key(const cJSON *j)
 {
-	static const char *const fields[] = {"target", "device", "N", "layout", "threads", "pir", "schedule"};
+	static const char *const fields[] = {"target", "device", "M", "K", "N", "layout", "dtype", "threads", "pir",
+	                                     "schedule"};
 	cJSON *k = cJSON_CreateArray();
 	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
@@ -408,7 +438,7 @@ int search_merge(int n, char *const *paths, const char *output)
 			line[strcspn(line, "\n")] = 0;
 			if (!line[0])
 				continue;
-			cJSON *j = cJSON_Parse(line);
+			cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 			SearchLogEntry e;
 			if (!j || !search_log_entry(j, &e)) { /* a line cut short by a killed search */
 				cJSON_Delete(j);
@@ -434,6 +464,10 @@ int search_merge(int n, char *const *paths, const char *output)
 			seen[nseen++] = key;
 			sb_printf(&all, "%s\n", line);
 			lines++;
+		}
+		if (ferror(f)) { /* a directory, or a read error */
+			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
+			rc = PATC_EXIT_INPUT;
 		}
 		free(line);
 		fclose(f);

@@ -300,7 +300,7 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 	bool ok = true;
 	while (ok && getline(&line, &cap, f) > 0) {
 		lineno++;
-		cJSON *j = cJSON_Parse(line);
+		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 		if (!j) { /* a line cut short by a killed search */
 			(*skipped)++;
 			continue;
@@ -358,6 +358,10 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 			break;
 		}
 		S->n++;
+	}
+	if (ok && ferror(f)) { /* a directory, or a read error */
+		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		ok = false;
 	}
 	free(line);
 	fclose(f);

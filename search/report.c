@@ -501,6 +501,7 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	cJSON_AddNumberToObject(j, "K", (double)c->ir.len[PIR_AXIS_K]);
 	cJSON_AddNumberToObject(j, "N", (double)info->N);
 	cJSON_AddStringToObject(j, "layout", info->layout ? info->layout : "kn");
+	cJSON_AddStringToObject(j, "dtype", info->dtype ? info->dtype : "f32");
 	cJSON_AddNumberToObject(j, "threads", info->threads);
 	cJSON_AddStringToObject(j, "pattern", c->notation);
 	char *text = pir_print_text(&c->ir);
@@ -605,15 +606,24 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	e->source = log_string(line, "source");
 	e->op = log_string(line, "op");
 	e->layout = log_string(line, "layout");
+	e->dtype = log_string(line, "dtype");
+	if (!e->dtype)
+		e->dtype = "f32";
 	e->failed = log_string(line, "failed");
+	e->M = log_number(line, "M", 0);
+	e->K = log_number(line, "K", 0);
 	e->N = log_number(line, "N", 0);
 	e->threads = log_number(line, "threads", 0);
 	e->density = log_number(line, "density", 0);
 	e->latency_us = log_number(line, "latency_us", -1);
 	e->dense_us = log_number(line, "dense_us", -1);
+	if (!(e->dense_us > 0 && isfinite(e->dense_us)))
+		e->dense_us = -1;
 	e->rel_err = log_number(line, "relative_error", 0);
 	e->early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "early"));
-	return e->pir && (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(line, "latency_us")) || e->failed);
+	if (e->failed)
+		e->latency_us = -1;
+	return e->pir && (e->failed || (e->latency_us > 0 && isfinite(e->latency_us)));
 }
 
 /* The logged measurements that a search with this info can take over. */
@@ -634,14 +644,17 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 	ssize_t len;
 	bool ok = true;
 	while ((len = getline(&line, &lcap, f)) > 0) {
-		cJSON *j = cJSON_Parse(line);
+		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 		SearchLogEntry le;
-		/* a line of another target, device, token count or thread count is
-		 * not this search's; a line that is not JSON (cut short by a killed
-		 * search) is skipped: its candidate is measured again */
+		/* a line of another target, device, shape, layout, dtype or thread
+		 * count is not this search's; a line that is not JSON (cut short by
+		 * a killed search) is skipped: its candidate is measured again */
 		const bool mine = j && search_log_entry(j, &le) && le.target && le.device &&
 		                  !strcmp(le.target, info->target) && !strcmp(le.device, info->device) &&
-		                  le.N == (double)info->N && le.threads == (double)info->threads;
+		                  le.M == (double)info->M && le.K == (double)info->K && le.N == (double)info->N &&
+		                  !strcmp(le.layout ? le.layout : "kn", info->layout ? info->layout : "kn") &&
+		                  !strcmp(le.dtype, info->dtype ? info->dtype : "f32") &&
+		                  le.threads == (double)info->threads;
 		if (mine) {
 			if (*n == cap) {
 				cap = cap ? 2 * cap : 64;
@@ -672,6 +685,10 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 		cJSON_Delete(j);
 		if (!ok)
 			break;
+	}
+	if (ok && ferror(f)) { /* a directory, or a read error */
+		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		ok = false;
 	}
 	free(line);
 	fclose(f);

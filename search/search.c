@@ -469,6 +469,7 @@ typedef struct Problem {
 	int threads;
 	int which; /* the candidate's place in the measuring order */
 	double stop_us;       /* stop early where a few runs take longer (0: never) */
+	const char *cpu;      /* x86: the kernels' CPU (NULL: the host's) */
 	const char *sm;       /* a GPU target: measure there */
 	bool emulate;         /* on the host emulator instead (its times are not a GPU's) */
 	KernelSchedule sched; /* the kernel's */
@@ -598,7 +599,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	LowerKernel lk = {ir, M, K, N, p->op->layout, "search_kernel", 0, PAT_F32, p->sched};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
-	if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
+	if (!x86_jit(&lk, p->cpu, p->cpu ? "" : NULL, &kern, xerr)) {
 		snprintf(m.why, sizeof m.why, "compile: %.100s", xerr);
 		return m;
 	}
@@ -687,14 +688,15 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 
 /* ---- the tuning log ---- */
 
-/* --resume: c's measurement as logged, if it is. */
+/* --resume: c's measurement as logged, if it is (the newest, where the
+ * log holds several). */
 static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measured *m)
 {
 	if (!s->nlogged)
 		return false;
 	char *text = pir_print_text(&c->ir);
 	bool found = false;
-	for (int i = 0; text && i < s->nlogged && !found; i++) {
+	for (int i = s->nlogged - 1; text && i >= 0 && !found; i--) {
 		const SearchLogged *e = &s->logged[i];
 		if (strcmp(e->pir, text) || !search_schedule_equal(&e->sched, &c->sched))
 			continue;
@@ -929,15 +931,26 @@ static void bench_one(Bench *b, int i, const char *kind)
 }
 
 /* Candidate `from` again under schedule sc: appended, measured (or taken
- * from the log); *cur becomes it where it is faster than *cur.  false when
- * out of memory. */
-static bool bench_variant(Bench *b, int from, const KernelSchedule *sc, int *cur)
+ * from the log); *cur becomes it where it is faster than *cur.  A kernel
+ * measured already (a standard-library pattern the search also found,
+ * tuned from both) is not measured again.  Returns 1 (measured or taken
+ * from the log), 0 (measured already) or -1 (out of memory). */
+static int bench_variant(Bench *b, int from, const KernelSchedule *sc, int *cur)
 {
 	SearchResult *r = b->r;
+	for (int i = 0; i < r->n; i++) {
+		const SearchCandidate *t = &r->c[i];
+		if ((t->status == SEARCH_MEASURED || t->status == SEARCH_FAILED) && search_schedule_equal(&t->sched, sc) &&
+		    pir_equal(&t->ir, &r->c[from].ir)) {
+			if (t->status == SEARCH_MEASURED && !t->early && t->measured_us < r->c[*cur].measured_us)
+				*cur = i;
+			return 0;
+		}
+	}
 	if (r->n % 64 == 0) {
 		SearchCandidate *nc = realloc(r->c, (size_t)(r->n + 64) * sizeof *nc);
 		if (!nc)
-			return false;
+			return -1;
 		r->c = nc;
 	}
 	SearchCandidate v = r->c[from];
@@ -949,7 +962,7 @@ static bool bench_variant(Bench *b, int from, const KernelSchedule *sc, int *cur
 	const SearchCandidate *t = &r->c[r->n - 1];
 	if (t->status == SEARCH_MEASURED && !t->early && t->measured_us < r->c[*cur].measured_us)
 		*cur = r->n - 1;
-	return true;
+	return 1;
 }
 
 /* The x86 backend's knobs, one at a time from each base: the vector width
@@ -960,7 +973,7 @@ static int tune_x86(Bench *b, const int *base, int nbase)
 {
 	SearchResult *r = b->r;
 	char terr[X86_ERR_MAX];
-	LLVMTargetMachineRef tm = x86_target_machine(NULL, NULL, false, terr);
+	LLVMTargetMachineRef tm = x86_target_machine(b->p.cpu, b->p.cpu ? "" : NULL, false, terr);
 	const int host = tm ? x86_vector_width(tm) : 8;
 	if (tm)
 		LLVMDisposeTargetMachine(tm);
@@ -1010,9 +1023,10 @@ static int tune_x86(Bench *b, const int *base, int nbase)
 					v.stage = (int)alts[a];
 				else
 					v.threads = (int)alts[a];
-				if (!bench_variant(b, from, &v, &cur))
+				const int got = bench_variant(b, from, &v, &cur);
+				if (got < 0)
 					return -1;
-				measured++;
+				measured += got;
 			}
 		}
 	}
@@ -1104,9 +1118,10 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 				else
 					v.bx = ap.s.bx, v.by = ap.s.by, v.v = ap.s.v, v.r = ap.s.r, v.ksplit = (int)ap.nsplit,
 					v.stage = ap.stage, v.wsum = ap.wsum;
-				if (!bench_variant(b, from, &v, &cur))
+				const int got = bench_variant(b, from, &v, &cur);
+				if (got < 0)
 					return -1;
-				measured++;
+				measured += got;
 			}
 		}
 	}
@@ -1258,11 +1273,18 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	int threads = s->threads > 0 ? s->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (threads < 1)
 		threads = 1;
+	int width = 0; /* the floats a vector the model assumes (0: the host's) */
+	if (!s->gpu && s->cpu) {
+		char terr[X86_ERR_MAX];
+		LLVMTargetMachineRef tm = x86_target_machine(s->cpu, "", false, terr);
+		if (tm)
+			width = x86_vector_width(tm), LLVMDisposeTargetMachine(tm);
+	}
 	Order *ord = malloc((size_t)(pool.n > 0 ? pool.n : 1) * sizeof *ord);
 	int nord = 0;
 	for (int i = 0; ord && i < pool.n; i++) {
 		SearchCandidate *c = &pool.c[i];
-		CostQuery q = {&c->ir, N, op->layout, threads, (double)c->metrics.nkept, c->sched, 0};
+		CostQuery q = {&c->ir, N, op->layout, threads, (double)c->metrics.nkept, c->sched, width};
 		c->predicted_us = cost_predict_us(s->model, &q);
 		if (c->status == SEARCH_REJECTED || c->ref[0])
 			continue;
@@ -1274,6 +1296,8 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		return false;
 	}
 	qsort(ord, (size_t)nord, sizeof *ord, cmp_order);
+	if (nord && !s->measure)
+		out->best = ord[0].i; /* the best ranked (exploring varies only what is measured) */
 	/* exploration: the last explore * topk places go to candidates drawn
 	 * at random (seeded) from the ranked rest, so that the log also holds
 	 * what the model ranks low */
@@ -1288,8 +1312,6 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	out->c = pool.c;
 	out->n = pool.n;
 	free(pool.spec);
-	if (nord && !s->measure)
-		out->best = ord[0].i;
 	if (s->measure && nord) {
 		float *x = util_alloc_timed((size_t)(K * N) * sizeof *x);
 		if (!x) {
@@ -1307,17 +1329,23 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		           .r = out,
 		           .pr = {.f = progress}};
 		b.p.sm = s->gpu ? s->sm : NULL;
+		b.p.cpu = s->gpu ? NULL : s->cpu;
 		b.p.emulate = s->gpu && s->emulate;
 		b.pr.tty = progress && isatty(fileno(progress));
-		for (int i = 0; i < s->nlogged && out->dense_us < 0; i++)
+		for (int i = s->nlogged - 1; i >= 0 && out->dense_us < 0; i--)
 			if (s->logged[i].dense_us > 0)
 				out->dense_us = s->logged[i].dense_us; /* --resume: the baseline as logged */
 		if (out->dense_us < 0) {
 			Measured dm = measure(&b.p, NULL, s->timeout_s);
 			out->dense_us = dm.ok ? dm.us : -1;
+			if (!dm.ok && progress)
+				fprintf(progress, "search: warning: the dense baseline's measurement failed (%s): no speedups\n",
+				        dm.why);
 		}
 		const int top = nord < s->topk ? nord : s->topk;
-		if (s->gpu && s->emulate)
+		if (out->dense_us < 0)
+			progress_line(&b.pr, "search: measuring the %d best ranked", top);
+		else if (s->gpu && s->emulate)
 			progress_line(&b.pr, "search: the dense kernel %.1f us on the host emulator (not a GPU's time); "
 			                     "measuring the %d best ranked", out->dense_us, top);
 		else if (s->gpu)

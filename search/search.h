@@ -52,8 +52,9 @@
 
 typedef struct SearchLogInfo {
 	const char *version, *target, *device, *source, *op;
-	int64_t N;
+	int64_t M, K, N;
 	const char *layout; /* kn or nk */
+	const char *dtype;  /* f32, bf16 or f16 (NULL: f32) */
 	int threads;
 	uint64_t seed;
 } SearchLogInfo;
@@ -88,6 +89,7 @@ typedef struct SearchSettings {
 	uint64_t seed;     /* the order of equally ranked candidates */
 	bool measure;      /* false: rank by the cost model alone */
 	const CostModel *model; /* NULL: the analytic one */
+	const char *cpu;   /* x86: the CPU the kernels are compiled for (x86_target_cpu; NULL: the host's) */
 	bool gpu;          /* keep only candidates the GPU legality rules allow */
 	const char *sm;    /* gpu: the target (sm_80...), measured on the GPU through the driver */
 	bool emulate;      /* gpu: on the host emulator instead (gpu_emulate; for tests) */
@@ -185,15 +187,16 @@ void search_log_free(SearchLogged *l, int n);
  * numbers, where absent). */
 typedef struct SearchLogEntry {
 	const char *pir, *target, *device, *source, *op, *layout;
+	const char *dtype;         /* "f32" where absent (logs before 16-bit ops) */
 	const char *failed;        /* why it failed */
-	double N, threads, density;
-	double latency_us;         /* < 0: absent (it failed) */
+	double M, K, N, threads, density;
+	double latency_us;         /* > 0, or < 0: absent (it failed) */
 	double dense_us, rel_err;  /* -1 and 0 where absent */
 	KernelSchedule sched;      /* absent: the backend's own */
 	bool early;                /* stopped early */
 } SearchLogEntry;
 /* false where the line is no measurement: no PatternIR, a malformed
- * schedule, neither a latency nor a failure. */
+ * schedule, neither a positive latency nor a failure. */
 struct cJSON;
 bool search_log_entry(const struct cJSON *line, SearchLogEntry *e);
 /* Spearman's rank correlation between the cost model's predictions and the

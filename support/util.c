@@ -141,6 +141,22 @@ static bool write_all(int fd, const char *data, size_t len)
 	return true;
 }
 
+bool util_make_dir(const char *path)
+{
+	if (mkdir(path, 0777) == 0)
+		return true;
+	if (errno != EEXIST)
+		return false;
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return false;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return false;
+	}
+	return true;
+}
+
 bool util_write_file_atomic(const char *path, const char *data, size_t len)
 {
 	/* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in

@@ -55,6 +55,10 @@ char *util_read_file(const char *path, size_t *len);
  * A path that names a device or a pipe (/dev/null) is written in place. */
 bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
+/* Creates directory path, or finds one there; false with errno set
+ * (ENOTDIR: something else is there). */
+bool util_make_dir(const char *path);
+
 /* Seconds on the monotonic clock, for timing. */
 double util_now(void);
 /* Sleeps for about `seconds`.  The timed comparisons call util_settle()

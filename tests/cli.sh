@@ -79,6 +79,10 @@ has "--explain shows W and Q" "$tmp/out" "W          Q"
 expect "--dump-after" 0 "$patc" "$root/examples/gemm.pat" --dump-after=perforate --emit=pir -o "$tmp/d.pir"
 has "--dump-after goes to stderr" "$tmp/err" "# fig8: after perforate k1 keep 5"
 expect "--dump-after leaves -o readable" 0 "$patc" "$tmp/d.pir"
+expect ".pir with --run" 2 "$patc" "$tmp/d.pir" --run
+has ".pir: what it takes" "$tmp/err" "a .pir file has no weights and no primitives"
+expect ".pir with --emit=llvm" 2 "$patc" "$tmp/d.pir" --emit=llvm -o "$tmp/dl"
+[ ! -e "$tmp/dl" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: .pir --emit=llvm wrote -o"; }
 expect "full stdout" 3 "$patc" "$root/examples/gemm.pat" --emit=pir -o /dev/full
 if [ -w /dev/full ]; then
 	"$patc" "$root/examples/gemm.pat" >/dev/full 2>"$tmp/err"
@@ -180,6 +184,38 @@ expect "--run with an element unwritten" 4 env PATC_RUN_INJECT=unwritten:c "$pat
 has "--run counts the unwritten element" "$tmp/err" "op 'c': the kernel's result is wrong (relative error .*, 1 elements not written)"
 expect "--run with --explain" 2 "$patc" "$tmp/w.pat" --run --explain
 expect "--threads=0" 2 "$patc" "$tmp/w.pat" --run --threads=0
+
+# options that go with --search only, and outputs --search does not write
+expect "--budget without --search" 2 "$patc" "$tmp/w.pat" --budget=5%
+has "--budget is --search's" "$tmp/err" "--budget is an option of --search"
+expect "--search with --explain" 2 "$patc" "$tmp/w.pat" --search --explain
+expect "--search with --emit=weights" 2 "$patc" "$tmp/w.pat" --search --emit=weights -o "$tmp/s.safetensors"
+[ ! -e "$tmp/s.safetensors" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --search --emit=weights wrote"; }
+expect "--shard past int" 2 "$patc" "$tmp/w.pat" --search --shard=0/4294967297
+expect "--shard with a plus" 2 "$patc" "$tmp/w.pat" --search --shard=+0/2
+# -o naming a file where a directory goes
+: >"$tmp/afile"
+expect "-o a file for objects" 3 "$patc" "$tmp/w.pat" -o "$tmp/afile"
+has "-o a file: not a directory" "$tmp/err" "cannot create '$tmp/afile': Not a directory"
+# a nest of more loops than a tensor reader takes (8): its packed values, one dimension a loop
+printf 'op z: spmm(M = 64, K = 64, N = 8) {\n weights = random(seed = 1);\n split m -> m0, m1, m2, m3 : 4, 4, 2, 2;\n split k -> k0, k1, k2, k3, k4 : 4, 2, 2, 2, 2;\n perforate k4 keep 1;\n}\n' >"$tmp/nine.pat"
+expect "nine loops --emit=weights" 0 "$patc" "$tmp/nine.pat" --emit=weights -o "$tmp/nine.safetensors"
+python3 "$root/tests/read_safetensors.py" "$tmp/nine.safetensors" >"$tmp/out" 2>&1
+has "nine loops: values of rank 9" "$tmp/out" "^tensor z.values F32 \[4, 4, 2, 2, 4, 2, 2, 2, 1\]"
+# weights past the 16-bit dtype's range, and importance past float32's
+printf 'op h: spmm(M = 4, K = 8, N = 4, dtype = f16) { weights = npy("big.npy"); perforate k keep 4; }\nop l: spmm(M = 4, K = 8, N = 4) { weights = npy("huge.npy"); importance = l2; perforate k keep 4; }\n' >"$tmp/range.pat"
+python3 - "$tmp" <<'EOF2'
+import struct, sys
+def npy(path, vals):
+    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 8), }"
+    hdr += " " * (63 - len(hdr)) + "\n"
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + struct.pack("<32f", *vals))
+npy(sys.argv[1] + "/big.npy", [1.0] * 31 + [70000.0])
+npy(sys.argv[1] + "/huge.npy", [1.0] * 31 + [1e20])
+EOF2
+expect "weights past f16" 1 "$patc" "$tmp/range.pat"
+has "f16 range named" "$tmp/err" "op 'h': weight 70000 at \[3, 7\] is outside the range of its dtype f16"
+has "l2 overflow named" "$tmp/err" "op 'l': the l2 importance of the weight at \[3, 7\] (1e+20) is past float32's range"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -347,10 +347,34 @@ EOF2
 	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":[0-9]*/"vector_width":"x"/'
 	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":/"tcs":9,"vector_width":/'
 	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":/"tcw":2.5,"vector_width":/'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":0/'
+	printf '%s%s\n' "$(head -1 "$tmp/sh0/tune.jsonl")" "$(sed -n 2p "$tmp/sh0/tune.jsonl")" # two glued
 } >"$tmp/junk.jsonl"
 "$patc" merge "$tmp/junk.jsonl" -o "$tmp/junk_merged.jsonl" >"$tmp/out" 2>&1 &&
-	grep -q "^merge: 1 measurements from 1 log into .* (5 lines that were not measurements skipped)" "$tmp/out" &&
+	grep -q "^merge: 1 measurements from 1 log into .* (7 lines that were not measurements skipped)" "$tmp/out" &&
 	[ "$(wc -l <"$tmp/junk_merged.jsonl")" -eq 1 ] && ok || bad "merge of malformed lines: $(cat "$tmp/out")"
+"$patc" merge "$tmp/sh0" -o "$tmp/dir_merged.jsonl" >"$tmp/out" 2>&1
+[ $? -eq 1 ] && grep -q "cannot read '$tmp/sh0': Is a directory" "$tmp/out" && [ ! -e "$tmp/dir_merged.jsonl" ] && ok ||
+	bad "merge of a directory: $(cat "$tmp/out")"
+# --resume takes only lines of the same op shape (another shape's baseline and kernels are not its own)
+mkdir -p "$tmp/other" && cp "$tmp/sh0/tune.jsonl" "$tmp/other/tune.jsonl"
+echo 'op w: spmm(M = 64, K = 80, N = 40) { weights = random(3, rows); }' >"$tmp/op64.pat"
+"$patc" "$tmp/op64.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/other" >"$tmp/out" 2>&1 &&
+	! grep -q "taken from the log" "$tmp/out" && ok || bad "--resume took another shape's lines: $(cat "$tmp/out")"
+# --target=x86-64-avx2: the kernels the search measures and writes are AVX2's, whatever the host
+if command -v objdump >/dev/null; then
+	"$patc" "$tmp/op.pat" --search --no-measure --budget=20% --target=x86-64-avx2 -o "$tmp/avx2" >/dev/null 2>&1 &&
+		objdump -d "$tmp/avx2/op.o" | grep -q ymm && ! objdump -d "$tmp/avx2/op.o" | grep -q zmm && ok ||
+		bad "--search --target=x86-64-avx2 wrote other code"
+fi
+# a shard past the candidates measures nothing and says so (exit 0, an empty log for merge);
+# Slurm arrays with a step (0-4:4: task 4 is the second)
+"$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% --shard=5/6 -o "$tmp/sh5" >"$tmp/out" 2>&1 &&
+	grep -q "nothing to measure in this shard" "$tmp/out" && [ -e "$tmp/sh5/tune.jsonl" ] && ok ||
+	bad "an empty shard: $(cat "$tmp/out")"
+SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 SLURM_ARRAY_TASK_COUNT=2 \
+	"$patc" "$tmp/op.pat" --search --no-measure --budget=20% -o "$tmp/slurm" >"$tmp/out" 2>&1 &&
+	grep -q "shard 2 of 2" "$tmp/out" && ok || bad "a Slurm array with a step: $(cat "$tmp/out")"
 
 # 6. hopeless candidates stop early; --tune=0 tunes nothing; --explore
 #    measures candidates the model ranks low
