@@ -840,6 +840,8 @@ static int merge_main(int argc, char **argv)
 		if (!strcmp(argv[i], "-o")) {
 			if (i + 1 == argc)
 				return usage_error("%s", "-o needs an argument");
+			if (output)
+				return usage_error("%s", "-o given twice");
 			output = argv[++i];
 		} else if (argv[i][0] == '-')
 			return usage_error("unknown option '%s' of patc merge (patc merge LOG... -o OUT)", argv[i]);
@@ -864,6 +866,8 @@ static int train_main(int argc, char **argv)
 		if (!strcmp(argv[i], "-o")) {
 			if (i + 1 == argc)
 				return usage_error("%s", "-o needs an argument");
+			if (t.out)
+				return usage_error("%s", "-o given twice");
 			t.out = argv[++i];
 		} else if (!strncmp(argv[i], "--target=", 9) && argv[i][9])
 			t.target = argv[i] + 9;

@@ -337,7 +337,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the search's "
 		               "best is %.2fx as fast\n",
 		          f->ref, f->notation, f->metrics.loss, f->measured_us, f->measured_us / b->measured_us);
-	} else if (s.nrefs && s.measure)
+	} else if (s.nrefs && s.measure && s.shard == 0) /* (shard 0 measures them) */
 		sb_printf(out, "  no standard-library pattern is within the budget (%d measured as reference points)\n",
 		          s.nrefs);
 	int nsp;
@@ -419,11 +419,9 @@ static char *merge_key(const cJSON *j)
 
 int search_merge(int n, char *const *paths, const char *output)
 {
-	StrBuf all;
-	sb_init(&all);
-	char **seen = NULL;
+	char **seen = NULL, **kept = NULL; /* each kernel's key, and its newest line */
 	size_t nseen = 0, cap = 0;
-	int rc = PATC_EXIT_OK, skipped = 0, lines = 0;
+	int rc = PATC_EXIT_OK, skipped = 0;
 	for (int i = 0; i < n && rc == PATC_EXIT_OK; i++) {
 		FILE *f = fopen(paths[i], "r");
 		if (!f) {
@@ -445,25 +443,27 @@ int search_merge(int n, char *const *paths, const char *output)
 				skipped++;
 				continue;
 			}
-			char *key = merge_key(j);
+			char *key = merge_key(j), *copy = strdup(line);
 			cJSON_Delete(j);
-			bool dup = false; /* the first measurement of a kernel stays */
-			for (size_t k = 0; k < nseen && !dup; k++)
-				dup = !strcmp(seen[k], key);
-			if (dup) {
+			if (!copy)
+				util_ice(__FILE__, __LINE__, "out of memory");
+			size_t k = 0; /* a kernel measured again: the newer measurement, in the older's place */
+			while (k < nseen && strcmp(seen[k], key))
+				k++;
+			if (k < nseen) {
 				free(key);
+				free(kept[k]);
+				kept[k] = copy;
 				continue;
 			}
 			if (nseen == cap) {
 				cap = cap ? 2 * cap : 256;
-				char **ns = realloc(seen, cap * sizeof *ns);
-				if (!ns)
+				char **ns = realloc(seen, cap * sizeof *ns), **nk = ns ? realloc(kept, cap * sizeof *nk) : NULL;
+				if (!ns || !nk)
 					util_ice(__FILE__, __LINE__, "out of memory");
-				seen = ns;
+				seen = ns, kept = nk;
 			}
-			seen[nseen++] = key;
-			sb_printf(&all, "%s\n", line);
-			lines++;
+			seen[nseen] = key, kept[nseen++] = copy;
 		}
 		if (ferror(f)) { /* a directory, or a read error */
 			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
@@ -472,18 +472,23 @@ int search_merge(int n, char *const *paths, const char *output)
 		free(line);
 		fclose(f);
 	}
+	StrBuf all;
+	sb_init(&all);
+	for (size_t k = 0; k < nseen; k++)
+		sb_printf(&all, "%s\n", kept[k]);
 	if (rc == PATC_EXIT_OK && !util_write_file_atomic(output, all.data ? all.data : "", all.len)) {
 		fprintf(stderr, "patc: error: cannot write '%s': %s\n", output, strerror(errno));
 		rc = PATC_EXIT_ENV;
 	}
 	if (rc == PATC_EXIT_OK && skipped)
-		printf("merge: %d measurements from %d log%s into %s (%d line%s that were not measurements skipped)\n", lines,
-		       n, n == 1 ? "" : "s", output, skipped, skipped == 1 ? "" : "s");
+		printf("merge: %zu measurements from %d log%s into %s (%d line%s that were not measurements skipped)\n",
+		       nseen, n, n == 1 ? "" : "s", output, skipped, skipped == 1 ? "" : "s");
 	else if (rc == PATC_EXIT_OK)
-		printf("merge: %d measurements from %d log%s into %s\n", lines, n, n == 1 ? "" : "s", output);
+		printf("merge: %zu measurements from %d log%s into %s\n", nseen, n, n == 1 ? "" : "s", output);
 	for (size_t k = 0; k < nseen; k++)
-		free(seen[k]);
+		free(seen[k]), free(kept[k]);
 	free(seen);
+	free(kept);
 	sb_free(&all);
 	return rc;
 }

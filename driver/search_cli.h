@@ -20,8 +20,9 @@ typedef struct SearchCli {
 /* Returns patc's exit code; the summary goes to out. */
 int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out);
 
-/* `patc merge LOG... -o OUT`: the tuning logs' measurements, each kernel once (its first), in one
- * log written atomically.  Returns patc's exit code. */
+/* `patc merge LOG... -o OUT`: the tuning logs' measurements, each kernel
+ * once (its newest measurement, in its first's place), in one log written
+ * atomically.  Returns patc's exit code. */
 int search_merge(int n, char *const *paths, const char *output);
 
 /* `patc train-cost-model LOG... -o MODEL`.  Returns patc's exit code. */

@@ -381,7 +381,8 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddStringToObject(root, "source", source);
 	cJSON_AddStringToObject(root, "op", op->name);
 	cJSON_AddStringToObject(root, "target", target);
-	cJSON_AddStringToObject(root, "device", cpu);
+	/* where it measured (a GPU's name, the host emulator), as the log says */
+	cJSON_AddStringToObject(root, "device", s->log_info && s->log_info->device ? s->log_info->device : cpu);
 	cJSON_AddNumberToObject(root, "M", (double)op->M);
 	cJSON_AddNumberToObject(root, "K", (double)op->K);
 	cJSON_AddNumberToObject(root, "N", (double)op->N);

@@ -356,6 +356,13 @@ EOF2
 "$patc" merge "$tmp/sh0" -o "$tmp/dir_merged.jsonl" >"$tmp/out" 2>&1
 [ $? -eq 1 ] && grep -q "cannot read '$tmp/sh0': Is a directory" "$tmp/out" && [ ! -e "$tmp/dir_merged.jsonl" ] && ok ||
 	bad "merge of a directory: $(cat "$tmp/out")"
+# a kernel measured in two logs: the newer measurement, once
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":123.5/' >"$tmp/newer.jsonl"
+"$patc" merge "$tmp/sh0/tune.jsonl" "$tmp/newer.jsonl" -o "$tmp/nm.jsonl" >/dev/null 2>&1 &&
+	[ "$(wc -l <"$tmp/nm.jsonl")" -eq "$(wc -l <"$tmp/sh0/tune.jsonl")" ] &&
+	head -1 "$tmp/nm.jsonl" | grep -q '"latency_us":123.5' && ok || bad "merge kept the older measurement"
+"$patc" merge "$tmp/sh0/tune.jsonl" -o "$tmp/x1.jsonl" -o "$tmp/x2.jsonl" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "merge took -o twice"
 # --resume takes only lines of the same op shape (another shape's baseline and kernels are not its own)
 mkdir -p "$tmp/other" && cp "$tmp/sh0/tune.jsonl" "$tmp/other/tune.jsonl"
 echo 'op w: spmm(M = 64, K = 80, N = 40) { weights = random(3, rows); }' >"$tmp/op64.pat"
