@@ -248,7 +248,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		/* the packed weights, embedded */
 		float *values = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof *values);
 		if (!values)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		prune_pack(ir, &p->mask, p->w, op->M, op->K, values);
 		snprintf(name, sizeof name, "%.200s.values", pre);
 		LLVMValueRef gv = blob(ctx, mod, name, values, (size_t)pm.values * sizeof *values);

@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	pir_metrics(&ir, &pm);
 	float *values = malloc((size_t)pm.values * sizeof *values);
 	if (!w || !imp || !x || !y || !values)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	synth_weights(w, M, K, 1, SYNTH_HEADS, 64);
 	synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
 	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, imp);

@@ -326,7 +326,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
 	char (*names)[160] = calloc((size_t)prog->nops + 1, sizeof *names);
 	if (!ks || !names)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);

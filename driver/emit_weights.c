@@ -62,7 +62,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 	StWrite *t = calloc((size_t)cap, sizeof *t);
 	void **owned = calloc((size_t)cap, sizeof *owned);
 	if (!m || !t || !owned)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	m->arena = &arena;
 	m->cap = 1 + prog->nops * META_PER_OP;
 	m->key = arena_alloc(&arena, (size_t)m->cap * sizeof *m->key);
@@ -82,7 +82,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 			v->shape[l] = ir->loops[l].nnz;
 		float *vals = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof(float));
 		if (!vals)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		prune_pack(ir, &p->mask, p->w, p->M, p->K, vals);
 		if (op->dtype == PAT_F32) {
 			v->dtype = DT_F32;
@@ -90,7 +90,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 		} else {
 			uint16_t *h = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof(uint16_t));
 			if (!h)
-				util_ice(__FILE__, __LINE__, "out of memory");
+				util_oom();
 			for (int64_t j = 0; j < pm.values; j++)
 				h[j] = op->dtype == PAT_F16 ? f32_to_fp16(vals[j]) : f32_to_bf16(vals[j]);
 			free(vals);
@@ -113,7 +113,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 		if (with_mask) {
 			uint8_t *mk = malloc((size_t)(op->M * op->K));
 			if (!mk)
-				util_ice(__FILE__, __LINE__, "out of memory");
+				util_oom();
 			prune_dense_mask(ir, &p->mask, op->M, op->K, mk);
 			StWrite *x = &t[nt];
 			x->name = arena_printf(&arena, "%s.mask", op->name);

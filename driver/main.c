@@ -679,7 +679,7 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 		char cerr[512];
 		PtxSchedule *scheds = calloc((size_t)prog->nops + 1, sizeof *scheds); /* patc's, but the flags */
 		if (!scheds)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		for (int i = 0; i < prog->nops; i++)
 			scheds[i] = gpu_given(o);
 		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, scheds,
@@ -776,7 +776,7 @@ static int run_pir_file(const Options *o)
 	enum { MAX_BLOCKS = 256 };
 	Pir *irs = malloc(MAX_BLOCKS * sizeof *irs);
 	if (!irs)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	char err[512];
 	int n = pir_read_text(text, irs, MAX_BLOCKS, err, sizeof err);
 	int rc = PATC_EXIT_OK;
@@ -969,7 +969,7 @@ int main(int argc, char **argv)
 	PruneOp *pruned = calloc((size_t)prog.nops + 1, sizeof *pruned);
 	bool *have = calloc((size_t)prog.nops + 1, sizeof *have);
 	if (!pruned || !have)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (int i = 0; i < prog.nops; i++) {
 		const OpResult *op = &prog.ops[i];
 		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights && !o.run && !objects(&o))

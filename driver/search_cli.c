@@ -413,7 +413,7 @@ static char *merge_key(const cJSON *j)
 	char *text = cJSON_PrintUnformatted(k);
 	cJSON_Delete(k);
 	if (!text)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	return text;
 }
 
@@ -446,7 +446,7 @@ int search_merge(int n, char *const *paths, const char *output)
 			char *key = merge_key(j), *copy = strdup(line);
 			cJSON_Delete(j);
 			if (!copy)
-				util_ice(__FILE__, __LINE__, "out of memory");
+				util_oom();
 			size_t k = 0; /* a kernel measured again: the newer measurement, in the older's place */
 			while (k < nseen && strcmp(seen[k], key))
 				k++;
@@ -460,7 +460,7 @@ int search_merge(int n, char *const *paths, const char *output)
 				cap = cap ? 2 * cap : 256;
 				char **ns = realloc(seen, cap * sizeof *ns), **nk = ns ? realloc(kept, cap * sizeof *nk) : NULL;
 				if (!ns || !nk)
-					util_ice(__FILE__, __LINE__, "out of memory");
+					util_oom();
 				seen = ns, kept = nk;
 			}
 			seen[nseen] = key, kept[nseen++] = copy;

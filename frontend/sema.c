@@ -990,7 +990,10 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	run_body(S, &top, it->u.op.body, 0);
 	op->ok = !S->op_failed;
 	/* Calibration, importance and rank only mean something with weights
-	 * (unless the weights setting itself failed, which was reported). */
+	 * (unless the weights setting itself failed, which was reported, or
+	 * the body stopped at a refusal before the statements that set them). */
+	if (S->op_failed)
+		return;
 	if (op->weights.kind == WEIGHTS_NONE && !S->set_loc[0].line)
 		for (int i = 1; i < 5; i++)
 			if (S->set_loc[i].line) {

@@ -22,7 +22,7 @@ bool pir_apply(Pir *ir, const PirPrim *p, PirReason *why)
 	PATC_ASSERT((unsigned)p->kind < PIR_NPRIMS);
 	Pir *scratch = malloc(sizeof *scratch);
 	if (!scratch)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	*scratch = *ir;
 	bool ok = pir_passes[p->kind](scratch, p, why);
 	if (ok) {

@@ -31,7 +31,7 @@ void prune_importance(PatImportance kind, const float *w, const float *scores, c
 		PATC_ASSERT(x && n > 0);
 		double *sq = calloc((size_t)K, sizeof *sq);
 		if (!sq)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		for (int64_t t = 0; t < n; t++)
 			for (int64_t k = 0; k < K; k++)
 				sq[k] += (double)x[t * K + k] * x[t * K + k];

@@ -246,7 +246,7 @@ static bool leaf_stream(Leaf *L, const Pir *ir)
 	int64_t *om = calloc((size_t)em, sizeof *om), *ok = calloc((size_t)ek, sizeof *ok);
 	float *v = malloc((size_t)(len + 4) * sizeof *v);
 	if (!om || !ok || !v)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	int64_t rs = 1; /* row stride of loop i: the product of the lengths after it */
 	for (int i = last - 1; i >= 0; i--) {
 		const PirLoop *li = &ir->loops[i];
@@ -308,7 +308,7 @@ static void leaf_rows(Leaf *L)
 	int64_t *off = malloc((size_t)len * sizeof *off);
 	float *fbuf = malloc((size_t)(len + 4) * sizeof *fbuf);
 	if (!off || !fbuf)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (int64_t v = 0; v < len; v++) {
 		off[v] = cmL[v] * K + ckL[v];
 		maxm = cmL[v] > maxm ? cmL[v] : maxm;

@@ -41,7 +41,7 @@ double prune_top_sum(const float *v, int64_t n, int64_t count)
 	int64_t *cnt = calloc(BUCKETS, sizeof *cnt);
 	double *sum = calloc(BUCKETS, sizeof *sum);
 	if (!cnt || !sum)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (int64_t i = 0; i < n; i++)
 		cnt[key_of(v[i]) >> 16]++;
 	int64_t need = count;
@@ -89,7 +89,7 @@ void prune_bound_init(PruneBound *b, const float *v, int64_t n)
 	b->keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *b->keys);
 	int64_t *at = malloc(BUCKETS * sizeof *at);
 	if (!b->start || !b->sum || !b->keys || !at)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (int64_t i = 0; i < n; i++) {
 		uint32_t k = key_of(v[i]) >> 16;
 		b->start[k + 1]++;
@@ -140,7 +140,7 @@ double prune_bound_top(const PruneBound *b, int64_t count)
 	int64_t c = b->start[hi + 1] - b->start[hi];
 	uint32_t *tmp = malloc((size_t)c * sizeof *tmp);
 	if (!tmp)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	memcpy(tmp, b->keys + b->start[hi], (size_t)c * sizeof *tmp);
 	qsort(tmp, (size_t)c, sizeof *tmp, cmp_key_desc);
 	for (int64_t i = 0; i < need; i++) {
@@ -211,13 +211,13 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
 	if (x && n > 0) {
 		uint8_t *mask = malloc((size_t)count);
 		if (!mask)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		prune_dense_mask(ir, m, M, K, mask);
 		/* E = X D^T with D the pruned-away part, Y = X W^T. */
 		float *d = malloc((size_t)count * sizeof *d);
 		float *y = malloc((size_t)(n * M) * sizeof *y);
 		if (!d || !y)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		for (int64_t i = 0; i < count; i++)
 			d[i] = mask[i] ? 0.0f : w[i];
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, x,

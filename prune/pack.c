@@ -41,7 +41,7 @@ void prune_coords_init(PruneCoords *co, const Pir *ir)
 		co->cm[i] = calloc((size_t)l->len, sizeof(int64_t));
 		co->ck[i] = calloc((size_t)l->len, sizeof(int64_t));
 		if (!co->cm[i] || !co->ck[i])
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		for (int64_t v = 0; v < l->len; v++) {
 			int64_t rest = v;
 			for (int c = l->ncomp - 1; c >= 0; c--) {
@@ -71,7 +71,7 @@ static void packer_init(Packer *p, const Pir *ir, const PruneMask *m, int64_t M,
 	const int last = ir->nloops - 1;
 	p->off = malloc((size_t)ir->loops[last].len * sizeof *p->off);
 	if (!p->off)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (int64_t v = 0; v < ir->loops[last].len; v++)
 		p->off[v] = p->co.cm[last][v] * K + p->co.ck[last][v];
 }

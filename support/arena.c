@@ -36,7 +36,7 @@ void *arena_alloc(Arena *a, size_t size)
 		size_t cap = size > ARENA_BLOCK ? size : ARENA_BLOCK;
 		b = malloc(sizeof *b + cap);
 		if (!b)
-			util_ice(__FILE__, __LINE__, "out of memory (%zu bytes)", size);
+			util_oom();
 		b->next = a->head;
 		b->used = 0;
 		b->cap = cap;

@@ -25,6 +25,13 @@ void util_ice(const char *file, int line, const char *fmt, ...)
 	exit(PATC_EXIT_INTERNAL);
 }
 
+void util_oom(void)
+{
+	fflush(stdout);
+	fputs("patc: error: out of memory\n", stderr);
+	exit(PATC_EXIT_ENV);
+}
+
 void sb_init(StrBuf *sb) { sb->data = NULL, sb->len = sb->cap = 0; }
 
 void sb_free(StrBuf *sb)
@@ -42,7 +49,7 @@ static void sb_reserve(StrBuf *sb, size_t extra)
 		cap *= 2;
 	char *p = realloc(sb->data, cap);
 	if (!p)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	sb->data = p;
 	sb->cap = cap;
 }
@@ -91,7 +98,7 @@ char *sb_take(StrBuf *sb)
 	if (!p) {
 		p = malloc(1);
 		if (!p)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		*p = 0;
 	}
 	sb_init(sb);
@@ -180,7 +187,7 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len)
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 16);
 	if (!tmp)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	memcpy(tmp, path, n);
 	memcpy(tmp + n, ".tmp.XXXXXX", 12);
 	int fd = mkstemp(tmp);

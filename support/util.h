@@ -3,7 +3,9 @@
  * Two families of checks exist in patc: user errors, reported as diagnostics
  * with exit code 1, and internal invariants.  A broken invariant is a patc bug:
  * util_ice() prints "internal compiler error at FILE:LINE" and exits with code
- * 4.  It is the only place library code leaves the process.
+ * 4.  Running out of memory is the environment's: util_oom() says so and
+ * exits with code 3.  They are the only places library code leaves the
+ * process.
  */
 #ifndef PATC_UTIL_H
 #define PATC_UTIL_H
@@ -23,6 +25,7 @@ enum {
 
 _Noreturn void util_ice(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+_Noreturn void util_oom(void);
 
 #define PATC_ASSERT(c)                                                        \
 	do {                                                                  \

@@ -217,5 +217,20 @@ expect "weights past f16" 1 "$patc" "$tmp/range.pat"
 has "f16 range named" "$tmp/err" "op 'h': weight 70000 at \[3, 7\] is outside the range of its dtype f16"
 has "l2 overflow named" "$tmp/err" "op 'l': the l2 importance of the weight at \[3, 7\] (1e+20) is past float32's range"
 
+# out of memory is the environment's (exit 3), not an internal error: --explain keeps every
+# primitive's nest, 16 ops x 1000 primitives under a 400 MB address space (not under ASan,
+# whose shadow memory needs more)
+if [ -z "${ASAN_OPTIONS:-}" ]; then
+	python3 -c "
+print('pattern p() {'); [print('  reorder k, m;') for _ in range(1000)]; print('}')
+for i in range(16): print('op o%d: spmm(M = 8, K = 8, N = 4) { apply p(); }' % i)" >"$tmp/mem.pat"
+	expect "out of memory" 3 bash -c "ulimit -v 400000; exec \"\$0\" \"\$1\" --explain" "$patc" "$tmp/mem.pat"
+	has "out of memory said" "$tmp/err" "^patc: error: out of memory$"
+fi
+# a refused primitive stops the op's body: the settings after it are not checked (no false errors)
+printf 'op a: spmm(M = 8, K = 8, N = 4) {\n    rank = total;\n    perforate k keep 99;\n    weights = random(1);\n}\n' >"$tmp/stop.pat"
+expect "a refused primitive" 1 "$patc" "$tmp/stop.pat"
+if grep -q "has no weights" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL: a false error after a refusal"; else pass=$((pass + 1)); fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

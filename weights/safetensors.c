@@ -222,7 +222,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	entries = calloc((size_t)members + 1, sizeof *entries);
 	order = calloc((size_t)members + 1, sizeof *order);
 	if (!entries || !order)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (const cJSON *j = root->child; j; j = j->next) {
 		const char *tn = j->string ? j->string : "";
 		if (strcmp(tn, "__metadata__") == 0) {
@@ -353,7 +353,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	if (list) {
 		*list = calloc((size_t)ne + 1, sizeof **list);
 		if (!*list)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		for (int i = 0; i < ne; i++) {
 			StInfo *si = &(*list)[i];
 			snprintf(si->name, sizeof si->name, "%s", entries[i].name);
@@ -487,12 +487,12 @@ bool st_write_file(const char *path, const StWrite *t, int n, const char *const 
 	char *json = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	if (!json)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	size_t hl = strlen(json), padded = (hl + 7) & ~(size_t)7;
 	size_t total = 8 + padded + (size_t)offset;
 	uint8_t *buf = malloc(total);
 	if (!buf)
-		util_ice(__FILE__, __LINE__, "out of memory");
+		util_oom();
 	for (int i = 0; i < 8; i++)
 		buf[i] = (uint8_t)((uint64_t)padded >> (8 * i));
 	memcpy(buf + 8, json, hl);

@@ -71,7 +71,7 @@ void synth_weights(float *w, int64_t M, int64_t K, uint64_t seed, SynthKind kind
 	if (nscale > 0) {
 		scale = malloc((size_t)nscale * sizeof *scale);
 		if (!scale)
-			util_ice(__FILE__, __LINE__, "out of memory");
+			util_oom();
 		for (int64_t i = 0; i < nscale; i++)
 			scale[i] = exp(rng_normal(&rs));
 	}
