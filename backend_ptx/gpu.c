@@ -127,6 +127,11 @@ static bool compile_kernel(const GpuProblem *p, const char *name, PtxKernelSpec 
 	double t0 = util_now();
 	if (!ptx_compile(spec, 1, p->sm, ptx, NULL, err))
 		return false;
+	if (!ptx_grid_fits(&spec->plan, p->N, err)) {
+		free(*ptx);
+		*ptx = NULL;
+		return false;
+	}
 	r->compile_ms = 1e3 * (util_now() - t0);
 	r->plan = spec->plan;
 	PtxTraffic t;

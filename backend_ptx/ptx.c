@@ -433,6 +433,29 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 	block[0] = (unsigned)s->bx, block[1] = (unsigned)s->by, block[2] = 1;
 }
 
+bool ptx_grid_fits(const PtxPlan *plan, int64_t n, char err[PTX_ERR_MAX])
+{
+	const int64_t cols = plan->tc ? (int64_t)plan->tc_cols * PTX_TC_COLS : (int64_t)plan->s.bx * plan->s.v;
+	const int64_t y = (n + cols - 1) / cols;
+	const int64_t x = plan->tc ? plan->nsets / plan->tc_rows : (plan->nsets + plan->s.by - 1) / plan->s.by;
+	if (y > 65535) {
+		snprintf(err, PTX_ERR_MAX, "N = %lld tokens make %lld blocks of %lld columns, past the 65535 of CUDA's grid "
+		         "(at most %lld tokens a launch: split them)",
+		         (long long)n, (long long)y, (long long)cols, 65535LL * cols);
+		return false;
+	}
+	if (x > 2147483647LL) {
+		snprintf(err, PTX_ERR_MAX, "%lld row blocks, past the 2^31 - 1 of CUDA's grid", (long long)x);
+		return false;
+	}
+	if (plan->nsplit > 65535) {
+		snprintf(err, PTX_ERR_MAX, "the walk along k split in %lld parts, past the 65535 of CUDA's grid",
+		         (long long)plan->nsplit);
+		return false;
+	}
+	return true;
+}
+
 /* ---- what the blocks move (ptx_traffic) ---- */
 
 /* C's traffic: zeroed first where the plan needs it, then stored once, or

@@ -305,6 +305,9 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
 void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm, PtxPlan *plan);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
+/* Whether that grid is within CUDA's limits (x below 2^31, y and z at
+ * most 65535); false with a message naming the tokens or rows too many. */
+bool ptx_grid_fits(const PtxPlan *plan, int64_t n, char err[PTX_ERR_MAX]);
 
 /* What a kernel's blocks move between the GPU's L2 and its multiprocessors
  * under plan (for n = k->N columns): the bytes of X the blocks stage, of

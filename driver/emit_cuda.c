@@ -63,9 +63,11 @@ static const char launcher_body[] =
 	"\tconst char *msg = NULL;\n\tif (g->GetErrorString)\n\t\tg->GetErrorString(r, &msg);\n"
 	"\treturn fail(g, \"%s failed: %s (error %d)\", call, msg ? msg : \"unknown error\", r);\n}\n\n"
 	"const char *@B@_gpu_error(const @B@_gpu *g) { return g->err; }\n\n"
+	"/* The handle's context current on the calling thread (any thread may call). */\n"
+	"static int cur(@B@_gpu *g) { return check(g, g->CtxSetCurrent(g->ctx), \"cuCtxSetCurrent\"); }\n\n"
 	"/* Reads len bytes at off of @B@.bin. */\n"
 	"static void *read_bin(@B@_gpu *g, long long off, size_t len)\n{\n"
-	"\tchar path[4200];\n\tsnprintf(path, sizeof path, \"%s/@B@.bin\", g->dir);\n"
+	"\tchar path[sizeof g->dir + 160];\n\tsnprintf(path, sizeof path, \"%s/@B@.bin\", g->dir);\n"
 	"\tFILE *f = fopen(path, \"rb\");\n\tvoid *p = malloc(len ? len : 1);\n"
 	"\tif (!f || !p || fseek(f, off, SEEK_SET) != 0 || fread(p, 1, len, f) != len) {\n"
 	"\t\tfail(g, \"cannot read %zu bytes at %lld of %s\", len, off, path);\n"
@@ -101,7 +103,7 @@ static const char launcher_body[] =
 	"\t\t     check(g, g->PrimaryCtxRetain(&g->ctx, g->dev), \"cuDevicePrimaryCtxRetain\") ||\n"
 	"\t\t     check(g, g->CtxSetCurrent(g->ctx), \"cuCtxSetCurrent\") ? -1 : 0;\n"
 	"\tif (rc == 0) {\n"
-	"\t\tchar path[4200];\n\t\tsnprintf(path, sizeof path, \"%s/@B@.ptx\", dir);\n"
+	"\t\tchar path[sizeof g->dir + 160];\n\t\tsnprintf(path, sizeof path, \"%s/@B@.ptx\", g->dir);\n"
 	"\t\tFILE *f = fopen(path, \"rb\");\n\t\tchar *ptx = NULL;\n\t\tlong len = -1;\n"
 	"\t\tif (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&\n"
 	"\t\t    (ptx = malloc((size_t)len + 1)) && fread(ptx, 1, (size_t)len, f) == (size_t)len) {\n"
@@ -127,6 +129,7 @@ static const char launcher_body[] =
 	"\treturn g;\n}\n\n"
 	"void @B@_gpu_close(@B@_gpu *g)\n{\n"
 	"\tif (!g)\n\t\treturn;\n"
+	"\tif (g->ctx)\n\t\tg->CtxSetCurrent(g->ctx);\n"
 	"\tif (g->MemFree)\n\t\tfor (int i = 0; i < @B@_NOPS; i++) {\n"
 	"\t\t\tif (g->values[i])\n\t\t\t\tg->MemFree(g->values[i]);\n"
 	"\t\t\tif (g->index_ptrs[i])\n\t\t\t\tg->MemFree(g->index_ptrs[i]);\n"
@@ -135,16 +138,17 @@ static const char launcher_body[] =
 	"\tif (g->ctx)\n\t\tg->PrimaryCtxRelease(g->dev);\n"
 	"\tif (g->lib)\n\t\tdlclose(g->lib);\n\tfree(g);\n}\n\n"
 	"int @B@_gpu_alloc(@B@_gpu *g, @B@_devptr *p, size_t bytes)\n"
-	"{\n\treturn check(g, g->MemAlloc(p, bytes ? bytes : 4), \"cuMemAlloc\");\n}\n\n"
-	"void @B@_gpu_free(@B@_gpu *g, @B@_devptr p)\n{\n\tif (p)\n\t\tg->MemFree(p);\n}\n\n"
+	"{\n\treturn cur(g) || check(g, g->MemAlloc(p, bytes ? bytes : 4), \"cuMemAlloc\");\n}\n\n"
+	"void @B@_gpu_free(@B@_gpu *g, @B@_devptr p)\n{\n\tif (p && cur(g) == 0)\n\t\tg->MemFree(p);\n}\n\n"
 	"int @B@_gpu_upload(@B@_gpu *g, @B@_devptr dst, const void *src, size_t bytes)\n"
-	"{\n\treturn check(g, g->MemcpyHtoD(dst, src, bytes), \"cuMemcpyHtoD\");\n}\n\n"
+	"{\n\treturn cur(g) || check(g, g->MemcpyHtoD(dst, src, bytes), \"cuMemcpyHtoD\");\n}\n\n"
 	"int @B@_gpu_download(@B@_gpu *g, void *dst, @B@_devptr src, size_t bytes)\n"
-	"{\n\treturn check(g, g->MemcpyDtoH(dst, src, bytes), \"cuMemcpyDtoH\");\n}\n\n"
-	"int @B@_gpu_sync(@B@_gpu *g) { return check(g, g->CtxSynchronize(), \"cuCtxSynchronize\"); }\n\n"
+	"{\n\treturn cur(g) || check(g, g->MemcpyDtoH(dst, src, bytes), \"cuMemcpyDtoH\");\n}\n\n"
+	"int @B@_gpu_sync(@B@_gpu *g) { return cur(g) || check(g, g->CtxSynchronize(), \"cuCtxSynchronize\"); }\n\n"
 	"static int launch(@B@_gpu *g, int i, @B@_devptr X, @B@_devptr C)\n{\n"
 	"\tlong long n0 = 0, n1 = ops[i].n;\n"
 	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1};\n"
+	"\tif (cur(g))\n\t\treturn -1;\n"
 	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].c_words, NULL), \"cuMemsetD32Async\"))\n"
 	"\t\treturn -1;\n"
 	"\treturn check(g, g->LaunchKernel(g->fn[i], ops[i].grid[0], ops[i].grid[1], ops[i].grid[2], ops[i].block[0],\n"
@@ -161,13 +165,16 @@ static const char header_head[] =
 	" * headers) loads it through the CUDA driver, found at run time with\n"
 	" * dlopen(\"libcuda.so.1\"), and uploads each op's packed Fractal-ELL weights\n"
 	" * from @B@.bin.  Every function returns 0 on success (open: the handle, or\n"
-	" * NULL with a message); @B@_gpu_error() says what failed.\n"
+	" * NULL with a message); @B@_gpu_error() says what failed.  A handle may\n"
+	" * be used from any thread (each call makes its context current there),\n"
+	" * one call at a time: its error message is the handle's.\n"
 	" *\n"
 	" * Layout kn: X is K x N and C is M x N; layout nk: X is N x K and C is\n"
 	" * N x M; row-major in device memory.  C holds floats; X holds floats too,\n"
 	" * but f16 or bf16 values (OP_XBYTES = 2) for an op on tensor cores.  X and\n"
 	" * C must be 16-byte aligned (@B@_gpu_alloc's memory is). */\n"
 	"#ifndef PATC_@B@_H\n#define PATC_@B@_H\n\n#include <stddef.h>\n\n"
+	"#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
 	"typedef unsigned long long @B@_devptr; /* a CUDA device pointer */\n"
 	"typedef struct @B@_gpu @B@_gpu;\n\n"
 	"/* Loads the driver, takes device 0's primary context, loads DIR/@B@.ptx\n"
@@ -254,7 +261,9 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		return false;
 	}
 	/* the header */
-	sb_printf(&h, "/* %s.h - generated by patc %s from %s for %s.\n", b, e->version, e->source, e->sm);
+	char source[1024];
+	sb_printf(&h, "/* %s.h - generated by patc %s from %s for %s.\n", b, e->version,
+	          util_comment_text(e->source, source, sizeof source), e->sm);
 	replace_base(&h, header_head, b, prog->nops);
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
@@ -279,7 +288,7 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		          b, o, (long long)op->M, b, o, (long long)op->K, b, o, (long long)op->N, b, o,
 		          op->layout == PAT_LAYOUT_KN, b, o, b, b, b, b, o, b);
 	}
-	sb_printf(&h, "\n#endif\n");
+	sb_printf(&h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 	/* the launcher */
 	replace_base(&c, launcher_head, b, prog->nops);
 	sb_printf(&c, "\nstatic const struct {\n\tconst char *kernel;\n\tlong long values, nvalues, dense;\n"
@@ -340,6 +349,11 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 		snprintf(err, 512, "%.500s", perr);
 		rc = PATC_EXIT_INTERNAL;
 	}
+	for (int i = 0; i < prog->nops && rc == PATC_EXIT_OK; i++)
+		if (!ptx_grid_fits(&ks[i].plan, prog->ops[i].N, perr)) {
+			snprintf(err, 512, "op '%.40s': %.400s", prog->ops[i].name, perr);
+			rc = PATC_EXIT_INPUT;
+		}
 	char path[4096];
 	for (int k = 0; k < 2 && rc == PATC_EXIT_OK; k++) {
 		const char *text = k ? ptx : ll;

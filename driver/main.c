@@ -38,7 +38,7 @@ typedef struct Target {
 } Target;
 
 static const Target targets[] = {
-	{"x86-64", false, "x86-64, the host's widest vectors"},
+	{"x86-64", false, "x86-64, this machine's CPU (its widest vectors)"},
 	{"x86-64-avx2", false, "x86-64 with AVX2 and FMA"},
 	{"x86-64-avx512", false, "x86-64 with AVX-512"},
 	{"sm_80", true, "NVIDIA A100 (Ampere): PTX"},
@@ -168,10 +168,12 @@ static void usage(FILE *f)
 	      "                     from L2\n"
 	      "  --dump-after=PASS  print the nest after every PASS (split, reorder, join,\n"
 	      "                     perforate, condense, or all) to stderr\n"
-	      "  --target=NAME      x86-64 (default), x86-64-avx2, x86-64-avx512, sm_80, sm_86,\n"
-	      "                     sm_89, sm_90; GPU targets check the GPU legality rules and\n"
-	      "                     compile to PTX (fp32 on CUDA cores; ops of dtype f16 or\n"
-	      "                     bf16 whose kept tiles are dense 16 x 16 on tensor cores)\n"
+	      "  --target=NAME      x86-64 (default: this machine's CPU, as -march=native),\n"
+	      "                     x86-64-avx2, x86-64-avx512 (those ISAs, for other\n"
+	      "                     machines), sm_80, sm_86, sm_89, sm_90; GPU targets check\n"
+	      "                     the GPU legality rules and compile to PTX (fp32 on CUDA\n"
+	      "                     cores; ops of dtype f16 or bf16 whose kept tiles are\n"
+	      "                     dense 16 x 16 on tensor cores)\n"
 	      "  --wgmma            sm_90: the staged tensor-core kernels of dense kept tiles\n"
 	      "                     run on Hopper's warpgroup mma (wgmma, PTX for sm_90a)\n"
 	      "                     instead of mma.sync; checked on the host emulator and by\n"
@@ -554,8 +556,8 @@ static const char *find_stdlib(char *buf, size_t len)
 static void program_base(const char *path, char *out, size_t len)
 {
 	const char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
-	size_t n = strcspn(name, ".");
+	const char *name = slash ? slash + 1 : path, *dot = strrchr(name, '.');
+	size_t n = dot && dot > name ? (size_t)(dot - name) : strlen(name); /* bert.layer0.pat: bert_layer0 */
 	if (n >= len)
 		n = len - 1;
 	for (size_t i = 0; i < n; i++) {
@@ -669,6 +671,10 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSche
 
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
+	if (prog->nops == 0) {
+		fprintf(stderr, "patc: error: '%s' has no ops: -o has no kernel to write\n", o->input);
+		return PATC_EXIT_INPUT;
+	}
 	if (!util_make_dir(o->output)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", o->output, strerror(errno));
 		return PATC_EXIT_ENV;

@@ -148,6 +148,18 @@ static bool write_all(int fd, const char *data, size_t len)
 	return true;
 }
 
+const char *util_comment_text(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+	for (; *s && o + 3 < len; s++) {
+		buf[o++] = *s;
+		if (s[0] == '*' && s[1] == '/')
+			buf[o++] = '_';
+	}
+	buf[o < len ? o : len - 1] = 0;
+	return buf;
+}
+
 bool util_make_dir(const char *path)
 {
 	if (mkdir(path, 0777) == 0)

@@ -58,6 +58,11 @@ char *util_read_file(const char *path, size_t *len);
  * A path that names a device or a pipe (/dev/null) is written in place. */
 bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
+/* s for a C block comment: each '*' followed by '/' (a path such as
+ * "star*" then "/x") gets a '_' between them; the copy goes to buf (cut
+ * to len). */
+const char *util_comment_text(const char *s, char *buf, size_t len);
+
 /* Creates directory path, or finds one there; false with errno set
  * (ENOTDIR: something else is there). */
 bool util_make_dir(const char *path);

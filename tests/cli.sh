@@ -232,5 +232,24 @@ printf 'op a: spmm(M = 8, K = 8, N = 4) {\n    rank = total;\n    perforate k ke
 expect "a refused primitive" 1 "$patc" "$tmp/stop.pat"
 if grep -q "has no weights" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL: a false error after a refusal"; else pass=$((pass + 1)); fi
 
+# -o: the base name keeps all but the extension (bert.layer0 and bert.layer1 do not collide);
+# a program without ops has nothing to write; a launch past CUDA's grid is refused
+printf 'op q: spmm(M = 16, K = 16, N = 8) { weights = random(1); perforate k keep 8; }\n' >"$tmp/bert.layer0.pat"
+expect "a dotted name" 0 "$patc" "$tmp/bert.layer0.pat" -o "$tmp/dots"
+[ -s "$tmp/dots/bert_layer0.o" ] && [ -s "$tmp/dots/bert_layer0.h" ] && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL: a dotted name: $(ls "$tmp/dots")"; }
+printf 'pattern p() { perforate k keep 2; }\n' >"$tmp/noops.pat"
+expect "-o without ops" 1 "$patc" "$tmp/noops.pat" --target=sm_90 -o "$tmp/noops"
+printf 'op big: spmm(M = 64, K = 64, N = 8400000) { weights = random(1); perforate k keep 32; }\n' >"$tmp/bign.pat"
+expect "a grid past CUDA's" 1 "$patc" "$tmp/bign.pat" --target=sm_90 -o "$tmp/bign"
+has "the grid's limit named" "$tmp/err" "op 'big': N = 8400000 tokens make .* past the 65535 of CUDA's grid"
+# the headers declare C linkage for C++ callers
+if command -v g++ >/dev/null; then
+	printf '#include "bert_layer0.h"\nint main() { float w[256]; bert_layer0_q_unpack(&bert_layer0_q_packed, w); return w[0] != w[0]; }\n' \
+		>"$tmp/cxx.cpp"
+	g++ -I "$tmp/dots" "$tmp/cxx.cpp" "$tmp/dots/bert_layer0.o" -lpthread -o "$tmp/cxx" && "$tmp/cxx" &&
+		pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: the header from C++"; }
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
