@@ -485,6 +485,7 @@ static void run_apply(Sema *S, const Frame *f, const Stmt *st, int depth)
 		const char *sug = suggest_pattern(S, name);
 		if (sug)
 			diag_note(S->diag, c->callee->loc, "did you mean '%s'?", sug);
+		note_frames(S, f);
 		S->op_failed = true;
 		return;
 	}
@@ -497,6 +498,7 @@ static void run_apply(Sema *S, const Frame *f, const Stmt *st, int depth)
 		}
 	if (depth >= MAX_APPLY_DEPTH) {
 		error_at(S, st->loc, "patterns applied more than %d deep", MAX_APPLY_DEPTH);
+		note_frames(S, f);
 		S->op_failed = true;
 		return;
 	}
@@ -532,6 +534,7 @@ static void run_apply(Sema *S, const Frame *f, const Stmt *st, int depth)
 		given[i] = true;
 	}
 	if (!ok) {
+		note_frames(S, f);
 		S->op_failed = true;
 		return;
 	}

@@ -251,5 +251,10 @@ if command -v g++ >/dev/null; then
 		pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: the header from C++"; }
 fi
 
+# an error inside a pattern applied by another names where it was applied
+printf "pattern outer(x) { apply inner(); }\npattern inner(y) { perforate k keep y; }\nop a: spmm(M = 8, K = 8, N = 4) { apply outer(1); }\n" >"$tmp/nest.pat"
+expect "a nested apply's error" 1 "$patc" "$tmp/nest.pat"
+has "a nested apply's error: where" "$tmp/err" "note: in pattern 'outer' applied here"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
