@@ -243,7 +243,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	              "#ifndef %s_PATC_H\n#define %s_PATC_H\n\n#include <stdint.h>\n\n"
 	              "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
 	          e->base, e->version, util_comment_text(e->source, source, sizeof source), e->base, e->base, e->base,
-	          e->base, e->base, cpu, width == 16 ? "AVX-512" : width == 8 ? "AVX2" : "SSE", e->base, e->base);
+	          e->base, e->base, cpu, width == 16 ? "AVX-512" : width == 8 ? "AVX" : "SSE", e->base, e->base);
 	LLVMDisposeMessage(cpu);
 	bool ok = true;
 	for (int i = 0; i < e->nops && ok; i++) {

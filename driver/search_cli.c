@@ -399,17 +399,19 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 }
 
 /* What makes two log lines one measurement: the kernel (its PatternIR and
- * schedule) on the same target, device, shape, layout, dtype and threads.
- * malloc'd. */
-static char *merge_key(const cJSON *j)
+ * schedule) on the same target, device, shape, layout, dtype and threads
+ * (the layout and dtype as search_log_entry reads them: a line written
+ * before the dtype was logged is f32 on x86).  malloc'd. */
+static char *merge_key(const cJSON *j, const SearchLogEntry *e)
 {
-	static const char *const fields[] = {"target", "device", "M", "K", "N", "layout", "dtype", "threads", "pir",
-	                                     "schedule"};
+	static const char *const fields[] = {"target", "device", "M", "K", "N", "threads", "pir", "schedule"};
 	cJSON *k = cJSON_CreateArray();
 	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
 		cJSON_AddItemToArray(k, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
 	}
+	cJSON_AddItemToArray(k, cJSON_CreateString(e->layout ? e->layout : "kn"));
+	cJSON_AddItemToArray(k, e->dtype ? cJSON_CreateString(e->dtype) : cJSON_CreateNull());
 	char *text = cJSON_PrintUnformatted(k);
 	cJSON_Delete(k);
 	if (!text)
@@ -443,7 +445,7 @@ int search_merge(int n, char *const *paths, const char *output)
 				skipped++;
 				continue;
 			}
-			char *key = merge_key(j), *copy = strdup(line);
+			char *key = merge_key(j, &e), *copy = strdup(line);
 			cJSON_Delete(j);
 			if (!copy)
 				util_oom();

@@ -608,7 +608,7 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	e->op = log_string(line, "op");
 	e->layout = log_string(line, "layout");
 	e->dtype = log_string(line, "dtype");
-	if (!e->dtype)
+	if (!e->dtype && e->target && !strncmp(e->target, "x86", 3))
 		e->dtype = "f32";
 	e->failed = log_string(line, "failed");
 	e->M = log_number(line, "M", 0);
@@ -647,14 +647,15 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 		SearchLogEntry le;
-		/* a line of another target, device, shape, layout, dtype or thread
+		/* a line of another target, device, shape, layout, dtype (or of a
+		 * GPU target, written before the dtype was logged) or thread
 		 * count is not this search's; a line that is not JSON (cut short by
 		 * a killed search) is skipped: its candidate is measured again */
 		const bool mine = j && search_log_entry(j, &le) && le.target && le.device &&
 		                  !strcmp(le.target, info->target) && !strcmp(le.device, info->device) &&
 		                  le.M == (double)info->M && le.K == (double)info->K && le.N == (double)info->N &&
 		                  !strcmp(le.layout ? le.layout : "kn", info->layout ? info->layout : "kn") &&
-		                  !strcmp(le.dtype, info->dtype ? info->dtype : "f32") &&
+		                  le.dtype && !strcmp(le.dtype, info->dtype ? info->dtype : "f32") &&
 		                  le.threads == (double)info->threads;
 		if (mine) {
 			if (*n == cap) {

@@ -187,7 +187,8 @@ void search_log_free(SearchLogged *l, int n);
  * numbers, where absent). */
 typedef struct SearchLogEntry {
 	const char *pir, *target, *device, *source, *op, *layout;
-	const char *dtype;         /* "f32" where absent (logs before 16-bit ops) */
+	const char *dtype;         /* NULL where absent (logs before it was logged): f32 on
+	                            * x86 targets, whose kernels compute in f32, else unknown */
 	const char *failed;        /* why it failed */
 	double M, K, N, threads, density;
 	double latency_us;         /* > 0, or < 0: absent (it failed) */

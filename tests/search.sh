@@ -363,11 +363,17 @@ head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":123.
 	head -1 "$tmp/nm.jsonl" | grep -q '"latency_us":123.5' && ok || bad "merge kept the older measurement"
 "$patc" merge "$tmp/sh0/tune.jsonl" -o "$tmp/x1.jsonl" -o "$tmp/x2.jsonl" >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "merge took -o twice"
-# --resume takes only lines of the same op shape (another shape's baseline and kernels are not its own)
-mkdir -p "$tmp/other" && cp "$tmp/sh0/tune.jsonl" "$tmp/other/tune.jsonl"
+# a line written before the dtype was logged is the same x86 measurement as one that names f32
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/,"dtype":"f32"//' >"$tmp/old.jsonl"
+"$patc" merge "$tmp/old.jsonl" "$tmp/sh0/tune.jsonl" -o "$tmp/om.jsonl" >/dev/null 2>&1 &&
+	[ "$(wc -l <"$tmp/om.jsonl")" -eq "$(wc -l <"$tmp/sh0/tune.jsonl")" ] && ok || bad "merge: an old line twice"
+# --resume takes only lines of the same op shape: another shape's dense baseline (made
+# unmistakable here) and kernels are not its own
+mkdir -p "$tmp/other" && sed 's/"dense_us":[0-9.e+-]*/"dense_us":987654/' "$tmp/sh0/tune.jsonl" >"$tmp/other/tune.jsonl"
 echo 'op w: spmm(M = 64, K = 80, N = 40) { weights = random(3, rows); }' >"$tmp/op64.pat"
 "$patc" "$tmp/op64.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/other" >"$tmp/out" 2>&1 &&
-	! grep -q "taken from the log" "$tmp/out" && ok || bad "--resume took another shape's lines: $(cat "$tmp/out")"
+	grep -q "over dense OpenBLAS" "$tmp/out" && ! grep -q "987654" "$tmp/out" && ! grep -q "taken from the log" "$tmp/out" &&
+	ok || bad "--resume took another shape's lines: $(cat "$tmp/out")"
 # --target=x86-64-avx2: the kernels the search measures and writes are AVX2's, whatever the host
 if command -v objdump >/dev/null; then
 	"$patc" "$tmp/op.pat" --search --no-measure --budget=20% --target=x86-64-avx2 -o "$tmp/avx2" >/dev/null 2>&1 &&
