@@ -274,8 +274,19 @@ static int parse_args(int argc, char **argv, Options *o)
 	o->color = -1;
 	o->rank = PAT_RANK_DEFAULT;
 	o->s = search_defaults;
+	/* the options only --search takes (a trailing '=': a prefix) */
+	static const char *const search_only[] = {
+		"--no-measure", "--resume",  "--shard=",   "--op=",        "--sparsity=",  "--tolerance=",
+		"--cost-model=", "--tune=",  "--tie=",     "--explore=",   "--timeout=",   "--budget=",
+		"--topk=",     "--max-depth=", "--seed=", "--min-length=", "--max-pattern=",
+	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		for (size_t j = 0; j < sizeof search_only / sizeof *search_only; j++) {
+			const size_t n = strlen(search_only[j]);
+			if (search_only[j][n - 1] == '=' ? !strncmp(a, search_only[j], n) : !strcmp(a, search_only[j]))
+				o->search_opt = a;
+		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			exit(PATC_EXIT_OK);
@@ -318,13 +329,10 @@ static int parse_args(int argc, char **argv, Options *o)
 		} else if (!strcmp(a, "--search")) {
 			o->search = true;
 		} else if (!strcmp(a, "--no-measure")) {
-			o->search_opt = a;
 			o->s.measure = false;
 		} else if (!strcmp(a, "--resume")) {
-			o->search_opt = a;
 			o->resume = true;
 		} else if (!strncmp(a, "--shard=", 8)) {
-			o->search_opt = a;
 			const char *slash = strchr(a + 8, '/');
 			char first[32];
 			long si = -1, sn = 0;
@@ -335,10 +343,8 @@ static int parse_args(int argc, char **argv, Options *o)
 				return usage_error("--shard takes I/N with 0 <= I < N <= 100000, not '%s'", a + 8);
 			o->s.shard = (int)si, o->s.shards = (int)sn;
 		} else if (!strncmp(a, "--op=", 5)) {
-			o->search_opt = a;
 			o->search_op = a + 5;
 		} else if (!strncmp(a, "--sparsity=", 11)) {
-			o->search_opt = a;
 			/* P, or a range P..Q */
 			const char *v = a + 11, *dots = strstr(v, "..");
 			char lo[64];
@@ -352,43 +358,35 @@ static int parse_args(int argc, char **argv, Options *o)
 				                   v);
 			o->s_given |= SET_SPARSITY;
 		} else if (!strncmp(a, "--tolerance=", 12)) {
-			o->search_opt = a;
 			if (!parse_fraction(a + 12, &o->s.tolerance))
 				return usage_error("--tolerance takes a percentage, such as 2%%, not '%s'", a + 12);
 			o->s_given |= SET_TOLERANCE;
 		} else if (!strncmp(a, "--cost-model=", 13)) {
-			o->search_opt = a;
 			if (!a[13])
 				return usage_error("%s", "--cost-model takes a model file or 'analytic'");
 			o->cost_model = a + 13;
 		} else if (!strncmp(a, "--tune=", 7)) {
-			o->search_opt = a;
 			long n;
 			if (!parse_count(a + 7, 0, 100, &n))
 				return usage_error("--tune takes a count from 0 to 100, not '%s'", a + 7);
 			o->s.tune = (int)n;
 		} else if (!strncmp(a, "--tie=", 6)) {
-			o->search_opt = a;
 			if (!parse_fraction(a + 6, &o->s.tie) || o->s.tie > 1)
 				return usage_error("--tie takes a percentage from 0 to 100, not '%s'", a + 6);
 		} else if (!strncmp(a, "--explore=", 10)) {
-			o->search_opt = a;
 			if (!parse_fraction(a + 10, &o->s.explore) || o->s.explore > 1)
 				return usage_error("--explore takes a percentage from 0 to 100, not '%s'", a + 10);
 		} else if (!strncmp(a, "--timeout=", 10)) {
-			o->search_opt = a;
 			char *end;
 			double t = strtod(a + 10, &end);
 			if (end == a + 10 || *end || !(t > 0 && t <= 86400))
 				return usage_error("--timeout takes seconds, more than 0 and at most 86400, not '%s'", a + 10);
 			o->s.timeout_s = t;
 		} else if (!strncmp(a, "--budget=", 9)) {
-			o->search_opt = a;
 			if (!parse_fraction(a + 9, &o->s.budget))
 				return usage_error("--budget takes a percentage of loss, such as 5%%, not '%s'", a + 9);
 			o->s_given |= SET_BUDGET;
 		} else if (!strncmp(a, "--topk=", 7) || !strncmp(a, "--max-depth=", 12) || !strncmp(a, "--seed=", 7)) {
-			o->search_opt = a;
 			const char *v = strchr(a, '=') + 1;
 			long n;
 			if (a[2] == 't') {
@@ -407,7 +405,6 @@ static int parse_args(int argc, char **argv, Options *o)
 				o->s.seed = (uint64_t)n;
 			}
 		} else if (!strncmp(a, "--min-length=", 13) || !strncmp(a, "--max-pattern=", 14)) {
-			o->search_opt = a;
 			const bool minlen = a[3] == 'i';
 			const char *v = strchr(a, '=') + 1;
 			long n;

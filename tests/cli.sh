@@ -186,8 +186,11 @@ expect "--run with --explain" 2 "$patc" "$tmp/w.pat" --run --explain
 expect "--threads=0" 2 "$patc" "$tmp/w.pat" --run --threads=0
 
 # options that go with --search only, and outputs --search does not write
-expect "--budget without --search" 2 "$patc" "$tmp/w.pat" --budget=5%
-has "--budget is --search's" "$tmp/err" "--budget is an option of --search"
+for opt in --no-measure --resume --shard=0/2 --op=q --sparsity=50% --tolerance=1% --cost-model=analytic --tune=1 \
+	--tie=1% --explore=1% --timeout=5 --budget=5% --topk=3 --max-depth=2 --seed=1 --min-length=4 --max-pattern=8; do
+	expect "$opt without --search" 2 "$patc" "$tmp/w.pat" "$opt"
+	has "$opt is --search's" "$tmp/err" "${opt%%=*} is an option of --search"
+done
 expect "--search with --explain" 2 "$patc" "$tmp/w.pat" --search --explain
 expect "--search with --emit=weights" 2 "$patc" "$tmp/w.pat" --search --emit=weights -o "$tmp/s.safetensors"
 [ ! -e "$tmp/s.safetensors" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --search --emit=weights wrote"; }
