@@ -18,7 +18,13 @@ void explain_summary(StrBuf *out, const Pir *ir, const PruneMetrics *pm)
 	PirMetrics m;
 	pir_metrics(ir, &m);
 	pir_print_paper(ir, paper, sizeof paper);
-	sb_printf(out, "%s: %s  (density %.2f%%", ir->op, paper, 100.0 * m.density);
+	/* With padding the real weights keep more than the pattern's density:
+	 * the summary gives the real figure, and the pattern's beside it. */
+	if (pm && fabs(pm->density - m.density) >= 5e-5)
+		sb_printf(out, "%s: %s  (density %.2f%%, the pattern's %.2f%% over the padded nest", ir->op, paper,
+		          100.0 * pm->density, 100.0 * m.density);
+	else
+		sb_printf(out, "%s: %s  (density %.2f%%", ir->op, paper, 100.0 * (pm ? pm->density : m.density));
 	if (pm)
 		sb_printf(out, ", retained %.2f%%, unstructured bound %.2f%%", 100.0 * pm->retained,
 		          100.0 * pm->bound_retained);

@@ -138,6 +138,20 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
                  char err[512], int *code)
 {
 	char cerr[CUDA_ERR_MAX];
+	/* An op whose launch CUDA cannot take is the input's fault, as -o has it:
+	 * said before the driver is looked for. */
+	for (int i = 0; i < prog->nops; i++) {
+		const OpResult *op = &prog->ops[i];
+		LowerKernel k = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
+		PtxPlan plan;
+		char perr[PTX_ERR_MAX];
+		ptx_plan_target(&k, &given, sm, &plan);
+		if (!ptx_grid_fits(&plan, op->N, perr)) {
+			snprintf(err, 512, "op '%.40s': %.400s", op->name, perr);
+			*code = PATC_EXIT_INPUT;
+			return false;
+		}
+	}
 	*code = PATC_EXIT_ENV;
 	Cuda *cu = cuda_open(cerr);
 	if (!cu) {

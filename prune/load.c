@@ -178,6 +178,24 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			                   "float32's range",
 			                   op->name, pat_importance_names[op->importance], (long long)(i / K),
 			                   (long long)(i % K), (double)out->w[i]);
+	/* Scores or activations that are zero everywhere rank no weight above
+	 * another: the mask would be arbitrary, its metrics 0 of 0 retained. */
+	if (op->importance == PAT_IMP_WANDA || op->importance == PAT_IMP_TENSOR) {
+		bool zero = true;
+		if (op->importance == PAT_IMP_WANDA)
+			for (int64_t i = 0; zero && i < out->ncalib * K; i++)
+				zero = out->x[i] == 0;
+		else
+			for (int64_t i = 0; zero && i < M * K; i++)
+				zero = out->imp[i] == 0;
+		if (zero) {
+			*where = op->importance == PAT_IMP_WANDA ? op->calibration.loc : op->scores.loc;
+			return tensor_fail(err, "op '%s': %s, so no weight is more important than another and the "
+			                   "mask would be arbitrary",
+			                   op->name, op->importance == PAT_IMP_WANDA ? "every calibration activation is zero"
+			                                                            : "every importance score is zero");
+		}
+	}
 	*where = op->loc;
 	if (!prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask, err))
 		return false;

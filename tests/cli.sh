@@ -248,6 +248,12 @@ expect "-o without ops" 1 "$patc" "$tmp/noops.pat" --target=sm_90 -o "$tmp/noops
 printf 'op big: spmm(M = 64, K = 64, N = 8400000) { weights = random(1); perforate k keep 32; }\n' >"$tmp/bign.pat"
 expect "a grid past CUDA's" 1 "$patc" "$tmp/bign.pat" --target=sm_90 -o "$tmp/bign"
 has "the grid's limit named" "$tmp/err" "op 'big': N = 8400000 tokens make .* past the 65535 of CUDA's grid"
+expect "--run of a grid past CUDA's" 1 "$patc" "$tmp/bign.pat" --target=sm_90 --run
+has "--run: the grid's limit named" "$tmp/err" "op 'big': N = 8400000 tokens make .* past the 65535 of CUDA's grid"
+# the summary's density is the real weights' where padding keeps more (3200 of 100 x 70 kept)
+printf 'include "all.pat";\nop a: spmm(M = 100, K = 70, N = 8) { weights = random(1); apply block(32, 32, 25%%); }\n' >"$tmp/pad.pat"
+expect "a padded op" 0 "$patc" "$tmp/pad.pat"
+has "a padded op's density" "$tmp/out" "(density 45.71%, the pattern's 33.33% over the padded nest, retained"
 # the headers declare C linkage for C++ callers
 if command -v g++ >/dev/null; then
 	printf '#include "bert_layer0.h"\nint main() { float w[256]; bert_layer0_q_unpack(&bert_layer0_q_packed, w); return w[0] != w[0]; }\n' \
@@ -255,6 +261,24 @@ if command -v g++ >/dev/null; then
 	g++ -I "$tmp/dots" "$tmp/cxx.cpp" "$tmp/dots/bert_layer0.o" -lpthread -o "$tmp/cxx" && "$tmp/cxx" &&
 		pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: the header from C++"; }
 fi
+
+# importance that ranks nothing (zero activations for wanda, zero scores) is refused, not an arbitrary mask
+python3 - "$tmp" <<'EOF2'
+import struct, sys
+def npy(path, shape):
+	d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % shape
+	h = d + " " * ((64 - (11 + len(d)) % 64) % 64) + "\n"
+	body = struct.pack("<%df" % (shape[0] * shape[1]), *[0.0] * (shape[0] * shape[1]))
+	open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + body)
+npy(sys.argv[1] + "/zcalib.npy", (8, 4))
+npy(sys.argv[1] + "/zscores.npy", (8, 8))
+EOF2
+printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = random(1); calibration = npy("zcalib.npy"); importance = wanda; perforate k keep 4; }\n' >"$tmp/zc.pat"
+expect "wanda on zero activations" 1 "$patc" "$tmp/zc.pat"
+has "wanda on zero activations: why" "$tmp/err" "every calibration activation is zero, so no weight is more important"
+printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = random(1); importance = npy("zscores.npy"); perforate k keep 4; }\n' >"$tmp/zs.pat"
+expect "zero scores" 1 "$patc" "$tmp/zs.pat"
+has "zero scores: why" "$tmp/err" "every importance score is zero"
 
 # an error inside a pattern applied by another names where it was applied
 printf "pattern outer(x) { apply inner(); }\npattern inner(y) { perforate k keep y; }\nop a: spmm(M = 8, K = 8, N = 4) { apply outer(1); }\n" >"$tmp/nest.pat"
