@@ -20,6 +20,8 @@
 /* Ends the log with a newline if a killed search left its last line cut
  * short, so that the next line starts on its own; creates it empty where
  * there is none. */
+static void remove_stale_kernel(const char *dir, const char *base, int keep);
+
 static bool log_terminated(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -302,6 +304,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			          least);
 		else
 			sb_printf(out, "  every measured candidate failed (see report.json)\n");
+		if (rc == PATC_EXIT_OK && s.shards <= 1) /* (shards may share a directory) */
+			remove_stale_kernel(c->dir, c->base, 0);
 		search_result_free(&r);
 		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
 	}
@@ -353,6 +357,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		sb_printf(out, "%smeasurements appended to %s/tune.jsonl\n", rc == PATC_EXIT_OK ? "" : "  ", c->dir);
 	/* the best kernel, as -o writes it */
 	if (rc == PATC_EXIT_OK) {
+		if (s.shards <= 1)
+			remove_stale_kernel(c->dir, c->base, c->gpu ? 2 : 1);
 		OpResult best = *op;
 		Pir ir = b->ir;
 		best.ir = &ir;
@@ -396,6 +402,26 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	search_result_free(&r);
 	return rc;
+}
+
+/* Removes the kernel files an earlier search left in dir that this one does
+ * not write over: all of them where it has no best (keep 0), the GPU's
+ * beside an x86 kernel (keep 1), the x86 object beside a GPU one (keep 2).
+ * The reports would otherwise sit beside a kernel they do not describe. */
+static void remove_stale_kernel(const char *dir, const char *base, int keep)
+{
+	static const struct {
+		const char *suffix;
+		int kinds; /* 1: written for x86, 2: for GPUs */
+	} files[] = {{".o", 1}, {".ptx", 2}, {"_launch.c", 2}, {".bin", 2}, {".h", 3}, {".safetensors", 3}};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		if (files[i].kinds & keep)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s%s", dir, base, files[i].suffix);
+		if (unlink(path) != 0 && errno != ENOENT)
+			fprintf(stderr, "patc: warning: cannot remove an earlier search's '%s': %s\n", path, strerror(errno));
+	}
 }
 
 /* What makes two log lines one measurement: the kernel (its PatternIR and

@@ -562,6 +562,16 @@ rc=$?
 "$patc" "$tmp/op.pat" --search --no-measure --sparsity=99.9% --tolerance=0.01% -o "$tmp/y" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "no pattern" "$tmp/err" && ok || bad "unreachable sparsity: exit $rc $(cat "$tmp/err")"
+# a search over an earlier one's directory leaves no kernel its reports do not describe: the GPU's
+# files replace the x86 object, and a search with no pattern within the budget removes them all
+"$patc" "$tmp/op.pat" --search --no-measure -o "$tmp/st" >/dev/null 2>&1 &&
+	"$patc" "$tmp/op.pat" --search --no-measure --target=sm_90 --budget=20% -o "$tmp/st" >/dev/null 2>&1 &&
+	[ -s "$tmp/st/op.ptx" ] && [ -s "$tmp/st/op_launch.c" ] && [ ! -e "$tmp/st/op.o" ] && ok ||
+	bad "an x86 kernel replaced by a GPU one: $(ls "$tmp/st")"
+"$patc" "$tmp/op.pat" --search --no-measure --budget=0.001% -o "$tmp/st" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "no pattern is within the budget" "$tmp/out" && [ -s "$tmp/st/report.json" ] &&
+	[ -z "$(ls "$tmp/st" | grep '^op')" ] && ok || bad "no pattern within the budget: exit $rc, $(ls "$tmp/st")"
 
 echo "search: $pass passed, $fail failed"
 [ $fail -eq 0 ]
