@@ -187,7 +187,9 @@ void explain_op(StrBuf *out, const OpResult *op, const Diag *diag, const PruneOp
 		if (t->pattern)
 			sb_printf(out, ", pattern %s", t->pattern);
 		sb_puts(out, ")\n");
-		explain_nest(out, &t->ir, "    ");
+		Pir ir;
+		trace_step_ir(t, &ir);
+		explain_nest(out, &ir, "    ");
 	}
 	explain_storage(out, op);
 	if (pruned) {

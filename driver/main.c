@@ -751,7 +751,9 @@ static void dump_after(const Options *o, const OpResult *op, StrBuf *out)
 			continue;
 		char text[PIR_PRIM_TEXT_MAX], paper[PIR_PAPER_MAX];
 		pir_prim_format(&t->prim, text, sizeof text);
-		pir_print_paper(&t->ir, paper, sizeof paper);
+		Pir ir;
+		trace_step_ir(t, &ir);
+		pir_print_paper(&ir, paper, sizeof paper);
 		sb_printf(out, "# %s: after %s\n%s\n", op->name, text, paper);
 	}
 }

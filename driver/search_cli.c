@@ -364,41 +364,36 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		best.ir = &ir;
 		PruneOp bp = *p;
 		memset(&bp.mask, 0, sizeof bp.mask);
-		char perr[PRUNE_ERR_MAX];
-		if (!prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask, perr)) {
-			fprintf(stderr, "patc: error: %s\n", perr);
-			rc = PATC_EXIT_INTERNAL;
-		} else {
-			/* from the full mask (the search may have scored it on block sums: the same numbers) */
-			prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
-			X86Emit e = {c->dir, c->base, cpu, cpu ? "" : NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched,
-			             false, false};
-			char xerr[X86_ERR_MAX];
-			Program one = {1, &best};
-			char path[4096], terr[TENSOR_ERR_MAX];
-			snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
-			if (c->gpu) {
-				const KernelSchedule *ks = &b->sched;
-				PtxSchedule gs = ptx_schedule_of(ks);
-				int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, &gs, false,
-				                            xerr);
-				if (grc != PATC_EXIT_OK)
-					fprintf(stderr, "patc: error: %s\n", xerr);
-				else
-					sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n",
-					          c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base);
-				rc = grc;
-			} else if (!x86_emit(&e, xerr)) {
+		prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask);
+		/* from the full mask (the search may have scored it on block sums: the same numbers) */
+		prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
+		X86Emit e = {c->dir, c->base, cpu, cpu ? "" : NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched,
+		             false, false};
+		char xerr[X86_ERR_MAX];
+		Program one = {1, &best};
+		char path[4096], terr[TENSOR_ERR_MAX];
+		snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
+		if (c->gpu) {
+			const KernelSchedule *ks = &b->sched;
+			PtxSchedule gs = ptx_schedule_of(ks);
+			int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, &gs, false,
+			                            xerr);
+			if (grc != PATC_EXIT_OK)
 				fprintf(stderr, "patc: error: %s\n", xerr);
-				rc = PATC_EXIT_ENV;
-			} else if (!emit_weights(path, &one, &bp, false, PATC_VERSION, terr)) {
-				fprintf(stderr, "patc: error: %s\n", terr);
-				rc = PATC_EXIT_ENV;
-			} else
-				sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base,
-				          c->dir, c->base);
-			prune_mask_free(&bp.mask);
-		}
+			else
+				sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n",
+				          c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base);
+			rc = grc;
+		} else if (!x86_emit(&e, xerr)) {
+			fprintf(stderr, "patc: error: %s\n", xerr);
+			rc = PATC_EXIT_ENV;
+		} else if (!emit_weights(path, &one, &bp, false, PATC_VERSION, terr)) {
+			fprintf(stderr, "patc: error: %s\n", terr);
+			rc = PATC_EXIT_ENV;
+		} else
+			sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base,
+			          c->dir, c->base);
+		prune_mask_free(&bp.mask);
 	}
 	search_result_free(&r);
 	return rc;

@@ -59,14 +59,19 @@ typedef enum PatRank { PAT_RANK_TOTAL, PAT_RANK_LOOKAHEAD, PAT_NRANKS } PatRank;
 #define PAT_RANK_DEFAULT_NAME "lookahead"
 extern const char *const pat_rank_names[PAT_NRANKS];
 
-/* One applied primitive, recorded for --explain. */
+/* One applied primitive, recorded for --explain and --dump-after.  The IR
+ * after it is kept in its text form (a few hundred bytes, where a Pir is
+ * tens of KB): trace_step_ir reads it back. */
 typedef struct TraceStep {
 	PirPrim prim;
 	const char *pattern; /* enclosing pattern, NULL directly in the op */
 	SrcLoc loc;
-	Pir ir; /* the IR after the primitive */
+	const char *ir_text; /* pir_print_text of the IR after the primitive */
 	char warning[256];
 } TraceStep;
+
+/* The IR after step t, into *ir. */
+void trace_step_ir(const TraceStep *t, Pir *ir);
 
 /* An op's `search = search(...)` setting (patc --search): each value, or
  * a negative one where it is not given (the command line's or the default

@@ -466,9 +466,18 @@ static void record_trace(Sema *S, const Frame *f, const PirPrim *p, SrcLoc loc, 
 	t->prim = *p;
 	t->pattern = f && f->pattern ? f->pattern->u.pattern.name->name : NULL;
 	t->loc = loc;
-	t->ir = *op->ir;
+	char *text = pir_print_text(op->ir);
+	t->ir_text = arena_strdup(S->arena, text);
+	free(text);
 	snprintf(t->warning, sizeof t->warning, "%s", warn);
 	op->ntrace = S->ntrace;
+}
+
+void trace_step_ir(const TraceStep *t, Pir *ir)
+{
+	char err[256];
+	if (pir_read_text(t->ir_text, ir, 1, err, sizeof err) != 1)
+		util_ice(__FILE__, __LINE__, "a traced step's PatternIR does not read back: %s", err);
 }
 
 /* ---- statements ---- */

@@ -87,8 +87,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 	if (op->weights.kind == WEIGHTS_RANDOM) {
 		out->w = malloc((size_t)(M * K) * sizeof(float));
 		if (!out->w)
-			return tensor_fail(err, "not enough memory for a %lld x %lld weight", (long long)M,
-			            (long long)K);
+			util_oom_for("the %lld x %lld weight of op '%s'", (long long)M, (long long)K, op->name);
 		synth_weights(out->w, M, K, (uint64_t)op->weights.seed, op->weights.synth,
 		              op->weights.group);
 	} else if (!load_matrix(op, &op->weights, "the weight", &out->w, err)) {
@@ -110,7 +109,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 		out->ncalib = op->N;
 		out->x = malloc((size_t)(op->N * K) * sizeof(float));
 		if (!out->x)
-			return tensor_fail(err, "not enough memory for %lld calibration tokens", (long long)op->N);
+			util_oom_for("%lld calibration tokens of op '%s'", (long long)op->N, op->name);
 		synth_weights(out->x, op->N, K, (uint64_t)cb->seed, cb->synth, cb->group);
 	} else if (cb->kind != WEIGHTS_NONE) {
 		*where = cb->loc;
@@ -134,10 +133,8 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			out->x = t.data;
 		} else { /* [K, tokens] -> [tokens, K] */
 			out->x = malloc((size_t)t.count * sizeof(float));
-			if (!out->x) {
-				tensor_free(&t);
-				return tensor_fail(err, "not enough memory for the calibration activations");
-			}
+			if (!out->x)
+				util_oom_for("the calibration activations of op '%s'", op->name);
 			for (int64_t k = 0; k < K; k++)
 				for (int64_t i = 0; i < out->ncalib; i++)
 					out->x[i * K + k] = t.data[k * out->ncalib + i];
@@ -166,10 +163,8 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			}
 	}
 	out->imp = malloc((size_t)(M * K) * sizeof(float));
-	if (!out->imp) {
-		free(scores);
-		return tensor_fail(err, "not enough memory for the importance scores");
-	}
+	if (!out->imp)
+		util_oom_for("the importance scores of op '%s'", op->name);
 	prune_importance(op->importance, out->w, scores, out->x, out->ncalib, M, K, out->imp);
 	free(scores);
 	for (int64_t i = 0; i < M * K; i++)
@@ -197,8 +192,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 		}
 	}
 	*where = op->loc;
-	if (!prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask, err))
-		return false;
+	prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask);
 	prune_metrics(op->ir, &out->mask, out->imp, NULL, out->w, out->x, out->ncalib, M, K,
 	              &out->metrics);
 	return true;

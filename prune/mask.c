@@ -490,17 +490,15 @@ static bool reserve(void **buf, size_t *cap, size_t n, size_t item)
 	return true;
 }
 
-bool prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
-                      PruneMask *out, char err[PRUNE_ERR_MAX])
+void prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank, PruneMask *out)
 {
 	PruneWorkspace ws = {0};
-	bool ok = prune_mask_build_ws(ir, imp, M, K, rank, &ws, out, err);
+	prune_mask_build_ws(ir, imp, M, K, rank, &ws, out);
 	prune_workspace_free(&ws);
-	return ok;
 }
 
-bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
-                         PruneWorkspace *ws, PruneMask *out, char err[PRUNE_ERR_MAX])
+void prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank, PruneWorkspace *ws,
+                         PruneMask *out)
 {
 	memset(out, 0, sizeof *out);
 	PATC_ASSERT(M == ir->len[PIR_AXIS_M] && K == ir->len[PIR_AXIS_K]);
@@ -509,7 +507,6 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 	size[0] = 1;
 	for (int j = 0; j < n; j++)
 		size[j + 1] = size[j] * ir->loops[j].len;
-	bool ok = false;
 	double *R[PIR_MAX_LOOPS + 1] = {NULL}, *Kp[PIR_MAX_LOOPS + 1] = {NULL};
 	int32_t *sel[PIR_MAX_LOOPS] = {NULL};
 	Cand *scratch = NULL;
@@ -604,16 +601,10 @@ bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 		walk(&w);
 		PATC_ASSERT(w.next == out->rows[p]);
 	}
-	ok = true;
-	goto done;
-nomem:
-	snprintf(err, PRUNE_ERR_MAX, "not enough memory to prune a %lld x %lld weight",
-	         (long long)ir->ext[PIR_AXIS_M], (long long)ir->ext[PIR_AXIS_K]);
-done:
-	if (!ok)
-		prune_mask_free(out);
 	prune_coords_free(&co);
 	free(scratch);
 	free(rowbuf);
-	return ok;
+	return;
+nomem:
+	util_oom_for("pruning a %lld x %lld weight", (long long)ir->ext[PIR_AXIS_M], (long long)ir->ext[PIR_AXIS_K]);
 }

@@ -39,11 +39,10 @@ void prune_workspace_free(PruneWorkspace *ws);
 
 /* Ties between candidate iterations of equal score go to the lower
  * iteration index; sums are accumulated in double, in a fixed order, so a
- * mask is the same on every run.  ws may be NULL. */
-bool prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
-                      PruneMask *out, char err[PRUNE_ERR_MAX]);
-bool prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank,
-                         PruneWorkspace *ws, PruneMask *out, char err[PRUNE_ERR_MAX]);
+ * mask is the same on every run.  Out of memory is util_oom's. */
+void prune_mask_build(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank, PruneMask *out);
+void prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, PatRank rank, PruneWorkspace *ws,
+                         PruneMask *out);
 void prune_mask_free(PruneMask *m);
 
 /* ---- coordinates (pack.c) ---- */

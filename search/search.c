@@ -398,9 +398,7 @@ static bool score_reduced(RegionCache *rc, const Spec *sp, SearchCandidate *c, c
 	if (!g)
 		return false;
 	PruneMask pm;
-	char perr[PRUNE_ERR_MAX];
-	if (!prune_mask_build_ws(&rir, g->sum, g->rm, g->rk, rank, ws, &pm, perr))
-		return false;
+	prune_mask_build_ws(&rir, g->sum, g->rm, g->rk, rank, ws, &pm);
 	uint8_t *mask = malloc((size_t)(g->rm * g->rk));
 	if (!mask) {
 		prune_mask_free(&pm);
@@ -499,11 +497,7 @@ static void inject(int which, float *c, int64_t n)
 static bool pack_candidate(const Problem *p, const Pir *ir, PruneMask *pm, float **dense, float **values,
                            Measured *m)
 {
-	char err[PRUNE_ERR_MAX];
-	if (!prune_mask_build(ir, p->imp, p->M, p->K, p->op->rank, pm, err)) {
-		snprintf(m->why, sizeof m->why, "mask: %.100s", err);
-		return false;
-	}
+	prune_mask_build(ir, p->imp, p->M, p->K, p->op->rank, pm);
 	*dense = malloc((size_t)(p->M * p->K) * sizeof **dense);
 	*values = *dense ? prune_pack_new(ir, pm, p->w, p->M, p->K, NULL, *dense) : NULL;
 	if (!*values) {
@@ -1223,15 +1217,9 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	const bool shared = !env || strcmp(env, "0");
 	for (int i = 0; i < pool.n; i++) {
 		SearchCandidate *c = &pool.c[i];
-		PruneMask pm;
-		char perr[PRUNE_ERR_MAX];
-		if (shared && !c->ref[0] && score_reduced(&rc, &pool.spec[i], c, imp, M, K, op->rank, &ws, &bound))
-			;
-		else if (!prune_mask_build_ws(&c->ir, imp, M, K, op->rank, &ws, &pm, perr)) {
-			c->status = SEARCH_REJECTED;
-			snprintf(c->why, sizeof c->why, "%.150s", perr);
-			continue;
-		} else {
+		if (!shared || c->ref[0] || !score_reduced(&rc, &pool.spec[i], c, imp, M, K, op->rank, &ws, &bound)) {
+			PruneMask pm;
+			prune_mask_build_ws(&c->ir, imp, M, K, op->rank, &ws, &pm);
 			prune_metrics(&c->ir, &pm, imp, &bound, w, NULL, 0, M, K, &c->metrics);
 			prune_mask_free(&pm);
 		}

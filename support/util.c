@@ -32,6 +32,18 @@ void util_oom(void)
 	exit(PATC_EXIT_ENV);
 }
 
+void util_oom_for(const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fputs("patc: error: out of memory for ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(PATC_EXIT_ENV);
+}
+
 void sb_init(StrBuf *sb) { sb->data = NULL, sb->len = sb->cap = 0; }
 
 void sb_free(StrBuf *sb)

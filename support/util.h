@@ -26,6 +26,8 @@ enum {
 _Noreturn void util_ice(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 _Noreturn void util_oom(void);
+/* util_oom naming what did not fit: "out of memory for WHAT". */
+_Noreturn void util_oom_for(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define PATC_ASSERT(c)                                                        \
 	do {                                                                  \

@@ -8,7 +8,8 @@
 # Slurm's array variables) merged with `patc merge`, early stopping,
 # --explore, the learned cost model, sparsity ranges, region scores shared
 # between candidates equal to full masks, the best among equally fast
-# kernels (--tie), and the usage and environment errors.
+# kernels (--tie), an earlier search's kernel files removed where they no
+# longer match the reports, and the usage and environment errors.
 #
 #   tests/search.sh PATC
 set -u

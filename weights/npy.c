@@ -178,7 +178,7 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 	out->count = count;
 	float *raw = malloc((size_t)count * sizeof(float));
 	if (!raw)
-		return tensor_fail(err, "%s: not enough memory for %lld values", file, (long long)count);
+		util_oom_for("%s: %lld values", file, (long long)count);
 	const uint8_t *p = buf + data;
 	for (int64_t i = 0; i < count; i++, p += item) {
 		if (item == 4) {
@@ -192,10 +192,8 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 	if (fortran && out->rank > 1) {
 		/* element (i0, ..., in-1) is at sum i_d * prod_{e<d} shape_e */
 		float *c = malloc((size_t)count * sizeof(float));
-		if (!c) {
-			free(raw);
-			return tensor_fail(err, "%s: not enough memory for %lld values", file, (long long)count);
-		}
+		if (!c)
+			util_oom_for("%s: %lld values", file, (long long)count);
 		int64_t idx[TENSOR_MAX_RANK] = {0};
 		for (int64_t i = 0; i < count; i++) {
 			int64_t f = 0, s = 1;

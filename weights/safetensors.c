@@ -409,11 +409,8 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	memcpy(out->shape, want->shape, sizeof out->shape);
 	out->count = count;
 	out->data = malloc((size_t)count * sizeof(float));
-	if (!out->data) {
-		tensor_fail(err, "%s: tensor '%s': not enough memory for %lld values", file, name,
-		     (long long)count);
-		goto done;
-	}
+	if (!out->data)
+		util_oom_for("%s: tensor '%s': %lld values", file, name, (long long)count);
 	int64_t bad = -1;
 	if (!convert(data + want->begin, want->dtype, count, out->data, &bad)) {
 		tensor_fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
