@@ -47,6 +47,14 @@ static const Target targets[] = {
 	{"sm_90", true, "NVIDIA H100/H200 (Hopper): PTX"},
 };
 
+static const Target *find_target(const char *name)
+{
+	for (size_t j = 0; j < sizeof targets / sizeof *targets; j++)
+		if (!strcmp(targets[j].name, name))
+			return &targets[j];
+	return NULL;
+}
+
 typedef struct Options {
 	const char *input;
 	const char *output;
@@ -73,6 +81,7 @@ typedef struct Options {
 	SearchSettings s;      /* its settings, defaults overridden by the options */
 	const char *cost_model; /* --cost-model */
 	bool importance_set;    /* --importance */
+	bool rank_set;          /* --rank */
 	PatImportance importance;
 	unsigned s_given;      /* which of them the options set (SET_* bits) */
 } Options;
@@ -101,12 +110,13 @@ static void usage(FILE *f)
 	      "  --emit=weights     prune every op's weights and write the packed Fractal-ELL\n"
 	      "                     tensors and metrics to the .safetensors file given by -o\n"
 	      "  --mask             with --emit=weights: also write each op's dense mask\n"
-	      "  --run              compile each op's kernel, check it and time it: x86-64\n"
-	      "                     targets JIT-compile it and compare with a dense OpenBLAS\n"
-	      "                     sgemm with the same threads; GPU targets run it through\n"
-	      "                     the CUDA driver (exit 3 without one) beside cuBLAS (sgemm;\n"
-	      "                     on tensor cores GemmEx in the op's 16-bit dtype); a wrong\n"
-	      "                     result is named and the next op runs (exit 4)\n"
+	      "  --run              compile each op's kernel (every op needs weights), check\n"
+	      "                     it and time it: x86-64 targets JIT-compile it and compare\n"
+	      "                     with a dense OpenBLAS sgemm with the same threads; GPU\n"
+	      "                     targets run it through the CUDA driver (exit 3 without\n"
+	      "                     one) beside cuBLAS (sgemm; on tensor cores GemmEx in the\n"
+	      "                     op's 16-bit dtype); a wrong result is named and the next\n"
+	      "                     op runs (exit 4)\n"
 	      "  --threads=N        threads for --run and --search (default: all cores)\n"
 	      "  --search           search the op's pattern and kernel schedule jointly: tile\n"
 	      "                     and perforate W's loops, drop candidates whose magnitude\n"
@@ -116,9 +126,9 @@ static void usage(FILE *f)
 	      "                     timeout; on a GPU target, on the GPU) beside dense\n"
 	      "                     OpenBLAS (cuBLAS) and the standard library's patterns,\n"
 	      "                     then tune the fastest's kernel schedules; writes\n"
-	      "                     report.json, report.csv, pareto.svg,\n"
-	      "                     tune.jsonl and the best kernel to -o DIR (default\n"
-	      "                     BASE.search)\n"
+	      "                     report.json, report.csv, pareto.svg, the best kernel and\n"
+	      "                     (where it measures) tune.jsonl to -o DIR (default\n"
+	      "                     BASE.search); exit 1 where no pattern is within the budget\n"
 	      "  --sparsity=P       --search: the target sparsity, a percentage (default 75%),\n"
 	      "                     or a range P..Q (70%..80%): the fastest within the budget\n"
 	      "                     at any sparsity in it\n"
@@ -187,12 +197,13 @@ static void usage(FILE *f)
 	      "                     (launches of one loaded module must then not overlap);\n"
 	      "                     checked on the host emulator, not yet measured on a GPU\n"
 	      "  -o PATH            write the output to PATH (atomically) instead of stdout;\n"
-	      "                     without --emit/--explain/--run, PATH is a directory that gets\n"
-	      "                     BASE.o (the kernels), BASE.h (their C ABI) and\n"
-	      "                     BASE.safetensors (the packed weights), BASE from FILE.pat;\n"
-	      "                     for a GPU target BASE.ptx, BASE.h and BASE_launch.c (a C\n"
-	      "                     launcher over the dlopen'd CUDA driver), BASE.bin (raw\n"
-	      "                     packed weights) and BASE.safetensors\n"
+	      "                     without --emit/--explain/--run, PATH is a directory that\n"
+	      "                     gets BASE.o (the kernels), BASE.h (their C ABI) and\n"
+	      "                     BASE.safetensors (the packed weights; every op needs\n"
+	      "                     weights), BASE from FILE.pat; for a GPU target BASE.ptx,\n"
+	      "                     BASE.h and BASE_launch.c (a C launcher over the dlopen'd\n"
+	      "                     CUDA driver), BASE.bin (raw packed weights) and\n"
+	      "                     BASE.safetensors\n"
 	      "  --emit=llvm,asm    with -o DIR: also BASE.ll and (x86-64) BASE.s\n"
 	      "  -I DIR             search DIR for included files (after the file's own\n"
 	      "                     directory, before the standard library)\n"
@@ -230,6 +241,12 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n(run 'patc --help' for usage)\n");
 	return PATC_EXIT_USAGE;
+}
+
+static int unknown_target(const char *name)
+{
+	return usage_error("unknown target '%s' (x86-64, x86-64-avx2, x86-64-avx512, sm_80, sm_86, sm_89, sm_90)",
+	                   name);
 }
 
 /* -o without another kind of output: compile the kernels to DIR. */
@@ -424,6 +441,7 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->importance_set = true;
 			o->importance = (PatImportance)k;
 		} else if (!strncmp(a, "--rank=", 7)) {
+			o->rank_set = true;
 			if (!strcmp(a + 7, "total"))
 				o->rank = PAT_RANK_TOTAL;
 			else if (!strcmp(a + 7, "lookahead"))
@@ -431,13 +449,9 @@ static int parse_args(int argc, char **argv, Options *o)
 			else
 				return usage_error("--rank takes total or lookahead, not '%s'", a + 7);
 		} else if (!strncmp(a, "--target=", 9)) {
-			const Target *t = NULL;
-			for (size_t j = 0; j < sizeof targets / sizeof *targets; j++)
-				if (!strcmp(targets[j].name, a + 9))
-					t = &targets[j];
+			const Target *t = find_target(a + 9);
 			if (!t)
-				return usage_error("unknown target '%s' (x86-64, x86-64-avx2, x86-64-avx512, "
-				                   "sm_80, sm_86, sm_89, sm_90)", a + 9);
+				return unknown_target(a + 9);
 			o->target = t->name;
 			o->gpu = t->gpu;
 		} else if (!strncmp(a, "--dump-after=", 13)) {
@@ -508,6 +522,9 @@ static int parse_args(int argc, char **argv, Options *o)
 	                  o->dump_after))
 		return usage_error("%s", "--search writes its reports and the best kernel to -o DIR; leave out "
 		                         "--explain, --emit, --run and --dump-after");
+	if (o->threads && !o->run && !o->search)
+		return usage_error("%s", "--threads is for --run and --search (a compiled kernel takes its threads "
+		                         "when it is called)");
 	if (o->wgmma && strcmp(o->target, "sm_90"))
 		return usage_error("%s", "--wgmma is for --target=sm_90 (wgmma is Hopper's)");
 	if (o->wgmma && o->search)
@@ -874,9 +891,11 @@ static int train_main(int argc, char **argv)
 			if (t.out)
 				return usage_error("%s", "-o given twice");
 			t.out = argv[++i];
-		} else if (!strncmp(argv[i], "--target=", 9) && argv[i][9])
+		} else if (!strncmp(argv[i], "--target=", 9)) {
+			if (!find_target(argv[i] + 9))
+				return unknown_target(argv[i] + 9);
 			t.target = argv[i] + 9;
-		else if (!strncmp(argv[i], "--folds=", 8)) {
+		} else if (!strncmp(argv[i], "--folds=", 8)) {
 			if (!parse_count(argv[i] + 8, 2, 20, &v))
 				return usage_error("--folds takes a count from 2 to 20, not '%s'", argv[i] + 8);
 			t.folds = (int)v;
@@ -937,10 +956,11 @@ int main(int argc, char **argv)
 		if (o.emit_weights)
 			return usage_error("%s", "--emit=weights needs a .pat program (weights are bound to "
 			                         "its ops)");
-		if (o.run || o.search || o.emit_llvm || o.emit_asm || o.dump_after)
-			return usage_error("%s", "a .pir file has no weights and no primitives: it takes --emit=pir, "
-			                         "--explain and --target; --run, --search, --emit=llvm/asm and "
-			                         "--dump-after need a .pat program");
+		if (o.run || o.search || o.emit_llvm || o.emit_asm || o.dump_after || o.importance_set || o.rank_set ||
+		    o.ninclude)
+			return usage_error("%s", "a .pir file has no weights, primitives or includes: it takes --emit=pir, "
+			                         "--explain and --target; --run, --search, --emit=llvm/asm, --dump-after, "
+			                         "--importance, --rank and -I need a .pat program");
 		return run_pir_file(&o);
 	}
 

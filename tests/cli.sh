@@ -80,7 +80,7 @@ expect "--dump-after" 0 "$patc" "$root/examples/gemm.pat" --dump-after=perforate
 has "--dump-after goes to stderr" "$tmp/err" "# fig8: after perforate k1 keep 5"
 expect "--dump-after leaves -o readable" 0 "$patc" "$tmp/d.pir"
 expect ".pir with --run" 2 "$patc" "$tmp/d.pir" --run
-has ".pir: what it takes" "$tmp/err" "a .pir file has no weights and no primitives"
+has ".pir: what it takes" "$tmp/err" "a .pir file has no weights, primitives or includes"
 expect ".pir with --emit=llvm" 2 "$patc" "$tmp/d.pir" --emit=llvm -o "$tmp/dl"
 [ ! -e "$tmp/dl" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: .pir --emit=llvm wrote -o"; }
 expect "full stdout" 3 "$patc" "$root/examples/gemm.pat" --emit=pir -o /dev/full
@@ -283,6 +283,18 @@ has "wanda on zero activations: why" "$tmp/err" "every calibration activation is
 printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = random(1); importance = npy("zscores.npy"); perforate k keep 4; }\n' >"$tmp/zs.pat"
 expect "zero scores" 1 "$patc" "$tmp/zs.pat"
 has "zero scores: why" "$tmp/err" "every importance score is zero"
+
+# options that would do nothing are refused: --threads without --run or --search, a .pir file's
+# --rank, --importance and -I; train-cost-model's target is one patc knows
+expect "--threads alone" 2 "$patc" "$root/examples/quick.pat" --threads=2
+has "--threads alone: why" "$tmp/err" "--threads is for --run and --search"
+printf 'pir a m=8 k=8 {\n  loop m 8 = m[8]*1\n  loop k 8 = k[8]*1\n}\n' >"$tmp/plain.pir"
+expect ".pir" 0 "$patc" "$tmp/plain.pir"
+for arg in --rank=total --importance=l2 "-I$tmp"; do
+	expect ".pir with $arg" 2 "$patc" "$tmp/plain.pir" "$arg"
+done
+expect "train-cost-model --target=bogus" 2 "$patc" train-cost-model "$tmp/none.jsonl" -o "$tmp/m" --target=bogus
+has "train-cost-model --target=bogus: why" "$tmp/err" "unknown target 'bogus'"
 
 # an error inside a pattern applied by another names where it was applied
 printf "pattern outer(x) { apply inner(); }\npattern inner(y) { perforate k keep y; }\nop a: spmm(M = 8, K = 8, N = 4) { apply outer(1); }\n" >"$tmp/nest.pat"

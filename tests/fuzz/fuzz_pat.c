@@ -121,9 +121,14 @@ static void fuzz_pat(const char *text)
 	FrontendOptions fo = {.sandbox = true, .target = "sm_80", .gpu = true, .trace = true};
 	Program prog;
 	frontend_compile(&fo, &diag, &arena, "fuzz.pat", text, &prog);
-	for (int i = 0; i < prog.nops; i++)
+	for (int i = 0; i < prog.nops; i++) {
 		if (prog.ops[i].ir)
 			check_round_trip(prog.ops[i].ir);
+		for (int t = 0; t < prog.ops[i].ntrace; t++) { /* each step's text reads back */
+			static Pir step;
+			trace_step_ir(&prog.ops[i].trace[t], &step);
+		}
+	}
 	arena_free(&arena);
 }
 
