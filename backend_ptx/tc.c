@@ -303,6 +303,20 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		               "and no loop along both axes) or 2:4 along k after a dense m loop (mma.sp)";
 		return false;
 	}
+	/* A warp's rows are fixed by the m digits before its tile, and it walks
+	 * every k before the tile with them: a perforated m loop inside a k loop
+	 * keeps other rows in each k region, which only the CUDA cores' atomics
+	 * follow (the GPU rules refuse such nests; a direct caller may not). */
+	bool k_outside = false;
+	for (int i = 0; i < n - (sp ? 3 : 2); i++) {
+		const PirLoop *l = &ir->loops[i];
+		if (k_outside && pir_loop_has_axis(l, PIR_AXIS_M) && pir_loop_is_perforated(l)) {
+			plan->tc_why = "CUDA cores in f32: a perforated m loop inside a k loop keeps other rows in each k "
+			               "region, and a tensor-core warp keeps its rows over the whole k walk";
+			return false;
+		}
+		k_outside |= pir_loop_has_axis(l, PIR_AXIS_K);
+	}
 	plan->tc = true;
 	plan->tc_sp = sp;
 	plan->tc_why = sp ? "sparse tensor cores: 2 of every 4 consecutive k kept in rows of a dense m loop, one "

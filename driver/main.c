@@ -129,6 +129,7 @@ static void usage(FILE *f)
 	      "                     report.json, report.csv, pareto.svg, the best kernel and\n"
 	      "                     (where it measures) tune.jsonl to -o DIR (default\n"
 	      "                     BASE.search); exit 1 where no pattern is within the budget\n"
+	      "                     or every measured candidate failed\n"
 	      "  --sparsity=P       --search: the target sparsity, a percentage (default 75%),\n"
 	      "                     or a range P..Q (70%..80%): the fastest within the budget\n"
 	      "                     at any sparsity in it\n"
@@ -957,10 +958,11 @@ int main(int argc, char **argv)
 			return usage_error("%s", "--emit=weights needs a .pat program (weights are bound to "
 			                         "its ops)");
 		if (o.run || o.search || o.emit_llvm || o.emit_asm || o.dump_after || o.importance_set || o.rank_set ||
-		    o.ninclude)
+		    o.ninclude || o.wgmma || o.wsum)
 			return usage_error("%s", "a .pir file has no weights, primitives or includes: it takes --emit=pir, "
-			                         "--explain and --target; --run, --search, --emit=llvm/asm, --dump-after, "
-			                         "--importance, --rank and -I need a .pat program");
+			                         "--explain, --target and -o (its output file); --run, --search, "
+			                         "--emit=llvm/asm, --dump-after, --importance, --rank, -I, --wgmma and "
+			                         "--split-workspace need a .pat program");
 		return run_pir_file(&o);
 	}
 

@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
+#include "emit_cuda.h"
 #include "../backend_x86/x86.h"
 #include "../backend_ptx/gpu.h"
 #include "../support/util.h"
@@ -140,17 +141,16 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 	char cerr[CUDA_ERR_MAX];
 	/* An op whose launch CUDA cannot take is the input's fault, as -o has it:
 	 * said before the driver is looked for. */
-	for (int i = 0; i < prog->nops; i++) {
-		const OpResult *op = &prog->ops[i];
-		LowerKernel k = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
-		PtxPlan plan;
-		char perr[PTX_ERR_MAX];
-		ptx_plan_target(&k, &given, sm, &plan);
-		if (!ptx_grid_fits(&plan, op->N, perr)) {
-			snprintf(err, 512, "op '%.40s': %.400s", op->name, perr);
-			*code = PATC_EXIT_INPUT;
-			return false;
-		}
+	PtxSchedule *scheds = malloc((size_t)(prog->nops + 1) * sizeof *scheds);
+	if (!scheds)
+		util_oom();
+	for (int i = 0; i < prog->nops; i++)
+		scheds[i] = given;
+	bool fit = emit_cuda_grids_fit(prog, sm, scheds, err);
+	free(scheds);
+	if (!fit) {
+		*code = PATC_EXIT_INPUT;
+		return false;
 	}
 	*code = PATC_EXIT_ENV;
 	Cuda *cu = cuda_open(cerr);

@@ -20,8 +20,6 @@
 /* Ends the log with a newline if a killed search left its last line cut
  * short, so that the next line starts on its own; creates it empty where
  * there is none. */
-static void remove_stale_kernel(const char *dir, const char *base, int keep);
-
 static bool log_terminated(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -81,6 +79,44 @@ static int reference_patterns(const SearchCli *c, const OpResult *op, double spa
 		names[n++] = name;
 	}
 	return n;
+}
+
+/* The kernel files of an earlier search in dir: the names its report.json
+ * lists under "kernel" (plain names, no path), at most 8.  None where dir
+ * has no report, or one from before the list was written. */
+static int earlier_kernel(const char *dir, char names[8][160])
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/report.json", dir);
+	size_t len;
+	char *text = util_read_file(path, &len);
+	cJSON *root = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(root, "kernel"), *f;
+	int n = 0;
+	cJSON_ArrayForEach(f, files) {
+		const char *name = cJSON_GetStringValue(f);
+		if (n < 8 && name && name[0] && name[0] != '.' && !strchr(name, '/') && strlen(name) < 160)
+			snprintf(names[n++], 160, "%s", name);
+	}
+	cJSON_Delete(root);
+	return n;
+}
+
+/* Removes the earlier search's kernel files (old) that this one does not
+ * write again (now, NULL-terminated), so that the reports never sit beside
+ * a kernel they do not describe. */
+static void remove_stale_kernel(const char *dir, char old[8][160], int nold, const char *const *now)
+{
+	for (int i = 0; i < nold; i++) {
+		bool kept = false;
+		for (int j = 0; now && now[j]; j++)
+			kept |= !strcmp(old[i], now[j]);
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, old[i]);
+		if (!kept && unlink(path) != 0 && errno != ENOENT)
+			fprintf(stderr, "patc: warning: cannot remove an earlier search's '%s': %s\n", path, strerror(errno));
+	}
 }
 
 /* Whether the GPU of target sm can measure: the driver opened in a child
@@ -248,7 +284,19 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		return PATC_EXIT_INPUT;
 	}
 	int rc = PATC_EXIT_OK;
-	if (!search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target, err)) {
+	/* the best kernel's files, as -o writes them for the target */
+	static const char *const suffixes[2][6] = {{".o", ".h", ".safetensors"},
+	                                           {".ptx", ".h", "_launch.c", ".bin", ".safetensors"}};
+	char kfiles[6][160];
+	const char *kernel[7] = {NULL};
+	for (int i = 0; r.best >= 0 && suffixes[c->gpu][i]; i++) {
+		snprintf(kfiles[i], sizeof kfiles[i], "%.140s%s", c->base, suffixes[c->gpu][i]);
+		kernel[i] = kfiles[i];
+	}
+	char old[8][160];
+	int nold = s.shards <= 1 ? earlier_kernel(c->dir, old) : 0; /* (shards may share a directory) */
+	if (!search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target, r.best >= 0 ? kernel : NULL,
+	                          err)) {
 		fprintf(stderr, "patc: error: %s\n", err);
 		rc = PATC_EXIT_ENV;
 	}
@@ -304,8 +352,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			          least);
 		else
 			sb_printf(out, "  every measured candidate failed (see report.json)\n");
-		if (rc == PATC_EXIT_OK && s.shards <= 1) /* (shards may share a directory) */
-			remove_stale_kernel(c->dir, c->base, 0);
+		if (rc == PATC_EXIT_OK)
+			remove_stale_kernel(c->dir, old, nold, NULL);
 		search_result_free(&r);
 		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
 	}
@@ -357,8 +405,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		sb_printf(out, "%smeasurements appended to %s/tune.jsonl\n", rc == PATC_EXIT_OK ? "" : "  ", c->dir);
 	/* the best kernel, as -o writes it */
 	if (rc == PATC_EXIT_OK) {
-		if (s.shards <= 1)
-			remove_stale_kernel(c->dir, c->base, c->gpu ? 2 : 1);
+		remove_stale_kernel(c->dir, old, nold, kernel);
 		OpResult best = *op;
 		Pir ir = b->ir;
 		best.ir = &ir;
@@ -397,26 +444,6 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	search_result_free(&r);
 	return rc;
-}
-
-/* Removes the kernel files an earlier search left in dir that this one does
- * not write over: all of them where it has no best (keep 0), the GPU's
- * beside an x86 kernel (keep 1), the x86 object beside a GPU one (keep 2).
- * The reports would otherwise sit beside a kernel they do not describe. */
-static void remove_stale_kernel(const char *dir, const char *base, int keep)
-{
-	static const struct {
-		const char *suffix;
-		int kinds; /* 1: written for x86, 2: for GPUs */
-	} files[] = {{".o", 1}, {".ptx", 2}, {"_launch.c", 2}, {".bin", 2}, {".h", 3}, {".safetensors", 3}};
-	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-		if (files[i].kinds & keep)
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s%s", dir, base, files[i].suffix);
-		if (unlink(path) != 0 && errno != ENOENT)
-			fprintf(stderr, "patc: warning: cannot remove an earlier search's '%s': %s\n", path, strerror(errno));
-	}
 }
 
 /* What makes two log lines one measurement: the kernel (its PatternIR and

@@ -362,7 +362,8 @@ double search_spearman(const SearchResult *r, int *n_out)
 }
 
 bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
-                          const SearchSettings *s, const SearchResult *r, const char *target, char err[256])
+                          const SearchSettings *s, const SearchResult *r, const char *target,
+                          const char *const *kernel, char err[256])
 {
 	int *order = malloc((size_t)(r->n ? r->n : 1) * sizeof *order);
 	if (!order) {
@@ -426,6 +427,11 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 		cJSON_AddNumberToObject(cm, "spearman", rho);
 	if (r->best >= 0)
 		cJSON_AddItemToObject(root, "best", candidate_json(&r->c[r->best], r->dense_us, s->budget, 1));
+	if (kernel) { /* (a later search into dir removes those it does not write again) */
+		cJSON *files = cJSON_AddArrayToObject(root, "kernel");
+		for (int i = 0; kernel[i]; i++)
+			cJSON_AddItemToArray(files, cJSON_CreateString(kernel[i]));
+	}
 	if (r->fastest >= 0 && r->fastest != r->best)
 		cJSON_AddItemToObject(root, "fastest", candidate_json(&r->c[r->fastest], r->dense_us, s->budget, 0));
 	if (r->best >= 0 && r->c[r->best].status == SEARCH_MEASURED)

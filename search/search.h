@@ -207,8 +207,11 @@ double search_spearman(const SearchResult *r, int *n);
 /* The CPU's model name. */
 void search_device_name(char *buf, size_t len);
 
-/* report.json, report.csv and pareto.svg in dir; version: patc's. */
+/* report.json, report.csv and pareto.svg in dir; version: patc's.  kernel:
+ * the names of the best kernel's files beside them (NULL-terminated; NULL
+ * where none are written), listed in report.json as "kernel". */
 bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
-                          const SearchSettings *s, const SearchResult *r, const char *target, char err[256]);
+                          const SearchSettings *s, const SearchResult *r, const char *target,
+                          const char *const *kernel, char err[256]);
 
 #endif

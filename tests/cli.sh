@@ -290,8 +290,9 @@ expect "--threads alone" 2 "$patc" "$root/examples/quick.pat" --threads=2
 has "--threads alone: why" "$tmp/err" "--threads is for --run and --search"
 printf 'pir a m=8 k=8 {\n  loop m 8 = m[8]*1\n  loop k 8 = k[8]*1\n}\n' >"$tmp/plain.pir"
 expect ".pir" 0 "$patc" "$tmp/plain.pir"
-for arg in --rank=total --importance=l2 "-I$tmp"; do
-	expect ".pir with $arg" 2 "$patc" "$tmp/plain.pir" "$arg"
+for arg in --rank=total --importance=l2 "-I$tmp" --wgmma --split-workspace; do
+	expect ".pir with $arg" 2 "$patc" "$tmp/plain.pir" "$arg" --target=sm_90
+	has ".pir with $arg: why" "$tmp/err" "a .pir file has no weights, primitives or includes"
 done
 expect "train-cost-model --target=bogus" 2 "$patc" train-cost-model "$tmp/none.jsonl" -o "$tmp/m" --target=bogus
 has "train-cost-model --target=bogus: why" "$tmp/err" "unknown target 'bogus'"

@@ -564,7 +564,12 @@ rc=$?
 rc=$?
 [ $rc -eq 1 ] && grep -q "no pattern" "$tmp/err" && ok || bad "unreachable sparsity: exit $rc $(cat "$tmp/err")"
 # a search over an earlier one's directory leaves no kernel its reports do not describe: the GPU's
-# files replace the x86 object, and a search with no pattern within the budget removes them all
+# files replace the x86 object, and a search with no pattern within the budget removes them all;
+# files no search listed in its report.json are left alone
+mkdir -p "$tmp/st" && echo mine >"$tmp/st/op.bin"
+"$patc" "$tmp/op.pat" --search --no-measure --budget=0.001% -o "$tmp/st" >/dev/null 2>&1
+[ -s "$tmp/st/op.bin" ] && ok || bad "a search removed a file it did not write"
+rm "$tmp/st/op.bin"
 "$patc" "$tmp/op.pat" --search --no-measure -o "$tmp/st" >/dev/null 2>&1 &&
 	"$patc" "$tmp/op.pat" --search --no-measure --target=sm_90 --budget=20% -o "$tmp/st" >/dev/null 2>&1 &&
 	[ -s "$tmp/st/op.ptx" ] && [ -s "$tmp/st/op_launch.c" ] && [ ! -e "$tmp/st/op.o" ] && ok ||

@@ -124,10 +124,12 @@ static void fuzz_pat(const char *text)
 	for (int i = 0; i < prog.nops; i++) {
 		if (prog.ops[i].ir)
 			check_round_trip(prog.ops[i].ir);
-		for (int t = 0; t < prog.ops[i].ntrace; t++) { /* each step's text reads back */
-			static Pir step;
+		/* each step's text reads back, and the last one is the op's PatternIR */
+		static Pir step;
+		for (int t = 0; t < prog.ops[i].ntrace; t++)
 			trace_step_ir(&prog.ops[i].trace[t], &step);
-		}
+		if (prog.ops[i].ntrace && prog.ops[i].ok && !pir_equal(&step, prog.ops[i].ir))
+			abort();
 	}
 	arena_free(&arena);
 }

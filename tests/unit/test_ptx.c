@@ -751,6 +751,10 @@ START_TEST(tc_choice)
 		{"apply block(32, 32, 25%);", "f32", false}, {"apply block(8, 8, 25%);", "bf16", false},
 		{"apply nm(2, 4);", "bf16", true},          {"apply row_balanced(25%);", "f16", false},
 		{"apply block(24, 32, 25%);", "bf16", false}, {"apply nm(1, 4);", "bf16", false},
+		/* dense 16 x 16 tiles, but other rows kept in each k region (the GPU rules refuse it;
+		 * a direct caller gets the CUDA cores, whose atomics follow it) */
+		{"split m -> mo, mt : _, 16; split k -> ko, kt : _, 16; reorder ko, mo, mt, kt; perforate mo keep 1;",
+		 "bf16", false},
 	};
 	static const int64_t shape[3] = {256, 256, 64};
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
