@@ -328,20 +328,16 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 	return ok;
 }
 
-bool emit_cuda_grids_fit(const Program *prog, const char *sm, const PtxSchedule *scheds, char err[512])
+bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *sm, char err[512])
 {
-	for (int i = 0; i < prog->nops; i++) {
-		const OpResult *op = &prog->ops[i];
-		LowerKernel k = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
-		PtxPlan plan;
-		char perr[PTX_ERR_MAX];
-		ptx_plan_target(&k, scheds ? &scheds[i] : NULL, sm, &plan);
-		if (!ptx_grid_fits(&plan, op->N, perr)) {
-			snprintf(err, 512, "op '%.40s': %.400s", op->name, perr);
-			return false;
-		}
-	}
-	return true;
+	LowerKernel k = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
+	PtxPlan plan;
+	char perr[PTX_ERR_MAX];
+	ptx_plan_target(&k, s, sm, &plan);
+	if (ptx_grid_fits(&plan, op->N, perr))
+		return true;
+	snprintf(err, 512, "op '%.40s': %.400s", op->name, perr);
+	return false;
 }
 
 int emit_cuda_program(const char *dir, const char *base, const char *version, const char *source, const char *sm,
@@ -361,9 +357,10 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 	}
 	char *ptx = NULL, *ll = NULL, perr[PTX_ERR_MAX];
 	int rc = PATC_EXIT_OK;
-	if (!emit_cuda_grids_fit(prog, sm, scheds, err)) {
-		rc = PATC_EXIT_INPUT;
-	} else if (!ptx_compile(ks, prog->nops, sm, &ptx, llvm ? &ll : NULL, perr)) {
+	for (int i = 0; i < prog->nops && rc == PATC_EXIT_OK; i++)
+		if (!emit_cuda_grid_fits(&prog->ops[i], scheds ? &scheds[i] : NULL, sm, err))
+			rc = PATC_EXIT_INPUT;
+	if (rc == PATC_EXIT_OK && !ptx_compile(ks, prog->nops, sm, &ptx, llvm ? &ll : NULL, perr)) {
 		snprintf(err, 512, "%.500s", perr);
 		rc = PATC_EXIT_INTERNAL;
 	}

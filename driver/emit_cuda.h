@@ -26,10 +26,10 @@ typedef struct EmitCuda {
  *   BASE_launch.c  its implementation over a dlopen'd libcuda.so.1. */
 bool emit_cuda(const EmitCuda *e, char err[512]);
 
-/* Whether every op's launch under scheds[i] (NULL: patc's mapping) on
- * target sm is within CUDA's grid; false with err naming the first op
- * past it (an input error: -o and --run refuse it alike). */
-bool emit_cuda_grids_fit(const Program *prog, const char *sm, const PtxSchedule *scheds, char err[512]);
+/* Whether op's launch under schedule s (NULL: patc's mapping) on target
+ * sm is within CUDA's grid; false with err naming the op (an input error:
+ * -o and --run refuse it alike). */
+bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *sm, char err[512]);
 
 /* -o DIR on GPU target sm: DIR/BASE.ptx with one kernel BASE_OP per op
  * (DIR/BASE.ll too with llvm) under scheds[i] (NULL: patc's mapping), the

@@ -246,8 +246,11 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int unknown_target(const char *name)
 {
-	return usage_error("unknown target '%s' (x86-64, x86-64-avx2, x86-64-avx512, sm_80, sm_86, sm_89, sm_90)",
-	                   name);
+	fprintf(stderr, "patc: error: unknown target '%s' (", name);
+	for (size_t j = 0; j < sizeof targets / sizeof *targets; j++)
+		fprintf(stderr, "%s%s", j ? ", " : "", targets[j].name);
+	fprintf(stderr, ")\n(run 'patc --help' for usage)\n");
+	return PATC_EXIT_USAGE;
 }
 
 /* -o without another kind of output: compile the kernels to DIR. */

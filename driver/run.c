@@ -141,17 +141,11 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 	char cerr[CUDA_ERR_MAX];
 	/* An op whose launch CUDA cannot take is the input's fault, as -o has it:
 	 * said before the driver is looked for. */
-	PtxSchedule *scheds = malloc((size_t)(prog->nops + 1) * sizeof *scheds);
-	if (!scheds)
-		util_oom();
 	for (int i = 0; i < prog->nops; i++)
-		scheds[i] = given;
-	bool fit = emit_cuda_grids_fit(prog, sm, scheds, err);
-	free(scheds);
-	if (!fit) {
-		*code = PATC_EXIT_INPUT;
-		return false;
-	}
+		if (!emit_cuda_grid_fits(&prog->ops[i], &given, sm, err)) {
+			*code = PATC_EXIT_INPUT;
+			return false;
+		}
 	*code = PATC_EXIT_ENV;
 	Cuda *cu = cuda_open(cerr);
 	if (!cu) {

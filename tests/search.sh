@@ -395,30 +395,32 @@ SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 SLURM_ARRAY
 PATC_SEARCH_INJECT=slow "$patc" "$tmp/op.pat" --search --topk=3 --tune=0 --threads=1 --budget=20% -o "$tmp/st" \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
-python3 - "$tmp/st" <<'EOF2' && [ $rc -eq 0 ] && grep -q "1 stopped early" "$tmp/out" && ok ||
+# (the made-hopeless one is the second measured, the log's second line; on a loaded machine
+# another may stop early too, so the check names it rather than counting)
+python3 - "$tmp/st" <<'EOF2' && [ $rc -eq 0 ] && grep -q "stopped early" "$tmp/out" && ok ||
 import json, sys
 d = sys.argv[1]
 r = json.load(open(d + "/report.json"))
-own = [x for x in r["candidates"] if x["status"] == "measured" and "reference" not in x]
-early = [x for x in own if x.get("stopped_early")]
-assert len(early) == 1 and "stopped early" in early[0]["why"], early
-assert all(x["schedule_text"] == "default" for x in r["candidates"]), "--tune=0 tuned"
-assert r["best"]["latency_us"] < early[0]["latency_us"] / 2
 log = [json.loads(l) for l in open(d + "/tune.jsonl")]
-assert sum(1 for l in log if l.get("early")) == 1
+assert not log[0].get("early") and log[1].get("early"), log[:2]
+slow = [x for x in r["candidates"] if x["pir"] == log[1]["pir"] and "reference" not in x]
+assert len(slow) == 1 and slow[0].get("stopped_early") and "stopped early" in slow[0]["why"], slow
+assert all(x["schedule_text"] == "default" for x in r["candidates"]), "--tune=0 tuned"
+assert r["best"]["latency_us"] < slow[0]["latency_us"] / 2
 EOF2
 	bad "early stopping: exit $rc; $(cat "$tmp/out" "$tmp/err" | tail -5)"
 # on a GPU target too (the emulator's: the second candidate made hopeless)
 PATC_SEARCH_INJECT=slow PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --tune=0 \
 	--budget=20% -o "$tmp/gst" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-python3 - "$tmp/gst" <<'EOF2' && [ $rc -eq 0 ] && grep -q "1 stopped early" "$tmp/out" && ok ||
+python3 - "$tmp/gst" <<'EOF2' && [ $rc -eq 0 ] && grep -q "stopped early" "$tmp/out" && ok ||
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
-early = [x for x in r["candidates"] if x.get("stopped_early") and "reference" not in x]
-assert len(early) == 1 and "stopped early" in early[0]["why"], early
-assert r["best"]["pir"] != early[0]["pir"]
-assert sum(1 for l in open(sys.argv[1] + "/tune.jsonl") if json.loads(l).get("early")) == 1
+log = [json.loads(l) for l in open(sys.argv[1] + "/tune.jsonl")]
+assert not log[0].get("early") and log[1].get("early"), log[:2]
+slow = [x for x in r["candidates"] if x["pir"] == log[1]["pir"] and "reference" not in x]
+assert len(slow) == 1 and slow[0].get("stopped_early") and "stopped early" in slow[0]["why"], slow
+assert r["best"]["pir"] != slow[0]["pir"]
 EOF2
 	bad "early stopping on a GPU target: exit $rc; $(cat "$tmp/out" "$tmp/err" | tail -5)"
 "$patc" "$tmp/op.pat" --search --topk=4 --tune=0 --explore=100% --seed=3 --threads=1 --budget=20% -o "$tmp/ex" \
@@ -566,18 +568,18 @@ rc=$?
 # a search over an earlier one's directory leaves no kernel its reports do not describe: the GPU's
 # files replace the x86 object, and a search with no pattern within the budget removes them all;
 # files no search listed in its report.json are left alone
-mkdir -p "$tmp/st" && echo mine >"$tmp/st/op.bin"
-"$patc" "$tmp/op.pat" --search --no-measure --budget=0.001% -o "$tmp/st" >/dev/null 2>&1
-[ -s "$tmp/st/op.bin" ] && ok || bad "a search removed a file it did not write"
-rm "$tmp/st/op.bin"
-"$patc" "$tmp/op.pat" --search --no-measure -o "$tmp/st" >/dev/null 2>&1 &&
-	"$patc" "$tmp/op.pat" --search --no-measure --target=sm_90 --budget=20% -o "$tmp/st" >/dev/null 2>&1 &&
-	[ -s "$tmp/st/op.ptx" ] && [ -s "$tmp/st/op_launch.c" ] && [ ! -e "$tmp/st/op.o" ] && ok ||
-	bad "an x86 kernel replaced by a GPU one: $(ls "$tmp/st")"
-"$patc" "$tmp/op.pat" --search --no-measure --budget=0.001% -o "$tmp/st" >"$tmp/out" 2>"$tmp/err"
+mkdir -p "$tmp/stale" && echo mine >"$tmp/stale/op.bin"
+"$patc" "$tmp/op.pat" --search --no-measure --budget=0.001% -o "$tmp/stale" >/dev/null 2>&1
+[ -s "$tmp/stale/op.bin" ] && ok || bad "a search removed a file it did not write"
+rm "$tmp/stale/op.bin"
+"$patc" "$tmp/op.pat" --search --no-measure -o "$tmp/stale" >/dev/null 2>&1 &&
+	"$patc" "$tmp/op.pat" --search --no-measure --target=sm_90 --budget=20% -o "$tmp/stale" >/dev/null 2>&1 &&
+	[ -s "$tmp/stale/op.ptx" ] && [ -s "$tmp/stale/op_launch.c" ] && [ ! -e "$tmp/stale/op.o" ] && ok ||
+	bad "an x86 kernel replaced by a GPU one: $(ls "$tmp/stale")"
+"$patc" "$tmp/op.pat" --search --no-measure --budget=0.001% -o "$tmp/stale" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ $rc -eq 1 ] && grep -q "no pattern is within the budget" "$tmp/out" && [ -s "$tmp/st/report.json" ] &&
-	[ -z "$(ls "$tmp/st" | grep '^op')" ] && ok || bad "no pattern within the budget: exit $rc, $(ls "$tmp/st")"
+[ $rc -eq 1 ] && grep -q "no pattern is within the budget" "$tmp/out" && [ -s "$tmp/stale/report.json" ] &&
+	[ -z "$(ls "$tmp/stale" | grep '^op')" ] && ok || bad "no pattern within the budget: exit $rc, $(ls "$tmp/stale")"
 
 echo "search: $pass passed, $fail failed"
 [ $fail -eq 0 ]
