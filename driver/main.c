@@ -12,6 +12,7 @@
 #include "../backend_x86/x86.h"
 #include "emit_weights.h"
 #include "emit_cuda.h"
+#include "link.h"
 #include "run.h"
 #include "../backend_ptx/ptx.h"
 #include "explain.h"
@@ -64,6 +65,7 @@ typedef struct Options {
 	bool emit_pir;
 	bool emit_weights;
 	bool emit_llvm, emit_asm; /* beside the object: DIR/BASE.ll, DIR/BASE.s */
+	bool emit_so;             /* and DIR/BASE.so, linked by $CC (link.h) */
 	bool mask;     /* --mask: add the dense mask to --emit=weights */
 	bool run;      /* --run: time each op's kernel beside OpenBLAS */
 	bool wgmma;    /* --wgmma: sm_90 tensor-core kernels on wgmma where they qualify */
@@ -205,7 +207,10 @@ static void usage(FILE *f)
 	      "                     BASE.h and BASE_launch.c (a C launcher over the dlopen'd\n"
 	      "                     CUDA driver), BASE.bin (raw packed weights) and\n"
 	      "                     BASE.safetensors\n"
-	      "  --emit=llvm,asm    with -o DIR: also BASE.ll and (x86-64) BASE.s\n"
+	      "  --emit=llvm,asm,so with -o DIR: also BASE.ll, (x86-64) BASE.s, and BASE.so:\n"
+	      "                     a shared library the C compiler $CC (default cc)\n"
+	      "                     links from BASE.o, or on a GPU target compiles from\n"
+	      "                     BASE_launch.c (exit 3 without one)\n"
 	      "  -I DIR             search DIR for included files (after the file's own\n"
 	      "                     directory, before the standard library)\n"
 	      "  --color=WHEN       colour diagnostics: auto (default), always, never\n"
@@ -329,9 +334,11 @@ static int parse_args(int argc, char **argv, Options *o)
 					o->emit_llvm = true;
 				else if (!strcmp(kind, "asm"))
 					o->emit_asm = true;
+				else if (!strcmp(kind, "so"))
+					o->emit_so = true;
 				else
 					return usage_error("unknown --emit kind '%s' (this build emits: pir, weights, "
-					                   "llvm, asm)", kind);
+					                   "llvm, asm, so)", kind);
 			}
 		} else if (!strcmp(a, "--mask")) {
 			o->mask = true;
@@ -509,10 +516,10 @@ static int parse_args(int argc, char **argv, Options *o)
 		return usage_error("%s", "--emit=weights writes a .safetensors file: give it with -o");
 	if (o->mask && !o->emit_weights)
 		return usage_error("%s", "--mask adds the mask to --emit=weights");
-	if ((o->emit_llvm || o->emit_asm) && (o->emit_pir || o->emit_weights || o->explain || o->run ||
-	                                      !o->output))
-		return usage_error("%s", "--emit=llvm and --emit=asm come with the object: give -o DIR and "
-		                         "no other output");
+	if ((o->emit_llvm || o->emit_asm || o->emit_so) &&
+	    (o->emit_pir || o->emit_weights || o->explain || o->run || !o->output))
+		return usage_error("%s", "--emit=llvm, --emit=asm and --emit=so come with the object: give -o DIR "
+		                         "and no other output");
 	if (o->run && (o->explain || o->emit_pir || o->emit_weights))
 		return usage_error("%s", "--run prints its own report; leave out --explain and --emit");
 	if (o->emit_asm && o->gpu)
@@ -522,7 +529,8 @@ static int parse_args(int argc, char **argv, Options *o)
 		snprintf(name, sizeof name, "%.*s", (int)strcspn(o->search_opt, "="), o->search_opt);
 		return usage_error("%s is an option of --search", name);
 	}
-	if (o->search && (o->explain || o->emit_pir || o->emit_weights || o->emit_llvm || o->emit_asm || o->run ||
+	if (o->search && (o->explain || o->emit_pir || o->emit_weights || o->emit_llvm || o->emit_asm || o->emit_so ||
+	                  o->run ||
 	                  o->dump_after))
 		return usage_error("%s", "--search writes its reports and the best kernel to -o DIR; leave out "
 		                         "--explain, --emit, --run and --dump-after");
@@ -687,6 +695,16 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSche
 	explain_traffic(out, &lk, &plan);
 }
 
+/* --emit=so: DIR/BASE.so from what compile_objects wrote. */
+static int emit_shared(const Options *o, const char *base)
+{
+	char err[LINK_ERR_MAX];
+	const int rc = link_shared(o->output, base, o->gpu, err);
+	if (rc != PATC_EXIT_OK)
+		fprintf(stderr, "patc: error: %s\n", err);
+	return rc;
+}
+
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
 	if (prog->nops == 0) {
@@ -709,9 +727,11 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, scheds,
 		                           o->emit_llvm, cerr);
 		free(scheds);
-		if (rc != PATC_EXIT_OK)
+		if (rc != PATC_EXIT_OK) {
 			fprintf(stderr, "patc: error: %s\n", cerr);
-		return rc;
+			return rc;
+		}
+		return o->emit_so ? emit_shared(o, base) : PATC_EXIT_OK;
 	}
 	const char *cpu = x86_target_cpu(o->target);
 	X86Emit e = {o->output, base, cpu, cpu ? "" : NULL, PATC_VERSION, o->input, prog->nops,
@@ -727,7 +747,7 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 		fprintf(stderr, "patc: error: %s\n", terr);
 		return PATC_EXIT_ENV;
 	}
-	return PATC_EXIT_OK;
+	return o->emit_so ? emit_shared(o, base) : PATC_EXIT_OK;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -960,11 +980,11 @@ int main(int argc, char **argv)
 		if (o.emit_weights)
 			return usage_error("%s", "--emit=weights needs a .pat program (weights are bound to "
 			                         "its ops)");
-		if (o.run || o.search || o.emit_llvm || o.emit_asm || o.dump_after || o.importance_set || o.rank_set ||
-		    o.ninclude || o.wgmma || o.wsum)
+		if (o.run || o.search || o.emit_llvm || o.emit_asm || o.emit_so || o.dump_after || o.importance_set ||
+		    o.rank_set || o.ninclude || o.wgmma || o.wsum)
 			return usage_error("%s", "a .pir file has no weights, primitives or includes: it takes --emit=pir, "
 			                         "--explain, --target and -o (its output file); --run, --search, "
-			                         "--emit=llvm/asm, --dump-after, --importance, --rank, -I, --wgmma and "
+			                         "--emit=llvm/asm/so, --dump-after, --importance, --rank, -I, --wgmma and "
 			                         "--split-workspace need a .pat program");
 		return run_pir_file(&o);
 	}

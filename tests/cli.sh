@@ -166,6 +166,21 @@ expect "objects into a missing parent" 3 "$patc" "$tmp/w.pat" -o "$tmp/no/such/o
 expect "objects for AVX2" 0 "$patc" "$tmp/w.pat" --target=x86-64-avx2 -o "$tmp/objs" --emit=asm
 has "AVX2 code" "$tmp/objs/w.s" "vfmadd"
 expect "--emit=llvm without -o" 2 "$patc" "$tmp/w.pat" --emit=llvm
+# --emit=so: linked by $CC into DIR/BASE.so (tests/c_api.sh and cuda_api.sh run the libraries)
+expect "--emit=so without -o" 2 "$patc" "$tmp/w.pat" --emit=so
+expect "--emit=so with --search" 2 "$patc" "$tmp/w.pat" --search --emit=so -o "$tmp/sos"
+expect "a shared library" 0 "$patc" "$tmp/w.pat" -o "$tmp/so" --emit=so
+expect "a shared library: its symbols" 0 sh -c "nm -D --defined-only '$tmp/so/w.so' | grep -q ' T w_q_run$'"
+expect "a shared library: no C compiler" 3 env CC="$tmp/no-cc" "$patc" "$tmp/w.pat" -o "$tmp/so2" --emit=so
+has "a shared library: no C compiler, said" "$tmp/err" "no C compiler '$tmp/no-cc' to link '$tmp/so2/w.so'"
+expect "a shared library: the objects are there" 0 test -s "$tmp/so2/w.o"
+expect "a shared library: a failed link" 3 env CC="cc -Wl,--no-such-option" "$patc" "$tmp/w.pat" -o "$tmp/so2" \
+	--emit=so
+has "a shared library: a failed link, said" "$tmp/err" "'cc' could not link '$tmp/so2/w.so' (exit status 1)"
+expect "a shared library: a failed link leaves nothing" 0 sh -c "! ls -a '$tmp/so2' | grep -q 'w\.so'"
+expect "a shared library for a GPU target" 0 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/gpuso" --emit=so
+expect "a shared library for a GPU target: the launcher" 0 sh -c \
+	"nm -D --defined-only '$tmp/gpuso/w.so' | grep -q ' T w_gpu_open$'"
 
 # --run: the JIT kernel is checked against float64 and timed beside OpenBLAS
 expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2

@@ -1,0 +1,125 @@
+/* link.c - `--emit=so`: DIR/BASE.so through the system's C compiler (link.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "link.h"
+#include "../support/util.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { CC_WORDS = 16 };
+
+/* $CC split at blanks into words (cc where unset or blank); false where it
+ * has more than CC_WORDS. */
+static bool cc_words(char *buf, size_t len, char *words[CC_WORDS], int *nwords)
+{
+	const char *cc = getenv("CC");
+	snprintf(buf, len, "%s", cc && cc[strspn(cc, " \t")] ? cc : "cc");
+	*nwords = 0;
+	for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (*nwords == CC_WORDS)
+			return false;
+		words[(*nwords)++] = w;
+	}
+	return true;
+}
+
+/* dir/name, with ./ before a dir the compiler would take for an option. */
+static void dir_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	snprintf(buf, len, "%s%s/%s", dir[0] == '-' ? "./" : "", dir, name);
+}
+
+/* Runs argv with its stdout on our stderr; its exit status, or -1 (errno
+ * set) where it did not start, or 128 + the signal that ended it. */
+static int spawn_wait(char *const argv[])
+{
+	posix_spawn_file_actions_t fa;
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		util_oom();
+	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	pid_t pid;
+	const int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_MAX])
+{
+	char ccbuf[1024], *words[CC_WORDS];
+	int nwords;
+	if (!cc_words(ccbuf, sizeof ccbuf, words, &nwords)) {
+		snprintf(err, LINK_ERR_MAX, "CC has more than %d words", CC_WORDS);
+		return PATC_EXIT_ENV;
+	}
+	char name[256], input[4096], tmp[4096], final[4096], incdir[4096];
+	snprintf(name, sizeof name, gpu ? "%s_launch.c" : "%s.o", base);
+	dir_path(input, sizeof input, dir, name);
+	snprintf(name, sizeof name, ".%s.so.XXXXXX", base);
+	dir_path(tmp, sizeof tmp, dir, name);
+	snprintf(final, sizeof final, "%s/%s.so", dir, base);
+	dir_path(incdir, sizeof incdir, dir, "");
+	const int fd = mkstemp(tmp);
+	if (fd < 0) {
+		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
+		return PATC_EXIT_ENV;
+	}
+	close(fd);
+
+	char *argv[CC_WORDS + 16];
+	int n = 0;
+	for (int i = 0; i < nwords; i++)
+		argv[n++] = words[i];
+	argv[n++] = "-shared";
+	if (gpu) { /* the launcher is C: compile it position-independent, its header beside it */
+		argv[n++] = "-fPIC";
+		argv[n++] = "-O2";
+		argv[n++] = "-I";
+		argv[n++] = incdir;
+	}
+	argv[n++] = "-o";
+	argv[n++] = tmp;
+	argv[n++] = input;
+	argv[n++] = gpu ? "-ldl" : "-lpthread";
+	argv[n] = NULL;
+
+	const int rc = spawn_wait(argv);
+	if (rc != 0) {
+		const int e = errno;
+		unlink(tmp);
+		if (rc < 0 && e == ENOENT)
+			snprintf(err, LINK_ERR_MAX, "no C compiler '%s' to link '%s' (install one, or name it with CC)",
+			         words[0], final);
+		else if (rc < 0)
+			snprintf(err, LINK_ERR_MAX, "cannot run '%s' to link '%s': %s", words[0], final, strerror(e));
+		else if (rc > 128)
+			snprintf(err, LINK_ERR_MAX, "'%s' was killed by signal %d linking '%s'", words[0], rc - 128,
+			         final);
+		else
+			snprintf(err, LINK_ERR_MAX, "'%s' could not link '%s' (exit status %d)", words[0], final, rc);
+		return PATC_EXIT_ENV;
+	}
+	const mode_t mask = umask(0);
+	umask(mask);
+	if (chmod(tmp, 0777 & ~mask) != 0 || rename(tmp, final) != 0) {
+		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
+		unlink(tmp);
+		return PATC_EXIT_ENV;
+	}
+	return PATC_EXIT_OK;
+}
