@@ -6,7 +6,7 @@
 #   make docs    regenerate README.md and docs/*.md from docs/src/
 #   make fetch-weights   a real pretrained model as data/use-lite.safetensors
 #   make accuracy        the accuracy study (bench/results/accuracy.md)
-#   make bench           the CPU kernels beside OpenBLAS and Eigen (bench/results/cpu.csv)
+#   make bench           the CPU kernels beside OpenBLAS, Eigen and librsb (bench/results/cpu.csv)
 #   make bench-prune     the pruning benchmark (bench/results/prune.csv)
 #   make cost-model      measure tuning logs here (~20 min, quiet machine) and retrain
 #                        the search's cost model (stdlib/cost-x86-64.model)
@@ -88,7 +88,7 @@ accuracy: build
 OPENBLAS_CORE := $(shell grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
 	(grep -qw avx2 /proc/cpuinfo && echo Haswell) || echo)
 
-# The CPU kernels beside OpenBLAS and Eigen (bench/results/cpu.csv);
+# The CPU kernels beside OpenBLAS, Eigen and librsb (bench/results/cpu.csv);
 # BENCH=quick keeps the smaller shapes; BENCH=64/576/3136,128/576/784 those.
 bench: build
 	@mkdir -p bench/results

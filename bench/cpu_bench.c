@@ -5,10 +5,12 @@
  * The paper's 12 SpMM shapes at 50%, 75% and 93.75% sparsity; for each,
  * patc's kernels for block 8x8 and 32x32, vector-wise N:M, tile-wise,
  * the hybrid and row-balanced element-wise, with 1 and 2 threads, beside
- * OpenBLAS sgemm (same threads) and Eigen's sparse x dense product on the
- * same mask, all measured in the same run.  Every patc kernel is checked
+ * OpenBLAS sgemm (same threads), Eigen's sparse x dense product (one
+ * thread) and librsb's autotuned one (same threads) on the same mask, all
+ * measured in the same run.  Every patc kernel is checked
  * first, as `patc --run` checks it: C poisoned with NaN, then the float64
- * product of the masked weight on CHECK_COLS sampled columns.  Writes CSV rows
+ * product of the masked weight on CHECK_COLS sampled columns (librsb's
+ * results too).  Writes CSV rows
  * shape,M,K,N,sparsity,pattern,method,threads,median_us,speedup_vs_dense
  * and prints a Markdown summary.  `quick` keeps the shapes of at most
  * 2^32 multiply-adds; a comma-separated list of shape names (such as
@@ -16,6 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "patterns.h"
+#include "rsb_spmm.h"
 #include "shapes.h"
 #include "backend_x86/x86.h"
 #include "prune/prune.h"
@@ -106,7 +109,11 @@ int main(int argc, char **argv)
 	}
 	fprintf(csv, "shape,M,K,N,sparsity,pattern,method,threads,median_us,speedup_vs_dense\n");
 	/* speedups for the summary: [sparsity][shape][pattern][threads] */
-	static double sp[3][NSHAPES][NPAT][2], vs_eigen[3][NSHAPES][NPAT];
+	static double sp[3][NSHAPES][NPAT][2], vs_eigen[3][NSHAPES][NPAT], vs_rsb[3][NSHAPES][NPAT][2];
+	if (!rsb_bench_init()) {
+		fprintf(stderr, "cpu_bench: librsb does not start\n");
+		return 3;
+	}
 	bool ran[NSHAPES] = {false};
 	for (int si = 0; si < NSHAPES; si++) {
 		const Shape *sh = &shapes[si];
@@ -128,7 +135,7 @@ int main(int argc, char **argv)
 		/* The dense baseline is timed before and after the shape's kernels and
 		 * the faster of the two medians kept: this VM's speed drifts by 10-30%
 		 * over a shape, and one slow baseline would flatter every kernel. */
-		double dense[2], us[3][NPAT][2], eus[3][NPAT];
+		double dense[2], us[3][NPAT][2], eus[3][NPAT], rus[3][NPAT][2];
 		bool have[3][NPAT] = {{false}};
 		for (int t = 0; t < 2; t++)
 			dense[t] = dense_us(w, x, c, M, K, N, t + 1, reps);
@@ -176,12 +183,28 @@ int main(int argc, char **argv)
 					if (t == 1) {
 						double sum;
 						eus[s][p] = eigen_spmm_us(masked, M, K, x, N, reps, &sum);
+						for (int rt = 0; rt < 2; rt++) {
+							for (int64_t i = 0; i < M * N; i++)
+								c[i] = NAN;
+							rus[s][p][rt] = rsb_spmm_us(masked, M, K, x, N, rt + 1, reps, true, c);
+							const double rel = rus[s][p][rt] < 0 ? -1
+							                   : prune_check_error(masked, x, c, M, K, N, true, PAT_F32,
+							                                       CHECK_COLS);
+							if (!(rel >= 0 && rel < 1e-4)) {
+								fprintf(stderr, "cpu_bench: librsb failed or wrong at %s %s %g%% "
+								        "(relative error %g)\n", sh->name, pattern_names[p],
+								        sparsities[s], rel);
+								return 4;
+							}
+						}
+						util_settle(); /* its OpenMP workers spin after a call too */
 					}
 				}
 				have[s][p] = true;
-				fprintf(stderr, "  %s %5g%% %-8s  %.2fx (1 thread)  %.2fx (2 threads)  %.2fx vs Eigen\n",
-				        sh->name, sparsities[s], pattern_names[p], dense[0] / us[s][p][0],
-				        dense[1] / us[s][p][1], eus[s][p] / us[s][p][0]);
+				fprintf(stderr, "  %s %5g%% %-8s  %.2fx (1 thread)  %.2fx (2 threads)  %.2fx vs Eigen  "
+				        "%.2fx %.2fx vs librsb\n", sh->name, sparsities[s], pattern_names[p],
+				        dense[0] / us[s][p][0], dense[1] / us[s][p][1], eus[s][p] / us[s][p][0],
+				        rus[s][p][0] / us[s][p][0], rus[s][p][1] / us[s][p][1]);
 				x86_kernel_free(&kern);
 				free(values);
 				prune_mask_free(&pm);
@@ -207,6 +230,12 @@ int main(int argc, char **argv)
 				fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,eigen,1,%.1f,%.3f\n", sh->name, (long long)M,
 				        (long long)K, (long long)N, sparsities[s], pattern_names[p], eus[s][p],
 				        dense[0] / eus[s][p]);
+				for (int t = 0; t < 2; t++) {
+					vs_rsb[s][si][p][t] = rus[s][p][t] / us[s][p][t];
+					fprintf(csv, "%s,%lld,%lld,%lld,%g,%s,librsb,%d,%.1f,%.3f\n", sh->name, (long long)M,
+					        (long long)K, (long long)N, sparsities[s], pattern_names[p], t + 1, rus[s][p][t],
+					        dense[t] / rus[s][p][t]);
+				}
 			}
 		fflush(csv);
 		fprintf(stderr, "  %s: OpenBLAS %.1f us (1 thread), %.1f us (2 threads), the faster of before and after\n",
@@ -215,10 +244,11 @@ int main(int argc, char **argv)
 	}
 	fclose(csv);
 	/* the summary: geometric means over the shapes run */
-	printf("| sparsity | best structured, 2 threads | block8 | block32 | nm | tile | hybrid | rowbal | patc / Eigen (min over patterns) |\n");
-	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	printf("| sparsity | best structured, 2 threads | block8 | block32 | nm | tile | hybrid | rowbal | patc / Eigen "
+	       "(min over patterns) | patc / librsb, 1 thread (geomean; min) | 2 threads (geomean; min) |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (int s = 0; s < 3; s++) {
-		double best = 0, g[NPAT] = {0}, minE = INFINITY;
+		double best = 0, g[NPAT] = {0}, minE = INFINITY, gr[2] = {0}, minR[2] = {INFINITY, INFINITY};
 		int n = 0;
 		for (int si = 0; si < NSHAPES; si++) {
 			if (!ran[si])
@@ -230,15 +260,21 @@ int main(int argc, char **argv)
 			for (int p = 0; p < NPAT; p++) {
 				g[p] += log(sp[s][si][p][1]);
 				minE = vs_eigen[s][si][p] < minE ? vs_eigen[s][si][p] : minE;
+				for (int t = 0; t < 2; t++) {
+					gr[t] += log(vs_rsb[s][si][p][t]) / NPAT;
+					minR[t] = vs_rsb[s][si][p][t] < minR[t] ? vs_rsb[s][si][p][t] : minR[t];
+				}
 			}
 			n++;
 		}
 		printf("| %g%% | %.2fx |", sparsities[s], exp(best / n));
 		for (int p = 0; p < NPAT; p++)
 			printf(" %.2fx |", exp(g[p] / n));
-		printf(" %.2fx |\n", minE);
+		printf(" %.2fx | %.2fx; %.2fx | %.2fx; %.2fx |\n", minE, exp(gr[0] / n), minR[0], exp(gr[1] / n), minR[1]);
 	}
 	printf("\nspeedup over OpenBLAS sgemm with the same threads (geometric mean over %s shapes); "
-	       "OpenBLAS: %s\n", quick ? "the quick" : only ? "the named" : "the 12", openblas_get_config());
+	       "OpenBLAS: %s; patc / librsb over every pattern\n", quick ? "the quick" : only ? "the named" : "the 12",
+	       openblas_get_config());
+	rsb_bench_exit();
 	return 0;
 }

@@ -10,7 +10,7 @@ packages=(
 	check libsubunit-dev             # unit tests (Check under CTest)
 	libcjson-dev                     # safetensors headers
 	libopenblas-dev                  # output-error metric, dense baselines
-	libeigen3-dev                    # the sparse baseline of make bench
+	libeigen3-dev librsb-dev         # the sparse baselines of make bench
 	llvm-19-dev libzstd-dev zlib1g-dev   # code generation through the LLVM C API
 	clang-19 libclang-rt-19-dev      # libFuzzer targets
 )

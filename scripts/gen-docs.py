@@ -22,10 +22,14 @@ PAGES = {"language.md": "docs/language.md", "pir.md": "docs/pir.md", "README.md"
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = [a for a in sys.argv[1:] if a != "--check"]
+    if len(args) != 1:
         sys.exit(__doc__)
-    patc = os.path.abspath(sys.argv[1])
-    check = "--check" in sys.argv[2:]
+    patc = os.path.abspath(args[0])
+    check = "--check" in sys.argv[1:]
+    # a missing binary would put "patc: command not found" into every page
+    if not (os.path.isfile(patc) and os.access(patc, os.X_OK)):
+        sys.exit(f"gen-docs: {args[0]} is not an executable patc")
     with tempfile.TemporaryDirectory() as tmp:
         work = os.path.join(tmp, "examples")
         shutil.copytree(os.path.join(SRC, "examples"), work)
