@@ -780,7 +780,7 @@ END_TEST
  * rows a thread or unstaged, on wgmma, or drawn: threads, columns and rows
  * a thread, split-K, staging; a third with split-K's workspace, a fifth
  * with 2, 4 or 6 buffers on the tensor cores, a seventh with blocks of 2
- * or 8 warps there), run on the emulator against float64 and their stage
+ * or 8 warps there; for sm_80, sm_86, sm_89 or sm_90), run on the emulator against float64 and their stage
  * copies against ptx_traffic; what the pattern cannot fit, or
  * the GPU rules refuse, is drawn again.  PATC_RANDOM_RUNS and
  * PATC_RANDOM_SEED make it a longer soak with other draws. */
@@ -831,7 +831,9 @@ START_TEST(random_configurations_match_reference)
 		const OpResult *op = &prog.ops[0];
 		LowerKernel lk = {op->ir, op->M, op->K, op->N, layout, "emu", 1, op->dtype, {0}};
 		PtxPlan plan;
-		const char *sm = ran % 4 ? "sm_90" : "sm_80"; /* (not drawn: the draws stay the seed's) */
+		/* (not drawn: the draws stay the seed's) sm_86 and sm_89 as sm_80 but for
+		 * their 99 KiB of shared memory */
+		const char *sm = ran % 8 == 1 ? "sm_86" : ran % 8 == 5 ? "sm_89" : ran % 4 ? "sm_90" : "sm_80";
 		s.wsum = ran % 3 == 0; /* (nor this) */
 		s.tcs = ran % 5 == 2 ? 2 + ran % 3 * 2 : 0; /* the tensor cores' buffers: 2, 4 or 6 (nor this) */
 		s.tcw = ran % 7 == 3 ? 2 + ran % 2 * 6 : 0; /* the tensor cores' warps a block: 2 or 8 (nor this) */
