@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 						for (int rt = 0; rt < 2; rt++) {
 							for (int64_t i = 0; i < M * N; i++)
 								c[i] = NAN;
-							rus[s][p][rt] = rsb_spmm_us(masked, M, K, x, N, rt + 1, reps, true, c);
+							rus[s][p][rt] = rsb_spmm_us(masked, M, K, x, N, rt + 1, reps, c);
 							const double rel = rus[s][p][rt] < 0 ? -1
 							                   : prune_check_error(masked, x, c, M, K, N, true, PAT_F32,
 							                                       CHECK_COLS);

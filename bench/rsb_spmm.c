@@ -47,7 +47,7 @@ static void rsb_call(void *arg)
 }
 
 double rsb_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N, int threads, int reps,
-                   bool tune, float *c)
+                   float *c)
 {
 	rsb_int_t nt = threads;
 	if (rsb_lib_set_opt(RSB_IO_WANT_EXECUTING_THREADS, &nt) != RSB_ERR_NO_ERROR)
@@ -73,14 +73,13 @@ double rsb_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t
 	if (!a || e != RSB_ERR_NO_ERROR)
 		return -1;
 	RsbCall r = {a, x, c, N};
-	if (tune) { /* a new matrix where the tuner finds a faster layout; the thread count kept */
-		const float one = 1, zero = 0;
-		e = rsb_tune_spmm(&r.a, NULL, NULL, 0, 0.0, RSB_TRANSPOSITION_N, &one, NULL, (rsb_coo_idx_t)N,
-		                  RSB_FLAG_WANT_ROW_MAJOR_ORDER, x, (rsb_nnz_idx_t)N, &zero, c, (rsb_nnz_idx_t)N);
-		if (e != RSB_ERR_NO_ERROR) {
-			rsb_mtx_free(r.a);
-			return -1;
-		}
+	/* a new matrix where the tuner finds a faster layout; the thread count kept */
+	const float one = 1, zero = 0;
+	e = rsb_tune_spmm(&r.a, NULL, NULL, 0, 0.0, RSB_TRANSPOSITION_N, &one, NULL, (rsb_coo_idx_t)N,
+	                  RSB_FLAG_WANT_ROW_MAJOR_ORDER, x, (rsb_nnz_idx_t)N, &zero, c, (rsb_nnz_idx_t)N);
+	if (e != RSB_ERR_NO_ERROR) {
+		rsb_mtx_free(r.a);
+		return -1;
 	}
 	const double us = util_time_us(rsb_call, &r, reps);
 	rsb_call(&r); /* C as the caller checks it */

@@ -11,10 +11,10 @@ void rsb_bench_exit(void);
 
 /* W (M x K, zeros where pruned) times X (K x N) into C (M x N, row-major)
  * with `threads` threads: librsb's matrix of W's nonzeros, autotuned for
- * this product where `tune`, timed as util_time_us times (the median after
- * a warm-up, at least reps calls); C holds the product afterwards.  -1 on
- * failure (out of memory, a librsb error). */
+ * this product (rsb_tune_spmm, not timed), timed as util_time_us times (the
+ * median after a warm-up, at least reps calls); C holds the product
+ * afterwards.  -1 on failure (out of memory, a librsb error). */
 double rsb_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N, int threads, int reps,
-                   bool tune, float *c);
+                   float *c);
 
 #endif

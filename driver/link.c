@@ -70,7 +70,7 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	char name[256], input[4096], tmp[4096], final[4096], incdir[4096];
 	snprintf(name, sizeof name, gpu ? "%s_launch.c" : "%s.o", base);
 	dir_path(input, sizeof input, dir, name);
-	snprintf(name, sizeof name, ".%s.so.XXXXXX", base);
+	snprintf(name, sizeof name, "%s.so.tmp.XXXXXX", base); /* as util_write_file_atomic names them */
 	dir_path(tmp, sizeof tmp, dir, name);
 	snprintf(final, sizeof final, "%s/%s.so", dir, base);
 	dir_path(incdir, sizeof incdir, dir, "");

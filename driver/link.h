@@ -5,7 +5,8 @@
  * DIR/BASE.o (x86-64: the kernels and their packed weights, compiled PIC) or
  * compiles DIR/BASE_launch.c (GPU targets: the launcher, which loads
  * BASE.ptx and BASE.bin at run time) into DIR/BASE.so, through a temporary
- * file in DIR renamed into place, so that a failed link leaves no BASE.so.
+ * file in DIR (BASE.so.tmp.XXXXXX) renamed into place, so that a failed
+ * link leaves no BASE.so.
  */
 #ifndef PATC_LINK_H
 #define PATC_LINK_H

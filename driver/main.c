@@ -530,8 +530,7 @@ static int parse_args(int argc, char **argv, Options *o)
 		return usage_error("%s is an option of --search", name);
 	}
 	if (o->search && (o->explain || o->emit_pir || o->emit_weights || o->emit_llvm || o->emit_asm || o->emit_so ||
-	                  o->run ||
-	                  o->dump_after))
+	                  o->run || o->dump_after))
 		return usage_error("%s", "--search writes its reports and the best kernel to -o DIR; leave out "
 		                         "--explain, --emit, --run and --dump-after");
 	if (o->threads && !o->run && !o->search)

@@ -170,6 +170,7 @@ expect "--emit=llvm without -o" 2 "$patc" "$tmp/w.pat" --emit=llvm
 expect "--emit=so without -o" 2 "$patc" "$tmp/w.pat" --emit=so
 expect "--emit=so with --search" 2 "$patc" "$tmp/w.pat" --search --emit=so -o "$tmp/sos"
 expect "a shared library" 0 "$patc" "$tmp/w.pat" -o "$tmp/so" --emit=so
+expect "a shared library: no temporary file left" 0 sh -c "! ls -a '$tmp/so' | grep -q 'tmp'"
 expect "a shared library: its symbols" 0 sh -c "nm -D --defined-only '$tmp/so/w.so' | grep -q ' T w_q_run$'"
 expect "a shared library: no C compiler" 3 env CC="$tmp/no-cc" "$patc" "$tmp/w.pat" -o "$tmp/so2" --emit=so
 has "a shared library: no C compiler, said" "$tmp/err" "no C compiler '$tmp/no-cc' to link '$tmp/so2/w.so'"
