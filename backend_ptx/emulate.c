@@ -11,13 +11,17 @@
  * carries it out for the warp, fragments laid out as the PTX ISA documents,
  * see tc.c).  A cp.async reads its source when issued and lands at the
  * thread's cp.async.wait_group that covers its group (or when the thread
- * ends).  Shared memory is a plain global, shadowed byte by byte: who
- * wrote it last and in which interval between two barriers, who read it
- * there, the copies in flight to it, and whether its writer has passed a
+ * ends); a wgmma is carried out at the warp's wgmma.wait_group that
+ * covers its group, reading shared memory then.  Shared memory is a plain
+ * global, shadowed byte by byte: who wrote it last and in which interval
+ * between two barriers, who read it there, the copies in flight to it,
+ * the wgmma in flight that read it, and whether its writer has passed a
  * fence.proxy.async since.  So the run fails where a GPU's result would
  * depend on timing (a race: two threads touch a byte between the same two
  * barriers, one writing, or a byte is read while a copy to it is in
- * flight, or by a wgmma before its writer's fence), where a thread reads
+ * flight, or by a wgmma before its writer's fence, or written while a
+ * wgmma that reads it is in flight), where a wgmma is left in flight at
+ * the kernel's end, where a thread reads
  * what no thread of its block wrote, where an access would fault
  * (misaligned, or outside shared memory or X: ptx_emu_check, flagged in
  * the global patc_emu_bad), and where the block's threads wait for one
@@ -43,9 +47,21 @@ typedef struct Ids {
 	int32_t *tid_x, *tid_y, *ctaid_x, *ctaid_y, *ctaid_z; /* ctaid_z: NULL where unread */
 } Ids;
 
-enum { LANES = 32, OP_MMA = 1, OP_LDM = 2, OP_MMASP = 3, OP_WGMMA = 4 };
+enum { LANES = 32, OP_MMA = 1, OP_LDM = 2, OP_MMASP = 3, OP_WGMMA = 4, OP_WGCOMMIT = 5, OP_WGWAIT = 6 };
 enum { PARK_WARP = 1, PARK_BAR = 2 };
 enum { MAX_REGIONS = 4, MULTI = -2 };
+
+/* A wgmma of a warp's, issued and not yet complete: the group it is in
+ * (the warp's committed groups + 1 when issued), its shared memory,
+ * descriptors and info (PtxEmuWgmma), and each lane's accumulators. */
+typedef struct WgPend {
+	int64_t group;
+	const uint8_t *smem;
+	int64_t bytes;
+	int64_t desc[2];
+	int32_t info;
+	float *c[LANES];
+} WgPend;
 
 /* A warp's collective: what its lanes pass and get back. */
 typedef struct Warp {
@@ -59,11 +75,14 @@ typedef struct Warp {
 	float c[LANES][4];
 	const uint16_t *row[LANES]; /* ldmatrix: the row each lane addresses */
 	int32_t got[LANES][4];      /* ldmatrix: what each lane gets */
-	float wc[LANES][64];        /* wgmma: each lane's accumulators */
+	float *wc[LANES];           /* wgmma: each lane's accumulators */
 	int64_t wd[LANES][2];       /* wgmma: each lane's descriptors */
 	int32_t winfo[LANES];       /* wgmma: each lane's info (PtxEmuWgmma) */
 	const uint8_t *wsmem;       /* wgmma: the shared memory, wbytes long */
 	int64_t wbytes;
+	WgPend *wq;                 /* its wgmma in flight, nwq of wqcap, oldest first */
+	int64_t nwq, wqcap;
+	int64_t wgroups;            /* groups of wgmma it committed */
 } Warp;
 
 /* A cp.async in flight: read when issued (its source is never written),
@@ -104,13 +123,14 @@ typedef struct Lane {
 
 /* A shared buffer's shadow, a word a byte: the interval and thread of the
  * last write and the writer's fences before it, the interval and thread
- * of the last read (MULTI: several threads), and the copies in flight to
- * it. */
+ * of the last read (MULTI: several threads), the copies in flight to it
+ * and the wgmma in flight that read it. */
 typedef struct Region {
 	const uint8_t *base;
 	int64_t size;
-	int32_t *w_iv, *w_th, *w_fc, *r_iv, *r_th, *pend;
+	int32_t *w_iv, *w_th, *w_fc, *r_iv, *r_th, *pend, *wgrd;
 } Region;
+enum { SHADOWS = 7 };
 
 typedef struct Block {
 	int n, bx;         /* threads, and along x */
@@ -181,8 +201,8 @@ static int region_of(Block *b, const void *base, int64_t size)
 		return -1;
 	}
 	Region *r = &b->region[b->nregions];
-	int32_t **arr[6] = {&r->w_iv, &r->w_th, &r->w_fc, &r->r_iv, &r->r_th, &r->pend};
-	for (int a = 0; a < 6; a++)
+	int32_t **arr[SHADOWS] = {&r->w_iv, &r->w_th, &r->w_fc, &r->r_iv, &r->r_th, &r->pend, &r->wgrd};
+	for (int a = 0; a < SHADOWS; a++)
 		if (!(*arr[a] = malloc((size_t)size * sizeof(int32_t)))) {
 			for (int j = 0; j < a; j++)
 				free(*arr[j]);
@@ -190,7 +210,7 @@ static int region_of(Block *b, const void *base, int64_t size)
 			return -1;
 		}
 	for (int64_t i = 0; i < size; i++)
-		r->w_iv[i] = r->r_iv[i] = -1, r->pend[i] = 0;
+		r->w_iv[i] = r->r_iv[i] = -1, r->pend[i] = r->wgrd[i] = 0;
 	r->base = base, r->size = size;
 	return b->nregions++;
 }
@@ -232,6 +252,9 @@ static void sh_write(Block *b, Region *r, int64_t off, int64_t bytes, int t, int
 			fault(b, b->race, r, i, t, verb, r->w_th[i], " also writes between the same two barriers: a race");
 		else if (how != LAND && r->pend[i])
 			fault(b, b->race, r, i, t, verb, -1, " while a cp.async to it is in flight: a race");
+		else if (how != LAND && r->wgrd[i])
+			fault(b, b->race, r, i, t, verb, -1,
+			      " while a wgmma that reads it is in flight (before the wgmma.wait_group that completes it): a race");
 		if (how == ISSUE)
 			r->pend[i]++;
 		else
@@ -341,80 +364,141 @@ static void warp_ldm(Warp *w, int32_t trans)
 	}
 }
 
-/* The element at byte offset (from a descriptor) of shared memory as a
- * float, read by thread t (its shadow r, NULL: none); 0 and w->baddesc set
- * where it lies outside. */
-static float wg_elem(Block *b, Warp *w, Region *r, int t, int64_t at, int32_t f16)
+/* The byte offset in shared memory of element (row or column i, k j) of
+ * a wgmma operand through its descriptor's start address, leading and
+ * stride byte offsets, M- or N-major (mn) or K-major: see wg_offsets. */
+static int64_t wg_at(const int64_t d[3], int mn, int i, int j)
 {
-	if (at < 0 || at + 2 > w->wbytes) {
-		w->baddesc = true;
-		return 0;
-	}
-	if (r)
-		sh_read(b, r, at, 2, t, true);
-	uint16_t h;
-	memcpy(&h, w->wsmem + at, 2);
-	return half_to_f32(h, f16);
+	return d[0] + (mn ? 2 * (i % 8) + (i / 8) * d[2] + 16 * (j % 8) + (j / 8) * d[1]
+	                  : 16 * (i % 8) + (i / 8) * d[2] + 2 * (j % 8) + (j / 8) * d[1]);
 }
 
-/* wgmma.mma_async.m64nNk16 for warp v of its warpgroup (rows 16 v .. 16 v
- * + 15 of D = A B + C), A and B read from shared memory through their
- * descriptors (start address, leading and stride byte offsets, each in
- * 16-byte units, in bits 0-13, 16-29 and 32-45; swizzling, bits 62-63,
- * and the base offset, bits 49-51, must be 0) in the PTX ISA's canonical
- * layouts without swizzling, for 16-bit elements (8 to 16 bytes): K-major
- * ((8,m),(8,2)):((8,SBO),(1,LBO)), element (row i, k j) at 2 (i % 8) 8 +
- * (i / 8) SBO + 2 (j % 8) + (j / 8) LBO bytes, for A without imm-trans-a
- * and B without imm-trans-b; M- or N-major ((8,1,m),(8,k)):((1,8,SBO),(8,LBO)),
- * (row or column i, k j) at 2 (i % 8) + (i / 8) SBO + 2 (j % 8) 8 + (j / 8)
- * LBO.  info as PtxEmuWgmma's, imm-trans-a in bit 13.  The
- * lanes' accumulators: lane (g, t) holds for each 8-column tile i, in
- * 4i .. 4i + 3, rows g and g + 8 of the warp's, columns 8i + 2t, + 1.
- * Its reads are the warp's first thread's, reader. */
+enum { WG_READS = 16 * 16 + 16 * 128 };
+
+static void *room(Block *b, void *arr, int64_t n, int64_t *cap, size_t size);
+
+/* The offsets in shared memory of what wgmma.mma_async.m64nNk16 p reads
+ * for warp v of its warpgroup (rows 16 v .. 16 v + 15 of D = A B + C): A's
+ * 16 x 16, row by row, then B's 16 x N, k by k, into at; how many, or -1
+ * where p asks what the hardware refuses or reads past shared memory.
+ * The descriptors hold the start address, the leading and the stride byte
+ * offsets, each in 16-byte units, in bits 0-13, 16-29 and 32-45
+ * (swizzling, bits 62-63, and the base offset, bits 49-51, must be 0); the
+ * PTX ISA's canonical layouts without swizzling, for 16-bit elements (8
+ * to 16 bytes): K-major ((8,m),(8,2)):((8,SBO),(1,LBO)), element (row i,
+ * k j) at 2 (i % 8) 8 + (i / 8) SBO + 2 (j % 8) + (j / 8) LBO bytes, for A
+ * without imm-trans-a and B without imm-trans-b; M- or N-major
+ * ((8,1,m),(8,k)):((1,8,SBO),(8,LBO)), (row or column i, k j) at 2 (i % 8)
+ * + (i / 8) SBO + 2 (j % 8) 8 + (j / 8) LBO.  info as PtxEmuWgmma's:
+ * N in bits 0-8, imm-trans-b bit 9, v bits 10-11, f16 bit 12, imm-trans-a
+ * bit 13. */
+static int wg_offsets(const WgPend *p, int64_t at[WG_READS])
+{
+	const int32_t info = p->info;
+	const int n = info & 511, trans = info >> 9 & 1, v = info >> 10 & 3, trans_a = info >> 13 & 1;
+	if (n < 8 || n > 128 || n % 8)
+		return -1;
+	int64_t d[2][3];
+	for (int o = 0; o < 2; o++) {
+		const uint64_t desc = (uint64_t)p->desc[o];
+		if ((desc >> 62) != 0 || (desc >> 49 & 7) != 0)
+			return -1;
+		d[o][0] = (int64_t)(desc & 0x3FFF) << 4;
+		d[o][1] = (int64_t)(desc >> 16 & 0x3FFF) << 4;
+		d[o][2] = (int64_t)(desc >> 32 & 0x3FFF) << 4;
+	}
+	int k = 0;
+	for (int i = 0; i < 16; i++)
+		for (int j = 0; j < 16; j++)
+			at[k++] = wg_at(d[0], trans_a, 16 * v + i, j);
+	for (int j = 0; j < 16; j++)
+		for (int col = 0; col < n; col++)
+			at[k++] = wg_at(d[1], trans, col, j);
+	for (int i = 0; i < k; i++)
+		if (at[i] < 0 || at[i] + 2 > p->bytes)
+			return -1;
+	return k;
+}
+
+/* The warp's wgmma.mma_async, from what its lanes passed: queued until
+ * a wgmma.wait_group completes it (wg_complete), what it reads checked now
+ * (a copy in flight to it, a write not fenced for the tensor cores: the
+ * warp's first thread, reader, reads it) and marked as read by a wgmma in
+ * flight, so that a write to it before then is a race. */
 static void warp_wgmma(Block *b, Warp *w, int reader)
 {
-	const int ri = region_of(b, w->wsmem, w->wbytes);
-	Region *shadow = ri < 0 ? NULL : &b->region[ri];
 	const int32_t info = w->winfo[0];
-	const int n = info & 511, trans = info >> 9 & 1, v = info >> 10 & 3, f16 = info >> 12 & 1, trans_a = info >> 13 & 1;
 	for (int l = 0; l < LANES; l++)
 		w->mixed |= w->winfo[l] != info || w->wd[l][0] != w->wd[0][0] || w->wd[l][1] != w->wd[0][1];
-	if (n < 8 || n > 128 || n % 8) {
+	WgPend p = {.group = w->wgroups + 1,
+	            .smem = w->wsmem,
+	            .bytes = w->wbytes,
+	            .desc = {w->wd[0][0], w->wd[0][1]},
+	            .info = info};
+	memcpy(p.c, w->wc, sizeof p.c);
+	int64_t at[WG_READS];
+	const int n = wg_offsets(&p, at);
+	if (n < 0) {
 		w->baddesc = true;
 		return;
 	}
-	int64_t start[2], lbo[2], sbo[2];
-	for (int d = 0; d < 2; d++) {
-		const uint64_t desc = (uint64_t)w->wd[0][d];
-		start[d] = (int64_t)(desc & 0x3FFF) << 4;
-		lbo[d] = (int64_t)(desc >> 16 & 0x3FFF) << 4;
-		sbo[d] = (int64_t)(desc >> 32 & 0x3FFF) << 4;
-		w->baddesc |= (desc >> 62) != 0 || (desc >> 49 & 7) != 0;
+	WgPend *q = room(b, w->wq, w->nwq, &w->wqcap, sizeof *q);
+	const int ri = region_of(b, p.smem, p.bytes);
+	if (!q || ri < 0)
+		return;
+	w->wq = q;
+	w->wq[w->nwq++] = p;
+	Region *r = &b->region[ri];
+	for (int i = 0; i < n; i++) {
+		sh_read(b, r, at[i], 2, reader, true);
+		r->wgrd[at[i]]++, r->wgrd[at[i] + 1]++;
 	}
-	float A[16][16], B[16][128];
-	for (int i = 0; i < 16; i++)
-		for (int j = 0; j < 16; j++) {
-			const int r = 16 * v + i;
-			const int64_t at = trans_a ? 2 * (r % 8) + (r / 8) * sbo[0] + 16 * (j % 8) + (j / 8) * lbo[0]
-			                           : 16 * (r % 8) + (r / 8) * sbo[0] + 2 * (j % 8) + (j / 8) * lbo[0];
-			A[i][j] = wg_elem(b, w, shadow, reader, start[0] + at, f16);
-		}
-	for (int j = 0; j < 16; j++)
-		for (int col = 0; col < n; col++) {
-			const int64_t at = trans ? 2 * (col % 8) + (col / 8) * sbo[1] + 16 * (j % 8) + (j / 8) * lbo[1]
-			                         : 16 * (col % 8) + (col / 8) * sbo[1] + 2 * (j % 8) + (j / 8) * lbo[1];
-			B[j][col] = wg_elem(b, w, shadow, reader, start[1] + at, f16);
-		}
+}
+
+/* Completes the warp's wgmma p (D = A B + C into its lanes'
+ * accumulators: lane (g, t) holds for each 8-column tile i, in 4i .. 4i +
+ * 3, rows g and g + 8 of the warp's, columns 8i + 2t, + 1), reading
+ * shared memory now (warp_wgmma made sure no one wrote it since), or,
+ * with !run, drops it. */
+static void wg_complete(Block *b, const WgPend *p, bool run)
+{
+	int64_t at[WG_READS];
+	const int n = wg_offsets(p, at), cols = p->info & 511, f16 = p->info >> 12 & 1;
+	Region *r = &b->region[region_of(b, p->smem, p->bytes)];
+	float v[WG_READS];
+	for (int i = 0; i < n; i++) {
+		uint16_t h;
+		memcpy(&h, p->smem + at[i], 2);
+		v[i] = half_to_f32(h, f16);
+		r->wgrd[at[i]]--, r->wgrd[at[i] + 1]--;
+	}
+	if (!run)
+		return;
+	const float *A = v, *B = v + 16 * 16;
 	for (int l = 0; l < LANES; l++) {
 		const int g = l / 4, t = l % 4;
-		for (int e = 0; e < n / 2; e++) {
+		for (int e = 0; e < cols / 2; e++) {
 			const int i = g + (e & 2 ? 8 : 0), col = 8 * (e / 4) + 2 * t + (e & 1);
-			float d = w->wc[l][e];
+			float d = p->c[l][e];
 			for (int j = 0; j < 16; j++)
-				d += A[i][j] * B[j][col];
-			w->wc[l][e] = d;
+				d += A[i * 16 + j] * B[j * cols + col];
+			p->c[l][e] = d;
 		}
 	}
+}
+
+/* wgmma.wait_group pending for the warp: its wgmma of the groups but the
+ * last `pending` it committed complete, in order. */
+static void warp_wgwait(Block *b, Warp *w, int32_t pending)
+{
+	int64_t keep = 0;
+	for (int64_t i = 0; i < w->nwq; i++) {
+		if (w->wq[i].group <= w->wgroups - pending)
+			wg_complete(b, &w->wq[i], true);
+		else
+			w->wq[keep++] = w->wq[i];
+	}
+	w->nwq = keep;
 }
 
 /* Thread t waits (kind PARK_WARP or PARK_BAR, at gen) until the
@@ -447,6 +531,10 @@ static void arrive(Block *b, int t, int op, int32_t flag)
 			warp_mma_sp(w, flag);
 		else if (op == OP_WGMMA)
 			warp_wgmma(b, w, t / LANES * LANES);
+		else if (op == OP_WGCOMMIT)
+			w->wgroups++;
+		else if (op == OP_WGWAIT)
+			warp_wgwait(b, w, flag);
 		else
 			warp_ldm(w, flag);
 		w->arrived = 0;
@@ -664,15 +752,18 @@ static void emu_ldm(const uint16_t *row, int32_t *out, int32_t trans)
 
 static void emu_wgmma(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info)
 {
-	const int t = blk->turn, l = t % LANES, nacc = (info & 511) / 2;
+	const int t = blk->turn, l = t % LANES;
 	Warp *w = &blk->warp[t / LANES];
 	w->wsmem = smem, w->wbytes = bytes;
 	w->wd[l][0] = desc_a, w->wd[l][1] = desc_b;
 	w->winfo[l] = info;
-	memcpy(w->wc[l], c, (size_t)(nacc < 64 ? nacc : 64) * sizeof *c);
+	w->wc[l] = c;
 	arrive(blk, t, OP_WGMMA, 0);
-	memcpy(c, w->wc[l], (size_t)(nacc < 64 ? nacc : 64) * sizeof *c);
 }
+
+static void emu_wgcommit(void) { arrive(blk, blk->turn, OP_WGCOMMIT, 0); }
+
+static void emu_wgwait(int32_t pending) { arrive(blk, blk->turn, OP_WGWAIT, pending); }
 
 /* bar.sync 0: the last of the block's threads to arrive goes on, the
  * others park until then. */
@@ -829,8 +920,10 @@ static void block_free(Block *b, LaneArg *la)
 	sem_destroy(&b->back);
 	for (int i = 0; i < b->nregions; i++) {
 		Region *r = &b->region[i];
-		free(r->w_iv), free(r->w_th), free(r->w_fc), free(r->r_iv), free(r->r_th), free(r->pend);
+		free(r->w_iv), free(r->w_th), free(r->w_fc), free(r->r_iv), free(r->r_th), free(r->pend), free(r->wgrd);
 	}
+	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++)
+		free(b->warp[i].wq);
 	free(b->tmp), free(b->lane), free(b->warp), free(b->th), free(la), free(b);
 }
 
@@ -849,6 +942,7 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
 		Warp *w = &b->warp[i];
 		w->arrived = 0, w->gen = 0, w->mixed = w->badmeta = w->baddesc = false;
+		w->nwq = 0, w->wgroups = 0;
 	}
 	b->bar_arrived = 0;
 	b->iv0 = ++b->iv;
@@ -901,6 +995,14 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 	}
 	if (b->stats)
 		count_interval(b);
+	bool inflight = false; /* (their accumulators are gone with the threads) */
+	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
+		Warp *w = &b->warp[i];
+		inflight |= w->nwq > 0;
+		for (int64_t j = 0; j < w->nwq; j++)
+			wg_complete(b, &w->wq[j], false);
+		w->nwq = 0;
+	}
 	for (int i = 0; i < (b->n + LANES - 1) / LANES; i++) {
 		const Warp *w = &b->warp[i];
 		const char *why = w->mixed     ? "the lanes of a warp reached different collectives"
@@ -918,6 +1020,11 @@ static bool run_block(Block *b, const Ids *ids, char err[PTX_ERR_MAX])
 	}
 	if (b->race[0] || b->unwritten[0]) {
 		snprintf(err, PTX_ERR_MAX, "%s", b->race[0] ? b->race : b->unwritten);
+		return false;
+	}
+	if (inflight) {
+		snprintf(err, PTX_ERR_MAX, "emulation: a wgmma still in flight at the kernel's end (no wgmma.wait_group "
+		                           "completed it before C was stored)");
 		return false;
 	}
 	return true;
@@ -1026,6 +1133,8 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 			set_hook(&kern, "patc_emu_mmasp", (AnyFn)emu_mma_sp);
 			set_hook(&kern, "patc_emu_ldm", (AnyFn)emu_ldm);
 			set_hook(&kern, "patc_emu_wgmma", (AnyFn)emu_wgmma);
+			set_hook(&kern, "patc_emu_wgcommit", (AnyFn)emu_wgcommit);
+			set_hook(&kern, "patc_emu_wgwait", (AnyFn)emu_wgwait);
 			set_hook(&kern, "patc_emu_sync", (AnyFn)emu_sync);
 			set_hook(&kern, "patc_emu_cp", (AnyFn)emu_cp);
 			set_hook(&kern, "patc_emu_commit", (AnyFn)emu_commit);

@@ -179,6 +179,11 @@ typedef struct PtxPlan {
 	bool tc_wgt;          /* tc_wg, transposed: kept tiles of 16 tc_rows < 64 rows; the
 	                       * wgmma computes C^T = X^T W^T, 64 columns (tokens) x
 	                       * tc_wgn = 16 tc_rows rows, tc_cols of them a block */
+	bool tc_wga;          /* tc_wg with 3 buffers or more: a step's wgmma stay in
+	                       * flight through the next step's barrier and copies
+	                       * (wgmma.wait_group 1 before each barrier), the copies
+	                       * tc_stages - 2 steps ahead; else each step waits for
+	                       * its wgmma, the copies tc_stages - 1 ahead */
 } PtxPlan;
 
 /* The k of one step of a staged tensor-core plan's walk (for --explain). */
@@ -252,8 +257,11 @@ typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_
  * memory (smem, bytes long; the descriptors' addresses are offsets into
  * it), the two descriptors, its tc_wgn / 2 accumulators c and info: the
  * wgmma's N in bits 0-8, imm-trans-b in bit 9, the warp's place in its
- * warpgroup in bits 10-11, f16 in bit 12, imm-trans-a in bit 13; it gets
- * back its rows of D = A B + C once all 32 lanes have passed theirs. */
+ * warpgroup in bits 10-11, f16 in bit 12, imm-trans-a in bit 13.  Its
+ * rows of D = A B + C land in c at the warp's wgmma.wait_group that
+ * covers the wgmma's group (patc_emu_wgwait, a PtxEmuWait; the groups
+ * committed by patc_emu_wgcommit, a PtxEmuCommit), so c must stay put
+ * until then. */
 typedef void (*PtxEmuWgmma)(const void *smem, int64_t bytes, int64_t desc_a, int64_t desc_b, float *c, int32_t info);
 /* In emulation, the rest of what only a GPU has (ptx_emulate runs a
  * block's threads and shadows its shared memory): bar.sync 0 (PtxEmuSync),

@@ -239,6 +239,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	tc_plan_split(k, plan);
 	if (plan->tc_wg) {
 		tc_plan_stages(k, plan, want, cap);
+		plan->tc_wga = plan->tc_stages >= 3;
 		return;
 	}
 	/* mma: 32 k a step (two mma per fragment set, half the barriers and
@@ -372,7 +373,9 @@ typedef struct TcArg {
 	LLVMValueRef spa[PTX_TC_WM][4], spm[PTX_TC_WM];
 	LLVMValueRef wg;         /* tc_wg: the wgmma step's inline asm, or (emulation) the global patc_emu_wgmma */
 	LLVMTypeRef wg_ty;
-	LLVMValueRef ewacc;      /* emulation, tc_wg: the accumulators passed to the host */
+	LLVMValueRef wgw[2];     /* tc_wga: wgmma.wait_group 0 and 1, inline asm (tc_wg_wait) */
+	LLVMTypeRef wgw_ty;
+	LLVMValueRef ewacc;      /* emulation, tc_wg: the accumulators, which the host updates */
 } TcArg;
 
 /* A load of `ty` at element `at` of base (elements of `ety`), or 0 where
@@ -994,6 +997,30 @@ static int wg_ops(const LowerKernel *k, const PtxPlan *plan, WgOp *ops)
 
 enum { WG_MAXOPS = 2 * 4 };
 
+/* wgmma.wait_group n (tc_wg): the warp waits until at most n of its
+ * committed groups of wgmma are in flight.  The accumulators pass through
+ * it (tc_wga), so that nothing reads or moves them before.  Emulated, the
+ * host's patc_emu_wgwait, which carries out the wgmma that complete
+ * (PATC_EMU_INJECT=wgwait: one group more left in flight than asked). */
+static void tc_wg_wait(LowerCtx *c, TcArg *a, int n)
+{
+	const PtxPlan *plan = a->plan;
+	if (plan->emulate) {
+		LLVMValueRef arg = LLVMConstInt(c->i32, (unsigned)(n + ptx_emu_inject("wgwait")), 0);
+		ptx_emu_call(c, "patc_emu_wgwait", &c->i32, &arg, 1);
+		return;
+	}
+	const int nacc = wg_nacc(plan);
+	LLVMValueRef args[64];
+	for (int i = 0; i < nacc; i++)
+		args[i] = LLVMBuildLoad2(c->b, c->f32, a->acc[i / 4][i % 4], "");
+	LLVMValueRef d = LLVMBuildCall2(c->b, a->wgw_ty, a->wgw[n], args, (unsigned)nacc, "d");
+	unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
+	LLVMAddCallSiteAttribute(d, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, conv, 0));
+	for (int i = 0; i < nacc; i++)
+		LLVMBuildStore(c->b, LLVMBuildExtractValue(c->b, d, (unsigned)i, ""), a->acc[i / 4][i % 4]);
+}
+
 /* The warpgroup's wgmma of the step in buffer buf (tc_wg, wg_ops), A and
  * B read by the tensor cores from the stage; the warp's accumulators are
  * those of its 16 rows (chunk wr), or transposed of its 16 of each 64
@@ -1016,14 +1043,7 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 			desc[2 * i + j] = wg_desc(c, at);
 		}
 	}
-	LLVMValueRef cv[64];
-	for (int i = 0; i < nacc; i++)
-		cv[i] = LLVMBuildLoad2(c->b, c->f32, a->acc[i / 4][i % 4], "");
-	if (plan->emulate) {
-		for (int i = 0; i < nacc; i++) {
-			LLVMValueRef ii = LLVMConstInt(c->i32, (unsigned)i, 0);
-			LLVMBuildStore(c->b, cv[i], LLVMBuildGEP2(c->b, c->f32, a->ewacc, &ii, 1, ""));
-		}
+	if (plan->emulate) { /* (the host keeps the accumulators in ewacc through the walk) */
 		LLVMValueRef v = LLVMBuildTrunc(c->b, mul(c, wr, 1 << 10), c->i32, "");
 		for (int i = 0; i < nops; i++) {
 			const WgOp *o = &ops[i];
@@ -1036,16 +1056,14 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 			                        LLVMBuildOr(c->b, v, LLVMConstInt(c->i32, info, 0), "info")};
 			LLVMBuildCall2(c->b, a->wg_ty, fn, args, 6, "");
 		}
-		for (int i = 0; i < nacc; i++) {
-			LLVMValueRef ii = LLVMConstInt(c->i32, (unsigned)i, 0);
-			LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ewacc, &ii, 1, ""), ""),
-			               a->acc[i / 4][i % 4]);
-		}
+		ptx_emu_call(c, "patc_emu_wgcommit", NULL, NULL, 0);
+		if (!plan->tc_wga)
+			tc_wg_wait(c, a, 0);
 		return;
 	}
 	LLVMValueRef args[64 + 2 * WG_MAXOPS + 1];
 	for (int i = 0; i < nacc; i++)
-		args[i] = cv[i];
+		args[i] = LLVMBuildLoad2(c->b, c->f32, a->acc[i / 4][i % 4], "");
 	for (int i = 0; i < 2 * nops; i++)
 		args[nacc + i] = desc[i];
 	args[nacc + 2 * nops] = LLVMConstInt(c->i32, 1, 0);
@@ -1102,9 +1120,15 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 	}
 }
 
-static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
+/* Before a step's barrier: this thread's copies but the last `pending`
+ * groups landed, under tc_wga the warp's wgmma but the last step's
+ * complete, and on wgmma the copies' writes fenced for the tensor cores. */
+static void tc_wait(LowerCtx *c, TcArg *a, int pending)
 {
+	const PtxPlan *plan = a->plan;
 	ptx_cp_wait(c, pending);
+	if (plan->tc_wga)
+		tc_wg_wait(c, a, 1);
 	if (plan->tc_wg && plan->emulate) {
 		if (!ptx_emu_inject("nofence"))
 			ptx_emu_call(c, "patc_emu_fence", NULL, NULL, 0);
@@ -1126,12 +1150,17 @@ static void tc_wait(LowerCtx *c, const PtxPlan *plan, int pending)
  * tc_stages steps an iteration, so that each step's buffers are
  * constants (its shared-memory addresses immediates); where they do not
  * divide the walk, the last iteration stops after the last step.  The
- * walk is steps st->begin .. st->end - 1 (a part of it, split). */
+ * walk is steps st->begin .. st->end - 1 (a part of it, split).
+ *
+ * Under tc_wga a step's wgmma are still reading its buffer when the next
+ * step begins: each step waits for those of the step before the last
+ * (wgmma.wait_group 1) before its barrier, and copies tc_stages - 2 steps
+ * ahead, into that step's buffer. */
 static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, LLVMValueRef wr, LLVMValueRef wc)
 {
 	const PtxPlan *plan = a->plan;
-	const int S = plan->tc_stages;
-	for (int s = 0; s < S - 1; s++)
+	const int S = plan->tc_stages, ahead = plan->tc_wga ? S - 2 : S - 1;
+	for (int s = 0; s < ahead; s++)
 		tc_issue(c, plan, st, add(c, st->begin, i64c(c, s)), i64c(c, s));
 	if (plan->tc_sp)
 		sp_load(c, a, st, st->begin, wr);
@@ -1148,9 +1177,9 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, st->end, ""), body, done);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
-		tc_wait(c, plan, S - 2);
+		tc_wait(c, a, ahead - 1);
 		tc_compute(c, a, st, i64c(c, j), lane, wr, wc);
-		tc_issue(c, plan, st, add(c, step, i64c(c, S - 1)), i64c(c, (j + S - 1) % S));
+		tc_issue(c, plan, st, add(c, step, i64c(c, ahead)), i64c(c, (j + ahead) % S));
 		if (plan->tc_sp) /* the next step's (past the end: the last one's again, unused) */
 			sp_load(c, a, st, ptx_min(c, add(c, step, i64c(c, 1)), LLVMBuildNSWSub(c->b, st->end, i64c(c, 1), "")),
 			        wr);
@@ -1161,6 +1190,14 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 	}
 	lower_loop_end(c, &l);
 	ptx_cp_wait(c, 0); /* the empty groups */
+	if (plan->tc_wga || (plan->tc_wg && plan->emulate))
+		tc_wg_wait(c, a, 0);
+	if (plan->tc_wg && plan->emulate)
+		for (int e = 0; e < wg_nacc(plan); e++) {
+			LLVMValueRef ee = LLVMConstInt(c->i32, (unsigned)e, 0);
+			LLVMBuildStore(c->b, LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ewacc, &ee, 1, ""), ""),
+			               a->acc[e / 4][e % 4]);
+		}
 }
 
 /* Stage's buffers and, in emulation, ldmatrix's host function. */
@@ -1245,10 +1282,15 @@ static void tc_wgt_store(LowerCtx *c, const TcArg *a, LLVMValueRef m0, LLVMValue
 
 /* The wgmma step (tc_wg): one inline asm that orders the accumulators'
  * registers before it (wgmma.fence), issues the step's wgmma (wg_ops;
- * D += A B, scale-d 1), and waits for them, so that no other instruction
- * touches the registers while they run; its operands the accumulators,
- * then the descriptors of A and B of each wgmma, then scale-d.  Emulated,
- * the global patc_emu_wgmma (PtxEmuWgmma), once per wgmma. */
+ * D += A B, scale-d 1) as one group and, but under tc_wga, waits for them,
+ * so that no other instruction touches the registers while they run; its
+ * operands the accumulators, then the descriptors of A and B of each
+ * wgmma, then scale-d.  Under tc_wga the waits are their own inline asm
+ * (tc_wg_wait), the accumulators passing through each asm in the same
+ * registers, so that ptxas can keep the groups in flight between them.
+ * Emulated, the globals patc_emu_wgmma (PtxEmuWgmma), once per wgmma, and
+ * patc_emu_wgcommit, the accumulators in ewacc from the first step to
+ * the last wait. */
 static void tc_wg_init(LowerCtx *c, TcArg *a)
 {
 	const PtxPlan *plan = a->plan;
@@ -1258,6 +1300,10 @@ static void tc_wg_init(LowerCtx *c, TcArg *a)
 		LLVMTypeRef params[6] = {c->ptr, c->i64, c->i64, c->i64, c->ptr, c->i32};
 		a->wg_ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 6, 0);
 		a->ewacc = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)nacc), "ewacc");
+		for (int i = 0; i < nacc; i++) {
+			LLVMValueRef ii = LLVMConstInt(c->i32, (unsigned)i, 0);
+			LLVMBuildStore(c->b, LLVMConstReal(c->f32, 0.0), LLVMBuildGEP2(c->b, c->f32, a->ewacc, &ii, 1, ""));
+		}
 		return;
 	}
 	WgOp ops[WG_MAXOPS];
@@ -1283,7 +1329,8 @@ static void tc_wg_init(LowerCtx *c, TcArg *a)
 		at += snprintf(text + at, sizeof text - (size_t)at, "}, $%d, $%d, p, 1, 1, %d, %d;\n", 2 * nacc + 2 * i,
 		               2 * nacc + 2 * i + 1, o->trans_a, o->trans_b);
 	}
-	snprintf(text + at, sizeof text - (size_t)at, "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}");
+	snprintf(text + at, sizeof text - (size_t)at, "wgmma.commit_group.sync.aligned;\n%s}",
+	         plan->tc_wga ? "" : "wgmma.wait_group.sync.aligned 0;\n");
 	int cat = 0;
 	for (int i = 0; i < nacc; i++)
 		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "=f,");
@@ -1293,6 +1340,20 @@ static void tc_wg_init(LowerCtx *c, TcArg *a)
 		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "l,");
 	snprintf(cons + cat, sizeof cons - (size_t)cat, "r");
 	a->wg = LLVMGetInlineAsm(a->wg_ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+	if (!plan->tc_wga)
+		return;
+	/* the waits: the accumulators in and out, each tied to its register */
+	a->wgw_ty = LLVMFunctionType(LLVMStructTypeInContext(c->ctx, f, (unsigned)nacc, 0), f, (unsigned)nacc, 0);
+	cat = 0;
+	for (int i = 0; i < nacc; i++)
+		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "=f,");
+	for (int i = 0; i < nacc; i++)
+		cat += snprintf(cons + cat, sizeof cons - (size_t)cat, "%s%d", i ? "," : "", i);
+	for (int n = 0; n < 2; n++) {
+		snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", n);
+		a->wgw[n] = LLVMGetInlineAsm(a->wgw_ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT,
+		                             0);
+	}
 }
 
 void ptx_tc_body(LowerCtx *c)

@@ -22,7 +22,8 @@
  * zeroed C (PtxPlan.wsum; the CSV's method then says patc-wsum for them),
  * to compare the two; --tc-stages=N walks the staged tensor-core kernels
  * through N shared-memory buffers instead of 3 (PtxSchedule's tcs: the
- * copies run N - 1 steps ahead), to compare the depths; --tc-warps=N
+ * copies run N - 1 steps ahead, N - 2 on wgmma, where a step's wgmma stay
+ * in flight through the next), to compare the depths; --tc-warps=N
  * gives the staged tensor-core kernels on mma.sync and mma.sp blocks of
  * up to N warps instead of 4 (PtxSchedule's tcw: 8 takes 128 rows of 2:4,
  * which share each row of X the block stages).  Every

@@ -600,8 +600,10 @@ static void program_base(const char *path, char *out, size_t len)
 static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
 {
 	if (plan->stage)
-		sb_printf(out, "    %s; %d buffers of %d k (the copies run %d steps ahead)%s\n", plan->stage_why,
-		          plan->tc_stages, ptx_tc_step_k(plan), plan->tc_stages - 1,
+		sb_printf(out, "    %s; %d buffers of %d k (the copies run %d step%s ahead%s)%s\n", plan->stage_why,
+		          plan->tc_stages, ptx_tc_step_k(plan), plan->tc_stages - (plan->tc_wga ? 2 : 1),
+		          plan->tc_stages - (plan->tc_wga ? 2 : 1) == 1 ? "" : "s",
+		          plan->tc_wga ? ", a step's wgmma in flight through the next step's barrier" : "",
 		          plan->smem_dyn ? ", in dynamic shared memory" : "");
 	else
 		sb_printf(out, "    %s\n", plan->stage_why);

@@ -54,13 +54,18 @@ else
 			fi
 			if [ $sm = sm_90w ]; then
 				# the dense-tile ops on wgmma where X is staged (768/768/512:
-				# its rows are 16-byte aligned in both layouts), and ptxas with
-				# nothing to say of them (it warns where it must serialise them)
+				# its rows are 16-byte aligned in both layouts), a step's wgmma
+				# left in flight through the next step's barrier (wait_group 1),
+				# and ptxas with nothing to say of them: no warning, nor its
+				# note (C7515, "Potential Performance Loss: wgmma.mma_async
+				# instructions are serialized") where it must wait for each
+				# wgmma, as where the accumulators are touched in between
 				wg=$(grep -c "wgmma.mma_async.sync.aligned.m64n" "$out/$base.ptx" || true)
 				if [ $base = s0_tc ]; then
 					[ "$wg" -gt 0 ] && grep -q "^\.target sm_90a" "$out/$base.ptx" || { bad "$base $sm: no wgmma"; continue; }
+					grep -q "wgmma.wait_group.sync.aligned 1;" "$out/$base.ptx" || { bad "$base $sm: no wgmma in flight"; continue; }
 				fi
-				if grep -i "warning" "$tmp/log" >"$tmp/warn"; then
+				if grep -i "warning\|performance loss\|serialized" "$tmp/log" >"$tmp/warn"; then
 					bad "$base $sm: ptxas warns: $(head -2 "$tmp/warn")"
 					continue
 				fi

@@ -197,7 +197,7 @@ if want bench; then
 			"the benchmark runs ${tc_flag:-with mma.sync}" | tee -a "$out/gpu_stage.txt"
 	fi
 	# a deeper pipeline: the staged tensor-core kernels through 6 buffers
-	# (--tc-stages=6: the copies run 5 steps ahead, in steps of 16 k where 6
+	# (--tc-stages=6: the copies run 5 steps ahead, 4 on wgmma, in steps of 16 k where 6
 	# of 32 k do not fit) against patc's 3
 	tc_stages_flag=""
 	if [ "$tc_flag" != --no-stage ]; then

@@ -913,7 +913,8 @@ END_TEST
  * barriers (the warps race); a wait for one group of copies fewer (a
  * stage read while its copies are in flight); no copies (shared memory
  * read unwritten); on wgmma, no fence.proxy.async (the tensor cores read
- * the copies' writes unfenced). */
+ * the copies' writes unfenced) and a wait for one group of wgmma fewer (a
+ * buffer copied into while a wgmma in flight reads it). */
 static const char *const injects[][2] = {{"barrier", "different numbers of barriers"},
                                          {"nobarrier", "between the same two barriers: a race"},
                                          {"wait", "while a cp.async to it is in flight"},
@@ -953,7 +954,7 @@ START_TEST(emulation_catches_faults)
 		Program tc = compile_typed(&arena, pats[p], tc_shapes[0], "bf16");
 		PtxPlan tplan;
 		ck_assert(emulate_tc(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, &tplan) < 1e-5);
-		ck_assert(tplan.stage && tplan.s.by > 1 && tplan.tc_wg == (p == 1));
+		ck_assert(tplan.stage && tplan.s.by > 1 && tplan.tc_wg == (p == 1) && tplan.tc_wga == (p == 1));
 		for (int i = 0; i < NINJECT; i++) {
 			setenv("PATC_EMU_INJECT", injects[i][0], 1);
 			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, p ? &wg : NULL, "sm_90", NULL, false, injects[i][1], NULL);
@@ -961,6 +962,17 @@ START_TEST(emulation_catches_faults)
 		if (p) { /* the copies' writes passed to the tensor cores with no fence.proxy.async */
 			setenv("PATC_EMU_INJECT", "nofence", 1);
 			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, "sm_90", NULL, false, "no fence.proxy.async", NULL);
+			/* a wait for one group of wgmma fewer: a buffer copied into while
+			 * a wgmma still reads it (K = 256: 4 steps of 32 k, which reuse
+			 * the 3 buffers), and at the end a wgmma left in flight (K = 64:
+			 * 2 steps) */
+			static const int64_t deep[3] = {64, 256, 40};
+			Program tcd = compile_typed(&arena, pats[p], deep, "bf16");
+			setenv("PATC_EMU_INJECT", "wgwait", 1);
+			emulate_tc_fail(&tcd.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, "sm_90", NULL, false,
+			                "while a wgmma that reads it is in flight", NULL);
+			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, "sm_90", NULL, false,
+			                "a wgmma still in flight at the kernel's end", NULL);
 		}
 		unsetenv("PATC_EMU_INJECT");
 	}
