@@ -72,9 +72,10 @@ typedef struct PtxSchedule {
 	             * the workspace two launches of one loaded op must not overlap */
 	int tcs;    /* > 0: the staged tensor-core kernels walk their steps through
 	             * tcs shared-memory buffers (2 .. PTX_TC_MAX_STAGES), the
-	             * copies of tcs - 1 steps ahead in flight; 32-k steps only
-	             * where tcs of them fit, and fewer buffers where not even 16-k
-	             * ones do (PtxPlan.tc_stages); 0: PTX_TC_STAGES */
+	             * copies of tcs - 1 steps ahead in flight (tcs - 2 on wgmma);
+	             * 32-k steps only where tcs of them fit, and fewer buffers
+	             * where not even 16-k ones do (PtxPlan.tc_stages); 0:
+	             * PTX_TC_STAGES (on wgmma one more where it fits) */
 	int tcw;    /* > 0: the staged tensor-core kernels on mma.sync or mma.sp take
 	             * blocks of at most tcw warps (1 .. PTX_TC_MAX_WARPS): up to
 	             * tcw 16-row chunks that keep the same k, so that more rows
@@ -172,7 +173,8 @@ typedef struct PtxPlan {
 	                       * tiles' k loop is a multiple of 32 long, the walk is
 	                       * not split and the stages fit, else 1; 0 reads as 1) */
 	int tc_stages;        /* tensor cores, staged: the shared-memory buffers of the
-	                       * walk (schedule tcs, else PTX_TC_STAGES) */
+	                       * walk (schedule tcs, else PTX_TC_STAGES, on wgmma
+	                       * PTX_TC_STAGES + 1 where they fit) */
 	int smem_dyn;         /* bytes of dynamic shared memory the launch must give
 	                       * (and, past PTX_STATIC_SMEM, the kernel opt in to
 	                       * with cuFuncSetAttribute); 0: all static */

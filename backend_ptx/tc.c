@@ -238,7 +238,9 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 			plan->tc_steps *= ir->loops[i].nnz;
 	tc_plan_split(k, plan);
 	if (plan->tc_wg) {
-		tc_plan_stages(k, plan, want, cap);
+		/* patc's own: a buffer more where it fits, so that with a step's
+		 * wgmma in flight (tc_wga) the copies still run 2 steps ahead */
+		tc_plan_stages(k, plan, s->tcs > 0 ? want : PTX_TC_STAGES + 1, cap);
 		plan->tc_wga = plan->tc_stages >= 3;
 		return;
 	}

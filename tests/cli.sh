@@ -62,8 +62,8 @@ if "$patc" "$tmp/wg.pat" --target=sm_90 --wgmma --explain >"$tmp/wg.out" 2>&1 &&
 	grep -q "PTX for sm_90a.*Hopper's warpgroup mma: every" "$tmp/wg.out" && grep -q "wgmma.m64n128k16" "$tmp/wg.out" &&
 	grep -q "Hopper's warpgroup mma, transposed" "$tmp/wg.out" && grep -q "wgmma.m64n32k16 per 64" "$tmp/wg.out" &&
 	grep -q "split-K: the walk along k in [2-8] parts" "$tmp/wg.out" &&
-	grep -q "descriptors; 3 buffers of 32 k (the copies run 1 step ahead, a step's wgmma in flight through the" "$tmp/wg.out" &&
-	grep -q "descriptors; 3 buffers of 16 k (the copies run 1 step ahead, a step's wgmma in flight" "$tmp/wg.out" &&
+	grep -q "descriptors; 4 buffers of 32 k (the copies run 2 steps ahead, a step's wgmma in flight through the" "$tmp/wg.out" &&
+	grep -q "descriptors; 4 buffers of 16 k (the copies run 2 steps ahead, a step's wgmma in flight" "$tmp/wg.out" &&
 	grep -q "traffic from L2: 0.56 bytes a multiply-add: X 0.512 (a block's 8 rows share each X row it stages), weights 0.032 (128 columns share each), C 0.0156;" "$tmp/wg.out" &&
 	grep -q "traffic from L2: .* X 0.0312 (a block's 64 rows .* weights 0.0156 (128 columns share each), C 0.0339;" "$tmp/wg.out" &&
 	grep -q "traffic from L2: not counted" "$tmp/wg.out"; then

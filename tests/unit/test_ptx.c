@@ -963,13 +963,14 @@ START_TEST(emulation_catches_faults)
 			setenv("PATC_EMU_INJECT", "nofence", 1);
 			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, "sm_90", NULL, false, "no fence.proxy.async", NULL);
 			/* a wait for one group of wgmma fewer: a buffer copied into while
-			 * a wgmma still reads it (K = 256: 4 steps of 32 k, which reuse
-			 * the 3 buffers), and at the end a wgmma left in flight (K = 64:
-			 * 2 steps) */
+			 * a wgmma still reads it (K = 256, 3 buffers: 4 steps of 32 k,
+			 * too few to split, which reuse the buffers), and at the end a
+			 * wgmma left in flight (K = 64: 2 steps) */
 			static const int64_t deep[3] = {64, 256, 40};
+			static const PtxSchedule wg3 = {.wg = 1, .tcs = 3};
 			Program tcd = compile_typed(&arena, pats[p], deep, "bf16");
 			setenv("PATC_EMU_INJECT", "wgwait", 1);
-			emulate_tc_fail(&tcd.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, "sm_90", NULL, false,
+			emulate_tc_fail(&tcd.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg3, "sm_90", NULL, false,
 			                "while a wgmma that reads it is in flight", NULL);
 			emulate_tc_fail(&tc.ops[0], PAT_BF16, PAT_LAYOUT_KN, &wg, "sm_90", NULL, false,
 			                "a wgmma still in flight at the kernel's end", NULL);
