@@ -443,10 +443,12 @@ static void warp_wgmma(Block *b, Warp *w, int reader)
 		return;
 	}
 	WgPend *q = room(b, w->wq, w->nwq, &w->wqcap, sizeof *q);
-	const int ri = region_of(b, p.smem, p.bytes);
-	if (!q || ri < 0)
+	if (!q)
 		return;
-	w->wq = q;
+	w->wq = q; /* (room may have moved it) */
+	const int ri = region_of(b, p.smem, p.bytes);
+	if (ri < 0)
+		return;
 	w->wq[w->nwq++] = p;
 	Region *r = &b->region[ri];
 	for (int i = 0; i < n; i++) {
@@ -464,16 +466,17 @@ static void wg_complete(Block *b, const WgPend *p, bool run)
 {
 	int64_t at[WG_READS];
 	const int n = wg_offsets(p, at), cols = p->info & 511, f16 = p->info >> 12 & 1;
-	Region *r = &b->region[region_of(b, p->smem, p->bytes)];
+	Region *r = &b->region[region_of(b, p->smem, p->bytes)]; /* (found when it was queued) */
+	for (int i = 0; i < n; i++)
+		r->wgrd[at[i]]--, r->wgrd[at[i] + 1]--;
+	if (!run)
+		return;
 	float v[WG_READS];
 	for (int i = 0; i < n; i++) {
 		uint16_t h;
 		memcpy(&h, p->smem + at[i], 2);
 		v[i] = half_to_f32(h, f16);
-		r->wgrd[at[i]]--, r->wgrd[at[i] + 1]--;
 	}
-	if (!run)
-		return;
 	const float *A = v, *B = v + 16 * 16;
 	for (int l = 0; l < LANES; l++) {
 		const int g = l / 4, t = l % 4;
