@@ -1,6 +1,7 @@
 /* link.c - `--emit=so`: DIR/BASE.so through the system's C compiler (link.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "link.h"
+#include "../support/outfile.h"
 #include "../support/util.h"
 
 #include <errno.h>
@@ -80,6 +81,7 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 		return PATC_EXIT_ENV;
 	}
 	close(fd);
+	outfile_track(tmp, final);
 
 	char *argv[CC_WORDS + 16];
 	int n = 0;
@@ -101,7 +103,7 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	const int rc = spawn_wait(argv);
 	if (rc != 0) {
 		const int e = errno;
-		unlink(tmp);
+		outfile_drop(tmp);
 		if (rc < 0 && e == ENOENT)
 			snprintf(err, LINK_ERR_MAX, "no C compiler '%s' to link '%s' (install one, or name it with CC)",
 			         words[0], final);
@@ -116,9 +118,13 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	}
 	const mode_t mask = umask(0);
 	umask(mask);
-	if (chmod(tmp, 0777 & ~mask) != 0 || rename(tmp, final) != 0) {
+	if (chmod(tmp, 0777 & ~mask) != 0) {
 		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
-		unlink(tmp);
+		outfile_drop(tmp);
+		return PATC_EXIT_ENV;
+	}
+	if (!outfile_finish(tmp)) {
+		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
 		return PATC_EXIT_ENV;
 	}
 	return PATC_EXIT_OK;

@@ -8,6 +8,7 @@
  * go to stdout or, with -o, to a file written atomically.
  */
 #include "../frontend/frontend.h"
+#include "../support/outfile.h"
 #include "../support/util.h"
 #include "../backend_x86/x86.h"
 #include "emit_weights.h"
@@ -706,34 +707,24 @@ static int emit_shared(const Options *o, const char *base)
 	return rc;
 }
 
-static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
+static int compile_gpu(const Options *o, const Program *prog, const PruneOp *pruned, const char *base)
 {
-	if (prog->nops == 0) {
-		fprintf(stderr, "patc: error: '%s' has no ops: -o has no kernel to write\n", o->input);
-		return PATC_EXIT_INPUT;
-	}
-	if (!util_make_dir(o->output)) {
-		fprintf(stderr, "patc: error: cannot create '%s': %s\n", o->output, strerror(errno));
-		return PATC_EXIT_ENV;
-	}
-	char base[128];
-	program_base(o->input, base, sizeof base);
-	if (o->gpu) {
-		char cerr[512];
-		PtxSchedule *scheds = calloc((size_t)prog->nops + 1, sizeof *scheds); /* patc's, but the flags */
-		if (!scheds)
-			util_oom();
-		for (int i = 0; i < prog->nops; i++)
-			scheds[i] = gpu_given(o);
-		int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, scheds,
-		                           o->emit_llvm, cerr);
-		free(scheds);
-		if (rc != PATC_EXIT_OK) {
-			fprintf(stderr, "patc: error: %s\n", cerr);
-			return rc;
-		}
-		return o->emit_so ? emit_shared(o, base) : PATC_EXIT_OK;
-	}
+	char cerr[512];
+	PtxSchedule *scheds = calloc((size_t)prog->nops + 1, sizeof *scheds); /* patc's, but the flags */
+	if (!scheds)
+		util_oom();
+	for (int i = 0; i < prog->nops; i++)
+		scheds[i] = gpu_given(o);
+	int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, scheds,
+	                           o->emit_llvm, cerr);
+	free(scheds);
+	if (rc != PATC_EXIT_OK)
+		fprintf(stderr, "patc: error: %s\n", cerr);
+	return rc;
+}
+
+static int compile_x86(const Options *o, const Program *prog, const PruneOp *pruned, const char *base)
+{
 	const char *cpu = x86_target_cpu(o->target);
 	X86Emit e = {o->output, base, cpu, cpu ? "" : NULL, PATC_VERSION, o->input, prog->nops,
 	             prog->ops, pruned, NULL, o->emit_llvm, o->emit_asm};
@@ -748,6 +739,38 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 		fprintf(stderr, "patc: error: %s\n", terr);
 		return PATC_EXIT_ENV;
 	}
+	return PATC_EXIT_OK;
+}
+
+static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
+{
+	if (prog->nops == 0) {
+		fprintf(stderr, "patc: error: '%s' has no ops: -o has no kernel to write\n", o->input);
+		return PATC_EXIT_INPUT;
+	}
+	if (!util_make_dir(o->output)) {
+		fprintf(stderr, "patc: error: cannot create '%s': %s\n", o->output, strerror(errno));
+		return PATC_EXIT_ENV;
+	}
+	char base[128];
+	program_base(o->input, base, sizeof base);
+	/* the files replace those of an earlier run together (outfile.h); the
+	 * shared library is linked from them after, so its earlier one goes
+	 * with them: a run stopped while linking leaves none, not a stale one */
+	outfile_group_begin();
+	if (o->emit_so) {
+		char so[4096];
+		snprintf(so, sizeof so, "%s/%s.so", o->output, base);
+		outfile_group_remove(so);
+	}
+	int rc = o->gpu ? compile_gpu(o, prog, pruned, base) : compile_x86(o, prog, pruned, base);
+	if (!outfile_group_end(rc == PATC_EXIT_OK)) {
+		fprintf(stderr, "patc: error: cannot write the files of '%s' into '%s': %s\n", o->input, o->output,
+		        strerror(errno));
+		return PATC_EXIT_ENV;
+	}
+	if (rc != PATC_EXIT_OK)
+		return rc;
 	return o->emit_so ? emit_shared(o, base) : PATC_EXIT_OK;
 }
 

@@ -3,6 +3,7 @@
 #include "search_cli.h"
 #include "../backend_ptx/cuda.h"
 #include "../backend_x86/x86.h"
+#include "../support/outfile.h"
 #include "../weights/tensor.h"
 #include "emit_cuda.h"
 #include "emit_weights.h"
@@ -22,24 +23,21 @@
  * there is none. */
 static bool log_terminated(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	if (!f && errno == ENOENT) { /* (a shard that measures nothing still leaves one for merge) */
-		f = fopen(path, "a");
-		return f && fclose(f) == 0;
-	}
-	if (!f)
+	/* opened for appending first: a directory, or a file that cannot be
+	 * appended to, fails here and not at every measurement (an empty file
+	 * is made where none is: a shard that measures nothing still leaves
+	 * one for merge) */
+	FILE *a = fopen(path, "a");
+	if (!a)
 		return false;
+	FILE *f = fopen(path, "r");
 	int last = EOF;
-	if (fseek(f, -1, SEEK_END) == 0)
+	if (f && fseek(f, -1, SEEK_END) == 0)
 		last = fgetc(f);
-	fclose(f);
-	if (last == EOF || last == '\n')
-		return true;
-	f = fopen(path, "a");
-	bool ok = f && fputc('\n', f) != EOF;
 	if (f)
-		ok = fclose(f) == 0 && ok;
-	return ok;
+		fclose(f);
+	bool ok = last == EOF || last == '\n' || fputc('\n', a) != EOF;
+	return fclose(a) == 0 && ok;
 }
 
 /* The standard library's patterns at the target density for an M x K op,
@@ -103,9 +101,9 @@ static int earlier_kernel(const char *dir, char names[8][160])
 	return n;
 }
 
-/* Removes the earlier search's kernel files (old) that this one does not
- * write again (now, NULL-terminated), so that the reports never sit beside
- * a kernel they do not describe. */
+/* The earlier search's kernel files (old) that this one does not write
+ * again (now, NULL-terminated), removed at the end of the output group, so
+ * that the reports never sit beside a kernel they do not describe. */
 static void remove_stale_kernel(const char *dir, char old[8][160], int nold, const char *const *now)
 {
 	for (int i = 0; i < nold; i++) {
@@ -114,8 +112,8 @@ static void remove_stale_kernel(const char *dir, char old[8][160], int nold, con
 			kept |= !strcmp(old[i], now[j]);
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", dir, old[i]);
-		if (!kept && unlink(path) != 0 && errno != ENOENT)
-			fprintf(stderr, "patc: warning: cannot remove an earlier search's '%s': %s\n", path, strerror(errno));
+		if (!kept)
+			outfile_group_remove(path);
 	}
 }
 
@@ -134,6 +132,7 @@ static bool gpu_probe(const char *sm, bool emulate, char *name, size_t len)
 		return false;
 	}
 	fflush(NULL);
+	const pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(fd[0]), close(fd[1]);
@@ -141,6 +140,7 @@ static bool gpu_probe(const char *sm, bool emulate, char *name, size_t len)
 		return false;
 	}
 	if (pid == 0) {
+		util_die_with_parent(parent);
 		close(fd[0]);
 		char msg[CUDA_ERR_MAX + 8];
 		Cuda *cu = cuda_open(msg + 1);
@@ -172,6 +172,51 @@ static bool gpu_probe(const char *sm, bool emulate, char *name, size_t len)
 	                "%s; add --no-measure to rank them by the cost model alone\n",
 	        sm, got > 1 ? msg + 1 : "the probe failed");
 	return false;
+}
+
+/* Writes the search's best kernel b as -o writes it for the target (inside
+ * the caller's group of output files), its files named in out; returns
+ * PATC_EXIT_OK or the error's code. */
+static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p, const SearchCandidate *b,
+                        const char *cpu, StrBuf *out)
+{
+	int rc = PATC_EXIT_OK;
+	OpResult best = *op;
+	Pir ir = b->ir;
+	best.ir = &ir;
+	PruneOp bp = *p;
+	memset(&bp.mask, 0, sizeof bp.mask);
+	prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask);
+	/* from the full mask (the search may have scored it on block sums: the same numbers) */
+	prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
+	X86Emit e = {c->dir, c->base, cpu, cpu ? "" : NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched,
+	             false, false};
+	char xerr[X86_ERR_MAX];
+	Program one = {1, &best};
+	char path[4096], terr[TENSOR_ERR_MAX];
+	snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
+	if (c->gpu) {
+		const KernelSchedule *ks = &b->sched;
+		PtxSchedule gs = ptx_schedule_of(ks);
+		int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, &gs, false,
+		                            xerr);
+		if (grc != PATC_EXIT_OK)
+			fprintf(stderr, "patc: error: %s\n", xerr);
+		else
+			sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n",
+			          c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base);
+		rc = grc;
+	} else if (!x86_emit(&e, xerr)) {
+		fprintf(stderr, "patc: error: %s\n", xerr);
+		rc = PATC_EXIT_ENV;
+	} else if (!emit_weights(path, &one, &bp, false, PATC_VERSION, terr)) {
+		fprintf(stderr, "patc: error: %s\n", terr);
+		rc = PATC_EXIT_ENV;
+	} else
+		sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base,
+		          c->dir, c->base);
+	prune_mask_free(&bp.mask);
+	return rc;
 }
 
 int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out)
@@ -295,9 +340,23 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	char old[8][160];
 	int nold = s.shards <= 1 ? earlier_kernel(c->dir, old) : 0; /* (shards may share a directory) */
-	if (!search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target, r.best >= 0 ? kernel : NULL,
-	                          err)) {
+	/* the kernel, then the reports that name it, renamed into place together
+	 * (outfile.h) with the earlier search's kernel files that this one does
+	 * not write again removed: the reports never sit beside a kernel they do
+	 * not describe, even where the search is stopped while writing them */
+	StrBuf kline;
+	sb_init(&kline);
+	outfile_group_begin();
+	remove_stale_kernel(c->dir, old, nold, r.best >= 0 ? kernel : NULL);
+	if (r.best >= 0)
+		rc = write_kernel(c, op, p, &r.c[r.best], cpu, &kline);
+	if (rc == PATC_EXIT_OK && !search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target,
+	                                                r.best >= 0 ? kernel : NULL, err)) {
 		fprintf(stderr, "patc: error: %s\n", err);
+		rc = PATC_EXIT_ENV;
+	}
+	if (!outfile_group_end(rc == PATC_EXIT_OK)) {
+		fprintf(stderr, "patc: error: cannot write the search's files into '%s': %s\n", c->dir, strerror(errno));
 		rc = PATC_EXIT_ENV;
 	}
 	cost_model_free(&model);
@@ -343,6 +402,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			sb_printf(out, "  nothing to measure in this shard: the %lld candidates within the budget fall to the "
 			               "others\n",
 			          (long long)r.within);
+			sb_free(&kline);
 			search_result_free(&r);
 			return rc;
 		}
@@ -352,8 +412,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			          least);
 		else
 			sb_printf(out, "  every measured candidate failed (see report.json)\n");
-		if (rc == PATC_EXIT_OK)
-			remove_stale_kernel(c->dir, old, nold, NULL);
+		sb_free(&kline);
 		search_result_free(&r);
 		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
 	}
@@ -400,77 +459,64 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	/* (the reports not written: only where the measurements went) */
 	if (rc == PATC_EXIT_OK)
 		sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg%s", c->dir, c->dir, c->dir,
-		          measured + failed ? "; " : "\n");
-	if (measured + failed)
-		sb_printf(out, "%smeasurements appended to %s/tune.jsonl\n", rc == PATC_EXIT_OK ? "" : "  ", c->dir);
-	/* the best kernel, as -o writes it */
-	if (rc == PATC_EXIT_OK) {
-		remove_stale_kernel(c->dir, old, nold, kernel);
-		OpResult best = *op;
-		Pir ir = b->ir;
-		best.ir = &ir;
-		PruneOp bp = *p;
-		memset(&bp.mask, 0, sizeof bp.mask);
-		prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask);
-		/* from the full mask (the search may have scored it on block sums: the same numbers) */
-		prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
-		X86Emit e = {c->dir, c->base, cpu, cpu ? "" : NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched,
-		             false, false};
-		char xerr[X86_ERR_MAX];
-		Program one = {1, &best};
-		char path[4096], terr[TENSOR_ERR_MAX];
-		snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
-		if (c->gpu) {
-			const KernelSchedule *ks = &b->sched;
-			PtxSchedule gs = ptx_schedule_of(ks);
-			int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, &gs, false,
-			                            xerr);
-			if (grc != PATC_EXIT_OK)
-				fprintf(stderr, "patc: error: %s\n", xerr);
-			else
-				sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n",
-				          c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base);
-			rc = grc;
-		} else if (!x86_emit(&e, xerr)) {
-			fprintf(stderr, "patc: error: %s\n", xerr);
-			rc = PATC_EXIT_ENV;
-		} else if (!emit_weights(path, &one, &bp, false, PATC_VERSION, terr)) {
-			fprintf(stderr, "patc: error: %s\n", terr);
-			rc = PATC_EXIT_ENV;
-		} else
-			sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base,
-			          c->dir, c->base);
-		prune_mask_free(&bp.mask);
-	}
+		          r.logged || measured + failed ? "; " : "\n");
+	if (r.logged)
+		sb_printf(out, "%s%d measurement%s appended to %s/tune.jsonl\n", rc == PATC_EXIT_OK ? "" : "  ", r.logged,
+		          r.logged == 1 ? "" : "s", c->dir);
+	else if (rc == PATC_EXIT_OK && measured + failed)
+		sb_printf(out, "nothing new appended to %s/tune.jsonl\n", c->dir);
+	if (r.unlogged)
+		fprintf(stderr, "patc: warning: %d measurement%s could not be appended to '%s/tune.jsonl': --resume would "
+		                "measure %s again\n",
+		        r.unlogged, r.unlogged == 1 ? "" : "s", c->dir, r.unlogged == 1 ? "it" : "them");
+	if (rc == PATC_EXIT_OK)
+		sb_puts(out, kline.data ? kline.data : "");
+	sb_free(&kline);
 	search_result_free(&r);
 	return rc;
 }
 
-/* What makes two log lines one measurement: the kernel (its PatternIR and
- * schedule) on the same target, device, shape, layout, dtype and threads
- * (the layout and dtype as search_log_entry reads them: a line written
- * before the dtype was logged is f32 on x86).  malloc'd. */
-static char *merge_key(const cJSON *j, const SearchLogEntry *e)
+/* What makes two log lines one measurement, as --resume takes them over
+ * (search_log_load): the kernel (its PatternIR and schedule, as read: a
+ * schedule written by an older patc, or with its fields in another order,
+ * is the same one) on the same target, device, shape, layout, dtype,
+ * threads and patc version.  malloc'd. */
+static char *merge_key(const SearchLogEntry *e)
 {
-	static const char *const fields[] = {"target", "device", "M", "K", "N", "threads", "pir", "schedule"};
-	cJSON *k = cJSON_CreateArray();
-	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
-		cJSON_AddItemToArray(k, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
-	}
-	cJSON_AddItemToArray(k, cJSON_CreateString(e->layout ? e->layout : "kn"));
-	cJSON_AddItemToArray(k, e->dtype ? cJSON_CreateString(e->dtype) : cJSON_CreateNull());
-	char *text = cJSON_PrintUnformatted(k);
-	cJSON_Delete(k);
-	if (!text)
-		util_oom();
-	return text;
+	const KernelSchedule *k = &e->sched;
+	StrBuf b;
+	sb_init(&b);
+	sb_printf(&b, "%s\n%s\n%.17g %.17g %.17g %.17g\n%s\n%s\n%s\n", e->target ? e->target : "",
+	          e->device ? e->device : "", e->M, e->K, e->N, e->threads, e->layout ? e->layout : "kn",
+	          e->dtype ? e->dtype : "", e->version ? e->version : "");
+	sb_printf(&b, "%d %d %lld %d %d %d %d %d %d %d %d %d %d %d\n", k->vector_width, k->col_tiles,
+	          (long long)k->chunk, k->stage, k->threads, k->bx, k->by, k->v, k->r, k->ksplit, k->wg, k->wsum, k->tcs,
+	          k->tcw);
+	sb_puts(&b, e->pir);
+	return sb_take(&b);
 }
+
+/* FNV-1a, for merge's table of keys. */
+static uint64_t hash_text(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+typedef struct Merged {
+	char *key, *line, *time; /* time: the line's, "" where it has none */
+} Merged;
 
 int search_merge(int n, char *const *paths, const char *output)
 {
-	char **seen = NULL, **kept = NULL; /* each kernel's key, and its newest line */
-	size_t nseen = 0, cap = 0;
+	/* each kernel's newest line, in the order first seen; found through an
+	 * open-addressing table of indices (a linear search was quadratic in
+	 * the lines) */
+	Merged *kept = NULL;
+	size_t nkept = 0, cap = 0, tcap = 0;
+	int64_t *table = NULL; /* index into kept, -1: empty */
 	int rc = PATC_EXIT_OK, skipped = 0;
 	for (int i = 0; i < n && rc == PATC_EXIT_OK; i++) {
 		FILE *f = fopen(paths[i], "r");
@@ -482,10 +528,12 @@ int search_merge(int n, char *const *paths, const char *output)
 		char *line = NULL;
 		size_t lcap = 0;
 		ssize_t len;
+		int lines = 0, measurements = 0;
 		while ((len = getline(&line, &lcap, f)) > 0) {
 			line[strcspn(line, "\n")] = 0;
-			if (!line[0])
+			if (!line[strspn(line, " \t\r")])
 				continue;
+			lines++;
 			cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 			SearchLogEntry e;
 			if (!j || !search_log_entry(j, &e)) { /* a line cut short by a killed search */
@@ -493,30 +541,61 @@ int search_merge(int n, char *const *paths, const char *output)
 				skipped++;
 				continue;
 			}
-			char *key = merge_key(j, &e), *copy = strdup(line);
+			measurements++;
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "time");
+			char *key = merge_key(&e), *copy = strdup(line);
+			char *when = strdup(cJSON_IsString(t) ? t->valuestring : "");
 			cJSON_Delete(j);
-			if (!copy)
+			if (!copy || !when)
 				util_oom();
-			size_t k = 0; /* a kernel measured again: the newer measurement, in the older's place */
-			while (k < nseen && strcmp(seen[k], key))
-				k++;
-			if (k < nseen) {
+			if (2 * (nkept + 1) > tcap) { /* the table at most half full */
+				size_t ncap = tcap ? 2 * tcap : 1024;
+				int64_t *nt = malloc(ncap * sizeof *nt);
+				if (!nt)
+					util_oom();
+				for (size_t k = 0; k < ncap; k++)
+					nt[k] = -1;
+				for (size_t k = 0; k < nkept; k++) {
+					size_t h = hash_text(kept[k].key) & (ncap - 1);
+					while (nt[h] >= 0)
+						h = (h + 1) & (ncap - 1);
+					nt[h] = (int64_t)k;
+				}
+				free(table);
+				table = nt, tcap = ncap;
+			}
+			size_t h = hash_text(key) & (tcap - 1);
+			while (table[h] >= 0 && strcmp(kept[table[h]].key, key))
+				h = (h + 1) & (tcap - 1);
+			if (table[h] >= 0) {
+				/* a kernel measured again: the newer measurement (by its
+				 * time; the later line where they tie), in the older's place */
+				Merged *m = &kept[table[h]];
 				free(key);
-				free(kept[k]);
-				kept[k] = copy;
+				if (strcmp(when, m->time) >= 0) {
+					free(m->line), free(m->time);
+					m->line = copy, m->time = when;
+				} else {
+					free(copy), free(when);
+				}
 				continue;
 			}
-			if (nseen == cap) {
+			if (nkept == cap) {
 				cap = cap ? 2 * cap : 256;
-				char **ns = realloc(seen, cap * sizeof *ns), **nk = ns ? realloc(kept, cap * sizeof *nk) : NULL;
-				if (!ns || !nk)
+				Merged *nk = realloc(kept, cap * sizeof *nk);
+				if (!nk)
 					util_oom();
-				seen = ns, kept = nk;
+				kept = nk;
 			}
-			seen[nseen] = key, kept[nseen++] = copy;
+			table[h] = (int64_t)nkept;
+			kept[nkept++] = (Merged){key, copy, when};
 		}
 		if (ferror(f)) { /* a directory, or a read error */
 			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
+			rc = PATC_EXIT_INPUT;
+		} else if (lines && !measurements) { /* (an empty log is one: a shard that measured nothing) */
+			fprintf(stderr, "patc: error: '%s' is not a tuning log: none of its %d line%s is a measurement\n",
+			        paths[i], lines, lines == 1 ? "" : "s");
 			rc = PATC_EXIT_INPUT;
 		}
 		free(line);
@@ -524,21 +603,21 @@ int search_merge(int n, char *const *paths, const char *output)
 	}
 	StrBuf all;
 	sb_init(&all);
-	for (size_t k = 0; k < nseen; k++)
-		sb_printf(&all, "%s\n", kept[k]);
+	for (size_t k = 0; k < nkept; k++)
+		sb_printf(&all, "%s\n", kept[k].line);
 	if (rc == PATC_EXIT_OK && !util_write_file_atomic(output, all.data ? all.data : "", all.len)) {
 		fprintf(stderr, "patc: error: cannot write '%s': %s\n", output, strerror(errno));
 		rc = PATC_EXIT_ENV;
 	}
 	if (rc == PATC_EXIT_OK && skipped)
 		printf("merge: %zu measurements from %d log%s into %s (%d line%s that were not measurements skipped)\n",
-		       nseen, n, n == 1 ? "" : "s", output, skipped, skipped == 1 ? "" : "s");
+		       nkept, n, n == 1 ? "" : "s", output, skipped, skipped == 1 ? "" : "s");
 	else if (rc == PATC_EXIT_OK)
-		printf("merge: %zu measurements from %d log%s into %s\n", nseen, n, n == 1 ? "" : "s", output);
-	for (size_t k = 0; k < nseen; k++)
-		free(seen[k]), free(kept[k]);
-	free(seen);
+		printf("merge: %zu measurements from %d log%s into %s\n", nkept, n, n == 1 ? "" : "s", output);
+	for (size_t k = 0; k < nkept; k++)
+		free(kept[k].key), free(kept[k].line), free(kept[k].time);
 	free(kept);
+	free(table);
 	sb_free(&all);
 	return rc;
 }

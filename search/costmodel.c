@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "costmodel.h"
 #include "../backend_x86/x86.h"
+#include "../support/outfile.h"
 #include "../support/util.h"
 #include "search.h"
 
@@ -653,13 +654,17 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		char *tmp = malloc(strlen(o->out) + 16);
 		FILE *f = NULL;
 		if (tmp) {
-			sprintf(tmp, "%s.tmpXXXXXX", o->out);
+			sprintf(tmp, "%s.tmp.XXXXXX", o->out); /* as util_write_file_atomic names them */
 			int fd = mkstemp(tmp);
+			if (fd >= 0)
+				outfile_track(tmp, o->out);
 			if (fd >= 0 && fchmod(fd, 0644) != 0) { /* mkstemp's 0600: a model is for everyone */
 				close(fd);
-				fd = -1;
+				outfile_drop(tmp);
+			} else if (fd >= 0 && !(f = fdopen(fd, "w"))) {
+				close(fd);
+				outfile_drop(tmp);
 			}
-			f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		}
 		bool wrote = f != NULL;
 		if (f) {
@@ -670,11 +675,16 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 			                S.ngroups, m.spearman, m.recall, m.recall_tied) > 0;
 			wrote = gbt_write(m.gbt, f) && wrote;
 			wrote = fclose(f) == 0 && wrote;
+			if (!wrote) {
+				const int e = errno;
+				outfile_drop(tmp);
+				errno = e;
+			} else {
+				wrote = outfile_finish(tmp);
+			}
 		}
-		if (!wrote || rename(tmp, o->out) != 0) {
+		if (!wrote) {
 			snprintf(err, 256, "cannot write '%.200s': %s", o->out, strerror(errno));
-			if (tmp)
-				unlink(tmp);
 			ok = false;
 		}
 		free(tmp);

@@ -188,6 +188,16 @@ static int cmp_report(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* Candidate i's rank: its place (from 1) in order, the report's list (best,
+ * fastest and best_reference are entries of it, named again). */
+static int rank_of(const int *order, int n, int i)
+{
+	for (int k = 0; k < n; k++)
+		if (order[k] == i)
+			return k + 1;
+	return 0;
+}
+
 /* Text for SVG: the XML specials escaped. */
 static void svg_text(StrBuf *b, const char *t)
 {
@@ -426,19 +436,22 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	if (rho <= 1)
 		cJSON_AddNumberToObject(cm, "spearman", rho);
 	if (r->best >= 0)
-		cJSON_AddItemToObject(root, "best", candidate_json(&r->c[r->best], r->dense_us, s->budget, 1));
+		cJSON_AddItemToObject(root, "best",
+		                      candidate_json(&r->c[r->best], r->dense_us, s->budget, rank_of(order, r->n, r->best)));
 	if (kernel) { /* (a later search into dir removes those it does not write again) */
 		cJSON *files = cJSON_AddArrayToObject(root, "kernel");
 		for (int i = 0; kernel[i]; i++)
 			cJSON_AddItemToArray(files, cJSON_CreateString(kernel[i]));
 	}
 	if (r->fastest >= 0 && r->fastest != r->best)
-		cJSON_AddItemToObject(root, "fastest", candidate_json(&r->c[r->fastest], r->dense_us, s->budget, 0));
+		cJSON_AddItemToObject(root, "fastest", candidate_json(&r->c[r->fastest], r->dense_us, s->budget,
+		                                                      rank_of(order, r->n, r->fastest)));
 	if (r->best >= 0 && r->c[r->best].status == SEARCH_MEASURED)
 		cJSON_AddNumberToObject(root, "tied_with_fastest", r->tied);
 	if (r->best_ref >= 0)
 		cJSON_AddItemToObject(root, "best_reference",
-		                      candidate_json(&r->c[r->best_ref], r->dense_us, s->budget, 0));
+		                      candidate_json(&r->c[r->best_ref], r->dense_us, s->budget,
+		                                     rank_of(order, r->n, r->best_ref)));
 	cJSON *arr = cJSON_AddArrayToObject(root, "candidates");
 	for (int i = 0; i < r->n; i++)
 		cJSON_AddItemToArray(arr, candidate_json(&r->c[order[i]], r->dense_us, s->budget, i + 1));
@@ -612,6 +625,7 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	e->device = log_string(line, "device");
 	e->source = log_string(line, "source");
 	e->op = log_string(line, "op");
+	e->version = log_string(line, "patc");
 	e->layout = log_string(line, "layout");
 	e->dtype = log_string(line, "dtype");
 	if (!e->dtype && e->target && !strncmp(e->target, "x86", 3))
@@ -624,13 +638,14 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	e->density = log_number(line, "density", 0);
 	e->latency_us = log_number(line, "latency_us", -1);
 	e->dense_us = log_number(line, "dense_us", -1);
-	if (!(e->dense_us > 0 && isfinite(e->dense_us)))
+	if (!(e->dense_us >= SEARCH_MIN_US && isfinite(e->dense_us)))
 		e->dense_us = -1;
 	e->rel_err = log_number(line, "relative_error", 0);
 	e->early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "early"));
 	if (e->failed)
 		e->latency_us = -1;
-	return e->pir && (e->failed || (e->latency_us > 0 && isfinite(e->latency_us)));
+	return e->pir && (e->failed || (e->latency_us >= SEARCH_MIN_US && isfinite(e->latency_us) &&
+	                                e->rel_err >= 0 && e->rel_err < SEARCH_MAX_REL_ERR));
 }
 
 /* The logged measurements that a search with this info can take over. */
@@ -653,11 +668,13 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 		SearchLogEntry le;
-		/* a line of another target, device, shape, layout, dtype (or of a
-		 * GPU target, written before the dtype was logged) or thread
-		 * count is not this search's; a line that is not JSON (cut short by
-		 * a killed search) is skipped: its candidate is measured again */
-		const bool mine = j && search_log_entry(j, &le) && le.target && le.device &&
+		/* a line of another patc (whose kernels may differ), target,
+		 * device, shape, layout, dtype (or of a GPU target, written before
+		 * the dtype was logged) or thread count is not this search's; a
+		 * line that is not JSON (cut short by a killed search) is skipped:
+		 * its candidate is measured again */
+		const bool mine = j && search_log_entry(j, &le) && le.target && le.device && le.version &&
+		                  !strcmp(le.version, info->version) &&
 		                  !strcmp(le.target, info->target) && !strcmp(le.device, info->device) &&
 		                  le.M == (double)info->M && le.K == (double)info->K && le.N == (double)info->N &&
 		                  !strcmp(le.layout ? le.layout : "kn", info->layout ? info->layout : "kn") &&

@@ -543,7 +543,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	const bool blas = baseline && !p->emulate;
 	if (!(p->emulate ? gpu_emulate(&gp, &r, err) : gpu_measure(cu, &gp, &r, err)))
 		snprintf(m.why, sizeof m.why, "on the %s: %.90s", p->emulate ? "host emulator" : "GPU", err);
-	else if (r.unwritten || !(r.rel_err < 1e-4))
+	else if (r.unwritten || !(r.rel_err < SEARCH_MAX_REL_ERR))
 		snprintf(m.why, sizeof m.why, "wrong result: relative error %.3g against float64, %lld elements not written",
 		         r.rel_err, (long long)r.unwritten);
 	else if (blas && r.cublas_us <= 0)
@@ -608,7 +608,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		snprintf(m.why, sizeof m.why, "out of memory for the float64 reference");
 		return m;
 	}
-	if (!(m.rel_err < 1e-4)) {
+	if (!(m.rel_err < SEARCH_MAX_REL_ERR)) {
 		snprintf(m.why, sizeof m.why, "wrong result: relative error %.3g against float64", m.rel_err);
 		return m;
 	}
@@ -645,6 +645,7 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 		return m;
 	}
 	fflush(NULL);
+	const pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(fd[0]), close(fd[1]);
@@ -652,6 +653,7 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 		return m;
 	}
 	if (pid == 0) {
+		util_die_with_parent(parent);
 		close(fd[0]);
 		Measured r = child_measure(p, ir);
 		ssize_t wr = write(fd[1], &r, sizeof r);
@@ -703,12 +705,12 @@ static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measur
 }
 
 /* Appends c's measurement to the log at once, so that a search killed
- * later keeps it. */
-static void log_measurement(const SearchSettings *s, const SearchCandidate *c, Measured m, double dense_us,
+ * later keeps it; false where it could not (said on progress). */
+static bool log_measurement(const SearchSettings *s, const SearchCandidate *c, Measured m, double dense_us,
                             FILE *progress)
 {
 	if (!s->log_path || !s->log_info)
-		return;
+		return false;
 	SearchCandidate logged = *c;
 	logged.status = m.ok ? SEARCH_MEASURED : SEARCH_FAILED;
 	logged.measured_us = m.us;
@@ -723,6 +725,7 @@ static void log_measurement(const SearchSettings *s, const SearchCandidate *c, M
 	if (!ok && progress)
 		fprintf(progress, "search: warning: cannot append to '%s': %s\n", s->log_path, strerror(errno));
 	free(line);
+	return ok;
 }
 
 /* A measurement's outcome into its candidate. */
@@ -909,7 +912,10 @@ static void bench_one(Bench *b, int i, const char *kind)
 		r->resumed++;
 	else {
 		m = measure(&b->p, &c->ir, b->s->timeout_s);
-		log_measurement(b->s, c, m, r->dense_us, b->pr.f);
+		if (log_measurement(b->s, c, m, r->dense_us, b->pr.f))
+			r->logged++;
+		else if (b->s->log_path)
+			r->unlogged++;
 	}
 	record(c, &m);
 	b->pr.done++;

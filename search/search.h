@@ -50,6 +50,12 @@
 /* ---- the tuning log (tune.jsonl: one JSON object per line, appended
  * as each measurement is made) ---- */
 
+/* The largest relative error against float64 a measured kernel may have
+ * (its result is wrong past it), and the least time a measurement can
+ * take (a log line under it is no measurement). */
+#define SEARCH_MAX_REL_ERR 1e-4
+#define SEARCH_MIN_US 1e-3
+
 typedef struct SearchLogInfo {
 	const char *version, *target, *device, *source, *op;
 	int64_t M, K, N;
@@ -152,6 +158,8 @@ typedef struct SearchResult {
 	int64_t within;     /* within the accuracy budget */
 	double seconds;
 	int resumed;        /* measurements taken from the log */
+	int logged;         /* measurements appended to the log */
+	int unlogged;       /* measurements that could not be (resumed, they are measured again) */
 	int tuned;          /* schedules measured beyond the backend's own */
 	int region_shapes;  /* block shapes whose importance sums were shared */
 	int64_t region_hits; /* candidates scored on them */
@@ -186,7 +194,7 @@ void search_log_free(SearchLogged *l, int n);
 /* One log line's fields, strings borrowed from its JSON (NULL, or 0 for
  * numbers, where absent). */
 typedef struct SearchLogEntry {
-	const char *pir, *target, *device, *source, *op, *layout;
+	const char *pir, *target, *device, *source, *op, *layout, *version;
 	const char *dtype;         /* NULL where absent (logs before it was logged): f32 on
 	                            * x86 targets, whose kernels compute in f32, else unknown */
 	const char *failed;        /* why it failed */
@@ -197,7 +205,9 @@ typedef struct SearchLogEntry {
 	bool early;                /* stopped early */
 } SearchLogEntry;
 /* false where the line is no measurement: no PatternIR, a malformed
- * schedule, neither a positive latency nor a failure. */
+ * schedule, neither a failure nor a latency of SEARCH_MIN_US or more with a
+ * relative error under SEARCH_MAX_REL_ERR (as a measurement must have:
+ * a line edited or corrupted past that is not taken over). */
 struct cJSON;
 bool search_log_entry(const struct cJSON *line, SearchLogEntry *e);
 /* Spearman's rank correlation between the cost model's predictions and the

@@ -1,6 +1,7 @@
 /* util.c - internal errors, string buffers and file helpers; see util.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "util.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +9,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -219,6 +224,7 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len)
 		free(tmp);
 		return false;
 	}
+	outfile_track(tmp, path);
 	if (!write_all(fd, data, len))
 		goto fail;
 	/* The mode of the file replaced, else what a new file would get. */
@@ -237,19 +243,27 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len)
 		fd = -1;
 		goto fail;
 	}
-	fd = -1;
-	if (rename(tmp, path) != 0)
-		goto fail;
+	/* renamed now, or with its group (outfile.h) */
+	bool ok = outfile_finish(tmp);
 	free(tmp);
-	return true;
+	return ok;
 fail:;
 	int err = errno;
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
+	outfile_drop(tmp);
 	free(tmp);
 	errno = err;
 	return false;
+}
+
+void util_die_with_parent(int parent)
+{
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+	if (getppid() != (pid_t)parent)
+		_exit(1);
 }
 
 void *util_alloc_timed(size_t bytes)

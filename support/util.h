@@ -65,6 +65,12 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len);
  * to len). */
 const char *util_comment_text(const char *s, char *buf, size_t len);
 
+/* In a child just forked by parent: the child is killed when the parent
+ * dies (where the system can: Linux), so that a measuring child does not
+ * outlive a search that was killed; exits at once if parent is gone
+ * already. */
+void util_die_with_parent(int parent);
+
 /* Creates directory path, or finds one there; false with errno set
  * (ENOTDIR: something else is there). */
 bool util_make_dir(const char *path);

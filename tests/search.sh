@@ -581,5 +581,86 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "no pattern is within the budget" "$tmp/out" && [ -s "$tmp/stale/report.json" ] &&
 	[ -z "$(ls "$tmp/stale" | grep '^op')" ] && ok || bad "no pattern within the budget: exit $rc, $(ls "$tmp/stale")"
 
+# report.json's best, fastest and best_reference carry their rank in its candidates list
+python3 - "$tmp/k" <<'EOF2' && ok || bad "report.json's ranks disagree: see above"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+for name in ("best", "fastest", "best_reference"):
+    if name in r:
+        e = r[name]
+        same = r["candidates"][e["rank"] - 1]
+        assert {k: v for k, v in same.items()} == e, (name, e["rank"], e, same)
+EOF2
+# a merged log keeps each kernel's newest measurement by its time, whatever the order of the
+# logs; a schedule written with its fields in another order, or by an older patc without
+# stage and threads, is the same kernel; a file that holds no measurement is not a log
+head -1 "$tmp/sh0/tune.jsonl" | sed -e 's/"latency_us":[0-9.e+-]*/"latency_us":77.5/' \
+	-e 's/"time":"[^"]*"/"time":"2099-01-01T00:00:00Z"/' >"$tmp/late.jsonl"
+head -1 "$tmp/sh0/tune.jsonl" | sed -e 's/"latency_us":[0-9.e+-]*/"latency_us":55.5/' \
+	-e 's/"time":"[^"]*"/"time":"2000-01-01T00:00:00Z"/' -e 's/"stage":[-0-9]*,//' -e 's/,"threads":0}/}/' \
+	-e 's/"schedule":{"vector_width":\([0-9]*\),"col_tiles":\([0-9]*\)/"schedule":{"col_tiles":\2,"vector_width":\1/' \
+	>"$tmp/early.jsonl"
+"$patc" merge "$tmp/late.jsonl" "$tmp/early.jsonl" -o "$tmp/le.jsonl" >/dev/null 2>&1 &&
+	[ "$(wc -l <"$tmp/le.jsonl")" -eq 1 ] && grep -q '"latency_us":77.5' "$tmp/le.jsonl" && ok ||
+	bad "merge: not the newest measurement, or one kernel twice: $(cat "$tmp/le.jsonl")"
+"$patc" merge "$tmp/op.pat" -o "$tmp/notlog.jsonl" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "is not a tuning log" "$tmp/err" && [ ! -e "$tmp/notlog.jsonl" ] && ok ||
+	bad "merge of a file that is not a log: exit $rc $(cat "$tmp/err")"
+# --resume takes over no line a measurement could not have written (a relative error past the
+# check's, a latency of nothing) nor one of another patc: those kernels are measured again
+mkdir -p "$tmp/rv" && {
+	sed -n 1p "$tmp/k/tune.jsonl" | sed 's/"relative_error":[0-9.e+-]*/"relative_error":0.5/'
+	sed -n 2p "$tmp/k/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":1e-9/'
+	sed -n 3p "$tmp/k/tune.jsonl" | sed 's/"patc":"[^"]*"/"patc":"0.0.1-old"/'
+	sed -n '4,$p' "$tmp/k/tune.jsonl"
+} >"$tmp/rv/tune.jsonl"
+"$patc" "$tmp/op.pat" --search --topk=4 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/rv" >"$tmp/out" 2>&1 &&
+	python3 - "$tmp/rv" <<'EOF2' && ok || bad "--resume took over a corrupt line: $(cat "$tmp/out")"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+m = [c for c in r["candidates"] if c["status"] == "measured"]
+assert m and all(c["relative_error"] < 1e-4 and c["latency_us"] > 1e-3 for c in m), m
+EOF2
+# a tune.jsonl that cannot be appended to stops the search before it measures
+mkdir -p "$tmp/ld/tune.jsonl"
+"$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 -o "$tmp/ld" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 3 ] && grep -q "cannot append to '$tmp/ld/tune.jsonl'" "$tmp/err" && [ ! -e "$tmp/ld/report.json" ] && ok ||
+	bad "a directory for tune.jsonl: exit $rc $(cat "$tmp/err")"
+# the search's files replace an earlier search's together or not at all: with report.csv
+# a directory the reports cannot be written, and the earlier kernel and report.json stay
+"$patc" "$tmp/op.pat" --search --no-measure --budget=20% -o "$tmp/grp" >/dev/null 2>&1 &&
+	cp "$tmp/grp/op.o" "$tmp/grp_op.o" && cp "$tmp/grp/report.json" "$tmp/grp_report.json" &&
+	rm "$tmp/grp/report.csv" && mkdir "$tmp/grp/report.csv" &&
+	{ "$patc" "$tmp/op.pat" --search --no-measure --budget=50% --sparsity=50% -o "$tmp/grp" >/dev/null 2>"$tmp/err";
+	  [ $? -eq 3 ]; } && cmp -s "$tmp/grp/op.o" "$tmp/grp_op.o" && cmp -s "$tmp/grp/report.json" "$tmp/grp_report.json" &&
+	[ -z "$(ls -a "$tmp/grp" | grep '\.tmp\.')" ] && ok || bad "a failed search's files replaced the earlier set: $(ls -a "$tmp/grp")"
+# a measuring process does not outlive a search killed with SIGKILL (the first one hangs:
+# the child still there after a second is it)
+PATC_SEARCH_INJECT=hang "$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 --timeout=60 -o "$tmp/orph" \
+	>/dev/null 2>&1 &
+pid=$!
+child=""
+for _ in $(seq 600); do
+	c=$(pgrep -P $pid | head -1)
+	if [ -n "$c" ]; then
+		sleep 1
+		kill -0 "$c" 2>/dev/null && [ "$(ps -o ppid= -p "$c" | tr -d ' ')" = "$pid" ] && child=$c && break
+	fi
+	sleep 0.1
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+sleep 1
+if [ -z "$child" ]; then
+	bad "no hanging measuring process seen"
+elif kill -0 "$child" 2>/dev/null && ! ps -o stat= -p "$child" | grep -q Z; then # (a zombie is dead)
+	kill -9 "$child"
+	bad "a measuring process outlived its search"
+else
+	ok
+fi
+
 echo "search: $pass passed, $fail failed"
 [ $fail -eq 0 ]

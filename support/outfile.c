@@ -1,0 +1,198 @@
+/* outfile.c - temporary output files, removed on interruption, renamed
+ * into place alone or as a group; see outfile.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "outfile.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct Entry {
+	char *tmp, *path;
+	bool finished; /* written, waiting for the group's end */
+	bool remove;   /* not a temporary file: path to remove at the group's end */
+} Entry;
+
+/* The entries, read by the signal handler: changed only with the signals
+ * held off (hold/release). */
+static Entry *entries;
+static volatile int nentries;
+static int cap;
+static bool grouped;
+static pid_t owner; /* the process whose files they are (not a forked child) */
+
+static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
+enum { NCAUGHT = sizeof caught / sizeof caught[0] };
+
+static void on_signal(int sig)
+{
+	if (getpid() == owner)
+		for (int i = 0; i < nentries; i++)
+			if (!entries[i].remove)
+				unlink(entries[i].tmp);
+	/* then the signal's own action (SA_RESETHAND restored it) */
+	raise(sig);
+}
+
+/* The handlers, once, for the signals whose action is the default one (a
+ * signal ignored, as under nohup, stays ignored). */
+static void install(void)
+{
+	static bool done;
+	if (done)
+		return;
+	done = true;
+	owner = getpid();
+	for (int i = 0; i < NCAUGHT; i++) {
+		struct sigaction old, sa;
+		if (sigaction(caught[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		sigaction(caught[i], &sa, NULL);
+	}
+}
+
+static void hold(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (int i = 0; i < NCAUGHT; i++)
+		sigaddset(&set, caught[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void release(const sigset_t *old) { sigprocmask(SIG_SETMASK, old, NULL); }
+
+static char *dup_or_die(const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		util_oom();
+	return d;
+}
+
+static void add(const char *tmp, const char *path, bool remove)
+{
+	install();
+	/* (made before the signals are held: util_oom may exit) */
+	char *t = tmp ? dup_or_die(tmp) : NULL, *p = dup_or_die(path);
+	Entry *grown = entries;
+	if (nentries == cap) {
+		grown = malloc((size_t)(cap ? 2 * cap : 8) * sizeof *grown);
+		if (!grown)
+			util_oom();
+		if (nentries)
+			memcpy(grown, entries, (size_t)nentries * sizeof *grown);
+	}
+	sigset_t old;
+	hold(&old);
+	Entry *was = entries;
+	if (grown != entries) {
+		entries = grown;
+		cap = cap ? 2 * cap : 8;
+	}
+	entries[nentries] = (Entry){t, p, false, remove};
+	nentries++;
+	release(&old);
+	if (was != grown)
+		free(was);
+}
+
+static int find(const char *tmp)
+{
+	for (int i = 0; i < nentries; i++)
+		if (!entries[i].remove && !strcmp(entries[i].tmp, tmp))
+			return i;
+	return -1;
+}
+
+/* Entry i out of the list (the signals held off by the caller). */
+static void take_out(int i)
+{
+	free(entries[i].tmp);
+	free(entries[i].path);
+	memmove(&entries[i], &entries[i + 1], (size_t)(nentries - i - 1) * sizeof *entries);
+	nentries--;
+}
+
+void outfile_track(const char *tmp, const char *path) { add(tmp, path, false); }
+
+bool outfile_finish(const char *tmp)
+{
+	const int i = find(tmp);
+	PATC_ASSERT(i >= 0);
+	if (grouped) {
+		entries[i].finished = true;
+		return true;
+	}
+	sigset_t old;
+	hold(&old);
+	const bool ok = rename(tmp, entries[i].path) == 0;
+	const int err = errno;
+	if (!ok)
+		unlink(tmp);
+	take_out(i);
+	release(&old);
+	errno = err;
+	return ok;
+}
+
+void outfile_drop(const char *tmp)
+{
+	const int i = find(tmp);
+	PATC_ASSERT(i >= 0);
+	sigset_t old;
+	hold(&old);
+	unlink(tmp);
+	take_out(i);
+	release(&old);
+}
+
+void outfile_group_begin(void)
+{
+	PATC_ASSERT(!grouped);
+	grouped = true;
+}
+
+void outfile_group_remove(const char *path)
+{
+	PATC_ASSERT(grouped);
+	add(NULL, path, true);
+}
+
+bool outfile_group_end(bool commit)
+{
+	PATC_ASSERT(grouped);
+	grouped = false;
+	sigset_t old;
+	hold(&old);
+	int err = 0;
+	/* the earlier set's files not written again, then the renames in order */
+	for (int i = 0; commit && !err && i < nentries; i++)
+		if (entries[i].remove && unlink(entries[i].path) != 0 && errno != ENOENT)
+			err = errno;
+	for (int i = 0; i < nentries;) {
+		Entry *e = &entries[i];
+		if (!e->remove && !e->finished) { /* still being written: not the group's */
+			i++;
+			continue;
+		}
+		if (!e->remove) {
+			if (commit && !err && rename(e->tmp, e->path) != 0)
+				err = errno;
+			if (!commit || err)
+				unlink(e->tmp);
+		}
+		take_out(i);
+	}
+	release(&old);
+	errno = err;
+	return !commit || !err;
+}

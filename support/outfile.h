@@ -1,0 +1,39 @@
+/* outfile.h - output files written under a temporary name beside their
+ * path, then renamed into place.
+ *
+ * While a temporary file exists it is tracked, and SIGINT, SIGTERM or
+ * SIGHUP removes it before the process ends (nothing can for SIGKILL).
+ * Inside a group the files finished are not renamed one by one but
+ * together at its end, with signals held off, so that a set of outputs that
+ * belong together (a kernel's object, header and weights; a search's
+ * reports beside its kernel) replaces the set before it as one, or not at
+ * all: a failure or an interruption before the end leaves the earlier set
+ * whole.  util_write_file_atomic uses this; so does every other writer of
+ * a temporary file in patc.  For one thread (the main one): the searches'
+ * worker threads write no files.
+ */
+#ifndef PATC_OUTFILE_H
+#define PATC_OUTFILE_H
+
+#include <stdbool.h>
+
+/* Tracks tmp, a temporary file being written for path. */
+void outfile_track(const char *tmp, const char *path);
+/* tmp is written: renamed to its path now, or at the group's end inside a
+ * group.  false with errno set where the rename fails (tmp removed). */
+bool outfile_finish(const char *tmp);
+/* tmp is abandoned: removed and no longer tracked. */
+void outfile_drop(const char *tmp);
+
+/* Starts a group (groups do not nest). */
+void outfile_group_begin(void);
+/* At the group's end, path (a file of the set before that this one does not
+ * write again) is removed before the renames. */
+void outfile_group_remove(const char *path);
+/* Ends the group: with commit, removes the paths named and renames the
+ * files finished in the order they were finished; false with errno set
+ * where one could not be renamed or removed (the files not renamed by then
+ * are removed).  Without commit (a failure), removes the files finished. */
+bool outfile_group_end(bool commit);
+
+#endif
