@@ -105,6 +105,48 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+typedef struct Key {
+	const char *s;
+	size_t at; /* position in the object */
+} Key;
+
+static int cmp_key(const void *a, const void *b)
+{
+	const Key *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* The first key of obj that appears again later in it, or NULL.  Sorted
+ * rather than compared pairwise: a header may hold millions of keys.  Of
+ * several repeated keys it names the one whose first use comes first, as
+ * a scan from the front would. */
+static const char *json_dup_key(const cJSON *obj)
+{
+	size_t n = 0;
+	for (const cJSON *j = obj->child; j; j = j->next)
+		n += j->string != NULL;
+	if (n < 2)
+		return NULL;
+	Key *keys = malloc(n * sizeof *keys);
+	if (!keys)
+		util_oom();
+	size_t k = 0;
+	for (const cJSON *j = obj->child; j; j = j->next)
+		if (j->string) {
+			keys[k] = (Key){j->string, k};
+			k++;
+		}
+	qsort(keys, n, sizeof *keys, cmp_key);
+	const Key *first = NULL; /* equal keys sort by position, so each run starts at its first use */
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(keys[i - 1].s, keys[i].s) == 0 && (!first || keys[i - 1].at < first->at))
+			first = &keys[i - 1];
+	const char *dup = first ? first->s : NULL;
+	free(keys);
+	return dup;
+}
+
 bool tensor_check_finite(const Tensor *t, const char *file, char err[TENSOR_ERR_MAX])
 {
 	for (int64_t i = 0; i < t->count; i++) {
@@ -244,12 +286,11 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			tensor_fail(err, "%s: tensor '%s': header entry is not an object", file, tn);
 			goto done;
 		}
-		for (const cJSON *a = j->child; a; a = a->next) /* readers would differ on which one counts */
-			for (const cJSON *b = a->next; b; b = b->next)
-				if (a->string && b->string && !strcmp(a->string, b->string)) {
-					tensor_fail(err, "%s: tensor '%s': header entry has '%.40s' twice", file, tn, a->string);
-					goto done;
-				}
+		const char *twice = json_dup_key(j); /* readers would differ on which one counts */
+		if (twice) {
+			tensor_fail(err, "%s: tensor '%s': header entry has '%.40s' twice", file, tn, twice);
+			goto done;
+		}
 		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
 		const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shape");
 		const cJSON *of = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");

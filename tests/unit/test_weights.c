@@ -173,6 +173,38 @@ START_TEST(readers_refuse_ambiguity)
 }
 END_TEST
 
+/* A header entry with 100k keys besides its three is read, and a repeated
+ * one refused, well within the test's timeout: a crafted header may hold
+ * millions, so the check for repeats must not compare them pairwise.  Of
+ * two repeated keys, the one used first is named. */
+START_TEST(safetensors_many_keys)
+{
+	enum { KEYS = 100000 };
+	const size_t cap = 64 + (size_t)KEYS * 16;
+	char *hdr = malloc(cap);
+	uint8_t *buf = malloc(cap + 16);
+	ck_assert(hdr && buf);
+	size_t o = (size_t)snprintf(hdr, cap, "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]");
+	for (int i = 0; i < KEYS; i++)
+		o += (size_t)snprintf(hdr + o, cap - o, ",\"k%d\":0", i);
+	snprintf(hdr + o, cap - o, "}}");
+	const float one[2] = {1, 2};
+	char err[TENSOR_ERR_MAX];
+	Tensor t;
+	size_t len = st_image(buf, hdr, one, sizeof one);
+	ck_assert_msg(st_read_mem(buf, len, "many.st", "w", &t, err), "%s", err);
+	ck_assert(t.count == 2 && t.data[1] == 2.0f);
+	tensor_free(&t);
+
+	snprintf(hdr + o, cap - o, ",\"k%d\":1,\"k3\":1}}", KEYS - 1);
+	len = st_image(buf, hdr, one, sizeof one);
+	ck_assert(!st_read_mem(buf, len, "manydup.st", "w", &t, err));
+	ck_assert_msg(strstr(err, "tensor 'w': header entry has 'k3' twice"), "%s", err);
+	free(hdr);
+	free(buf);
+}
+END_TEST
+
 START_TEST(synthetic_is_seeded)
 {
 	float a[64 * 48], b[64 * 48], c[64 * 48];
@@ -237,6 +269,7 @@ static Suite *weights_suite(void)
 	tcase_add_test(tc, safetensors_write_read);
 	tcase_add_test(tc, npy_orders_and_versions);
 	tcase_add_test(tc, readers_refuse_ambiguity);
+	tcase_add_test(tc, safetensors_many_keys);
 	tcase_add_test(tc, synthetic_is_seeded);
 	tcase_add_test(tc, synthetic_preferences);
 	suite_add_tcase(s, tc);
