@@ -287,8 +287,9 @@ static bool parse_count(const char *s, long lo, long hi, long *out)
 	char *end;
 	if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
 		return false; /* (strtol would take spaces and a plus) */
+	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (*end || v < lo || v > hi)
+	if (*end || errno == ERANGE || v < lo || v > hi)
 		return false;
 	*out = v;
 	return true;
@@ -324,7 +325,11 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->explain = true;
 		} else if (!strncmp(a, "--emit=", 7)) {
 			char kinds[256];
-			snprintf(kinds, sizeof kinds, "%s", a + 7);
+			const size_t len = strlen(a + 7);
+			if (!len || len >= sizeof kinds || a[7] == ',' || a[6 + len] == ',' || strstr(a + 7, ",,"))
+				return usage_error("--emit takes kinds separated by commas (this build emits: pir, weights, llvm, "
+				                   "asm, so), not '%.80s'", a + 7);
+			memcpy(kinds, a + 7, len + 1);
 			for (char *save = NULL, *kind = strtok_r(kinds, ",", &save); kind;
 			     kind = strtok_r(NULL, ",", &save)) {
 				if (!strcmp(kind, "pir"))
@@ -350,9 +355,8 @@ static int parse_args(int argc, char **argv, Options *o)
 		} else if (!strcmp(a, "--split-workspace")) {
 			o->wsum = true;
 		} else if (!strncmp(a, "--threads=", 10)) {
-			char *end;
-			long t = strtol(a + 10, &end, 10);
-			if (*end || t < 1 || t > 256)
+			long t;
+			if (!parse_count(a + 10, 1, 256, &t))
 				return usage_error("--threads takes a count from 1 to 256, not '%s'", a + 10);
 			o->threads = (int)t;
 		} else if (!strcmp(a, "--search")) {
@@ -408,8 +412,10 @@ static int parse_args(int argc, char **argv, Options *o)
 		} else if (!strncmp(a, "--timeout=", 10)) {
 			char *end;
 			double t = strtod(a + 10, &end);
-			if (end == a + 10 || *end || !(t > 0 && t <= 86400))
-				return usage_error("--timeout takes seconds, more than 0 and at most 86400, not '%s'", a + 10);
+			/* decimal seconds (strtod would take hex, spaces and signs), a millisecond at least */
+			if (end == a + 10 || *end || strspn(a + 10, "0123456789.") != strlen(a + 10) ||
+			    !(t >= 0.001 && t <= 86400))
+				return usage_error("--timeout takes seconds, from 0.001 to 86400, not '%s'", a + 10);
 			o->s.timeout_s = t;
 		} else if (!strncmp(a, "--budget=", 9)) {
 			if (!parse_fraction(a + 9, &o->s.budget))
@@ -705,6 +711,55 @@ static int emit_shared(const Options *o, const char *base)
 	if (rc != PATC_EXIT_OK)
 		fprintf(stderr, "patc: error: %s\n", err);
 	return rc;
+}
+
+/* The file path is one of those the program reads (the .pat file, an op's
+ * weights, calibration or scores), by device and inode; NULL where not. */
+static const char *read_file_at(const Options *o, const Program *prog, const char *path)
+{
+	struct stat out, in;
+	if (stat(path, &out) != 0 || !S_ISREG(out.st_mode))
+		return NULL;
+	if (stat(o->input, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+		return o->input;
+	for (int i = 0; i < prog->nops; i++) {
+		const WeightBinding *b[3] = {&prog->ops[i].weights, &prog->ops[i].calibration, &prog->ops[i].scores};
+		for (int j = 0; j < 3; j++)
+			if ((b[j]->kind == WEIGHTS_SAFETENSORS || b[j]->kind == WEIGHTS_NPY) && b[j]->resolved &&
+			    stat(b[j]->resolved, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+				return b[j]->resolved;
+	}
+	return NULL;
+}
+
+/* Whether -o would write over a file the program reads (said): -o FILE
+ * itself, or one of the files -o DIR and --search write into DIR. */
+static bool overwrites_input(const Options *o, const Program *prog)
+{
+	char base[128];
+	program_base(o->input, base, sizeof base);
+	const bool dir = objects(o) || o->search;
+	if (!o->output) /* (stdout; a search's BASE.search/) */
+		return false;
+	static const char *const in_dir[] = {".o", ".h", ".safetensors", ".ptx", "_launch.c", ".bin", ".ll", ".s", ".so",
+	                                     "/report.json", "/report.csv", "/pareto.svg", "/tune.jsonl"};
+	const int n = dir ? (int)(sizeof in_dir / sizeof *in_dir) : 1;
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		if (!dir)
+			snprintf(path, sizeof path, "%s", o->output);
+		else if (in_dir[i][0] == '/')
+			snprintf(path, sizeof path, "%s%s", o->output, in_dir[i]);
+		else
+			snprintf(path, sizeof path, "%s/%s%s", o->output, base, in_dir[i]);
+		const char *read = read_file_at(o, prog, path);
+		if (read) {
+			fprintf(stderr, "patc: error: -o %s would write over '%s', %s: write the output elsewhere\n", o->output,
+			        path, read == o->input ? "the file being compiled" : "a tensor file the program reads");
+			return true;
+		}
+	}
+	return false;
 }
 
 static int compile_gpu(const Options *o, const Program *prog, const PruneOp *pruned, const char *base)
@@ -1092,6 +1147,10 @@ int main(int argc, char **argv)
 	}
 	if (prog.nops == 0)
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
+	if (overwrites_input(&o, &prog)) {
+		rc = PATC_EXIT_USAGE;
+		goto finish;
+	}
 	if (o.search) {
 		char base[128], dir[4096];
 		program_base(o.input, base, sizeof base);

@@ -5,11 +5,12 @@
  * of the op's shape and layout (a kernel must be right on any input); C is
  * poisoned with NaN before the checked run, so an element no thread
  * writes shows, and 64 columns of C are checked against the float64
- * product of the masked weight (prune_check_error: relative error below
- * 1e-4, or the op fails).  On x86 both the kernel and OpenBLAS sgemm are
- * timed with the same threads: the median of repeated runs after a
- * warm-up, OpenBLAS first, then the kernel after util_settle(), each in
- * its own block, as a user would run either.
+ * product of the masked weight (prune_check: relative error below 1e-4,
+ * or the op fails; where that product is past float32's range, the input
+ * is at fault, exit 1, as no float32 kernel can be right).  On x86 both
+ * the kernel and OpenBLAS sgemm are timed with the same threads: the
+ * median of repeated runs after a warm-up, OpenBLAS first, then the kernel
+ * after util_settle(), each in its own block, as a user would run either.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
@@ -19,6 +20,7 @@
 #include "../support/util.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,25 @@ static void inject(const char *op, float *c, int64_t n)
 			c[i] += 1;
 	else if (!strncmp(e, "unwritten:", 10))
 		c[n - 1] = NAN;
+}
+
+/* The input's fault, not the kernel's: finite weights whose product with
+ * the activations (`whose`) float32 cannot hold (prune_check), said as the
+ * loaders say importance past float32's range.  C's element in the op's
+ * layout: [m, n] for kn, [n, m] for nk. */
+static void overflow_error(const OpResult *op, const PruneCheck *chk, const char *whose, char err[512])
+{
+	const bool kn = op->layout == PAT_LAYOUT_KN;
+	const long long i = kn ? chk->m : chk->n, j = kn ? chk->n : chk->m;
+	if (chk->ref_past)
+		snprintf(err, 512, "op '%s': the product of its weights and %s activations overflows float32: C[%lld, %lld] "
+		         "is %g in float64, past float32's range (%g), so no float32 kernel can compute it",
+		         op->name, whose, i, j, chk->ref, (double)FLT_MAX);
+	else
+		snprintf(err, 512, "op '%s': the product of its weights and %s activations overflows float32: the terms of "
+		         "C[%lld, %lld] add up to %g in magnitude, past float32's range (%g), and the kernel's float32 "
+		         "sum overflowed there (%g in float64)",
+		         op->name, whose, i, j, chk->mag, (double)FLT_MAX, chk->ref);
 }
 
 bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, StrBuf *out, char err[512],
@@ -99,7 +120,9 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	int64_t unwritten = 0;
 	for (int64_t i = 0; i < M * N; i++)
 		unwritten += isnan(c[i]);
-	double rel = prune_check_error(dense, x, c, M, K, N, kn, PAT_F32, CHECK_COLS);
+	PruneCheck chk;
+	prune_check(dense, x, c, M, K, N, kn, PAT_F32, CHECK_COLS, &chk);
+	const double rel = chk.rel;
 	for (int r = 0; r < REPS; r++) {
 		t0 = util_now();
 		x86_run(&kern, x, c, values, index, threads);
@@ -114,7 +137,9 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	          1e3 * k_s, flops / k_s * 1e-9, eff / k_s * 1e-9);
 	sb_printf(out, "  OpenBLAS sgemm %9.3f ms  %8.2f GFLOP/s (dense, same threads)\n", 1e3 * d_s,
 	          flops / d_s * 1e-9);
-	if (rel != -1)
+	if (chk.overflow)
+		sb_printf(out, "  speedup over dense %.2fx; not checked: the product overflows float32\n", d_s / k_s);
+	else if (rel != -1)
 		sb_printf(out, "  speedup over dense %.2fx; relative error vs float64 on the masked weight %.2e\n",
 		          d_s / k_s, rel);
 	sb_printf(out, "  (OpenBLAS: %s)\n", openblas_get_config());
@@ -122,6 +147,11 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	free(values), free(dense), free(x), free(c), free(cd);
 	if (rel == -1) {
 		snprintf(err, 512, "op '%s': out of memory for the float64 reference", op->name);
+		return false;
+	}
+	if (chk.overflow) {
+		overflow_error(op, &chk, "--run's", err);
+		*code = PATC_EXIT_INPUT;
 		return false;
 	}
 	if (unwritten || !(rel < 1e-4)) {
@@ -162,7 +192,7 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 	sb_printf(out, "GPU: %s (sm_%d, %d multiprocessors); kernels for %s\n", cuda_device_name(cu), have,
 	          cuda_multiprocessors(cu), sm);
 	bool ok = true;
-	int wrong = 0;
+	int wrong = 0, overflowed = 0;
 	for (int i = 0; ok && i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		const PruneOp *p = &pruned[i];
@@ -183,7 +213,17 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 		GpuProblem gp = {op->ir, M, K, N, op->layout, values, &p->mask, dense, x, op->dtype, sm,
 		                 given, 20, true, 64, 0};
 		GpuResult r;
-		if (!gpu_measure(cu, &gp, &r, cerr)) {
+		/* gpu_measure's check (prune_check_error) would call the kernel wrong
+		 * where no float32 sum can be right: the reference on the same
+		 * columns looked at first */
+		PruneCheck chk;
+		prune_check(dense, x, NULL, M, K, N, kn, op->dtype, gp.check_cols, &chk);
+		if (chk.overflow) { /* named, and the next op runs */
+			char oerr[512];
+			overflow_error(op, &chk, "--run's", oerr);
+			fprintf(stderr, "patc: error: %s\n", oerr);
+			overflowed++;
+		} else if (!gpu_measure(cu, &gp, &r, cerr)) {
 			if (i + 1 < prog->nops)
 				snprintf(err, 512, "op '%s': %.400s (the %d ops after it not run)", op->name, cerr, prog->nops - i - 1);
 			else
@@ -224,6 +264,10 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 	if (ok && wrong) {
 		snprintf(err, 512, "%d of %d ops gave a wrong result on the GPU", wrong, prog->nops);
 		*code = PATC_EXIT_INTERNAL;
+		ok = false;
+	} else if (ok && overflowed) {
+		snprintf(err, 512, "%d of %d ops have a product that overflows float32", overflowed, prog->nops);
+		*code = PATC_EXIT_INPUT;
 		ok = false;
 	}
 	return ok;

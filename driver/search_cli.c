@@ -236,9 +236,11 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			fprintf(stderr, "patc: error: '%s' has %d ops with weights; --search takes one: name it with "
 			                "--op=NAME\n",
 			        c->input, with_weights);
-		else
+		else { /* (the input's: as --run and --emit=weights say of an op without weights) */
 			fprintf(stderr, "patc: error: --search needs an op with weights in '%s' (weights = ...)\n",
 			        c->input);
+			return PATC_EXIT_INPUT;
+		}
 		return PATC_EXIT_USAGE;
 	}
 	char device[256];

@@ -5,7 +5,8 @@
  * largest ones, and so bounds R from above for any pattern.  The loss rates
  * 1 - R and 1 - R_u, their difference and ratio are reported.  With
  * calibration activations X (n tokens x K), the relative output error
- * ||X (W - W_s)^T||_F / ||X W^T||_F is computed with OpenBLAS sgemm.
+ * ||X (W - W_s)^T||_F / ||X W^T||_F is computed with OpenBLAS sgemm, on
+ * inputs scaled by powers of two where float32 cannot hold the product.
  */
 #include "prune.h"
 #include "../support/util.h"
@@ -160,6 +161,37 @@ static double frobenius(const float *a, int64_t n)
 	return sqrt(s);
 }
 
+/* ||X D^T||_F in *ne and ||X W^T||_F in *ny, D the part of W the mask
+ * prunes, with W and D scaled by 2^-ew and X by 2^-ex (exact, unless a
+ * value falls below float32's normal range: it then adds nothing anyway
+ * beside the largest, which end up just below 1). */
+static void output_norms(const float *x, const float *w, const uint8_t *mask, int64_t n, int64_t M, int64_t K,
+                         int ew, int ex, double *ne, double *ny)
+{
+	const int64_t count = M * K;
+	float *d = malloc((size_t)count * sizeof *d), *y = malloc((size_t)(n * M) * sizeof *y);
+	float *ws = ew ? malloc((size_t)count * sizeof *ws) : NULL;
+	float *xs = ex ? malloc((size_t)(n * K) * sizeof *xs) : NULL;
+	if (!d || !y || (ew && !ws) || (ex && !xs))
+		util_oom();
+	for (int64_t i = 0; i < count; i++) {
+		const float v = ew ? ldexpf(w[i], -ew) : w[i];
+		if (ws)
+			ws[i] = v;
+		d[i] = mask[i] ? 0.0f : v;
+	}
+	for (int64_t i = 0; xs && i < n * K; i++)
+		xs[i] = ldexpf(x[i], -ex);
+	const float *a = xs ? xs : x, *b = ws ? ws : w;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, a, (int)K, b, (int)K,
+	            0.0f, y, (int)M);
+	*ny = frobenius(y, n * M);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, a, (int)K, d, (int)K,
+	            0.0f, y, (int)M);
+	*ne = frobenius(y, n * M);
+	free(d), free(y), free(ws), free(xs);
+}
+
 void prune_metrics_from(const Pir *ir, double kept, int64_t nkept, const PruneBound *bound, int64_t count,
                         PruneMetrics *out)
 {
@@ -213,23 +245,27 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
 		if (!mask)
 			util_oom();
 		prune_dense_mask(ir, m, M, K, mask);
-		/* E = X D^T with D the pruned-away part, Y = X W^T. */
-		float *d = malloc((size_t)count * sizeof *d);
-		float *y = malloc((size_t)(n * M) * sizeof *y);
-		if (!d || !y)
-			util_oom();
-		for (int64_t i = 0; i < count; i++)
-			d[i] = mask[i] ? 0.0f : w[i];
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, x,
-		            (int)K, w, (int)K, 0.0f, y, (int)M);
-		double ny = frobenius(y, n * M);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, x,
-		            (int)K, d, (int)K, 0.0f, y, (int)M);
-		double ne = frobenius(y, n * M);
+		double ne, ny;
+		output_norms(x, w, mask, n, M, K, 0, 0, &ne, &ny);
+		/* Finite weights and activations whose product in float32 goes past
+		 * its range (inf, or inf - inf = NaN) or flushes to 0 make the ratio
+		 * meaningless; scaled by powers of two to a largest magnitude below
+		 * 1, X W^T is at most K in magnitude, and the ratio is the same. */
+		float wmax = 0, xmax = 0;
+		if (!isfinite(ne) || !isfinite(ny) || ny == 0) {
+			for (int64_t i = 0; i < count; i++)
+				wmax = fmaxf(wmax, fabsf(w[i]));
+			for (int64_t i = 0; i < n * K; i++)
+				xmax = fmaxf(xmax, fabsf(x[i]));
+		}
+		if (wmax > 0 && xmax > 0) {
+			int ew, ex;
+			frexpf(wmax, &ew);
+			frexpf(xmax, &ex);
+			output_norms(x, w, mask, n, M, K, ew, ex, &ne, &ny);
+		}
 		out->has_output_error = true;
 		out->output_error = ny > 0 ? ne / ny : 0.0;
-		free(d);
-		free(y);
 		free(mask);
 	}
 }

@@ -146,6 +146,26 @@ double prune_top_sum(const float *v, int64_t n, int64_t count);
 double prune_check_error(const float *dense, const float *x, const float *c, int64_t M, int64_t K, int64_t N,
                          bool kn, PatDtype dt, int64_t ncols);
 
+/* prune_check_error, and whether the input is to blame rather than the
+ * kernel: finite weights and activations whose product no float32 kernel
+ * can compute. */
+typedef struct PruneCheck {
+	double rel;    /* what prune_check_error returns */
+	/* A sampled element of the float64 reference is past float32's range
+	 * (ref_past), or its terms' magnitudes add up past it and C holds no
+	 * finite value there (a partial sum overflowed, in whatever order the
+	 * kernel adds).  m, n: the element of C (row of the weight, column of
+	 * X), the largest such; ref its float64 value, mag the sum of its
+	 * terms' magnitudes. */
+	bool overflow, ref_past;
+	int64_t m, n;
+	double ref, mag;
+} PruneCheck;
+/* c may be NULL: the reference alone is looked at (before a kernel runs;
+ * rel 0, overflow only where the reference is past float32's range). */
+void prune_check(const float *dense, const float *x, const float *c, int64_t M, int64_t K, int64_t N, bool kn,
+                 PatDtype dt, int64_t ncols, PruneCheck *out);
+
 /* ---- one op, end to end (load.c) ---- */
 
 typedef struct PruneOp {

@@ -188,6 +188,35 @@ static int cmp_report(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* s as valid UTF-8 for JSON (a file name may be any bytes): each byte that
+ * does not start or continue a well-formed sequence becomes U+FFFD; in buf. */
+static const char *utf8_text(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < len;) {
+		const int n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 2 : (*p & 0xf0) == 0xe0 ? 3
+		              : (*p & 0xf8) == 0xf0 && *p <= 0xf4                ? 4
+		                                                                  : 0;
+		bool ok = n > 0;
+		for (int i = 1; ok && i < n; i++)
+			ok = (p[i] & 0xc0) == 0x80;
+		/* (overlong three- and four-byte forms, surrogates and past U+10FFFF) */
+		if (ok && n == 3)
+			ok = !(p[0] == 0xe0 && p[1] < 0xa0) && !(p[0] == 0xed && p[1] >= 0xa0);
+		if (ok && n == 4)
+			ok = !(p[0] == 0xf0 && p[1] < 0x90) && !(p[0] == 0xf4 && p[1] >= 0x90);
+		if (ok) {
+			memcpy(buf + o, p, (size_t)n);
+			o += (size_t)n, p += n;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3, p++;
+		}
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 /* Candidate i's rank: its place (from 1) in order, the report's list (best,
  * fastest and best_reference are entries of it, named again). */
 static int rank_of(const int *order, int n, int i)
@@ -389,7 +418,8 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	/* report.json */
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "patc", version);
-	cJSON_AddStringToObject(root, "source", source);
+	char text[4096];
+	cJSON_AddStringToObject(root, "source", utf8_text(source, text, sizeof text));
 	cJSON_AddStringToObject(root, "op", op->name);
 	cJSON_AddStringToObject(root, "target", target);
 	/* where it measured (a GPU's name, the host emulator), as the log says */
@@ -515,7 +545,8 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	cJSON_AddStringToObject(j, "target", info->target);
 	cJSON_AddStringToObject(j, "device", info->device);
 	cJSON_AddNumberToObject(j, "seed", (double)info->seed);
-	cJSON_AddStringToObject(j, "source", info->source);
+	char name[4096];
+	cJSON_AddStringToObject(j, "source", utf8_text(info->source, name, sizeof name));
 	cJSON_AddStringToObject(j, "op", info->op);
 	cJSON_AddNumberToObject(j, "M", (double)c->ir.len[PIR_AXIS_M]);
 	cJSON_AddNumberToObject(j, "K", (double)c->ir.len[PIR_AXIS_K]);

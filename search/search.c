@@ -603,9 +603,16 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	x86_run(&kern, p->x, c, values, index, p->threads);
 	inject(p->which, c, M * N);
 	/* check against float64 on up to 64 columns */
-	m.rel_err = prune_check_error(dense, p->x, c, M, K, N, kn, PAT_F32, 64);
+	PruneCheck chk;
+	prune_check(dense, p->x, c, M, K, N, kn, PAT_F32, 64, &chk);
+	m.rel_err = chk.rel;
 	if (m.rel_err == -1) {
 		snprintf(m.why, sizeof m.why, "out of memory for the float64 reference");
+		return m;
+	}
+	if (chk.overflow) { /* the input's, not the kernel's: every candidate fails so */
+		snprintf(m.why, sizeof m.why, "the product of the weights and the activations overflows float32 (C[%lld, "
+		         "%lld]: %.3g in float64)", (long long)chk.m, (long long)chk.n, chk.ref_past ? chk.ref : chk.mag);
 		return m;
 	}
 	if (!(m.rel_err < SEARCH_MAX_REL_ERR)) {

@@ -213,7 +213,13 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len)
 		errno = err;
 		return ok;
 	}
+	/* path.tmp.XXXXXX, its name cut where the suffix would take it past
+	 * the longest name a directory holds (a name of 250 bytes is valid) */
 	size_t n = strlen(path);
+	const char *slash = strrchr(path, '/');
+	const size_t name = n - (size_t)(slash ? slash + 1 - path : 0);
+	if (name > 255 - 11)
+		n -= name - (255 - 11);
 	char *tmp = malloc(n + 16);
 	if (!tmp)
 		util_oom();

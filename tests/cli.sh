@@ -25,6 +25,10 @@ expect() { # description expected-exit command...
 	fi
 }
 
+holds() { # description command...: the command succeeds
+	if "${@:2}"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+
 has() { # description file pattern
 	if grep -q -- "$3" "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1: no '$3' in $2"; fi
 }
@@ -235,6 +239,38 @@ EOF2
 expect "weights past f16" 1 "$patc" "$tmp/range.pat"
 has "f16 range named" "$tmp/err" "op 'h': weight 70000 at \[3, 7\] is outside the range of its dtype f16"
 has "l2 overflow named" "$tmp/err" "op 'l': the l2 importance of the weight at \[3, 7\] (1e+20) is past float32's range"
+# finite weights (2e38) whose products with activations float32 cannot hold: the output error is
+# still measured (0.5: half of equal weights pruned), in --explain and the metadata, not NaN; --run
+# blames the input (exit 1), not the kernel, as the float64 reference is past float32's range (X is
+# random, but of its 64 columns, each adding 256 values to N(0, 2), one at least is past 1.7: all but surely)
+python3 - "$tmp" <<'EOF2'
+import struct, sys
+def npy(path, shape, vals):
+    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': %r, }" % (shape,)
+    hdr += " " * (127 - len(hdr)) + "\n"
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() +
+                           struct.pack("<%df" % len(vals), *vals))
+npy(sys.argv[1] + "/bigw.npy", (8, 512), [2e38] * 4096)
+npy(sys.argv[1] + "/ones.npy", (512, 4), [1.0] * 2048)
+EOF2
+printf 'op b: spmm(M = 8, K = 512, N = 64) {\n weights = npy("bigw.npy");\n calibration = npy("ones.npy");\n%s\n}\n' \
+	' perforate k keep 256;' >"$tmp/bigw.pat"
+expect "output error past float32: --explain" 0 "$patc" "$tmp/bigw.pat" --explain
+has "output error past float32: measured" "$tmp/out" "relative output error ||WX - W_sX|| / ||WX|| = 0\.5000"
+expect "output error past float32: --emit=weights" 0 "$patc" "$tmp/bigw.pat" --emit=weights -o "$tmp/bigw.safetensors"
+python3 "$root/tests/read_safetensors.py" "$tmp/bigw.safetensors" >"$tmp/out" 2>&1
+has "output error past float32: in the metadata" "$tmp/out" "^meta b.output_error 0\.5\(0000[0-9]*\)\?$"
+expect "--run of a product past float32" 1 "$patc" "$tmp/bigw.pat" --run --threads=2
+ovf="op 'b': the product of its weights and --run's activations overflows float32"
+has "--run: the overflow named" "$tmp/err" "$ovf: C\[[0-9]*, [0-9]*\] is .* in float64, past float32's range"
+has "--run: the overflow not checked" "$tmp/out" "not checked: the product overflows float32"
+# the GPU path looks at the reference before a launch: under the build's stand-in driver where there is one
+mock=$(dirname "$patc")/tests/mock
+if [ -e "$mock/libcuda.so.1" ]; then
+	expect "--run on a GPU of a product past float32" 1 env LD_LIBRARY_PATH="$mock" PATC_CUBLAS="$mock/libcublas.so.13" \
+		"$patc" "$tmp/bigw.pat" --run --target=sm_80
+	has "--run on a GPU: the overflow named" "$tmp/err" "$ovf"
+fi
 
 # out of memory is the environment's (exit 3), not an input or internal error: a 60000 x 60000
 # weight under a 400 MB address space; --explain of 16 ops x 1000 primitives fits in it (each
@@ -317,6 +353,35 @@ has "train-cost-model --target=bogus: why" "$tmp/err" "unknown target 'bogus'"
 printf "pattern outer(x) { apply inner(); }\npattern inner(y) { perforate k keep y; }\nop a: spmm(M = 8, K = 8, N = 4) { apply outer(1); }\n" >"$tmp/nest.pat"
 expect "a nested apply's error" 1 "$patc" "$tmp/nest.pat"
 has "a nested apply's error: where" "$tmp/err" "note: in pattern 'outer' applied here"
+
+# -o never writes over what the program reads: the .pat file itself, or a tensor file an op
+# reads (-o FILE, or one of the files -o DIR writes); the inputs are left as they were
+mkdir -p "$tmp/self" && cp "$root/examples/quick.pat" "$tmp/self/quick.pat"
+expect "-o over the .pat file" 2 "$patc" "$tmp/self/quick.pat" --emit=pir -o "$tmp/self/quick.pat"
+has "-o over the .pat file: why" "$tmp/err" "would write over '$tmp/self/quick.pat', the file being compiled"
+holds "-o over the .pat file left it" cmp -s "$tmp/self/quick.pat" "$root/examples/quick.pat"
+python3 - "$tmp/self/w.safetensors" <<'EOF2'
+import json, struct, sys
+data = struct.pack("<32f", *range(32))
+hdr = json.dumps({"w": {"dtype": "F32", "shape": [4, 8], "data_offsets": [0, len(data)]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + data)
+EOF2
+printf 'op a: spmm(M = 4, K = 8, N = 4) { weights = safetensors("w.safetensors", "w"); perforate k keep 4; }\n' \
+	>"$tmp/self/w.pat"
+cp "$tmp/self/w.safetensors" "$tmp/self/w0.safetensors"
+expect "-o over a weight file" 2 "$patc" "$tmp/self/w.pat" --emit=weights -o "$tmp/self/w.safetensors"
+has "-o over a weight file: why" "$tmp/err" "a tensor file the program reads"
+expect "-o DIR over a weight file" 2 "$patc" "$tmp/self/w.pat" -o "$tmp/self"
+holds "-o over a weight file left it" cmp -s "$tmp/self/w.safetensors" "$tmp/self/w0.safetensors"
+# options parsed strictly: no sign, space or hex where a count or seconds go, no empty --emit kind
+for arg in --threads=+4 "--threads= 4" --timeout=0x10 --timeout=1e-300 --emit= --emit=pir, --emit=,pir; do
+	expect "$arg" 2 "$patc" "$root/examples/quick.pat" --search "$arg"
+done
+# a name so long that its temporary file's would be too long is written all the same
+long=$(printf 'a%.0s' $(seq 250))
+expect "-o with a 254-byte name" 0 "$patc" "$root/examples/quick.pat" --emit=pir -o "$tmp/$long.pir"
+holds "-o with a 254-byte name: written" test -s "$tmp/$long.pir"
+holds "-o with a 254-byte name: no temporary file left" test -z "$(ls "$tmp" | grep '\.tmp\.')"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

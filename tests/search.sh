@@ -547,7 +547,7 @@ EOF2
 echo 'op w: spmm(M = 8, K = 8, N = 8) { }' >"$tmp/noweights.pat"
 "$patc" "$tmp/noweights.pat" --search -o "$tmp/x" 2>"$tmp/err"
 rc=$?
-[ $rc -eq 2 ] && grep -q "needs an op with weights" "$tmp/err" && ok || bad "no weights: exit $rc $(cat "$tmp/err")"
+[ $rc -eq 1 ] && grep -q "needs an op with weights" "$tmp/err" && ok || bad "no weights: exit $rc $(cat "$tmp/err")"
 "$patc" "$tmp/op.pat" --search --sparsity=150% 2>"$tmp/err"
 rc=$?
 [ $rc -eq 2 ] && grep -q "sparsity takes a percentage" "$tmp/err" && ok || bad "--sparsity=150%: exit $rc"
