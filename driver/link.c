@@ -75,13 +75,12 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	dir_path(tmp, sizeof tmp, dir, name);
 	snprintf(final, sizeof final, "%s/%s.so", dir, base);
 	dir_path(incdir, sizeof incdir, dir, "");
-	const int fd = mkstemp(tmp);
+	const int fd = outfile_mkstemp(tmp, final);
 	if (fd < 0) {
 		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
 		return PATC_EXIT_ENV;
 	}
 	close(fd);
-	outfile_track(tmp, final);
 
 	char *argv[CC_WORDS + 16];
 	int n = 0;

@@ -655,9 +655,7 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		FILE *f = NULL;
 		if (tmp) {
 			sprintf(tmp, "%s.tmp.XXXXXX", o->out); /* as util_write_file_atomic names them */
-			int fd = mkstemp(tmp);
-			if (fd >= 0)
-				outfile_track(tmp, o->out);
+			int fd = outfile_mkstemp(tmp, o->out);
 			if (fd >= 0 && fchmod(fd, 0644) != 0) { /* mkstemp's 0600: a model is for everyone */
 				close(fd);
 				outfile_drop(tmp);

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ typedef struct Entry {
 	char *tmp, *path;
 	bool finished; /* written, waiting for the group's end */
 	bool remove;   /* not a temporary file: path to remove at the group's end */
+	pid_t pid;     /* the process that made it (a forked child's are not its parent's) */
 } Entry;
 
 /* The entries, read by the signal handler: changed only with the signals
@@ -23,19 +25,42 @@ static Entry *entries;
 static volatile int nentries;
 static int cap;
 static bool grouped;
-static pid_t owner; /* the process whose files they are (not a forked child) */
 
 static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
 enum { NCAUGHT = sizeof caught / sizeof caught[0] };
+/* The thread that writes the files (outfile.h: one), of process
+ * writer_pid.  Holding the signals off holds them for it alone, and a
+ * signal sent to the process may land on any thread that does not hold it
+ * (OpenBLAS's, the x86 pool's): there the handler only passes it on to
+ * this thread, where it waits while held. */
+static pthread_t writer;
+static volatile pid_t writer_pid;
 
+/* The files of this process removed, then the signal's own action. */
 static void on_signal(int sig)
 {
-	if (getpid() == owner)
-		for (int i = 0; i < nentries; i++)
-			if (!entries[i].remove)
-				unlink(entries[i].tmp);
-	/* then the signal's own action (SA_RESETHAND restored it) */
+	const pid_t me = getpid();
+	if (me == writer_pid && !pthread_equal(pthread_self(), writer)) {
+		pthread_kill(writer, sig);
+		return;
+	}
+	for (int i = 0; i < nentries; i++)
+		if (!entries[i].remove && entries[i].pid == me)
+			unlink(entries[i].tmp);
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
 	raise(sig);
+}
+
+/* At exit() (util_oom, util_ice), the files not yet in place. */
+static void at_exit(void)
+{
+	for (int i = 0; i < nentries; i++)
+		if (!entries[i].remove && entries[i].pid == getpid())
+			unlink(entries[i].tmp);
 }
 
 /* The handlers, once, for the signals whose action is the default one (a
@@ -46,14 +71,14 @@ static void install(void)
 	if (done)
 		return;
 	done = true;
-	owner = getpid();
+	atexit(at_exit);
 	for (int i = 0; i < NCAUGHT; i++) {
 		struct sigaction old, sa;
 		if (sigaction(caught[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
 			continue;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = on_signal;
-		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+		sa.sa_flags = SA_NODEFER; /* (the default action restored by the handler itself) */
 		sigemptyset(&sa.sa_mask);
 		sigaction(caught[i], &sa, NULL);
 	}
@@ -98,8 +123,10 @@ static void add(const char *tmp, const char *path, bool remove)
 		entries = grown;
 		cap = cap ? 2 * cap : 8;
 	}
-	entries[nentries] = (Entry){t, p, false, remove};
+	entries[nentries] = (Entry){t, p, false, remove, getpid()};
 	nentries++;
+	if (writer_pid != getpid()) /* (the first file, or a forked child's) */
+		writer = pthread_self(), writer_pid = getpid();
 	release(&old);
 	if (was != grown)
 		free(was);
@@ -122,7 +149,19 @@ static void take_out(int i)
 	nentries--;
 }
 
-void outfile_track(const char *tmp, const char *path) { add(tmp, path, false); }
+int outfile_mkstemp(char *tmp, const char *path)
+{
+	install();
+	sigset_t old;
+	hold(&old); /* (no moment where the file exists untracked) */
+	const int fd = mkstemp(tmp);
+	const int err = errno;
+	if (fd >= 0)
+		add(tmp, path, false);
+	release(&old);
+	errno = err;
+	return fd;
+}
 
 bool outfile_finish(const char *tmp)
 {

@@ -2,23 +2,27 @@
  * path, then renamed into place.
  *
  * While a temporary file exists it is tracked, and SIGINT, SIGTERM or
- * SIGHUP removes it before the process ends (nothing can for SIGKILL).
- * Inside a group the files finished are not renamed one by one but
- * together at its end, with signals held off, so that a set of outputs that
- * belong together (a kernel's object, header and weights; a search's
- * reports beside its kernel) replaces the set before it as one, or not at
- * all: a failure or an interruption before the end leaves the earlier set
- * whole.  util_write_file_atomic uses this; so does every other writer of
- * a temporary file in patc.  For one thread (the main one): the searches'
- * worker threads write no files.
+ * SIGHUP removes it before the process ends (nothing can for SIGKILL), as
+ * does exit() (util_oom, util_ice).  Inside a group the files
+ * finished are not renamed one by one but together at its end, with
+ * signals held off, so that a set of outputs that belong together (a
+ * kernel's object, header and weights; a search's reports beside its
+ * kernel) replaces the set before it as one: a failure or an interruption
+ * before the end leaves the earlier set whole (only a rename that fails
+ * part way through the end, which the directory's writes before make
+ * unlikely, leaves it mixed).  util_write_file_atomic uses this; so does
+ * every other writer of a temporary file in patc.  For one thread, the one
+ * that first writes a file: other threads write none (a signal that lands
+ * on one of them is passed on to it).
  */
 #ifndef PATC_OUTFILE_H
 #define PATC_OUTFILE_H
 
 #include <stdbool.h>
 
-/* Tracks tmp, a temporary file being written for path. */
-void outfile_track(const char *tmp, const char *path);
+/* mkstemp(tmp) for path, the file tracked from the moment it exists: its
+ * descriptor, or -1 with errno set. */
+int outfile_mkstemp(char *tmp, const char *path);
 /* tmp is written: renamed to its path now, or at the group's end inside a
  * group.  false with errno set where the rename fails (tmp removed). */
 bool outfile_finish(const char *tmp);

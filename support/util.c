@@ -225,12 +225,11 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len)
 		util_oom();
 	memcpy(tmp, path, n);
 	memcpy(tmp + n, ".tmp.XXXXXX", 12);
-	int fd = mkstemp(tmp);
+	int fd = outfile_mkstemp(tmp, path);
 	if (fd < 0) {
 		free(tmp);
 		return false;
 	}
-	outfile_track(tmp, path);
 	if (!write_all(fd, data, len))
 		goto fail;
 	/* The mode of the file replaced, else what a new file would get. */

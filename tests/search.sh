@@ -600,7 +600,8 @@ head -1 "$tmp/sh0/tune.jsonl" | sed -e 's/"latency_us":[0-9.e+-]*/"latency_us":5
 	-e 's/"time":"[^"]*"/"time":"2000-01-01T00:00:00Z"/' -e 's/"stage":[-0-9]*,//' -e 's/,"threads":0}/}/' \
 	-e 's/"schedule":{"vector_width":\([0-9]*\),"col_tiles":\([0-9]*\)/"schedule":{"col_tiles":\2,"vector_width":\1/' \
 	>"$tmp/early.jsonl"
-"$patc" merge "$tmp/late.jsonl" "$tmp/early.jsonl" -o "$tmp/le.jsonl" >/dev/null 2>&1 &&
+grep -q '"schedule":{"col_tiles":[0-9]*,"vector_width":[0-9]*,"chunk":[-0-9]*}' "$tmp/early.jsonl" &&
+	"$patc" merge "$tmp/late.jsonl" "$tmp/early.jsonl" -o "$tmp/le.jsonl" >/dev/null 2>&1 &&
 	[ "$(wc -l <"$tmp/le.jsonl")" -eq 1 ] && grep -q '"latency_us":77.5' "$tmp/le.jsonl" && ok ||
 	bad "merge: not the newest measurement, or one kernel twice: $(cat "$tmp/le.jsonl")"
 "$patc" merge "$tmp/op.pat" -o "$tmp/notlog.jsonl" >/dev/null 2>"$tmp/err"
@@ -609,19 +610,18 @@ rc=$?
 	bad "merge of a file that is not a log: exit $rc $(cat "$tmp/err")"
 # --resume takes over no line a measurement could not have written (a relative error past the
 # check's, a latency of nothing) nor one of another patc: those kernels are measured again
-mkdir -p "$tmp/rv" && {
-	sed -n 1p "$tmp/k/tune.jsonl" | sed 's/"relative_error":[0-9.e+-]*/"relative_error":0.5/'
-	sed -n 2p "$tmp/k/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":1e-9/'
-	sed -n 3p "$tmp/k/tune.jsonl" | sed 's/"patc":"[^"]*"/"patc":"0.0.1-old"/'
-	sed -n '4,$p' "$tmp/k/tune.jsonl"
-} >"$tmp/rv/tune.jsonl"
-"$patc" "$tmp/op.pat" --search --topk=4 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/rv" >"$tmp/out" 2>&1 &&
-	python3 - "$tmp/rv" <<'EOF2' && ok || bad "--resume took over a corrupt line: $(cat "$tmp/out")"
+for bad_line in 's/"relative_error":[0-9.e+-]*/"relative_error":0.5/' 's/"latency_us":[0-9.e+-]*/"latency_us":1e-9/' \
+	's/"patc":"[^"]*"/"patc":"0.0.1-old"/'; do
+	rm -rf "$tmp/rv" && mkdir -p "$tmp/rv" && sed "$bad_line" "$tmp/k/tune.jsonl" >"$tmp/rv/tune.jsonl"
+	! cmp -s "$tmp/rv/tune.jsonl" "$tmp/k/tune.jsonl" &&
+		"$patc" "$tmp/op.pat" --search --topk=4 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/rv" >"$tmp/out" 2>&1 &&
+		! grep -q "taken from the log" "$tmp/out" && python3 - "$tmp/rv" <<'EOF2' && ok || bad "--resume took over a line edited by $bad_line: $(cat "$tmp/out")"
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 m = [c for c in r["candidates"] if c["status"] == "measured"]
 assert m and all(c["relative_error"] < 1e-4 and c["latency_us"] > 1e-3 for c in m), m
 EOF2
+done
 # a tune.jsonl that cannot be appended to stops the search before it measures
 mkdir -p "$tmp/ld/tune.jsonl"
 "$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 -o "$tmp/ld" >"$tmp/out" 2>"$tmp/err"

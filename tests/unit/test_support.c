@@ -1,11 +1,13 @@
-/* test_support.c - arena, string buffers, files written atomically, the
- * worker pool. */
+/* test_support.c - arena, string buffers, files written atomically (alone
+ * and in groups, through signals and exit), the worker pool. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
+#include "support/outfile.h"
 #include "support/pool.h"
 #include "support/util.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 
@@ -104,6 +106,98 @@ START_TEST(atomic_write)
 }
 END_TEST
 
+/* A thread that does nothing but take signals (as OpenBLAS's do). */
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *signal_thread(void *arg)
+{
+	(void)arg;
+	kill(getpid(), SIGTERM);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[300];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+START_TEST(outfile_groups)
+{
+	/* (Check's own SIGTERM handler, which outfile.c leaves alone, out of the way) */
+	signal(SIGTERM, SIG_DFL);
+	char dir[] = "/tmp/patc-test-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char a[300], b[300], old[300];
+	snprintf(a, sizeof a, "%s/a.txt", dir);
+	snprintf(b, sizeof b, "%s/b.txt", dir);
+	snprintf(old, sizeof old, "%s/old.txt", dir);
+	ck_assert(util_write_file_atomic(old, "old\n", 4));
+	/* a group: nothing in place before its end, then all of it, the file
+	 * named removed */
+	outfile_group_begin();
+	outfile_group_remove(old);
+	ck_assert(util_write_file_atomic(a, "a\n", 2));
+	ck_assert(util_write_file_atomic(b, "b\n", 2));
+	ck_assert(!exists(dir, "a.txt") && !exists(dir, "b.txt") && exists(dir, "old.txt"));
+	ck_assert(outfile_group_end(true));
+	ck_assert(exists(dir, "a.txt") && exists(dir, "b.txt") && !exists(dir, "old.txt"));
+	ck_assert_int_eq(count_entries(dir), 2);
+	/* a group given up: the earlier files as they were */
+	outfile_group_begin();
+	ck_assert(util_write_file_atomic(a, "A\n", 2));
+	ck_assert(outfile_group_end(false));
+	char *back = util_read_file(a, NULL);
+	ck_assert_str_eq(back, "a\n");
+	free(back);
+	ck_assert_int_eq(count_entries(dir), 2);
+	/* SIGTERM in the middle of a group, in a process with another thread
+	 * that takes it, and exit() in the middle of one: the process ends,
+	 * leaving no temporary file and none of the group's in place */
+	for (int how = 0; how < 2; how++) {
+		fflush(NULL);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			pthread_t t;
+			pthread_create(&t, NULL, idle_thread, NULL);
+			outfile_group_begin();
+			char c[300];
+			snprintf(c, sizeof c, "%s/c.txt", dir);
+			if (!util_write_file_atomic(c, "c\n", 2) || !util_write_file_atomic(a, "new\n", 4))
+				_exit(9);
+			if (how == 1)
+				exit(3);
+			pthread_create(&t, NULL, signal_thread, NULL);
+			for (;;)
+				pause();
+		}
+		int st;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		if (how == 0)
+			ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+		else
+			ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+		ck_assert_int_eq(count_entries(dir), 2); /* a.txt and b.txt, no temporary, no c.txt */
+		back = util_read_file(a, NULL);
+		ck_assert_str_eq(back, "a\n");
+		free(back);
+	}
+	ck_assert_int_eq(unlink(a), 0);
+	ck_assert_int_eq(unlink(b), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 typedef struct PoolCheck {
 	atomic_int count[POOL_MAX_THREADS];
 	pthread_t caller;
@@ -169,6 +263,7 @@ static Suite *support_suite(void)
 	tcase_add_test(tc, arena_zeroed_aligned);
 	tcase_add_test(tc, strbuf_grows);
 	tcase_add_test(tc, atomic_write);
+	tcase_add_test(tc, outfile_groups);
 	tcase_add_test(tc, pool_parts_once);
 	tcase_add_test(tc, pool_after_fork);
 	suite_add_tcase(s, tc);
