@@ -543,10 +543,17 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	const bool blas = baseline && !p->emulate;
 	if (!(p->emulate ? gpu_emulate(&gp, &r, err) : gpu_measure(cu, &gp, &r, err)))
 		snprintf(m.why, sizeof m.why, "on the %s: %.90s", p->emulate ? "host emulator" : "GPU", err);
-	else if (r.unwritten || !(r.rel_err < SEARCH_MAX_REL_ERR))
-		snprintf(m.why, sizeof m.why, "wrong result: relative error %.3g against float64, %lld elements not written",
-		         r.rel_err, (long long)r.unwritten);
-	else if (blas && r.cublas_us <= 0)
+	else if (r.unwritten || !(r.rel_err < SEARCH_MAX_REL_ERR)) {
+		/* the input's where the product itself is past float32's range (as child_measure says) */
+		PruneCheck chk;
+		prune_check(dense, p->x, NULL, M, K, N, p->op->layout == PAT_LAYOUT_KN, p->op->dtype, 64, &chk);
+		if (chk.overflow)
+			snprintf(m.why, sizeof m.why, "the product of the weights and the activations overflows float32 "
+			         "(C[%lld, %lld]: %.3g in float64)", (long long)chk.m, (long long)chk.n, chk.ref);
+		else
+			snprintf(m.why, sizeof m.why, "wrong result: relative error %.3g against float64, %lld elements not "
+			         "written", r.rel_err, (long long)r.unwritten);
+	} else if (blas && r.cublas_us <= 0)
 		snprintf(m.why, sizeof m.why, "cuBLAS: %.100s", r.note);
 	else if (ks->bx && !r.plan.tc && (r.plan.s.bx != ks->bx || r.plan.s.by != ks->by || r.plan.s.v != ks->v))
 		snprintf(m.why, sizeof m.why, "the kernel ran %d x %d threads, %d columns each, not the schedule's",
