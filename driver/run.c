@@ -55,22 +55,22 @@ static void inject(const char *op, float *c, int64_t n)
 }
 
 /* The input's fault, not the kernel's: finite weights whose product with
- * the activations (`whose`) float32 cannot hold (prune_check), said as the
+ * --run's activations float32 cannot hold (prune_check), said as the
  * loaders say importance past float32's range.  C's element in the op's
  * layout: [m, n] for kn, [n, m] for nk. */
-static void overflow_error(const OpResult *op, const PruneCheck *chk, const char *whose, char err[512])
+static void overflow_error(const OpResult *op, const PruneCheck *chk, char err[512])
 {
 	const bool kn = op->layout == PAT_LAYOUT_KN;
 	const long long i = kn ? chk->m : chk->n, j = kn ? chk->n : chk->m;
 	if (chk->ref_past)
-		snprintf(err, 512, "op '%s': the product of its weights and %s activations overflows float32: C[%lld, %lld] "
+		snprintf(err, 512, "op '%s': the product of its weights and --run's activations overflows float32: C[%lld, %lld] "
 		         "is %g in float64, past float32's range (%g), so no float32 kernel can compute it",
-		         op->name, whose, i, j, chk->ref, (double)FLT_MAX);
+		         op->name, i, j, chk->ref, (double)FLT_MAX);
 	else
-		snprintf(err, 512, "op '%s': the product of its weights and %s activations overflows float32: the terms of "
+		snprintf(err, 512, "op '%s': the product of its weights and --run's activations overflows float32: the terms of "
 		         "C[%lld, %lld] add up to %g in magnitude, past float32's range (%g), and the kernel's float32 "
 		         "sum overflowed there (%g in float64)",
-		         op->name, whose, i, j, chk->mag, (double)FLT_MAX, chk->ref);
+		         op->name, i, j, chk->mag, (double)FLT_MAX, chk->ref);
 }
 
 bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, StrBuf *out, char err[512],
@@ -150,7 +150,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 		return false;
 	}
 	if (chk.overflow) {
-		overflow_error(op, &chk, "--run's", err);
+		overflow_error(op, &chk, err);
 		*code = PATC_EXIT_INPUT;
 		return false;
 	}
@@ -220,7 +220,7 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 		prune_check(dense, x, NULL, M, K, N, kn, op->dtype, gp.check_cols, &chk);
 		if (chk.overflow) { /* named, and the next op runs */
 			char oerr[512];
-			overflow_error(op, &chk, "--run's", oerr);
+			overflow_error(op, &chk, oerr);
 			fprintf(stderr, "patc: error: %s\n", oerr);
 			overflowed++;
 		} else if (!gpu_measure(cu, &gp, &r, cerr)) {

@@ -498,15 +498,6 @@ static char *merge_key(const SearchLogEntry *e)
 	return sb_take(&b);
 }
 
-/* FNV-1a, for merge's table of keys. */
-static uint64_t hash_text(const char *s)
-{
-	uint64_t h = 14695981039346656037ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 typedef struct Merged {
 	char *key, *line, *time; /* time: the line's, "" where it has none */
 } Merged;
@@ -558,7 +549,7 @@ int search_merge(int n, char *const *paths, const char *output)
 				for (size_t k = 0; k < ncap; k++)
 					nt[k] = -1;
 				for (size_t k = 0; k < nkept; k++) {
-					size_t h = hash_text(kept[k].key) & (ncap - 1);
+					size_t h = util_hash_text(kept[k].key) & (ncap - 1);
 					while (nt[h] >= 0)
 						h = (h + 1) & (ncap - 1);
 					nt[h] = (int64_t)k;
@@ -566,7 +557,7 @@ int search_merge(int n, char *const *paths, const char *output)
 				free(table);
 				table = nt, tcap = ncap;
 			}
-			size_t h = hash_text(key) & (tcap - 1);
+			size_t h = util_hash_text(key) & (tcap - 1);
 			while (table[h] >= 0 && strcmp(kept[table[h]].key, key))
 				h = (h + 1) & (tcap - 1);
 			if (table[h] >= 0) {

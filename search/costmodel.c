@@ -347,9 +347,7 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		cost_features(&q, s->f);
 		s->us = s->m[0] = e.latency_us;
 		s->m[1] = 0;
-		s->kern = 1469598103934665603ULL; /* FNV-1a */
-		for (const char *t = e.pir; *t; t++)
-			s->kern = (s->kern ^ (unsigned char)*t) * 1099511628211ULL;
+		s->kern = util_hash_text(e.pir);
 		s->y = log(s->us * q.threads / (q.nkept * (double)q.N));
 		s->group = group_of(S, key);
 		cJSON_Delete(j);

@@ -262,6 +262,14 @@ fail:;
 	return false;
 }
 
+uint64_t util_hash_text(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
 void util_die_with_parent(int parent)
 {
 #ifdef __linux__

@@ -65,6 +65,11 @@ bool util_write_file_atomic(const char *path, const char *data, size_t len);
  * to len). */
 const char *util_comment_text(const char *s, char *buf, size_t len);
 
+/* A 64-bit FNV-1a hash of s.  (Its start, 1469598103934665603, is not
+ * FNV's published basis but stays: train-cost-model orders its samples by
+ * these hashes, and the shipped model is what that order gives.) */
+uint64_t util_hash_text(const char *s);
+
 /* In a child just forked by parent: the child is killed when the parent
  * dies (where the system can: Linux), so that a measuring child does not
  * outlive a search that was killed; exits at once if parent is gone

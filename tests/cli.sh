@@ -374,8 +374,14 @@ has "-o over a weight file: why" "$tmp/err" "a tensor file the program reads"
 expect "-o DIR over a weight file" 2 "$patc" "$tmp/self/w.pat" -o "$tmp/self"
 holds "-o over a weight file left it" cmp -s "$tmp/self/w.safetensors" "$tmp/self/w0.safetensors"
 # options parsed strictly: no sign, space or hex where a count or seconds go, no empty --emit kind
-for arg in --threads=+4 "--threads= 4" --timeout=0x10 --timeout=1e-300 --emit= --emit=pir, --emit=,pir; do
-	expect "$arg" 2 "$patc" "$root/examples/quick.pat" --search "$arg"
+# (each beside what it goes with, where the file without weights would fail otherwise with exit 1,
+# and --emit alone, which would exit 0)
+for arg in "--run --threads=+4" "--run --threads= 4" "--search --timeout=0x10" "--search --timeout=1e-300" \
+	"--emit=" "--emit=pir," "--emit=,pir" "--emit=pir,,weights"; do
+	read -r with opt <<<"$arg"
+	[ -n "$opt" ] || { opt=$with; with=; }
+	expect "$arg" 2 "$patc" "$root/examples/quick.pat" $with "$opt"
+	has "$arg: why" "$tmp/err" "takes"
 done
 # a name so long that its temporary file's would be too long is written all the same
 long=$(printf 'a%.0s' $(seq 250))
