@@ -10,10 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 enum { CC_WORDS = 16 };
 
@@ -36,28 +33,6 @@ static bool cc_words(char *buf, size_t len, char *words[CC_WORDS], int *nwords)
 static void dir_path(char *buf, size_t len, const char *dir, const char *name)
 {
 	snprintf(buf, len, "%s%s/%s", dir[0] == '-' ? "./" : "", dir, name);
-}
-
-/* Runs argv with its stdout on our stderr; its exit status, or -1 (errno
- * set) where it did not start, or 128 + the signal that ended it. */
-static int spawn_wait(char *const argv[])
-{
-	posix_spawn_file_actions_t fa;
-	if (posix_spawn_file_actions_init(&fa) != 0)
-		util_oom();
-	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
-	pid_t pid;
-	const int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (e != 0) {
-		errno = e;
-		return -1;
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_MAX])
@@ -99,7 +74,12 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	argv[n++] = gpu ? "-ldl" : "-lpthread";
 	argv[n] = NULL;
 
-	const int rc = spawn_wait(argv);
+	posix_spawn_file_actions_t fa; /* (its stdout on our stderr) */
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		util_oom();
+	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	const int rc = outfile_spawn_wait(argv, &fa);
+	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
 		const int e = errno;
 		outfile_drop(tmp);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct Entry {
@@ -35,6 +37,29 @@ enum { NCAUGHT = sizeof caught / sizeof caught[0] };
  * this thread, where it waits while held. */
 static pthread_t writer;
 static volatile pid_t writer_pid;
+/* The child of outfile_spawn_wait while it runs (its process group's id),
+ * or 0. */
+static volatile pid_t spawned;
+
+extern char **environ;
+
+/* The spawned child's group ended with sig, the child waited for: a
+ * second to end as sig would have it (a compiler driver removes its own
+ * temporary files), then SIGKILL. */
+static void end_spawned(int sig)
+{
+	const pid_t c = spawned;
+	if (c <= 0)
+		return;
+	kill(-c, sig);
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+	pid_t r = 0;
+	for (int i = 0; i < 100 && (r = waitpid(c, NULL, WNOHANG)) == 0; i++)
+		nanosleep(&tick, NULL);
+	kill(-c, SIGKILL); /* (what it started lives on in its group) */
+	if (r == 0)
+		waitpid(c, NULL, 0);
+}
 
 /* The files of this process removed, then the signal's own action. */
 static void on_signal(int sig)
@@ -44,6 +69,8 @@ static void on_signal(int sig)
 		pthread_kill(writer, sig);
 		return;
 	}
+	if (me == writer_pid)
+		end_spawned(sig);
 	for (int i = 0; i < nentries; i++)
 		if (!entries[i].remove && entries[i].pid == me)
 			unlink(entries[i].tmp);
@@ -234,4 +261,39 @@ bool outfile_group_end(bool commit)
 	release(&old);
 	errno = err;
 	return !commit || !err;
+}
+
+int outfile_spawn_wait(char *const argv[], const posix_spawn_file_actions_t *fa)
+{
+	install();
+	posix_spawnattr_t at;
+	if (posix_spawnattr_init(&at) != 0)
+		util_oom();
+	sigset_t old;
+	hold(&old); /* (no moment where the child runs unknown to the handler) */
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setsigmask(&at, &old);
+	pid_t pid;
+	const int e = posix_spawnp(&pid, argv[0], fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	if (e == 0)
+		spawned = pid;
+	release(&old);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	int status, rc = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			rc = -1;
+			break;
+		}
+	const int err = errno;
+	hold(&old);
+	spawned = 0;
+	release(&old);
+	errno = err;
+	return rc < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -18,6 +18,7 @@
 #ifndef PATC_OUTFILE_H
 #define PATC_OUTFILE_H
 
+#include <spawn.h>
 #include <stdbool.h>
 
 /* mkstemp(tmp) for path, the file tracked from the moment it exists: its
@@ -39,5 +40,13 @@ void outfile_group_remove(const char *path);
  * where one could not be renamed or removed (the files not renamed by then
  * are removed).  Without commit (a failure), removes the files finished. */
 bool outfile_group_end(bool commit);
+
+/* Runs argv (posix_spawnp, with fa's actions) to write tracked files (a
+ * linker's output), in a process group of its own: a signal that removes
+ * the files ends that group first (the signal, then SIGKILL after a second)
+ * and waits for it, so that nothing it runs writes them again.  Its exit
+ * status, 128 + the signal that ended it, or -1 with errno set where it did
+ * not start. */
+int outfile_spawn_wait(char *const argv[], const posix_spawn_file_actions_t *fa);
 
 #endif

@@ -45,6 +45,8 @@ expect "unknown emit" 2 "$patc" "$root/examples/gemm.pat" --emit=cubin
 expect "two inputs" 2 "$patc" a.pat b.pat
 expect "missing input file" 1 "$patc" "$tmp/nope.pat"
 has "missing input named" "$tmp/err" "cannot read '$tmp/nope.pat'"
+expect "an endless input" 1 timeout 20 "$patc" /dev/zero
+has "an endless input: its size said" "$tmp/err" "cannot read '/dev/zero': longer than 64 MiB, the most a source may be"
 
 expect "example compiles" 0 "$patc" "$root/examples/gemm.pat"
 has "paper notation" "$tmp/out" "fig8: I0_4 I1_8^3 K0_32^28 K1_8^5 K2_4 I2_32"
@@ -183,6 +185,28 @@ expect "a shared library: a failed link" 3 env CC="cc -Wl,--no-such-option" "$pa
 	--emit=so
 has "a shared library: a failed link, said" "$tmp/err" "'cc' could not link '$tmp/so2/w.so' (exit status 1)"
 expect "a shared library: a failed link leaves nothing" 0 sh -c "! ls -a '$tmp/so2' | grep -q 'w\.so'"
+# a SIGTERM to patc while it links ends the linker too: nothing writes the library afterwards
+cat > "$tmp/slow-cc" <<'EOF2'
+#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+touch "$(dirname "$out")/started"
+sleep 2
+echo linked >"$out"
+touch "$(dirname "$out")/wrote"
+EOF2
+chmod +x "$tmp/slow-cc"
+mkdir "$tmp/so3"
+CC="$tmp/slow-cc" "$patc" "$tmp/w.pat" -o "$tmp/so3" --emit=so 2>/dev/null &
+pid=$!
+for _ in $(seq 300); do [ -e "$tmp/so3/started" ] && break; sleep 0.1; done
+kill -TERM $pid
+wait $pid
+rc=$?
+sleep 3 # (past the stand-in's write, had it lived)
+expect "a shared library: SIGTERM while linking (exit $rc)" 0 test $rc -eq 143 -a -e "$tmp/so3/started"
+expect "a shared library: SIGTERM while linking ends the linker" 0 sh -c \
+	"! ls -a '$tmp/so3' | grep -q 'w\.so\|wrote'"
 expect "a shared library for a GPU target" 0 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/gpuso" --emit=so
 expect "a shared library for a GPU target: the launcher" 0 sh -c \
 	"nm -D --defined-only '$tmp/gpuso/w.so' | grep -q ' T w_gpu_open$'"
