@@ -25,6 +25,10 @@ int diag_add_file(Diag *d, const char *path, const char *text, size_t len)
 	return d->nfiles++;
 }
 
+/* A line longer than this (in bytes) is shown by a window around loc:
+ * WINDOW_BEFORE bytes before its column, "..." for what is cut off. */
+enum { LINE_SHOWN = 200, WINDOW_BEFORE = 60, WINDOW = 160 };
+
 /* Shows the line of loc with a caret under its first column and tildes
  * under the rest of the range (on that line). */
 static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
@@ -36,14 +40,29 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	const char *eol = p;
 	while (eol < end && *eol != '\n' && *eol != '\r')
 		eol++;
-	int w = fprintf(d->out, " %4d | ", loc.line) - 3;
-	fwrite(p, 1, (size_t)(eol - p), d->out);
-	fprintf(d->out, "\n%*s | ", w, "");
 	int last = loc.end_line == loc.line ? loc.end_col : (int)(eol - p);
 	if (last < loc.col)
 		last = loc.col;
-	for (int c = 1; c < loc.col; c++)
+	/* the bytes [from, to) of the line shown, whole UTF-8 characters */
+	const char *from = p, *to = eol;
+	if (eol - p > LINE_SHOWN) {
+		if (loc.col - 1 > WINDOW_BEFORE)
+			from = p + (loc.col - 1 - WINDOW_BEFORE < eol - p ? loc.col - 1 - WINDOW_BEFORE : eol - p);
+		while (from > p && ((unsigned char)*from & 0xc0) == 0x80)
+			from--;
+		to = eol - from > WINDOW ? from + WINDOW : eol;
+		while (to < eol && ((unsigned char)*to & 0xc0) == 0x80)
+			to--;
+	}
+	const char *cut_before = from > p ? "..." : "", *cut_after = to < eol ? "..." : "";
+	int w = fprintf(d->out, " %4d | ", loc.line) - 3;
+	fprintf(d->out, "%s%.*s%s", cut_before, (int)(to - from), from, cut_after);
+	fprintf(d->out, "\n%*s | %s", w, "", from > p ? "   " : "");
+	const int first = (int)(from - p) + 1; /* the column shown first */
+	for (int c = first; c < loc.col; c++)
 		fputc(p + c - 1 < eol && p[c - 1] == '\t' ? '\t' : ' ', d->out);
+	if (last > (int)(to - p))
+		last = (int)(to - p) > loc.col ? (int)(to - p) : loc.col;
 	if (d->color)
 		fputs("\033[1;32m", d->out);
 	fputc('^', d->out);

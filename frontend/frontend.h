@@ -120,6 +120,10 @@ typedef struct Program {
 	OpResult *ops;
 } Program;
 
+/* The longest source file (.pat or .pir) read, in bytes: positions are
+ * ints, and a longer one is not a program (/dev/zero). */
+#define PAT_SOURCE_MAX ((size_t)64 << 20)
+
 /* Compiles the file at path (or, when text is not NULL, that text under the
  * name path).  Every diagnostic goes to diag.  Returns the number of errors;
  * prog holds every op that parsed, ok or not.  All memory is in arena. */

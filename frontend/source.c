@@ -128,13 +128,18 @@ static int load(Loader *L, const char *path, const char *text, int parent, SrcLo
 	if (text) {
 		len = strlen(text);
 	} else {
-		owned = util_read_file(path, &len);
+		owned = util_read_file_max(path, PAT_SOURCE_MAX, &len);
 		if (!owned) {
+			char why[128];
+			if (errno == EFBIG)
+				snprintf(why, sizeof why, "longer than %zu MiB, the most a source may be", PAT_SOURCE_MAX >> 20);
+			else
+				snprintf(why, sizeof why, "%s", strerror(errno));
 			L->errors++;
 			if (parent)
-				diag_error(L->diag, from, "cannot read '%s': %s", path, strerror(errno));
+				diag_error(L->diag, from, "cannot read '%s': %s", path, why);
 			else
-				diag_plain(L->diag, DIAG_ERROR, "cannot read '%s': %s", path, strerror(errno));
+				diag_plain(L->diag, DIAG_ERROR, "cannot read '%s': %s", path, why);
 			return 0;
 		}
 		text = arena_strndup(L->arena, owned, len);

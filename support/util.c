@@ -122,7 +122,9 @@ char *sb_take(StrBuf *sb)
 	return p;
 }
 
-char *util_read_file(const char *path, size_t *len)
+char *util_read_file(const char *path, size_t *len) { return util_read_file_max(path, SIZE_MAX, len); }
+
+char *util_read_file_max(const char *path, size_t max, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -131,13 +133,19 @@ char *util_read_file(const char *path, size_t *len)
 	sb_init(&sb);
 	char buf[65536];
 	size_t n;
+	int err = 0;
 	while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+		if (n > max - sb.len) {
+			err = EFBIG;
+			break;
+		}
 		sb_reserve(&sb, n);
 		memcpy(sb.data + sb.len, buf, n);
 		sb.len += n;
 		sb.data[sb.len] = 0;
 	}
-	int err = ferror(f) ? (errno ? errno : EIO) : 0;
+	if (!err && ferror(f))
+		err = errno ? errno : EIO;
 	fclose(f);
 	if (err) {
 		sb_free(&sb);

@@ -53,6 +53,9 @@ char *sb_take(StrBuf *sb);
 
 /* Reads a whole file; NULL with errno set on failure.  Caller frees. */
 char *util_read_file(const char *path, size_t *len);
+/* The same for a file of at most max bytes: NULL with errno EFBIG for a
+ * longer one (a pipe or /dev/zero included), read no further. */
+char *util_read_file_max(const char *path, size_t max, size_t *len);
 
 /* Writes data to path atomically: a temporary file in the same directory,
  * fsync, then rename, keeping the mode of a file it replaces.  On failure
