@@ -799,10 +799,7 @@ static int compile_x86(const Options *o, const Program *prog, const PruneOp *pru
 
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
-	if (prog->nops == 0) {
-		fprintf(stderr, "patc: error: '%s' has no ops: -o has no kernel to write\n", o->input);
-		return PATC_EXIT_INPUT;
-	}
+	PATC_ASSERT(prog->nops > 0);
 	if (!util_make_dir(o->output)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", o->output, strerror(errno));
 		return PATC_EXIT_ENV;
@@ -1150,8 +1147,18 @@ int main(int argc, char **argv)
 			explain_summary(&out, op->ir, p ? &p->metrics : NULL);
 		}
 	}
-	if (prog.nops == 0)
+	if (prog.nops == 0) { /* an error only where what was asked for is made of ops */
+		const char *asked = o.search ? "--search has nothing to search"
+		                    : o.run ? "--run has nothing to run"
+		                    : objects(&o) ? "-o has no kernel to write"
+		                    : o.emit_weights ? "--emit=weights has no weights to write" : NULL;
+		if (asked) {
+			fprintf(stderr, "patc: error: '%s' defines no op: %s\n", o.input, asked);
+			rc = PATC_EXIT_INPUT;
+			goto finish;
+		}
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
+	}
 	if (overwrites_input(&o, &prog)) {
 		rc = PATC_EXIT_USAGE;
 		goto finish;

@@ -48,6 +48,22 @@ has "missing input named" "$tmp/err" "cannot read '$tmp/nope.pat'"
 expect "an endless input" 1 timeout 20 "$patc" /dev/zero
 has "an endless input: its size said" "$tmp/err" "cannot read '/dev/zero': longer than 64 MiB, the most a source may be"
 
+# a program with no op: a note where nothing is made of ops, exit 1 where something is
+printf 'include "all.pat";\n' >"$tmp/noop.pat"
+expect "no op" 0 "$patc" "$tmp/noop.pat"
+has "no op: a note" "$tmp/err" "note: '$tmp/noop.pat' defines no op; nothing to compile"
+expect "no op: --explain" 0 "$patc" "$tmp/noop.pat" --explain
+expect "no op: -o DIR" 1 "$patc" "$tmp/noop.pat" -o "$tmp/noop"
+has "no op: -o DIR said" "$tmp/err" "error: '$tmp/noop.pat' defines no op: -o has no kernel to write"
+expect "no op: --emit=weights" 1 "$patc" "$tmp/noop.pat" --emit=weights -o "$tmp/noop.safetensors"
+has "no op: --emit=weights said" "$tmp/err" "defines no op: --emit=weights has no weights to write"
+expect "no op: --emit=weights writes nothing" 1 test -e "$tmp/noop.safetensors"
+expect "no op: --run" 1 "$patc" "$tmp/noop.pat" --run
+has "no op: --run said" "$tmp/err" "defines no op: --run has nothing to run"
+expect "no op: --run on a GPU target" 1 "$patc" "$tmp/noop.pat" --run --target=sm_90
+expect "no op: --search" 1 "$patc" "$tmp/noop.pat" --search
+has "no op: --search said" "$tmp/err" "defines no op: --search has nothing to search"
+
 expect "example compiles" 0 "$patc" "$root/examples/gemm.pat"
 has "paper notation" "$tmp/out" "fig8: I0_4 I1_8^3 K0_32^28 K1_8^5 K2_4 I2_32"
 expect "example on sm_90" 0 "$patc" "$root/examples/gemm.pat" --target=sm_90
