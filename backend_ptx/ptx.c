@@ -1648,7 +1648,8 @@ static void gpu_body(LowerCtx *c)
 
 	/* the thread's columns (clamped into range for the loads): v apart
 	 * by bx, or groups of 4 adjacent ones, 4 bx apart */
-	LLVMValueRef base = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, cy, i64c(c, (int64_t)plan->s.bx * a.v), ""), "");
+	LLVMValueRef base =
+	        LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, cy, i64c(c, (int64_t)plan->s.bx * a.v), ""), "");
 	LLVMValueRef first = LLVMBuildNSWAdd(c->b, base, a.cols4 ? LLVMBuildNSWMul(c->b, tx, i64c(c, 4), "") : tx, "");
 	LLVMValueRef valid[PTX_MAX_V], ncol[PTX_MAX_V];
 	for (int j = 0; j < a.v; j++) {

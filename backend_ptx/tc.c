@@ -1494,7 +1494,8 @@ void ptx_tc_body(LowerCtx *c)
 	LLVMValueRef m0 = LLVMBuildLoad2(c->b, c->i64, a.mrow, "m0");
 	if (plan->tc_wgt)
 		tc_wgt_store(c, &a, m0, wr, sm);
-	for (int half = 0; half < 2 * plan->tc_wm && !plan->tc_wgt; half++) { /* rows 8 half + g: chunk half / 2, h = half % 2 */
+	/* rows 8 half + g: chunk half / 2, h = half % 2 */
+	for (int half = 0; half < 2 * plan->tc_wm && !plan->tc_wgt; half++) {
 		const int ci = half / 2, h = half % 2;
 		const int64_t r = 8 * half;
 		LLVMValueRef m = add(c, m0, mul(c, add(c, a.g, i64c(c, r)), sm));

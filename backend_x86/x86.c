@@ -510,8 +510,9 @@ static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
 {
 	const LowerKernel *k = c->k;
 	const int64_t nt = pn->nt;
-	LLVMValueRef tiles = pn->per_tile ? i64c(c, 1)
-	                                  : LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
+	LLVMValueRef tiles = pn->per_tile
+	                             ? i64c(c, 1)
+	                             : LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
 	LLVMValueRef bytes = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt * k->K * 4), ""),
 	                                     i64c(c, 64), "");
 	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
@@ -675,8 +676,9 @@ static void kblock_rows_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
 	lower_loop_end(c, &lg);
-	LLVMValueRef d = lower_loop_begin(c, &lr, LLVMBuildNSWAdd(c->b, lo, LLVMBuildNSWMul(c->b, groups, i64c(c, rows), ""), ""),
-	                                  hi, "rleft"), dm, dk;
+	/* the rows left past the whole groups */
+	LLVMValueRef left0 = LLVMBuildNSWAdd(c->b, lo, LLVMBuildNSWMul(c->b, groups, i64c(c, rows), ""), "");
+	LLVMValueRef d = lower_loop_begin(c, &lr, left0, hi, "rleft"), dm, dk;
 	lower_offsets(c, l, d, &dm, &dk);
 	LowerPoint q = {LLVMBuildNSWAdd(c->b, base, d, ""), LLVMBuildNSWAdd(c->b, p->m, dm, "m"), p->k};
 	kblock_tile_point(c, &q, a);
@@ -723,8 +725,8 @@ static void x86_krun_all(LowerCtx *c, int split)
 		int64_t inner = 1;
 		for (int i = split + 1; i < ir->nloops; i++)
 			inner *= ir->loops[i].len;
-		if ((x_reuse(c->k) >= X86_XBUF_REUSE || !x_rows_spread(c->k)) && rows_m_only && outer->ncomp == 1 && outer->comp[0].axis == PIR_AXIS_K &&
-		    outer->comp[0].stride == inner && db < outer->nnz) {
+		if ((x_reuse(c->k) >= X86_XBUF_REUSE || !x_rows_spread(c->k)) && rows_m_only && outer->ncomp == 1 &&
+		    outer->comp[0].axis == PIR_AXIS_K && outer->comp[0].stride == inner && db < outer->nnz) {
 			kstride = inner;
 			xrows = db * inner;
 			if (pir_loop_is_perforated(outer)) {
@@ -1502,8 +1504,8 @@ static void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
 }
 
 const LowerHooks x86_update_hooks = {
-	.stores_c = x86_stores_c, .update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner, .krun_all = x86_krun_all,
-	.mrun_all = x86_mrun_all};
+	.stores_c = x86_stores_c, .update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner,
+	.krun_all = x86_krun_all, .mrun_all = x86_mrun_all};
 
 static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
 {

@@ -94,7 +94,9 @@ enum { SHARDS_MAX = 100000 };
 
 /* The search settings an option can set; the op's `search = search(...)`
  * sets those the command line leaves. */
-enum { SET_SPARSITY = 1, SET_TOLERANCE = 2, SET_BUDGET = 4, SET_DEPTH = 8, SET_TOPK = 16, SET_MINLEN = 32, SET_MAXPAT = 64 };
+enum {
+	SET_SPARSITY = 1, SET_TOLERANCE = 2, SET_BUDGET = 4, SET_DEPTH = 8, SET_TOPK = 16, SET_MINLEN = 32, SET_MAXPAT = 64
+};
 
 static void usage(FILE *f)
 {

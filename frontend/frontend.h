@@ -40,7 +40,11 @@ typedef struct WeightBinding {
 } WeightBinding;
 
 /* Importance scores (docs/language.md §13), defined once: X(enum, name). */
-#define PAT_IMPORTANCES(X)                                                       	X(MAGNITUDE, "magnitude") /* |w| (default) */                            	X(L2, "l2")               /* w^2 */                                      	X(WANDA, "wanda")         /* |w| * ||X_k||_2, needs calibration */       	X(TENSOR, "tensor")       /* a user-supplied score tensor */
+#define PAT_IMPORTANCES(X)                                                 \
+	X(MAGNITUDE, "magnitude") /* |w| (default) */                      \
+	X(L2, "l2")               /* w^2 */                                \
+	X(WANDA, "wanda")         /* |w| * ||X_k||_2, needs calibration */ \
+	X(TENSOR, "tensor")       /* a user-supplied score tensor */
 
 typedef enum PatImportance {
 #define X(e, name) PAT_IMP_##e,

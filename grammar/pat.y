@@ -68,6 +68,17 @@ static Expr *mk_expr(ParseCtx *ctx, ExprKind kind, SrcLoc loc)
 	return e;
 }
 
+/* l op r, one deeper than the deeper of the two. */
+static Expr *mk_binary(ParseCtx *ctx, char op, Expr *l, Expr *r, SrcLoc loc)
+{
+	Expr *e = mk_expr(ctx, EXPR_BINARY, loc);
+	e->u.bin.op = op;
+	e->u.bin.l = l;
+	e->u.bin.r = r;
+	e->depth = 1 + (l->depth > r->depth ? l->depth : r->depth);
+	return e;
+}
+
 static Stmt *mk_stmt(ParseCtx *ctx, StmtKind kind, SrcLoc loc)
 {
 	Stmt *s = node(ctx, sizeof *s);
@@ -254,10 +265,10 @@ expr
 	| WILDCARD { $$ = mk_expr(ctx, EXPR_WILDCARD, @$); }
 	| '(' expr ')' { $$ = $2; $$->loc = @$; }
 	| '-' expr %prec NEG { $$ = mk_expr(ctx, EXPR_NEG, @$); $$->u.operand = $2; $$->depth = $2->depth + 1; }
-	| expr '+' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '+'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
-	| expr '-' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '-'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
-	| expr '*' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '*'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
-	| expr '/' expr { $$ = mk_expr(ctx, EXPR_BINARY, @$); $$->u.bin.op = '/'; $$->u.bin.l = $1; $$->u.bin.r = $3; $$->depth = 1 + ($1->depth > $3->depth ? $1->depth : $3->depth); }
+	| expr '+' expr { $$ = mk_binary(ctx, '+', $1, $3, @$); }
+	| expr '-' expr { $$ = mk_binary(ctx, '-', $1, $3, @$); }
+	| expr '*' expr { $$ = mk_binary(ctx, '*', $1, $3, @$); }
+	| expr '/' expr { $$ = mk_binary(ctx, '/', $1, $3, @$); }
 	;
 
 %%

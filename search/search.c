@@ -163,7 +163,8 @@ static void spec_key(const Spec *sp, char key[128])
 	snprintf(key, 128, "%c%lld^%lld/%lldx%lld/%lldx%lld%s%lld", pa == PIR_AXIS_M ? 'm' : 'k',
 	         (long long)sp->t[pa].f[sp->pi], (long long)sp->nnz, (long long)sub[PIR_AXIS_M],
 	         (long long)sub[PIR_AXIS_K], (long long)sp->t[PIR_AXIS_M].ext, (long long)sp->t[PIR_AXIS_K].ext,
-	         sp->nm_n ? "/nm" : "", (long long)(sp->nm_n ? sp->nm_n * 100 + sp->t[PIR_AXIS_K].f[sp->t[PIR_AXIS_K].depth - 1] : 0));
+	         sp->nm_n ? "/nm" : "",
+	         (long long)(sp->nm_n ? sp->nm_n * 100 + sp->t[PIR_AXIS_K].f[sp->t[PIR_AXIS_K].depth - 1] : 0));
 }
 
 /* A growing array of candidates with their specs. */
@@ -627,7 +628,8 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const char *slow = getenv("PATC_SEARCH_INJECT");
-	KernelRun r = {&kern, p->x, values, c, index, p->sched.threads > 0 ? p->sched.threads : p->threads, slow && !strcmp(slow, "slow") && p->which == 1 ? 0.02 : 0};
+	KernelRun r = {&kern, p->x, values, c, index, p->sched.threads > 0 ? p->sched.threads : p->threads,
+	               slow && !strcmp(slow, "slow") && p->which == 1 ? 0.02 : 0};
 	if (p->stop_us > 0) { /* hopeless already? */
 		double fastest = 0;
 		for (int i = 0; i < 3; i++) {
@@ -919,7 +921,8 @@ static void bench_one(Bench *b, int i, const char *kind)
 	progress_bar(&b->pr, c->notation);
 	/* hopeless: a few runs already this much slower than the fastest */
 	/* (not the references: the comparison with them wants their full measurement) */
-	b->p.stop_us = b->s->stop_ratio > 0 && r->fastest >= 0 && !c->ref[0] ? b->s->stop_ratio * r->c[r->fastest].measured_us : 0;
+	b->p.stop_us =
+	        b->s->stop_ratio > 0 && r->fastest >= 0 && !c->ref[0] ? b->s->stop_ratio * r->c[r->fastest].measured_us : 0;
 	b->p.sched = c->sched;
 	Measured m;
 	if (taken_over(b->s, c, &m))
@@ -1269,7 +1272,8 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		Spec sp = pool.spec[i];
 		sp.inner_k_first = 1;
 		SearchCandidate c = pool.c[i];
-		if (!spec_ir(&sp, op->name, M, K, &c.ir) || pir_equal(&c.ir, &pool.c[i].ir) || (s->gpu && pir_check_gpu(&c.ir, NULL, 0)))
+		if (!spec_ir(&sp, op->name, M, K, &c.ir) || pir_equal(&c.ir, &pool.c[i].ir) ||
+		    (s->gpu && pir_check_gpu(&c.ir, NULL, 0)))
 			continue;
 		pir_print_paper(&c.ir, c.notation, sizeof c.notation);
 		if (!pool_add(&pool, &c, &sp)) {

@@ -4,7 +4,8 @@
  *
  * Runs each op's kernel asking for two threads (the small ones use one: see
  * layer.h) on a deterministic X, rebuilds the dense masked weight with the
- * op's unpack function, and checks the result against a float64 product.  Exits 1 if any op is off by more than 1e-5. */
+ * op's unpack function, and checks the result against a float64 product.
+ * Exits 1 if any op is off by more than 1e-5. */
 #include "layer.h"
 
 #include <math.h>
