@@ -176,6 +176,16 @@ python3 "$root/tests/read_safetensors.py" "$tmp/l2.safetensors" > "$tmp/read" 2>
 has "--importance in metadata" "$tmp/read" "^meta c.importance l2"
 expect "--importance=bogus" 2 "$patc" "$tmp/w.pat" --importance=bogus --explain
 
+# a tensor file that is no regular file: refused, not waited on (a FIFO) or read without end (a device)
+mkfifo "$tmp/fifo.npy"
+ln -s /dev/zero "$tmp/zero.safetensors"
+printf 'op a: spmm(M = 8, K = 8, N = 8) { weights = npy("fifo.npy"); }\n' >"$tmp/fifo.pat"
+printf 'op a: spmm(M = 8, K = 8, N = 8) { weights = safetensors("zero.safetensors", "w"); }\n' >"$tmp/zero.pat"
+expect "weights from a FIFO" 1 timeout 20 "$patc" "$tmp/fifo.pat"
+has "weights from a FIFO: said" "$tmp/err" "fifo.npy: cannot read: not a regular file"
+expect "weights from /dev/zero" 1 timeout 20 "$patc" "$tmp/zero.pat"
+has "weights from /dev/zero: said" "$tmp/err" "zero.safetensors: cannot read: not a regular file"
+
 # -o DIR: objects, headers and weights (tests/c_api.sh links and runs them)
 expect "objects need weights" 1 "$patc" "$root/examples/gemm.pat" -o "$tmp/objs"
 has "objects name the op without weights" "$tmp/err" "op 'conv3x3' has no weights"

@@ -10,7 +10,6 @@
 #include "tensor.h"
 #include "../support/util.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,9 +218,9 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 bool npy_read_file(const char *path, Tensor *out, char err[TENSOR_ERR_MAX])
 {
 	size_t len;
-	char *buf = util_read_file(path, &len);
+	char *buf = tensor_read_whole(path, &len, err);
 	if (!buf)
-		return tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
+		return false;
 	bool ok = npy_read_mem((const uint8_t *)buf, len, path, out, err);
 	free(buf);
 	return ok;

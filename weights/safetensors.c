@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *const tensor_dtype_names[DT_COUNT] = {
 #define X(e, name, bytes) name,
@@ -47,6 +48,19 @@ bool tensor_fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
 	va_end(ap);
 	tensor_sanitize(err);
 	return false;
+}
+
+char *tensor_read_whole(const char *path, size_t *len, char err[TENSOR_ERR_MAX])
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) { /* (a directory: read's EISDIR) */
+		tensor_fail(err, "%s: cannot read: not a regular file", path);
+		return NULL;
+	}
+	char *buf = util_read_file(path, len);
+	if (!buf)
+		tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
+	return buf;
 }
 
 void tensor_sanitize(char *msg)
@@ -478,9 +492,9 @@ bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *n
 bool st_list_file(const char *path, StInfo **out, int *n, char err[TENSOR_ERR_MAX])
 {
 	size_t len;
-	char *buf = util_read_file(path, &len);
+	char *buf = tensor_read_whole(path, &len, err);
 	if (!buf)
-		return tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
+		return false;
 	Tensor unused;
 	bool ok = st_parse((const uint8_t *)buf, len, path, "", &unused, out, n, err);
 	free(buf);
@@ -490,9 +504,9 @@ bool st_list_file(const char *path, StInfo **out, int *n, char err[TENSOR_ERR_MA
 bool st_read_file(const char *path, const char *name, Tensor *out, char err[TENSOR_ERR_MAX])
 {
 	size_t len;
-	char *buf = util_read_file(path, &len);
+	char *buf = tensor_read_whole(path, &len, err);
 	if (!buf)
-		return tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
+		return false;
 	bool ok = st_read_mem((const uint8_t *)buf, len, path, name, out, err);
 	free(buf);
 	return ok;

@@ -123,6 +123,10 @@ void synth_weights(float *w, int64_t M, int64_t K, uint64_t seed, SynthKind kind
  * reader can `return tensor_fail(err, ...)`. */
 bool tensor_fail(char err[TENSOR_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The whole of the tensor file at path (malloc'd), or NULL with err set:
+ * only a regular file (a FIFO would block, a device be endless). */
+char *tensor_read_whole(const char *path, size_t *len, char err[TENSOR_ERR_MAX]);
+
 /* Replaces control characters in a message (names read from files may hold
  * them) so it prints on one line. */
 void tensor_sanitize(char *msg);
