@@ -522,7 +522,7 @@ int search_merge(int n, char *const *paths, const char *output)
 		size_t lcap = 0;
 		ssize_t len;
 		int lines = 0, measurements = 0;
-		while ((len = getline(&line, &lcap, f)) > 0) {
+		while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
 			line[strcspn(line, "\n")] = 0;
 			if (!line[strspn(line, " \t\r")])
 				continue;
@@ -583,7 +583,11 @@ int search_merge(int n, char *const *paths, const char *output)
 			table[h] = (int64_t)nkept;
 			kept[nkept++] = (Merged){key, copy, when};
 		}
-		if (ferror(f)) { /* a directory, or a read error */
+		if (len < 0 && errno == EFBIG) {
+			fprintf(stderr, "patc: error: '%s' is not a tuning log: line %d is longer than %zu MiB\n", paths[i],
+			        lines + 1, SEARCH_LOG_LINE_MAX >> 20);
+			rc = PATC_EXIT_INPUT;
+		} else if (ferror(f)) { /* a directory, or a read error */
 			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
 			rc = PATC_EXIT_INPUT;
 		} else if (lines && !measurements) { /* (an empty log is one: a shard that measured nothing) */

@@ -299,7 +299,8 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 	size_t cap = 0;
 	int lineno = 0;
 	bool ok = true;
-	while (ok && getline(&line, &cap, f) > 0) {
+	ssize_t len = 0;
+	while (ok && (len = util_getline_max(&line, &cap, f, SEARCH_LOG_LINE_MAX)) > 0) {
 		lineno++;
 		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 		if (!j) { /* a line cut short by a killed search */
@@ -358,7 +359,11 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		}
 		S->n++;
 	}
-	if (ok && ferror(f)) { /* a directory, or a read error */
+	if (ok && len < 0 && errno == EFBIG) {
+		snprintf(err, 256, "'%.150s' is not a tuning log: line %d is longer than %zu MiB", path, lineno + 1,
+		         SEARCH_LOG_LINE_MAX >> 20);
+		ok = false;
+	} else if (ok && ferror(f)) { /* a directory, or a read error */
 		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
 		ok = false;
 	}

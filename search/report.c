@@ -696,7 +696,9 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 	size_t lcap = 0;
 	ssize_t len;
 	bool ok = true;
-	while ((len = getline(&line, &lcap, f)) > 0) {
+	int lineno = 0;
+	while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
+		lineno++;
 		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
 		SearchLogEntry le;
 		/* a line of another patc (whose kernels may differ), target,
@@ -742,7 +744,11 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 		if (!ok)
 			break;
 	}
-	if (ok && ferror(f)) { /* a directory, or a read error */
+	if (ok && len < 0 && errno == EFBIG) {
+		snprintf(err, 256, "'%.150s' is not a tuning log: line %d is longer than %zu MiB", path, lineno + 1,
+		         SEARCH_LOG_LINE_MAX >> 20);
+		ok = false;
+	} else if (ok && ferror(f)) { /* a directory, or a read error */
 		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
 		ok = false;
 	}

@@ -55,6 +55,8 @@
  * take (a log line under it is no measurement). */
 #define SEARCH_MAX_REL_ERR 1e-4
 #define SEARCH_MIN_US 1e-3
+/* The longest tuning-log line read (a line patc writes is a few kB). */
+#define SEARCH_LOG_LINE_MAX ((size_t)1 << 20)
 
 typedef struct SearchLogInfo {
 	const char *version, *target, *device, *source, *op;

@@ -157,6 +157,34 @@ char *util_read_file_max(const char *path, size_t max, size_t *len)
 	return sb_take(&sb);
 }
 
+ssize_t util_getline_max(char **line, size_t *cap, FILE *f, size_t max)
+{
+	size_t n = 0;
+	int ch;
+	errno = 0;
+	while ((ch = getc(f)) != EOF) {
+		if (n == max) {
+			ungetc(ch, f);
+			errno = EFBIG;
+			return -1;
+		}
+		if (n + 2 > *cap) {
+			size_t grown = *cap ? 2 * *cap : 256;
+			char *p = realloc(*line, grown);
+			if (!p)
+				util_oom();
+			*line = p, *cap = grown;
+		}
+		(*line)[n++] = (char)ch;
+		if (ch == '\n')
+			break;
+	}
+	if (!n)
+		return -1;
+	(*line)[n] = 0;
+	return (ssize_t)n;
+}
+
 /* Writes all of data to fd; false with errno set. */
 static bool write_all(int fd, const char *data, size_t len)
 {

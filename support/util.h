@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 /* Exit codes of the patc command line (documented in --help and README). */
 enum {
@@ -56,6 +58,12 @@ char *util_read_file(const char *path, size_t *len);
 /* The same for a file of at most max bytes: NULL with errno EFBIG for a
  * longer one (a pipe or /dev/zero included), read no further. */
 char *util_read_file_max(const char *path, size_t max, size_t *len);
+
+/* getline(), for lines of at most max bytes (the newline included): the
+ * line's length, or -1 at the end of the file (errno 0), on a read error
+ * (errno set; ferror) or, with errno EFBIG, where the line is longer, read
+ * no further (a file of another kind, /dev/zero).  Exits on out of memory. */
+ssize_t util_getline_max(char **line, size_t *cap, FILE *f, size_t max);
 
 /* Writes data to path atomically: a temporary file in the same directory,
  * fsync, then rename, keeping the mode of a file it replaces.  On failure

@@ -398,6 +398,12 @@ for arg in --rank=total --importance=l2 "-I$tmp" --wgmma --split-workspace; do
 done
 expect "train-cost-model --target=bogus" 2 "$patc" train-cost-model "$tmp/none.jsonl" -o "$tmp/m" --target=bogus
 has "train-cost-model --target=bogus: why" "$tmp/err" "unknown target 'bogus'"
+# a file with no end and no newline is no tuning log: refused at its first MiB, not read until memory runs out
+expect "merge of /dev/zero" 1 timeout 20 "$patc" merge /dev/zero -o "$tmp/zero.jsonl"
+has "merge of /dev/zero: said" "$tmp/err" "'/dev/zero' is not a tuning log: line 1 is longer than 1 MiB"
+expect "merge of /dev/zero: no output" 1 test -e "$tmp/zero.jsonl"
+expect "train-cost-model of /dev/zero" 1 timeout 20 "$patc" train-cost-model /dev/zero -o "$tmp/zero.model"
+has "train-cost-model of /dev/zero: said" "$tmp/err" "'/dev/zero' is not a tuning log: line 1 is longer than 1 MiB"
 
 # an error inside a pattern applied by another names where it was applied
 printf "pattern outer(x) { apply inner(); }\npattern inner(y) { perforate k keep y; }\nop a: spmm(M = 8, K = 8, N = 4) { apply outer(1); }\n" >"$tmp/nest.pat"

@@ -1,5 +1,5 @@
 /* test_support.c - arena, string buffers, files written atomically (alone
- * and in groups, through signals and exit), the worker pool. */
+ * and in groups, through signals and exit), bounded lines, the worker pool. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 #include "support/outfile.h"
@@ -130,6 +130,34 @@ static bool exists(const char *dir, const char *name)
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	return access(path, F_OK) == 0;
 }
+
+/* util_getline_max: whole lines, the last one without its newline, and
+ * a line past the limit refused (EFBIG) without reading on; EOF errno 0. */
+START_TEST(getline_bounded)
+{
+	static const char text[] = "ab\n\nfghij\nklmnopq\nr";
+	FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+	ck_assert_ptr_nonnull(f);
+	char *line = NULL;
+	size_t cap = 0;
+	ck_assert_int_eq(util_getline_max(&line, &cap, f, 6), 3);
+	ck_assert_str_eq(line, "ab\n");
+	ck_assert_int_eq(util_getline_max(&line, &cap, f, 6), 1);
+	ck_assert_int_eq(util_getline_max(&line, &cap, f, 6), 6); /* "fghij\n": just fits */
+	ck_assert_str_eq(line, "fghij\n");
+	ck_assert_int_eq(util_getline_max(&line, &cap, f, 6), -1); /* "klmnopq\n" does not */
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_int_eq(getc(f), 'q'); /* read no further than the limit */
+	ck_assert_int_eq(util_getline_max(&line, &cap, f, 6), 1);
+	ck_assert_int_eq(util_getline_max(&line, &cap, f, 6), 1);
+	ck_assert_str_eq(line, "r");
+	ck_assert_int_eq(util_getline_max(&line, &cap, f, 6), -1);
+	ck_assert_int_eq(errno, 0);
+	ck_assert(!ferror(f));
+	free(line);
+	fclose(f);
+}
+END_TEST
 
 START_TEST(outfile_groups)
 {
@@ -263,6 +291,7 @@ static Suite *support_suite(void)
 	tcase_add_test(tc, arena_zeroed_aligned);
 	tcase_add_test(tc, strbuf_grows);
 	tcase_add_test(tc, atomic_write);
+	tcase_add_test(tc, getline_bounded);
 	tcase_add_test(tc, outfile_groups);
 	tcase_add_test(tc, pool_parts_once);
 	tcase_add_test(tc, pool_after_fork);
