@@ -87,7 +87,7 @@ static int earlier_kernel(const char *dir, char names[8][160])
 	char path[4096];
 	snprintf(path, sizeof path, "%s/report.json", dir);
 	size_t len;
-	char *text = util_read_file(path, &len);
+	char *text = util_read_file_max(path, (size_t)256 << 20, &len); /* (none where it is no report patc wrote) */
 	cJSON *root = text ? cJSON_Parse(text) : NULL;
 	free(text);
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(root, "kernel"), *f;
