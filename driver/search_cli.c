@@ -322,13 +322,13 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		        model.recall_tied);
 	else
 		fprintf(stderr, "search: cost model: analytic%s\n", c->gpu ? " (the x86 one; none is learned for GPUs)" : "");
-	bool ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
+	const int ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
 	search_log_free(logged, nlogged);
 	arena_free(&arena);
-	if (!ran) {
+	if (ran != PATC_EXIT_OK) {
 		cost_model_free(&model);
 		fprintf(stderr, "patc: error: op '%s': %s\n", op->name, err);
-		return PATC_EXIT_INPUT;
+		return ran;
 	}
 	int rc = PATC_EXIT_OK;
 	/* the best kernel's files, as -o writes them for the target */

@@ -1188,8 +1188,8 @@ static int tune_schedules(Bench *b)
 	return measured;
 }
 
-bool search_run(const OpResult *op, const float *w, const float *imp, const SearchSettings *s,
-                FILE *progress, SearchResult *out, char err[256])
+int search_run(const OpResult *op, const float *w, const float *imp, const SearchSettings *s,
+               FILE *progress, SearchResult *out, char err[256])
 {
 	memset(out, 0, sizeof *out);
 	out->best = -1;
@@ -1202,7 +1202,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	if (!enumerate(op->name, M, K, s, &pool, &out->patterns)) {
 		free(pool.c), free(pool.spec);
 		snprintf(err, 256, "out of memory listing candidates");
-		return false;
+		return PATC_EXIT_ENV;
 	}
 	if (!pool.n) {
 		free(pool.c), free(pool.spec);
@@ -1210,7 +1210,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		search_sparsity_text(s, spt, sizeof spt);
 		snprintf(err, 256, "no pattern of at most %d levels per axis reaches %s sparsity within %.4g%%",
 		         s->max_depth, spt, 100 * s->tolerance);
-		return false;
+		return PATC_EXIT_INPUT;
 	}
 	const int nown = pool.n;
 	for (int i = 0; i < s->nrefs; i++) { /* the reference points */
@@ -1222,7 +1222,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		if (!pool_add(&pool, &c, &none)) {
 			free(pool.c), free(pool.spec);
 			snprintf(err, 256, "out of memory listing candidates");
-			return false;
+			return PATC_EXIT_ENV;
 		}
 	}
 	if (progress) {
@@ -1279,7 +1279,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		if (!pool_add(&pool, &c, &sp)) {
 			free(pool.c), free(pool.spec);
 			snprintf(err, 256, "out of memory listing schedules");
-			return false;
+			return PATC_EXIT_ENV;
 		}
 	}
 	int threads = s->threads > 0 ? s->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -1305,7 +1305,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	if (!ord) {
 		free(pool.c), free(pool.spec);
 		snprintf(err, 256, "out of memory ranking candidates");
-		return false;
+		return PATC_EXIT_ENV;
 	}
 	qsort(ord, (size_t)nord, sizeof *ord, cmp_order);
 	if (nord && !s->measure)
@@ -1329,8 +1329,9 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 		if (!x) {
 			free(ord);
 			search_result_free(out);
-			snprintf(err, 256, "out of memory for X");
-			return false;
+			snprintf(err, 256, "out of memory for the %lld x %lld input X its kernels are measured on", (long long)K,
+			         (long long)N);
+			return PATC_EXIT_ENV;
 		}
 		if (op->layout == PAT_LAYOUT_KN)
 			synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
@@ -1405,7 +1406,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 			free(ord);
 			search_result_free(out);
 			snprintf(err, 256, "out of memory listing schedules");
-			return false;
+			return PATC_EXIT_ENV;
 		}
 		free(x);
 		choose_best(out, s);
@@ -1413,7 +1414,7 @@ bool search_run(const OpResult *op, const float *w, const float *imp, const Sear
 	}
 	free(ord);
 	out->seconds = util_now() - t0;
-	return true;
+	return PATC_EXIT_OK;
 }
 
 void search_result_free(SearchResult *r)

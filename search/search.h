@@ -171,10 +171,11 @@ typedef struct SearchResult {
 
 /* Searches op's pattern and schedule for weights w and importance imp (M x
  * K) with N tokens (layout kn).  progress: one line per stage (NULL: none).
- * false with err when the search cannot run (no candidate at all, out of
- * memory); a candidate that fails is only marked. */
-bool search_run(const OpResult *op, const float *w, const float *imp, const SearchSettings *s,
-                FILE *progress, SearchResult *out, char err[256]);
+ * PATC_EXIT_OK, or with err where the search cannot run: PATC_EXIT_INPUT
+ * (no candidate at all), PATC_EXIT_ENV (out of memory); a candidate that
+ * fails is only marked. */
+int search_run(const OpResult *op, const float *w, const float *imp, const SearchSettings *s,
+               FILE *progress, SearchResult *out, char err[256]);
 void search_result_free(SearchResult *r);
 
 /* Whether s is the backend's own schedule (all zero); whether a and b are one. */

@@ -337,6 +337,11 @@ for i in range(16): print('op o%d: spmm(M = 8, K = 8, N = 4) { apply p(); }' % i
 	expect "--explain of 16000 primitives" 0 env OPENBLAS_NUM_THREADS=1 timeout 60 \
 		bash -c "ulimit -v 400000; exec \"\$0\" \"\$1\" --explain" "$patc" "$tmp/mem.pat"
 	has "--explain of 16000 primitives: the last" "$tmp/out" "step 1000: reorder k, m"
+	# (and a search's: the X its kernels are measured on, 64 x 2e9)
+	printf 'op a: spmm(M = 64, K = 64, N = 2000000000) { weights = random(1); }\n' >"$tmp/wide.pat"
+	expect "out of memory in a search" 3 env OPENBLAS_NUM_THREADS=1 timeout 60 \
+		bash -c "ulimit -v 400000; exec \"\$0\" \"\$1\" --search -o \"\$2\"" "$patc" "$tmp/wide.pat" "$tmp/wide"
+	has "out of memory in a search said" "$tmp/err" "out of memory for the 64 x 2000000000 input X"
 fi
 # a refused primitive stops the op's body: the settings after it are not checked (no false errors)
 printf 'op a: spmm(M = 8, K = 8, N = 4) {\n    rank = total;\n    perforate k keep 99;\n    weights = random(1);\n}\n' >"$tmp/stop.pat"
