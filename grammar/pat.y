@@ -27,6 +27,10 @@ int patlex(PATSTYPE *lval, PATLTYPE *lloc, void *scanner);
 #include <stdbool.h>
 #include <string.h>
 
+/* The parser's stack (bison's default): a program nested deeper, with
+ * 10000 '(' or '-' open at once, is refused (paterror). */
+#define YYMAXDEPTH 10000
+
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                                        \
 	do {                                                               \
 		if (N) {                                                   \
@@ -47,7 +51,11 @@ static void paterror(const SrcLoc *loc, void *scanner, ParseCtx *ctx, const char
 	if (ctx->quiet)
 		return; /* ctx->errors already counts the lexical error */
 	ctx->errors++;
-	diag_error(ctx->diag, *loc, "%s", msg);
+	if (!strcmp(msg, "memory exhausted")) /* (bison's, where the stack is full) */
+		diag_error(ctx->diag, *loc, "nested too deeply: more than %d parentheses or signs open at once",
+		           YYMAXDEPTH);
+	else
+		diag_error(ctx->diag, *loc, "%s", msg);
 }
 
 static void *node(ParseCtx *ctx, size_t size) { return arena_alloc(ctx->arena, size); }
