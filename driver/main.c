@@ -834,12 +834,34 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+static bool stdout_reported;
+
+/* Standard output could not be written (why: errno, or 0 where a write
+ * before failed unseen): said once; PATC_EXIT_ENV. */
+static int stdout_failed(int why)
+{
+	if (!stdout_reported)
+		fprintf(stderr, "patc: error: cannot write to standard output%s%s\n", why ? ": " : "",
+		        why ? strerror(why) : "");
+	stdout_reported = true;
+	return PATC_EXIT_ENV;
+}
+
+/* At exit: what is still buffered for stdout written, and any failure to
+ * write it (--help > /dev/full, merge's summary) the environment's, exit 3. */
+static void check_stdout(void)
+{
+	const bool failed_before = ferror(stdout);
+	if (fflush(stdout) != 0)
+		_exit(stdout_failed(errno));
+	if (failed_before)
+		_exit(stdout_failed(0));
+}
+
 static int emit_stdout(const StrBuf *out)
 {
-	if (fputs(out->data ? out->data : "", stdout) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "patc: error: cannot write to standard output: %s\n", strerror(errno));
-		return PATC_EXIT_ENV;
-	}
+	if (fputs(out->data ? out->data : "", stdout) < 0 || fflush(stdout) != 0)
+		return stdout_failed(errno);
 	return PATC_EXIT_OK;
 }
 
@@ -847,13 +869,8 @@ static int emit_stdout(const StrBuf *out)
 static int emit(const Options *o, const StrBuf *out)
 {
 	const char *data = out->data ? out->data : "";
-	if (!o->output) {
-		if (fputs(data, stdout) < 0 || fflush(stdout) != 0) {
-			fprintf(stderr, "patc: error: cannot write to standard output: %s\n", strerror(errno));
-			return PATC_EXIT_ENV;
-		}
-		return PATC_EXIT_OK;
-	}
+	if (!o->output)
+		return emit_stdout(out);
 	if (!util_write_file_atomic(o->output, data, out->len)) {
 		fprintf(stderr, "patc: error: cannot write '%s': %s\n", o->output, strerror(errno));
 		return PATC_EXIT_ENV;
@@ -1049,6 +1066,7 @@ static bool slurm_shard(Options *o)
 
 int main(int argc, char **argv)
 {
+	atexit(check_stdout); /* (first, so it runs last: after the temporary files' removal) */
 	if (argc > 1 && !strcmp(argv[1], "merge"))
 		return merge_main(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "train-cost-model"))

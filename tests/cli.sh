@@ -39,6 +39,12 @@ expect "--version" 0 "$patc" --version
 has "--version shows LLVM" "$tmp/out" "^LLVM 19\."
 has "--version shows PTX" "$tmp/out" "PTX ISA"
 expect "no input" 2 "$patc"
+# standard output that cannot be written is the environment's (exit 3), whatever wrote to it
+if [ -w /dev/full ]; then
+	expect "--help to /dev/full" 3 sh -c "exec \"\$0\" --help >/dev/full" "$patc"
+	has "--help to /dev/full: said" "$tmp/err" "cannot write to standard output"
+	expect "a summary to /dev/full" 3 sh -c "exec \"\$0\" \"\$1\" >/dev/full" "$patc" "$root/examples/gemm.pat"
+fi
 expect "unknown option" 2 "$patc" --frobnicate x.pat
 expect "unknown target" 2 "$patc" "$root/examples/gemm.pat" --target=sm_70
 expect "unknown emit" 2 "$patc" "$root/examples/gemm.pat" --emit=cubin
