@@ -488,9 +488,12 @@ static char *merge_key(const SearchLogEntry *e)
 	const KernelSchedule *k = &e->sched;
 	StrBuf b;
 	sb_init(&b);
-	sb_printf(&b, "%s\n%s\n%.17g %.17g %.17g %.17g\n%s\n%s\n%s\n", e->target ? e->target : "",
-	          e->device ? e->device : "", e->M, e->K, e->N, e->threads, e->layout ? e->layout : "kn",
-	          e->dtype ? e->dtype : "", e->version ? e->version : "");
+	/* each string after its length: no text can pass for another field's */
+	const char *str[5] = {e->target ? e->target : "", e->device ? e->device : "", e->layout ? e->layout : "kn",
+	                      e->dtype ? e->dtype : "", e->version ? e->version : ""};
+	for (int i = 0; i < 5; i++)
+		sb_printf(&b, "%zu:%s\n", strlen(str[i]), str[i]);
+	sb_printf(&b, "%.17g %.17g %.17g %.17g\n", e->M, e->K, e->N, e->threads);
 	sb_printf(&b, "%d %d %lld %d %d %d %d %d %d %d %d %d %d %d\n", k->vector_width, k->col_tiles,
 	          (long long)k->chunk, k->stage, k->threads, k->bx, k->by, k->v, k->r, k->ksplit, k->wg, k->wsum, k->tcs,
 	          k->tcw);
@@ -607,10 +610,12 @@ int search_merge(int n, char *const *paths, const char *output)
 		rc = PATC_EXIT_ENV;
 	}
 	if (rc == PATC_EXIT_OK && skipped)
-		printf("merge: %zu measurements from %d log%s into %s (%d line%s that were not measurements skipped)\n",
-		       nkept, n, n == 1 ? "" : "s", output, skipped, skipped == 1 ? "" : "s");
+		printf("merge: %zu measurement%s from %d log%s into %s (%d %s skipped)\n", nkept, nkept == 1 ? "" : "s", n,
+		       n == 1 ? "" : "s", output, skipped,
+		       skipped == 1 ? "line that was not a measurement" : "lines that were not measurements");
 	else if (rc == PATC_EXIT_OK)
-		printf("merge: %zu measurements from %d log%s into %s\n", nkept, n, n == 1 ? "" : "s", output);
+		printf("merge: %zu measurement%s from %d log%s into %s\n", nkept, nkept == 1 ? "" : "s", n, n == 1 ? "" : "s",
+		       output);
 	for (size_t k = 0; k < nkept; k++)
 		free(kept[k].key), free(kept[k].line), free(kept[k].time);
 	free(kept);

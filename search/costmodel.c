@@ -319,11 +319,15 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		}
 		Pir ir;
 		char perr[256];
-		if (pir_read_text(e.pir, &ir, 1, perr, sizeof perr) != 1) {
-			snprintf(err, 256, "%.100s, line %d: its PatternIR does not read: %.100s", path, lineno, perr);
+		const double nkept = pir_read_text(e.pir, &ir, 1, perr, sizeof perr) == 1
+		                             ? e.density * (double)(ir.len[PIR_AXIS_M] * ir.len[PIR_AXIS_K])
+		                             : 0;
+		/* the target, log(time per kept FMA), within what the trees take */
+		const double y = nkept >= 1 ? log(e.latency_us * e.threads / (nkept * e.N)) : NAN;
+		if (!(fabs(y) <= GBT_MAX_ABS_Y)) { /* no kept weight (a density of 5e-324): no sample */
+			(*skipped)++;
 			cJSON_Delete(j);
-			ok = false;
-			break;
+			continue;
 		}
 		char key[512];
 		snprintf(key, sizeof key, "%.200s|%.60s|%lldx%lldx%.0f|%.4s|%.0f",
@@ -344,12 +348,12 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		}
 		Sample *s = &S->s[S->n];
 		CostQuery q = {&ir, (int64_t)e.N, e.layout && !strcmp(e.layout, "nk") ? PAT_LAYOUT_NK : PAT_LAYOUT_KN,
-		               (int)e.threads, e.density * (double)(ir.len[PIR_AXIS_M] * ir.len[PIR_AXIS_K]), e.sched, 0};
+		               (int)e.threads, nkept, e.sched, 0};
 		cost_features(&q, s->f);
 		s->us = s->m[0] = e.latency_us;
 		s->m[1] = 0;
 		s->kern = util_hash_text(e.pir);
-		s->y = log(s->us * q.threads / (q.nkept * (double)q.N));
+		s->y = y;
 		s->group = group_of(S, key);
 		cJSON_Delete(j);
 		if (s->group < 0) {

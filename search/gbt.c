@@ -23,7 +23,6 @@ enum {
 	MAX_NODES = 1 << 24, /* of one tree in a file */
 	TOK_MAX = 64,        /* %.17g needs 24 */
 };
-#define MAX_ABS_Y 1e100     /* squares and sums of residuals stay finite */
 #define MAX_ABS_VALUE 1e250 /* a file's base and leaves: sums stay finite */
 
 typedef struct GbtNode {
@@ -273,8 +272,8 @@ Gbt *gbt_train(const double *X, const double *y, int n, int nfeat, const GbtPara
 		}
 	double base = 0;
 	for (int i = 0; i < n; i++) {
-		if (!isfinite(y[i]) || fabs(y[i]) > MAX_ABS_Y) {
-			fail(err, "y row %d is %g, not a finite number of magnitude <= %g", i, y[i], MAX_ABS_Y);
+		if (!isfinite(y[i]) || fabs(y[i]) > GBT_MAX_ABS_Y) {
+			fail(err, "y row %d is %g, not a finite number of magnitude <= %g", i, y[i], GBT_MAX_ABS_Y);
 			return NULL;
 		}
 		base += y[i];

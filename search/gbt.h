@@ -30,10 +30,14 @@ extern const GbtParams gbt_defaults;
 
 typedef struct Gbt Gbt;
 
+/* The largest |y| a model is fitted to (squares and sums of residuals
+ * stay finite). */
+#define GBT_MAX_ABS_Y 1e100
+
 /* Fits a model to n rows of nfeat features (X, row-major) and their
  * targets y with parameters p (NULL: gbt_defaults).  Returns NULL with err
  * set on out-of-range parameters, n outside 2..2^23, a non-finite value in
- * X or y, |y| > 1e100, or when out of memory. */
+ * X or y, |y| > GBT_MAX_ABS_Y, or when out of memory. */
 Gbt *gbt_train(const double *X, const double *y, int n, int nfeat, const GbtParams *p,
                char err[GBT_ERR_MAX]);
 

@@ -634,16 +634,32 @@ static bool log_schedule(const cJSON *line, KernelSchedule *s)
 	return (given == 0 || (given == 5 && ptx_bx_legal(s->bx))) && (int64_t)s->bx * s->by <= 1024;
 }
 
-static const char *log_string(const cJSON *j, const char *key)
+/* A log line's field: NULL or absent where it is not there; *bad where it
+ * is there but of another type (a line edited or corrupted: not taken). */
+static const char *log_string(const cJSON *j, const char *key, bool *bad)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+	*bad |= v && !cJSON_IsString(v);
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static double log_number(const cJSON *j, const char *key, double absent)
+static double log_number(const cJSON *j, const char *key, double absent, bool *bad)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+	*bad |= v && !cJSON_IsNumber(v);
 	return cJSON_IsNumber(v) ? v->valuedouble : absent;
+}
+
+/* Whether text is one PatternIR that reads (and so verifies). */
+static bool log_pir_reads(const char *text)
+{
+	Pir *ir = malloc(2 * sizeof *ir);
+	if (!ir)
+		util_oom();
+	char err[128];
+	const bool ok = pir_read_text(text, ir, 2, err, sizeof err) == 1;
+	free(ir);
+	return ok;
 }
 
 bool search_log_entry(const cJSON *line, SearchLogEntry *e)
@@ -651,32 +667,37 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	memset(e, 0, sizeof *e);
 	if (!cJSON_IsObject(line) || !log_schedule(line, &e->sched))
 		return false;
-	e->pir = log_string(line, "pir");
-	e->target = log_string(line, "target");
-	e->device = log_string(line, "device");
-	e->source = log_string(line, "source");
-	e->op = log_string(line, "op");
-	e->version = log_string(line, "patc");
-	e->layout = log_string(line, "layout");
-	e->dtype = log_string(line, "dtype");
+	bool bad = false;
+	e->pir = log_string(line, "pir", &bad);
+	e->target = log_string(line, "target", &bad);
+	e->device = log_string(line, "device", &bad);
+	e->source = log_string(line, "source", &bad);
+	e->op = log_string(line, "op", &bad);
+	e->version = log_string(line, "patc", &bad);
+	e->layout = log_string(line, "layout", &bad);
+	e->dtype = log_string(line, "dtype", &bad);
 	if (!e->dtype && e->target && !strncmp(e->target, "x86", 3))
 		e->dtype = "f32";
-	e->failed = log_string(line, "failed");
-	e->M = log_number(line, "M", 0);
-	e->K = log_number(line, "K", 0);
-	e->N = log_number(line, "N", 0);
-	e->threads = log_number(line, "threads", 0);
-	e->density = log_number(line, "density", 0);
-	e->latency_us = log_number(line, "latency_us", -1);
-	e->dense_us = log_number(line, "dense_us", -1);
-	if (!(e->dense_us >= SEARCH_MIN_US && isfinite(e->dense_us)))
+	e->failed = log_string(line, "failed", &bad);
+	e->M = log_number(line, "M", 0, &bad);
+	e->K = log_number(line, "K", 0, &bad);
+	e->N = log_number(line, "N", 0, &bad);
+	e->threads = log_number(line, "threads", 0, &bad);
+	e->density = log_number(line, "density", 0, &bad);
+	e->latency_us = log_number(line, "latency_us", -1, &bad);
+	e->dense_us = log_number(line, "dense_us", -1, &bad);
+	if (!(e->dense_us >= SEARCH_MIN_US && e->dense_us <= SEARCH_MAX_US))
 		e->dense_us = -1;
-	e->rel_err = log_number(line, "relative_error", 0);
-	e->early = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "early"));
+	e->rel_err = log_number(line, "relative_error", 0, &bad);
+	const cJSON *early = cJSON_GetObjectItemCaseSensitive(line, "early");
+	bad |= early && !cJSON_IsBool(early);
+	e->early = cJSON_IsTrue(early);
 	if (e->failed)
 		e->latency_us = -1;
-	return e->pir && (e->failed || (e->latency_us >= SEARCH_MIN_US && isfinite(e->latency_us) &&
-	                                e->rel_err >= 0 && e->rel_err < SEARCH_MAX_REL_ERR));
+	return !bad && e->pir &&
+	       (e->failed || (e->latency_us >= SEARCH_MIN_US && e->latency_us <= SEARCH_MAX_US && e->rel_err >= 0 &&
+	                      e->rel_err < SEARCH_MAX_REL_ERR)) &&
+	       log_pir_reads(e->pir);
 }
 
 /* The logged measurements that a search with this info can take over. */

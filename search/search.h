@@ -55,6 +55,8 @@
  * take (a log line under it is no measurement). */
 #define SEARCH_MAX_REL_ERR 1e-4
 #define SEARCH_MIN_US 1e-3
+/* ... and the longest (a day: no measurement runs that long) */
+#define SEARCH_MAX_US 86400e6
 /* The longest tuning-log line read (a line patc writes is a few kB). */
 #define SEARCH_LOG_LINE_MAX ((size_t)1 << 20)
 
@@ -207,8 +209,9 @@ typedef struct SearchLogEntry {
 	KernelSchedule sched;      /* absent: the backend's own */
 	bool early;                /* stopped early */
 } SearchLogEntry;
-/* false where the line is no measurement: no PatternIR, a malformed
- * schedule, neither a failure nor a latency of SEARCH_MIN_US or more with a
+/* false where the line is no measurement: no PatternIR that reads, a
+ * malformed schedule, a field of another type than patc writes, neither a
+ * failure nor a latency from SEARCH_MIN_US to SEARCH_MAX_US with a
  * relative error under SEARCH_MAX_REL_ERR (as a measurement must have:
  * a line edited or corrupted past that is not taken over). */
 struct cJSON;

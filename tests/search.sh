@@ -350,9 +350,15 @@ EOF2
 	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"vector_width":/"tcw":2.5,"vector_width":/'
 	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":0/'
 	printf '%s%s\n' "$(head -1 "$tmp/sh0/tune.jsonl")" "$(sed -n 2p "$tmp/sh0/tune.jsonl")" # two glued
+	# fields of another type than patc writes; a latency past a day; a PatternIR that does not read
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"relative_error":[0-9.e+-]*/"relative_error":"0.5"/'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"relative_error":[0-9.e+-]*/"relative_error":null/'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":/"early":1,"latency_us":/'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":1e308/'
+	head -1 "$tmp/sh0/tune.jsonl" | sed 's/"pir":"[^"]*"/"pir":"pir"/'
 } >"$tmp/junk.jsonl"
 "$patc" merge "$tmp/junk.jsonl" -o "$tmp/junk_merged.jsonl" >"$tmp/out" 2>&1 &&
-	grep -q "^merge: 1 measurements from 1 log into .* (7 lines that were not measurements skipped)" "$tmp/out" &&
+	grep -q "^merge: 1 measurement from 1 log into .* (12 lines that were not measurements skipped)" "$tmp/out" &&
 	[ "$(wc -l <"$tmp/junk_merged.jsonl")" -eq 1 ] && ok || bad "merge of malformed lines: $(cat "$tmp/out")"
 "$patc" merge "$tmp/sh0" -o "$tmp/dir_merged.jsonl" >"$tmp/out" 2>&1
 [ $? -eq 1 ] && grep -q "cannot read '$tmp/sh0': Is a directory" "$tmp/out" && [ ! -e "$tmp/dir_merged.jsonl" ] && ok ||
@@ -362,6 +368,12 @@ head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":123.
 "$patc" merge "$tmp/sh0/tune.jsonl" "$tmp/newer.jsonl" -o "$tmp/nm.jsonl" >/dev/null 2>&1 &&
 	[ "$(wc -l <"$tmp/nm.jsonl")" -eq "$(wc -l <"$tmp/sh0/tune.jsonl")" ] &&
 	head -1 "$tmp/nm.jsonl" | grep -q '"latency_us":123.5' && ok || bad "merge kept the older measurement"
+# two kernels whose strings differ only in where a newline falls between fields are two
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/"target":"x86-64"/"target":"x86-64\\nAMD"/; s/"device":"[^"]*"/"device":"EPYC"/' \
+	>"$tmp/nl.jsonl"
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/"device":"[^"]*"/"device":"AMD\\nEPYC"/' >>"$tmp/nl.jsonl"
+"$patc" merge "$tmp/nl.jsonl" -o "$tmp/nlm.jsonl" >"$tmp/out" 2>&1 && [ "$(wc -l <"$tmp/nlm.jsonl")" -eq 2 ] && ok ||
+	bad "merge took two kernels for one: $(cat "$tmp/out")"
 "$patc" merge "$tmp/sh0/tune.jsonl" -o "$tmp/x1.jsonl" -o "$tmp/x2.jsonl" >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "merge took -o twice"
 # a line written before the dtype was logged is the same x86 measurement as one that names f32
@@ -453,6 +465,10 @@ all=$(cat "$tmp"/t?/tune.jsonl | wc -l) six=$(wc -l <"$tmp/t6/tune.jsonl")
 	grep -q "1 search measured twice: Spearman 1.000, top-10 recall 1.000 (1.000)" "$tmp/out" &&
 	grep -q "^samples $all$" "$tmp/cost.model" && grep -q "^recall_tied 0\.[0-9]*$\|^recall_tied 1\.0*$" "$tmp/cost.model" &&
 	! ls "$tmp"/cost.model.tmp* >/dev/null 2>&1 && ok || bad "train-cost-model: exit $rc $(cat "$tmp/out" "$tmp/err")"
+# a line with no kept weight (density 5e-324: an infinite target) is skipped, not the end of training
+head -1 "$tmp/t1/tune.jsonl" | sed 's/"density":[0-9.e+-]*/"density":5e-324/' >"$tmp/tiny.jsonl"
+"$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp/tiny.jsonl" -o "$tmp/tiny.model" >"$tmp/out" 2>"$tmp/err" &&
+	grep -q "^samples $all$" "$tmp/tiny.model" && ok || bad "train-cost-model with a tiny density: $(cat "$tmp/err")"
 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/cost.model" -o "$tmp/cm" >"$tmp/out" 2>"$tmp/err" &&
 	grep -q "cost model $tmp/cost.model (learned on" "$tmp/err" && ok || bad "--cost-model: $(cat "$tmp/err")"
 "$patc" "$tmp/op.pat" --search --no-measure --cost-model=analytic -o "$tmp/cm" >/dev/null 2>"$tmp/err" &&
