@@ -29,6 +29,8 @@ int diag_add_file(Diag *d, const char *path, const char *text, size_t len)
  * WINDOW_BEFORE bytes before its column, "..." for what is cut off. */
 enum { LINE_SHOWN = 200, WINDOW_BEFORE = 60, WINDOW = 160 };
 
+static bool cont_byte(char c) { return ((unsigned char)c & 0xc0) == 0x80; }
+
 /* Shows the line of loc with a caret under its first column and tildes
  * under the rest of the range (on that line). */
 static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
@@ -48,10 +50,11 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	if (eol - p > LINE_SHOWN) {
 		if (loc.col - 1 > WINDOW_BEFORE)
 			from = p + (loc.col - 1 - WINDOW_BEFORE < eol - p ? loc.col - 1 - WINDOW_BEFORE : eol - p);
-		while (from > p && ((unsigned char)*from & 0xc0) == 0x80)
+		/* (back over at most 3 continuation bytes: a character's, in valid UTF-8) */
+		for (int i = 0; i < 3 && from > p && cont_byte(*from); i++)
 			from--;
 		to = eol - from > WINDOW ? from + WINDOW : eol;
-		while (to < eol && ((unsigned char)*to & 0xc0) == 0x80)
+		for (int i = 0; i < 3 && to < eol && cont_byte(*to); i++)
 			to--;
 	}
 	const char *cut_before = from > p ? "..." : "", *cut_after = to < eol ? "..." : "";
@@ -59,15 +62,18 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	fprintf(d->out, "%s%.*s%s", cut_before, (int)(to - from), from, cut_after);
 	fprintf(d->out, "\n%*s | %s", w, "", from > p ? "   " : "");
 	const int first = (int)(from - p) + 1; /* the column shown first */
+	/* one mark a character shown: none for a UTF-8 continuation byte */
 	for (int c = first; c < loc.col; c++)
-		fputc(p + c - 1 < eol && p[c - 1] == '\t' ? '\t' : ' ', d->out);
+		if (p + c - 1 >= eol || !cont_byte(p[c - 1]))
+			fputc(p + c - 1 < eol && p[c - 1] == '\t' ? '\t' : ' ', d->out);
 	if (last > (int)(to - p))
 		last = (int)(to - p) > loc.col ? (int)(to - p) : loc.col;
 	if (d->color)
 		fputs("\033[1;32m", d->out);
 	fputc('^', d->out);
 	for (int c = loc.col + 1; c <= last; c++)
-		fputc('~', d->out);
+		if (p + c - 1 >= eol || !cont_byte(p[c - 1]))
+			fputc('~', d->out);
 	if (d->color)
 		fputs("\033[0m", d->out);
 	fputc('\n', d->out);
