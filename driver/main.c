@@ -904,14 +904,10 @@ static bool want_color(const Options *o)
 static int run_pir_file(const Options *o)
 {
 	size_t len;
-	char *text = util_read_file_max(o->input, PAT_SOURCE_MAX, &len);
-	if (!text && errno == EFBIG) {
-		fprintf(stderr, "patc: error: cannot read '%s': longer than %zu MiB, the most a source may be\n", o->input,
-		        PAT_SOURCE_MAX >> 20);
-		return PATC_EXIT_INPUT;
-	}
+	char why[128];
+	char *text = frontend_read_source(o->input, &len, why);
 	if (!text) {
-		fprintf(stderr, "patc: error: cannot read '%s': %s\n", o->input, strerror(errno));
+		fprintf(stderr, "patc: error: cannot read '%s': %s\n", o->input, why);
 		return PATC_EXIT_INPUT;
 	}
 	if (strlen(text) != len) {

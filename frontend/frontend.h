@@ -128,6 +128,10 @@ typedef struct Program {
  * ints, and a longer one is not a program (/dev/zero). */
 #define PAT_SOURCE_MAX ((size_t)64 << 20)
 
+/* A source file's text (malloc'd, NUL-terminated, *len bytes), or NULL with
+ * why it cannot be read in why ("longer than 64 MiB, ...", or errno's). */
+char *frontend_read_source(const char *path, size_t *len, char why[128]);
+
 /* Compiles the file at path (or, when text is not NULL, that text under the
  * name path).  Every diagnostic goes to diag.  Returns the number of errors;
  * prog holds every op that parsed, ok or not.  All memory is in arena. */

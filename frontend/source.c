@@ -128,13 +128,9 @@ static int load(Loader *L, const char *path, const char *text, int parent, SrcLo
 	if (text) {
 		len = strlen(text);
 	} else {
-		owned = util_read_file_max(path, PAT_SOURCE_MAX, &len);
+		char why[128];
+		owned = frontend_read_source(path, &len, why);
 		if (!owned) {
-			char why[128];
-			if (errno == EFBIG)
-				snprintf(why, sizeof why, "longer than %zu MiB, the most a source may be", PAT_SOURCE_MAX >> 20);
-			else
-				snprintf(why, sizeof why, "%s", strerror(errno));
 			L->errors++;
 			if (parent)
 				diag_error(L->diag, from, "cannot read '%s': %s", path, why);
@@ -201,3 +197,14 @@ PirLoc src_to_pir(SrcLoc l)
 	uint32_t len = l.end_line == l.line && l.end_col >= l.col ? (uint32_t)(l.end_col - l.col + 1) : 1;
 	return (PirLoc){(uint32_t)l.file, (uint32_t)l.line, (uint32_t)l.col, len};
 }
+
+char *frontend_read_source(const char *path, size_t *len, char why[128])
+{
+	char *text = util_read_file_max(path, PAT_SOURCE_MAX, len);
+	if (!text && errno == EFBIG)
+		snprintf(why, 128, "longer than %zu MiB, the most a source may be", PAT_SOURCE_MAX >> 20);
+	else if (!text)
+		snprintf(why, 128, "%s", strerror(errno));
+	return text;
+}
+

@@ -53,6 +53,9 @@ expect "missing input file" 1 "$patc" "$tmp/nope.pat"
 has "missing input named" "$tmp/err" "cannot read '$tmp/nope.pat'"
 expect "an endless input" 1 timeout 20 "$patc" /dev/zero
 has "an endless input: its size said" "$tmp/err" "cannot read '/dev/zero': longer than 64 MiB, the most a source may be"
+ln -s /dev/zero "$tmp/endless.pir"
+expect "an endless .pir input" 1 timeout 20 "$patc" "$tmp/endless.pir"
+has "an endless .pir input: its size said" "$tmp/err" "cannot read '$tmp/endless.pir': longer than 64 MiB"
 
 # a program with no op: a note where nothing is made of ops, exit 1 where something is
 printf 'include "all.pat";\n' >"$tmp/noop.pat"
