@@ -508,6 +508,27 @@ static bool pack_candidate(const Problem *p, const Pir *ir, PruneMask *pm, float
 	return true;
 }
 
+/* bytes of src in memory from util_alloc_measured; NULL when out of memory. */
+static void *measured_copy(const void *src, size_t bytes)
+{
+	void *q = util_alloc_measured(bytes ? bytes : 1);
+	return q ? memcpy(q, src, bytes) : NULL;
+}
+
+/* The packed values and index arrays the x86 kernel reads, moved into
+ * memory from util_alloc_measured (the child's copies: freed by its exit). */
+static bool measured_operands(const Pir *ir, PruneMask *pm, float **values)
+{
+	PirMetrics mt;
+	pir_metrics(ir, &mt);
+	if (!(*values = measured_copy(*values, (size_t)mt.values * sizeof **values)))
+		return false;
+	for (int i = 0; i < ir->nloops; i++)
+		if (pm->index[i] && !(pm->index[i] = measured_copy(pm->index[i], (size_t)mt.loop[i].index_len * sizeof(int32_t))))
+			return false;
+	return true;
+}
+
 /* child_measure on the GPU: the candidate compiled to PTX, run on poisoned
  * C, checked against float64 and timed with events (gpu_measure); or (ir
  * NULL) the dense weight through cuBLAS in the op's type (a dense nest run
@@ -581,14 +602,19 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return child_measure_gpu(p, ir);
 	Measured m = {0};
 	const int64_t M = p->M, K = p->K, N = p->N;
-	float *c = util_alloc_timed((size_t)(M * N) * sizeof *c);
+	float *c = util_alloc_measured((size_t)(M * N) * sizeof *c);
 	if (!c) {
 		snprintf(m.why, sizeof m.why, "out of memory");
 		return m;
 	}
 	if (!ir) {
 		openblas_set_num_threads(p->threads);
-		DenseRun d = {p->w, p->x, c, M, K, N, p->op->layout == PAT_LAYOUT_KN};
+		const float *w = measured_copy(p->w, (size_t)(M * K) * sizeof *p->w);
+		if (!w) {
+			snprintf(m.why, sizeof m.why, "out of memory");
+			return m;
+		}
+		DenseRun d = {w, p->x, c, M, K, N, p->op->layout == PAT_LAYOUT_KN};
 		m.us = util_time_min_us(dense_call, &d, 3);
 		m.ok = 1;
 		return m;
@@ -597,6 +623,10 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	float *dense, *values;
 	if (!pack_candidate(p, ir, &pm, &dense, &values, &m))
 		return m;
+	if (!measured_operands(ir, &pm, &values)) {
+		snprintf(m.why, sizeof m.why, "out of memory");
+		return m;
+	}
 	const bool kn = p->op->layout == PAT_LAYOUT_KN;
 	LowerKernel lk = {ir, M, K, N, p->op->layout, "search_kernel", 0, PAT_F32, p->sched};
 	X86Kernel kern;
@@ -1325,7 +1355,7 @@ int search_run(const OpResult *op, const float *w, const float *imp, const Searc
 	out->n = pool.n;
 	free(pool.spec);
 	if (s->measure && nord) {
-		float *x = util_alloc_timed((size_t)(K * N) * sizeof *x);
+		float *x = util_alloc_measured((size_t)(K * N) * sizeof *x);
 		if (!x) {
 			free(ord);
 			search_result_free(out);

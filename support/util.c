@@ -1,5 +1,6 @@
 /* util.c - internal errors, string buffers and file helpers; see util.h. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "util.h"
 #include "outfile.h"
 
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -318,6 +320,21 @@ void util_die_with_parent(int parent)
 void *util_alloc_timed(size_t bytes)
 {
 	return aligned_alloc(64, (bytes + 63) / 64 * 64 + (bytes == 0) * 64);
+}
+
+void *util_alloc_measured(size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	const size_t huge = (size_t)2 << 20;
+	if (bytes >= UTIL_MEASURED_MIN && bytes <= SIZE_MAX - huge) {
+		size_t n = (bytes + huge - 1) / huge * huge;
+		void *p = aligned_alloc(huge, n);
+		if (p)
+			(void)madvise(p, n, MADV_HUGEPAGE); /* advice: small pages where refused */
+		return p;
+	}
+#endif
+	return util_alloc_timed(bytes);
 }
 
 double util_now(void)

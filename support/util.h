@@ -107,6 +107,17 @@ static inline void util_settle(void) { util_sleep(0.3); }
  * (row-balanced at 93.75% on 64 x 576 x 3136: 0.22 ms aligned, 0.33 ms at malloc's
  * offset).  NULL when out of memory; release with free(). */
 void *util_alloc_timed(size_t bytes);
+/* util_alloc_timed for the search's measurements, where what counts is
+ * that a kernel measures the same in every process: from
+ * UTIL_MEASURED_MIN up the buffer takes whole 2 MiB pages, 2 MiB aligned
+ * and asked (madvise) to be transparent huge pages, so which cache sets it
+ * maps to no longer depends on where its 4 KiB pages happened to land.  Two searches of bench/costmodel/collect.sh
+ * (14 and 17) measured 6 times each: a kernel's spread between processes
+ * (the median coefficient of variation) 6.1% and 5.4% with small pages,
+ * 3.3% and 4.2% with huge ones; its time 1% lower.  Where the system refuses huge pages it is
+ * util_alloc_timed.  NULL when out of memory; release with free(). */
+enum { UTIL_MEASURED_MIN = 64 << 10 };
+void *util_alloc_measured(size_t bytes);
 /* Sorts v[0..n-1] and returns its median (the upper one for even n). */
 double util_median(double *v, int n);
 /* Times call(arg) as the benchmarks and the search do: warms it up for at
