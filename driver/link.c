@@ -5,7 +5,6 @@
 #include "../support/util.h"
 
 #include <errno.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,12 +73,7 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	argv[n++] = gpu ? "-ldl" : "-lpthread";
 	argv[n] = NULL;
 
-	posix_spawn_file_actions_t fa; /* (its stdout on our stderr) */
-	if (posix_spawn_file_actions_init(&fa) != 0)
-		util_oom();
-	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
-	const int rc = outfile_spawn_wait(argv, &fa);
-	posix_spawn_file_actions_destroy(&fa);
+	const int rc = outfile_spawn_wait(argv); /* (what it says on our stderr) */
 	if (rc != 0) {
 		const int e = errno;
 		outfile_drop(tmp);

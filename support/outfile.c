@@ -5,8 +5,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,34 +266,95 @@ bool outfile_group_end(bool commit)
 	return !commit || !err;
 }
 
-int outfile_spawn_wait(char *const argv[], const posix_spawn_file_actions_t *fa)
+/* fd moved past stderr, close-on-exec (a pipe made while stdout or stderr
+ * is closed may take its number); -1 on failure. */
+static int above_stdio(int fd)
+{
+	if (fd < 0)
+		return -1;
+	const int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return moved;
+}
+
+/* What the child pid writes to the pipe from, passed on to our stderr
+ * until it exits: not until every holder of the pipe closes it, as what
+ * the child leaves running may hold it for good.  0 with *status, or -1
+ * with errno where waitpid failed. */
+static int relay_wait(pid_t pid, int from, int *status)
+{
+	char buf[4096];
+	bool open = true;
+	for (;;) {
+		struct pollfd p = {from, POLLIN, 0};
+		if (open && poll(&p, 1, 100) > 0) {
+			const ssize_t n = read(from, buf, sizeof buf);
+			if (n > 0 && write(STDERR_FILENO, buf, (size_t)n) < 0) { /* (its words lost, not the link) */
+			}
+			if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+				open = false;
+			continue;
+		}
+		const pid_t w = waitpid(pid, status, open ? WNOHANG : 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return -1;
+	}
+	if (open && fcntl(from, F_SETFL, O_NONBLOCK) == 0) { /* what it wrote before it ended */
+		ssize_t n;
+		while ((n = read(from, buf, sizeof buf)) > 0)
+			if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+				break;
+	}
+	return 0;
+}
+
+int outfile_spawn_wait(char *const argv[])
 {
 	install();
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	const int from = above_stdio(fds[0]), to = above_stdio(fds[1]);
+	if (from < 0 || to < 0) {
+		const int e = errno;
+		if (from >= 0)
+			close(from);
+		if (to >= 0)
+			close(to);
+		errno = e;
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	if (posix_spawnattr_init(&at) != 0)
+	if (posix_spawn_file_actions_init(&fa) != 0 || posix_spawnattr_init(&at) != 0)
 		util_oom();
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, to, STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, to, STDERR_FILENO);
 	sigset_t old;
 	hold(&old); /* (no moment where the child runs unknown to the handler) */
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setsigmask(&at, &old);
 	pid_t pid;
-	const int e = posix_spawnp(&pid, argv[0], fa, &at, argv, environ);
+	const int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
 	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
 	if (e == 0)
 		spawned = pid;
 	release(&old);
+	close(to);
 	if (e != 0) {
+		close(from);
 		errno = e;
 		return -1;
 	}
-	int status, rc = 0;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			rc = -1;
-			break;
-		}
+	int status;
+	const int rc = relay_wait(pid, from, &status);
 	const int err = errno;
+	close(from);
 	hold(&old);
 	spawned = 0;
 	release(&old);

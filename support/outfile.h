@@ -18,7 +18,6 @@
 #ifndef PATC_OUTFILE_H
 #define PATC_OUTFILE_H
 
-#include <spawn.h>
 #include <stdbool.h>
 
 /* mkstemp(tmp) for path, the file tracked from the moment it exists: its
@@ -41,12 +40,15 @@ void outfile_group_remove(const char *path);
  * are removed).  Without commit (a failure), removes the files finished. */
 bool outfile_group_end(bool commit);
 
-/* Runs argv (posix_spawnp, with fa's actions) to write tracked files (a
- * linker's output), in a process group of its own: a signal that removes
- * the files ends that group first (the signal, then SIGKILL after a second)
- * and waits for it, so that nothing it runs writes them again.  Its exit
- * status, 128 + the signal that ended it, or -1 with errno set where it did
- * not start. */
-int outfile_spawn_wait(char *const argv[], const posix_spawn_file_actions_t *fa);
+/* Runs argv (posix_spawnp) to write tracked files (a linker's output), in
+ * a process group of its own: a signal that removes the files ends that
+ * group first (the signal, then SIGKILL after a second) and waits for it,
+ * so that nothing it runs writes them again.  That group is in a
+ * terminal's background, where writing to the terminal under `stty
+ * tostop` or reading from it would stop it for good: its stdin is
+ * /dev/null and what it writes to stdout or stderr comes to our stderr
+ * through a pipe.  Its exit status, 128 + the signal that ended it, or -1
+ * with errno set where it did not start. */
+int outfile_spawn_wait(char *const argv[]);
 
 #endif

@@ -242,6 +242,26 @@ sleep 3 # (past the stand-in's write, had it lived)
 expect "a shared library: SIGTERM while linking (exit $rc)" 0 test $rc -eq 143 -a -e "$tmp/so3/started"
 expect "a shared library: SIGTERM while linking ends the linker" 0 sh -c \
 	"! ls -a '$tmp/so3' | grep -q 'w\.so\|wrote'"
+# what the linker says comes to patc's stderr through a pipe: in its own process group (the terminal's
+# background) a write to a terminal set to 'stty tostop' stopped it, and patc waited for good
+cat > "$tmp/chatty-cc" <<'EOF2'
+#!/bin/sh
+echo "chatty-cc: on stderr" >&2
+echo "chatty-cc: on stdout"
+exec cc "$@"
+EOF2
+chmod +x "$tmp/chatty-cc"
+expect "a shared library: the linker's words" 0 env CC="$tmp/chatty-cc" "$patc" "$tmp/w.pat" -o "$tmp/so4" --emit=so
+has "a shared library: the linker's stderr on patc's" "$tmp/err" "^chatty-cc: on stderr"
+has "a shared library: the linker's stdout on patc's stderr" "$tmp/err" "^chatty-cc: on stdout"
+if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; then
+	expect "a shared library on a terminal set to tostop" 0 timeout 60 script -qec \
+		"stty tostop; CC='$tmp/chatty-cc' '$patc' '$tmp/w.pat' -o '$tmp/so5' --emit=so" /dev/null
+	has "a shared library on a terminal set to tostop: the linker's words" "$tmp/out" "chatty-cc: on stderr"
+	expect "a shared library on a terminal set to tostop: linked" 0 test -s "$tmp/so5/w.so"
+else
+	echo "note: no 'script' (util-linux) with a terminal: the 'stty tostop' link is not tested"
+fi
 expect "a shared library for a GPU target" 0 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/gpuso" --emit=so
 expect "a shared library for a GPU target: the launcher" 0 sh -c \
 	"nm -D --defined-only '$tmp/gpuso/w.so' | grep -q ' T w_gpu_open$'"
