@@ -1,6 +1,7 @@
 /* diag.c - GCC/clang-style diagnostics; see diag.h. */
 #include "diag.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static const char *const level_names[] = {"error", "warning", "note"};
@@ -30,6 +31,69 @@ int diag_add_file(Diag *d, const char *path, const char *text, size_t len)
 enum { LINE_SHOWN = 200, WINDOW_BEFORE = 60, WINDOW = 160 };
 
 static bool cont_byte(char c) { return ((unsigned char)c & 0xc0) == 0x80; }
+
+/* The columns a terminal gives the UTF-8 character starting at s (before
+ * end): 2 for the East Asian wide and fullwidth ones (Unicode's
+ * EastAsianWidth W and F: Hangul, CJK, kana, fullwidth forms, emoji), 0
+ * for combining marks and zero-width characters, 1 for the rest and for
+ * bytes that are not UTF-8. */
+static int char_cols(const char *s, const char *end)
+{
+	const unsigned char b = (unsigned char)*s;
+	const int n = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+	if (n == 1 || end - s < n)
+		return 1;
+	uint32_t u = b & (0x7f >> n);
+	for (int i = 1; i < n; i++) {
+		if (!cont_byte(s[i]))
+			return 1;
+		u = u << 6 | ((unsigned char)s[i] & 0x3f);
+	}
+	static const uint32_t zero[][2] = {
+		{0x0300, 0x036f}, {0x0483, 0x0489}, {0x0591, 0x05bd}, {0x0610, 0x061a}, {0x064b, 0x065f},
+		{0x0e31, 0x0e31}, {0x0e34, 0x0e3a}, {0x0e47, 0x0e4e}, {0x1ab0, 0x1aff}, {0x1dc0, 0x1dff},
+		{0x200b, 0x200f}, {0x20d0, 0x20ff}, {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f}, {0xfeff, 0xfeff},
+	};
+	static const uint32_t wide[][2] = {
+		{0x1100, 0x115f}, {0x231a, 0x231b}, {0x2329, 0x232a}, {0x23e9, 0x23ec}, {0x25fd, 0x25fe},
+		{0x2614, 0x2615}, {0x2648, 0x2653}, {0x26a1, 0x26a1}, {0x26aa, 0x26ab}, {0x26bd, 0x26be},
+		{0x26c4, 0x26c5}, {0x26f5, 0x26f5}, {0x26fa, 0x26fa}, {0x26fd, 0x26fd}, {0x2705, 0x2705},
+		{0x270a, 0x270b}, {0x2728, 0x2728}, {0x274c, 0x274c}, {0x2753, 0x2755}, {0x2795, 0x2797},
+		{0x2b1b, 0x2b1c}, {0x2b50, 0x2b50}, {0x2e80, 0x303e}, {0x3041, 0x33ff}, {0x3400, 0x4dbf},
+		{0x4e00, 0x9fff}, {0xa000, 0xa4cf}, {0xa960, 0xa97f}, {0xac00, 0xd7a3}, {0xf900, 0xfaff},
+		{0xfe10, 0xfe19}, {0xfe30, 0xfe6f}, {0xff00, 0xff60}, {0xffe0, 0xffe6}, {0x16fe0, 0x18cff},
+		{0x1b000, 0x1b2ff}, {0x1f004, 0x1f004}, {0x1f0cf, 0x1f0cf}, {0x1f18e, 0x1f18e}, {0x1f191, 0x1f19a},
+		{0x1f200, 0x1f251}, {0x1f300, 0x1f64f}, {0x1f680, 0x1f6ff}, {0x1f7e0, 0x1f7eb}, {0x1f90c, 0x1f9ff},
+		{0x1fa70, 0x1faff}, {0x20000, 0x3fffd},
+	};
+	for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+		if (u >= zero[i][0] && u <= zero[i][1])
+			return 0;
+	for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+		if (u >= wide[i][0] && u <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+/* mark once for each column the characters starting in bytes [a, b) of
+ * the line [p, eol) take (a tab for a tab, which the line shows too). */
+static void mark_cols(FILE *out, const char *a, const char *b, const char *eol, char mark)
+{
+	for (const char *c = a; c < b; c++) {
+		if (c >= eol) { /* (a range past the line's end: one mark a column) */
+			fputc(mark, out);
+			continue;
+		}
+		if (cont_byte(*c))
+			continue;
+		if (*c == '\t' && mark == ' ') {
+			fputc('\t', out);
+			continue;
+		}
+		for (int w = char_cols(c, eol); w > 0; w--)
+			fputc(mark, out);
+	}
+}
 
 /* Shows the line of loc with a caret under its first column and tildes
  * under the rest of the range (on that line). */
@@ -62,18 +126,18 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	fprintf(d->out, "%s%.*s%s", cut_before, (int)(to - from), from, cut_after);
 	fprintf(d->out, "\n%*s | %s", w, "", from > p ? "   " : "");
 	const int first = (int)(from - p) + 1; /* the column shown first */
-	/* one mark a character shown: none for a UTF-8 continuation byte */
-	for (int c = first; c < loc.col; c++)
-		if (p + c - 1 >= eol || !cont_byte(p[c - 1]))
-			fputc(p + c - 1 < eol && p[c - 1] == '\t' ? '\t' : ' ', d->out);
+	/* marks by the columns a terminal shows: none for a UTF-8 continuation
+	 * byte, two for a wide character */
+	mark_cols(d->out, p + first - 1, p + loc.col - 1, eol, ' ');
 	if (last > (int)(to - p))
 		last = (int)(to - p) > loc.col ? (int)(to - p) : loc.col;
 	if (d->color)
 		fputs("\033[1;32m", d->out);
 	fputc('^', d->out);
-	for (int c = loc.col + 1; c <= last; c++)
-		if (p + c - 1 >= eol || !cont_byte(p[c - 1]))
-			fputc('~', d->out);
+	const char *at = p + loc.col - 1;
+	if (at < eol && !cont_byte(*at) && char_cols(at, eol) == 2)
+		fputc('~', d->out); /* (the caret's character is two columns wide) */
+	mark_cols(d->out, p + loc.col, p + last, eol, '~');
 	if (d->color)
 		fputs("\033[0m", d->out);
 	fputc('\n', d->out);
