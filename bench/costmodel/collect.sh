@@ -13,7 +13,9 @@
 #   PATC train-cost-model OUTDIR/runs/*/tune.jsonl -o stdlib/cost-x86-64.model
 #
 # (`make cost-model` does both.)  x86-64.jsonl.gz holds the logs the shipped
-# model was trained on (2990 measurements of 2446 kernels):
+# model was trained on: two whole runs of this script (2026-12-02, and
+# 2026-12-05 with the measured buffers in huge pages), 5980 measurements of
+# 2446 kernels, every kernel measured at least twice:
 #
 #   PATC train-cost-model <(zcat x86-64.jsonl.gz) -o stdlib/cost-x86-64.model
 set -euo pipefail
