@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,6 +237,21 @@ void outfile_group_remove(const char *path)
 	add(NULL, path, true);
 }
 
+/* A hard link to path's file under a new name beside it (as temporary
+ * files are named), into backup; false where path does not exist or the
+ * link cannot be made (a file system without them). */
+static bool back_up(const char *path, char *backup, size_t size)
+{
+	if ((size_t)snprintf(backup, size, "%s.tmp.XXXXXX", path) >= size)
+		return false;
+	const int fd = mkstemp(backup); /* (a name of our own, then the link in its place) */
+	if (fd < 0)
+		return false;
+	close(fd);
+	unlink(backup);
+	return link(path, backup) == 0;
+}
+
 bool outfile_group_end(bool commit)
 {
 	PATC_ASSERT(grouped);
@@ -243,22 +259,74 @@ bool outfile_group_end(bool commit)
 	sigset_t old;
 	hold(&old);
 	int err = 0;
+	/* The group's entries in order: whether its path held a file, a link
+	 * to that file (NULL: none, or no link could be made), whether the
+	 * entry's removal or rename is done. */
+	struct Step {
+		int entry;
+		bool existed, applied;
+		char *backup;
+	} *steps = NULL;
+	int nsteps = 0;
+	for (int i = 0; i < nentries; i++)
+		nsteps += entries[i].remove || entries[i].finished;
+	if (commit && nsteps && !(steps = calloc((size_t)nsteps, sizeof *steps)))
+		err = ENOMEM;
+	for (int i = 0, j = 0; commit && !err && i < nentries; i++) {
+		const Entry *e = &entries[i];
+		if (!e->remove && !e->finished)
+			continue;
+		struct Step *t = &steps[j++];
+		t->entry = i;
+		struct stat st;
+		t->existed = lstat(e->path, &st) == 0;
+		char backup[4096];
+		if (t->existed && back_up(e->path, backup, sizeof backup) && !(t->backup = strdup(backup))) {
+			unlink(backup);
+			err = ENOMEM;
+		}
+	}
 	/* the earlier set's files not written again, then the renames in order */
-	for (int i = 0; commit && !err && i < nentries; i++)
-		if (entries[i].remove && unlink(entries[i].path) != 0 && errno != ENOENT)
+	for (int j = 0; commit && !err && j < nsteps; j++) {
+		const Entry *e = &entries[steps[j].entry];
+		if (e->remove && unlink(e->path) != 0 && errno != ENOENT)
 			err = errno;
+		steps[j].applied = e->remove && !err;
+	}
+	for (int j = 0; commit && !err && j < nsteps; j++) {
+		const Entry *e = &entries[steps[j].entry];
+		if (!e->remove && rename(e->tmp, e->path) != 0)
+			err = errno;
+		else if (!e->remove)
+			steps[j].applied = true;
+	}
+	/* a failure puts back what was there: a file replaced or removed from
+	 * its link, a file that was not there removed (one replaced where no
+	 * link could be made stays: the one before is gone) */
+	for (int j = 0; err && j < nsteps; j++) {
+		struct Step *t = &steps[j];
+		if (!t->applied)
+			continue;
+		if (t->backup && rename(t->backup, entries[t->entry].path) == 0) {
+			free(t->backup);
+			t->backup = NULL;
+		} else if (!t->existed)
+			unlink(entries[t->entry].path);
+	}
+	for (int j = 0; steps && j < nsteps; j++)
+		if (steps[j].backup) {
+			unlink(steps[j].backup);
+			free(steps[j].backup);
+		}
+	free(steps);
 	for (int i = 0; i < nentries;) {
 		Entry *e = &entries[i];
 		if (!e->remove && !e->finished) { /* still being written: not the group's */
 			i++;
 			continue;
 		}
-		if (!e->remove) {
-			if (commit && !err && rename(e->tmp, e->path) != 0)
-				err = errno;
-			if (!commit || err)
-				unlink(e->tmp);
-		}
+		if (!e->remove && (!commit || err))
+			unlink(e->tmp); /* (gone already where it was renamed) */
 		take_out(i);
 	}
 	release(&old);

@@ -36,8 +36,11 @@ void outfile_group_begin(void);
 void outfile_group_remove(const char *path);
 /* Ends the group: with commit, removes the paths named and renames the
  * files finished in the order they were finished; false with errno set
- * where one could not be renamed or removed (the files not renamed by then
- * are removed).  Without commit (a failure), removes the files finished. */
+ * where one could not be renamed or removed, and then what the group
+ * replaced or removed is put back as it was, from hard links made before
+ * (a file system without them keeps the files replaced), what it added is
+ * removed, and so are the files not renamed.  Without commit (a failure),
+ * removes the files finished. */
 bool outfile_group_end(bool commit);
 
 /* Runs argv (posix_spawnp) to write tracked files (a linker's output), in

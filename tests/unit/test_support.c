@@ -188,6 +188,32 @@ START_TEST(outfile_groups)
 	ck_assert_str_eq(back, "a\n");
 	free(back);
 	ck_assert_int_eq(count_entries(dir), 2);
+	/* a rename that fails after others (b.txt became a directory while
+	 * the group was written): what the group replaced (a.txt) or removed
+	 * (old.txt) back as it was, what it added (c.txt) gone, no temporary
+	 * file or link left */
+	char c[300];
+	snprintf(c, sizeof c, "%s/c.txt", dir);
+	ck_assert(util_write_file_atomic(old, "old\n", 4));
+	outfile_group_begin();
+	outfile_group_remove(old);
+	ck_assert(util_write_file_atomic(a, "A\n", 2));
+	ck_assert(util_write_file_atomic(c, "c\n", 2));
+	ck_assert(util_write_file_atomic(b, "B\n", 2));
+	ck_assert(unlink(b) == 0 && mkdir(b, 0755) == 0);
+	errno = 0;
+	ck_assert(!outfile_group_end(true));
+	ck_assert_int_eq(errno, EISDIR);
+	back = util_read_file(a, NULL);
+	ck_assert_str_eq(back, "a\n");
+	free(back);
+	back = util_read_file(old, NULL);
+	ck_assert_str_eq(back, "old\n");
+	free(back);
+	ck_assert(!exists(dir, "c.txt"));
+	ck_assert_int_eq(count_entries(dir), 3); /* a.txt, b.txt/, old.txt */
+	ck_assert(rmdir(b) == 0 && unlink(old) == 0);
+	ck_assert(util_write_file_atomic(b, "b\n", 2));
 	/* SIGTERM in the middle of a group, in a process with another thread
 	 * that takes it, and exit() in the middle of one: the process ends,
 	 * leaving no temporary file and none of the group's in place */
@@ -199,8 +225,6 @@ START_TEST(outfile_groups)
 			pthread_t t;
 			pthread_create(&t, NULL, idle_thread, NULL);
 			outfile_group_begin();
-			char c[300];
-			snprintf(c, sizeof c, "%s/c.txt", dir);
 			if (!util_write_file_atomic(c, "c\n", 2) || !util_write_file_atomic(a, "new\n", 4))
 				_exit(9);
 			if (how == 1)
