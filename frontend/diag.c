@@ -134,9 +134,9 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	if (d->color)
 		fputs("\033[1;32m", d->out);
 	fputc('^', d->out);
-	const char *at = p + loc.col - 1;
+	const char *at = p + loc.col - 1; /* (a wide character's second column: '~') */
 	if (at < eol && !cont_byte(*at) && char_cols(at, eol) == 2)
-		fputc('~', d->out); /* (the caret's character is two columns wide) */
+		fputc('~', d->out);
 	mark_cols(d->out, p + loc.col, p + last, eol, '~');
 	if (d->color)
 		fputs("\033[0m", d->out);

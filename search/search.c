@@ -523,9 +523,11 @@ static bool measured_operands(const Pir *ir, PruneMask *pm, float **values)
 	pir_metrics(ir, &mt);
 	if (!(*values = measured_copy(*values, (size_t)mt.values * sizeof **values)))
 		return false;
-	for (int i = 0; i < ir->nloops; i++)
-		if (pm->index[i] && !(pm->index[i] = measured_copy(pm->index[i], (size_t)mt.loop[i].index_len * sizeof(int32_t))))
+	for (int i = 0; i < ir->nloops; i++) {
+		const size_t bytes = (size_t)mt.loop[i].index_len * sizeof(int32_t);
+		if (pm->index[i] && !(pm->index[i] = measured_copy(pm->index[i], bytes)))
 			return false;
+	}
 	return true;
 }
 

@@ -159,6 +159,48 @@ START_TEST(getline_bounded)
 }
 END_TEST
 
+/* The VmFlags line of the mapping holding addr (/proc/self/smaps), into
+ * flags; false where none is found. */
+static bool vm_flags(const void *addr, char *flags, size_t size)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return false;
+	char line[512];
+	bool in = false, found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, size, "%s", line + 8);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+START_TEST(measured_memory)
+{
+	/* small buffers as util_alloc_timed's, larger ones on whole 2 MiB
+	 * pages asked to be huge ones (madvise: VmFlags 'hg') */
+	float *small = util_alloc_measured(1000);
+	ck_assert_ptr_nonnull(small);
+	ck_assert_uint_eq((uintptr_t)small % 64, 0);
+	free(small);
+	const size_t bytes = (size_t)UTIL_MEASURED_MIN + 4;
+	char *big = util_alloc_measured(bytes);
+	ck_assert_ptr_nonnull(big);
+	ck_assert_uint_eq((uintptr_t)big % ((size_t)2 << 20), 0);
+	memset(big, 1, bytes);
+	char flags[512];
+	if (vm_flags(big, flags, sizeof flags))
+		ck_assert_msg(strstr(flags, " hg") != NULL, "VmFlags:%s", flags);
+	free(big);
+}
+END_TEST
+
 START_TEST(outfile_groups)
 {
 	/* (Check's own SIGTERM handler, which outfile.c leaves alone, out of the way) */
@@ -316,6 +358,7 @@ static Suite *support_suite(void)
 	tcase_add_test(tc, strbuf_grows);
 	tcase_add_test(tc, atomic_write);
 	tcase_add_test(tc, getline_bounded);
+	tcase_add_test(tc, measured_memory);
 	tcase_add_test(tc, outfile_groups);
 	tcase_add_test(tc, pool_parts_once);
 	tcase_add_test(tc, pool_after_fork);
