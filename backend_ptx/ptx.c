@@ -632,7 +632,8 @@ void ptx_c_add(LowerCtx *c, LLVMValueRef p, LLVMValueRef *v, int n)
 	LLVMTypeRef params[5] = {LLVMPointerTypeInContext(c->ctx, 1), c->f32, c->f32, c->f32, c->f32};
 	LLVMValueRef args[5] = {LLVMBuildAddrSpaceCast(c->b, p, params[0], "cg"), v[0], v[1], n > 2 ? v[2] : NULL,
 	                        n > 2 ? v[3] : NULL};
-	const char *text = n > 2 ? "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};" : "red.global.add.v2.f32 [$0], {$1, $2};";
+	const char *text = n > 2 ? "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};"
+	                         : "red.global.add.v2.f32 [$0], {$1, $2};";
 	const char *cons = n > 2 ? "l,f,f,f,f,~{memory}" : "l,f,f,~{memory}";
 	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, (unsigned)n + 1, 0);
 	LLVMValueRef red = LLVMGetInlineAsm(ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
@@ -655,7 +656,8 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	/* staged: the point's row jrow of the stage, row `rows` of the buffers */
 	LLVMValueRef jrow = plan->stage ? LLVMBuildLoad2(c->b, c->i64, a->j, "j") : NULL, rows = NULL;
 	if (plan->stage)
-		rows = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->buf, i64c(c, plan->stage_u * plan->stage_p), ""), jrow, "");
+		rows = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->buf, i64c(c, plan->stage_u * plan->stage_p), ""),
+		                       jrow, "");
 	LLVMValueRef w[PTX_MAX_R];
 	for (int r = 0; r < a->r; r++) { /* weights: in bounds (padding holds zeros) */
 		if (a->wk)
@@ -743,7 +745,8 @@ static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
 		LLVMValueRef j = LLVMBuildLoad2(c->b, c->i64, a->j, "j");
 		LLVMValueRef rows = LLVMBuildNSWMul(c->b, a->buf, i64c(c, (int64_t)plan->s.by * a->r), "");
 		for (int r = 0; r < a->r; r++) {
-			LLVMValueRef slot = LLVMBuildNSWAdd(c->b, rows, LLVMBuildNSWAdd(c->b, a->ty, i64c(c, r * plan->s.by), ""), "");
+			LLVMValueRef slot =
+			        LLVMBuildNSWAdd(c->b, rows, LLVMBuildNSWAdd(c->b, a->ty, i64c(c, r * plan->s.by), ""), "");
 			LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, slot, i64c(c, a->wrow), ""), j, "");
 			a->wv[r] = load_v4(c, a, a->ws, at, "ws4");
 		}
@@ -905,7 +908,9 @@ static int64_t shared_bytes(LLVMValueRef g)
 		return 0;
 	LLVMTypeRef aty = LLVMGlobalGetValueType(g), ety = LLVMGetElementType(aty);
 	const LLVMTypeKind kind = LLVMGetTypeKind(ety);
-	const int64_t esize = kind == LLVMFloatTypeKind ? 4 : kind == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(ety) / 8 : 0;
+	const int64_t esize = kind == LLVMFloatTypeKind     ? 4
+	                      : kind == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(ety) / 8
+	                                                    : 0;
 	return (int64_t)LLVMGetArrayLength2(aty) * esize;
 }
 
@@ -1217,7 +1222,8 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	LLVMValueRef buf_at = LLVMBuildNSWMul(c->b, sc->buf, i64c(c, rows * width), "");
 	LLVMValueRef dst_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, jrow, i64c(c, width), ""),
 	                                      nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
-	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->xs, &buf_at, 1, "xbuf"), &dst_at, 1, "");
+	LLVMValueRef xbuf = LLVMBuildGEP2(c->b, c->f32, a->xs, &buf_at, 1, "xbuf");
+	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, xbuf, &dst_at, 1, "");
 	if (jrow_add) {
 		LLVMValueRef add = i64c(c, jrow_add * width);
 		dst = LLVMBuildGEP2(c->b, c->f32, dst, &add, 1, "");
@@ -1308,13 +1314,13 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		pt = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, per), ""), i64c(c, 4), "");
 	}
 	LLVMValueRef y = LLVMBuildURem(c->b, slot, i64c(c, by), ""), r = LLVMBuildUDiv(c->b, slot, i64c(c, by), "");
-	LLVMValueRef g = LLVMBuildNSWAdd(
-		c->b, a->glo,
-		LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, y, a->ty, ""), i64c(c, a->r), ""), r, ""), "");
+	LLVMValueRef row = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, y, a->ty, ""), i64c(c, a->r), "");
+	LLVMValueRef g = LLVMBuildNSWAdd(c->b, a->glo, LLVMBuildNSWAdd(c->b, row, r, ""), "");
 	LLVMValueRef src_at = stage_w_src(c, a, sc, pt, g);
 	LLVMValueRef buf_at = LLVMBuildNSWMul(c->b, sc->buf, i64c(c, by * a->r * a->wrow), "");
 	LLVMValueRef dst_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, slot, i64c(c, a->wrow), ""), pt, "");
-	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, a->ws, &buf_at, 1, "wbuf"), &dst_at, 1, "");
+	LLVMValueRef wbuf = LLVMBuildGEP2(c->b, c->f32, a->ws, &buf_at, 1, "wbuf");
+	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, wbuf, &dst_at, 1, "");
 	LLVMValueRef src = LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, "");
 	if (ahead) {
 		const Pir *ir = c->k->ir;
@@ -1772,8 +1778,9 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		return false;
 	}
 	const char *isa = vred ? "+ptx81" : "+ptx80"; /* PTX_ISA_VERSION_VRED, PTX_ISA_VERSION */
-	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, wg ? "sm_90a" : sm, isa, LLVMCodeGenLevelAggressive,
-	                                                  LLVMRelocDefault, LLVMCodeModelDefault);
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, wg ? "sm_90a" : sm, isa,
+	                                                  LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+	                                                  LLVMCodeModelDefault);
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("patc", ctx);
 	LLVMSetTarget(mod, triple);

@@ -265,7 +265,8 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		plan->stage_why = k->layout == PAT_LAYOUT_KN
 		                          ? "X and the weights staged in shared memory by cp.async, fragments read with "
 		                            "ldmatrix.trans"
-		                          : "X and the weights staged in shared memory by cp.async, fragments read with ldmatrix";
+		                          : "X and the weights staged in shared memory by cp.async, fragments read with "
+		                            "ldmatrix";
 }
 
 /* A nest for the sparse tensor cores: it ends in a dense m loop, a dense
@@ -545,8 +546,8 @@ static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef k
 	                              : udiv(c, row, 16);
 	LLVMValueRef at = add(c, mul(c, chunk, steps), kstep);
 	LLVMValueRef lane = add(c, mul(c, a->g, 4), a->t);
-	LLVMValueRef words = LLVMBuildGEP2(c->b, c->i32, c->values, (LLVMValueRef[]){mul(c, add(c, mul(c, at, 32), lane), 4)},
-	                                   1, "");
+	LLVMValueRef word = mul(c, add(c, mul(c, at, 32), lane), 4);
+	LLVMValueRef words = LLVMBuildGEP2(c->b, c->i32, c->values, &word, 1, "");
 	LLVMValueRef v = lower_invariant(c, LLVMBuildLoad2(c->b, LLVMVectorType(c->i32, 4), words, "a"));
 	ptx_align(c, v, 16);
 	for (int e = 0; e < 4; e++)
@@ -1109,9 +1110,10 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 		 * of tile 2 jj + (q >> 1), row i = l % 8 of it */
 		for (int jj = 0; jj < PTX_TC_TILES / 2; jj++) {
 			LLVMValueRef n = add(c, qn, i64c(c, 16 * jj));
+			LLVMValueRef kk = add(c, qk, i64c(c, 16 * u));
 			LLVMValueRef bat = k->layout == PAT_LAYOUT_KN
-			                           ? add(c, x0, add(c, mul(c, add(c, add(c, i, qk), i64c(c, 16 * u)), kn_row(plan)), n))
-			                           : add(c, x0, add(c, mul(c, add(c, n, i), nk_row(plan)), add(c, qk, i64c(c, 16 * u))));
+			                           ? add(c, x0, add(c, mul(c, add(c, i, kk), kn_row(plan)), n))
+			                           : add(c, x0, add(c, mul(c, add(c, n, i), nk_row(plan)), kk));
 			LLVMValueRef bw[4];
 			tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
 			for (int ci = 0; ci < plan->tc_wm; ci++) {

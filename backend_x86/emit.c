@@ -106,8 +106,8 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef c1 = LLVMBuildAdd(b, c0, LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
 	/* x86_chunk_end: the slice's end where under half a chunk would be left */
 	LLVMValueRef left = LLVMBuildSub(b, end, c1, "");
-	c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, LLVMConstInt(i64, (unsigned long long)(chunk / 2), 0), ""),
-	                     end, c1, "c1");
+	LLVMValueRef half = LLVMConstInt(i64, (unsigned long long)(chunk / 2), 0);
+	c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, half, ""), end, c1, "c1");
 	f[4] = c0, f[5] = c1;
 	LLVMBuildCall2(b, kty, kernel, f, 6, "");
 	LLVMAddIncoming(c0, (LLVMValueRef[]){start, c1}, (LLVMBasicBlockRef[]){tentry, tbody}, 2);

@@ -35,11 +35,9 @@ static void meta(Meta *m, const char *op, const char *key, const char *fmt, ...)
 	PATC_ASSERT(m->n < m->cap);
 	va_list ap;
 	va_start(ap, fmt);
-	char buf[4096];
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	m->value[m->n] = arena_vprintf(m->arena, fmt, ap); /* (a PatternIR's text may run to tens of KB) */
 	va_end(ap);
 	m->key[m->n] = op ? arena_printf(m->arena, "%s.%s", op, key) : key;
-	m->value[m->n] = arena_strdup(m->arena, buf);
 	m->n++;
 }
 

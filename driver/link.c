@@ -45,11 +45,20 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	char name[256], input[4096], tmp[4096], final[4096], incdir[4096];
 	snprintf(name, sizeof name, gpu ? "%s_launch.c" : "%s.o", base);
 	dir_path(input, sizeof input, dir, name);
-	snprintf(name, sizeof name, "%s.so.tmp.XXXXXX", base); /* as util_write_file_atomic names them */
-	dir_path(tmp, sizeof tmp, dir, name);
 	snprintf(final, sizeof final, "%s/%s.so", dir, base);
 	dir_path(incdir, sizeof incdir, dir, "");
-	const int fd = outfile_mkstemp(tmp, final);
+	/* beside where final's links end (written through, not replaced), as
+	 * util_write_file_atomic names them; a linker's output is no stream */
+	bool in_place;
+	char *to = util_output_target(final, &in_place);
+	if (!to || in_place) {
+		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, to ? "not a regular file" : strerror(errno));
+		free(to);
+		return PATC_EXIT_ENV;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", to);
+	const int fd = strlen(to) + 12 < sizeof tmp ? outfile_mkstemp(tmp, to) : (errno = ENAMETOOLONG, -1);
+	free(to);
 	if (fd < 0) {
 		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
 		return PATC_EXIT_ENV;

@@ -79,6 +79,7 @@ typedef struct Options {
 	int color; /* -1 auto, 0 never, 1 always */
 	bool search;  /* --search */
 	const char *search_opt; /* the last option given that only --search takes */
+	const char *measure_opt; /* the last of them that only a search that measures takes */
 	const char *search_op; /* --op */
 	bool resume;           /* --resume */
 	SearchSettings s;      /* its settings, defaults overridden by the options */
@@ -267,12 +268,21 @@ static bool objects(const Options *o)
 	return o->output && !o->emit_pir && !o->emit_weights && !o->explain && !o->run && !o->search;
 }
 
-/* "75%" or "0.75" into (0, 1]. */
+/* "75%" or "0.75" into [0, 1]: digits with at most one '.', no sign,
+ * space, exponent or hex (which strtod would take). */
 static bool parse_fraction(const char *s, double *out)
 {
+	size_t digits = strspn(s, "0123456789"), n = digits;
+	if (s[n] == '.') {
+		const size_t more = strspn(s + n + 1, "0123456789");
+		digits += more;
+		n += 1 + more;
+	}
+	if (!digits || (s[n] && strcmp(s + n, "%")))
+		return false;
 	char *end;
 	double v = strtod(s, &end);
-	if (end == s)
+	if (end != s + n)
 		return false;
 	if (*end == '%') {
 		v /= 100;
@@ -297,6 +307,17 @@ static bool parse_count(const char *s, long lo, long hi, long *out)
 	return true;
 }
 
+/* a is one of the options names (a trailing '=': a prefix of a). */
+static bool is_option(const char *a, const char *const *names, size_t n)
+{
+	for (size_t j = 0; j < n; j++) {
+		const size_t len = strlen(names[j]);
+		if (names[j][len - 1] == '=' ? !strncmp(a, names[j], len) : !strcmp(a, names[j]))
+			return true;
+	}
+	return false;
+}
+
 static int parse_args(int argc, char **argv, Options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -310,13 +331,16 @@ static int parse_args(int argc, char **argv, Options *o)
 		"--cost-model=", "--tune=",  "--tie=",     "--explore=",   "--timeout=",   "--budget=",
 		"--topk=",     "--max-depth=", "--seed=", "--min-length=", "--max-pattern=",
 	};
+	/* of them, those that shape measurements (--no-measure makes none) */
+	static const char *const measure_only[] = {
+		"--resume", "--shard=", "--tune=", "--tie=", "--explore=", "--timeout=",
+	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		for (size_t j = 0; j < sizeof search_only / sizeof *search_only; j++) {
-			const size_t n = strlen(search_only[j]);
-			if (search_only[j][n - 1] == '=' ? !strncmp(a, search_only[j], n) : !strcmp(a, search_only[j]))
-				o->search_opt = a;
-		}
+		if (is_option(a, search_only, sizeof search_only / sizeof *search_only))
+			o->search_opt = a;
+		if (is_option(a, measure_only, sizeof measure_only / sizeof *measure_only))
+			o->measure_opt = a;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			exit(PATC_EXIT_OK);
@@ -383,9 +407,10 @@ static int parse_args(int argc, char **argv, Options *o)
 			/* P, or a range P..Q */
 			const char *v = a + 11, *dots = strstr(v, "..");
 			char lo[64];
-			snprintf(lo, sizeof lo, "%.*s", dots ? (int)(dots - v) : (int)strlen(v), v);
+			const size_t nlo = dots ? (size_t)(dots - v) : strlen(v);
+			snprintf(lo, sizeof lo, "%.*s", (int)(nlo < sizeof lo ? nlo : 0), v);
 			o->s.max_sparsity = 0;
-			if (!parse_fraction(lo, &o->s.sparsity) || o->s.sparsity <= 0 || o->s.sparsity >= 1 ||
+			if (nlo >= sizeof lo || !parse_fraction(lo, &o->s.sparsity) || o->s.sparsity <= 0 || o->s.sparsity >= 1 ||
 			    (dots && (!parse_fraction(dots + 2, &o->s.max_sparsity) || !(o->s.max_sparsity > o->s.sparsity) ||
 			              o->s.max_sparsity >= 1)))
 				return usage_error("--sparsity takes a percentage between 0 and 100, such as 75%%, or a range "
@@ -538,6 +563,11 @@ static int parse_args(int argc, char **argv, Options *o)
 		snprintf(name, sizeof name, "%.*s", (int)strcspn(o->search_opt, "="), o->search_opt);
 		return usage_error("%s is an option of --search", name);
 	}
+	if (o->search && !o->s.measure && o->measure_opt) {
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(o->measure_opt, "="), o->measure_opt);
+		return usage_error("%s shapes the search's measurements, and --no-measure makes none", name);
+	}
 	if (o->search && (o->explain || o->emit_pir || o->emit_weights || o->emit_llvm || o->emit_asm || o->emit_so ||
 	                  o->run || o->dump_after))
 		return usage_error("%s", "--search writes its reports and the best kernel to -o DIR; leave out "
@@ -618,7 +648,8 @@ static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
 		sb_printf(out, "    %s\n", plan->stage_why);
 	if (plan->nsplit > 1)
 		sb_printf(out, "    split-K: the walk along k in %lld parts (blockIdx.z), adding into C with atomics%s\n",
-		          (long long)plan->nsplit, plan->vred ? ", a lane's 2 adjacent columns at a time (vector red, sm_90)" : "");
+		          (long long)plan->nsplit,
+		          plan->vred ? ", a lane's 2 adjacent columns at a time (vector red, sm_90)" : "");
 }
 
 /* --explain: what the kernel's blocks move from L2 per multiply-add
@@ -667,8 +698,8 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSche
 	}
 	if (plan.tc) {
 		sb_printf(out, "  GPU kernel for %s: %s\n", sm, plan.tc_why);
-		sb_printf(out, "    mapping: a warp per %d rows of a kept tile's m loop and %d columns; blocks of %d x %d warps "
-		               "(rows x columns); %lld row sets; X and W in %s, C in f32%s\n",
+		sb_printf(out, "    mapping: a warp per %d rows of a kept tile's m loop and %d columns; blocks of %d x %d "
+		               "warps (rows x columns); %lld row sets; X and W in %s, C in f32%s\n",
 		          16 * plan.tc_wm, PTX_TC_COLS, plan.tc_rows / plan.tc_wm, plan.tc_cols, (long long)plan.nsets,
 		          pat_dtype_names[op->dtype],
 		          plan.zero ? "; C is zeroed before the launch" : "");
@@ -715,15 +746,23 @@ static int emit_shared(const Options *o, const char *base)
 	return rc;
 }
 
-/* The file path is one of those the program reads (the .pat file, an op's
- * weights, calibration or scores), by device and inode; NULL where not. */
-static const char *read_file_at(const Options *o, const Program *prog, const char *path)
+/* The file path is one of those the program reads (the .pat file, the
+ * files it includes, an op's weights, calibration or scores), by device and
+ * inode, with what it is in *what; NULL where none. */
+static const char *read_file_at(const Options *o, const Program *prog, const Diag *diag, const char *path,
+                                const char **what)
 {
 	struct stat out, in;
 	if (stat(path, &out) != 0 || !S_ISREG(out.st_mode))
 		return NULL;
+	*what = "the file being compiled";
 	if (stat(o->input, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 		return o->input;
+	*what = "a file the program includes";
+	for (int i = 1; i <= diag->nfiles; i++)
+		if (stat(diag->files[i].path, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return diag->files[i].path;
+	*what = "a tensor file the program reads";
 	for (int i = 0; i < prog->nops; i++) {
 		const WeightBinding *b[3] = {&prog->ops[i].weights, &prog->ops[i].calibration, &prog->ops[i].scores};
 		for (int j = 0; j < 3; j++)
@@ -736,7 +775,7 @@ static const char *read_file_at(const Options *o, const Program *prog, const cha
 
 /* Whether -o would write over a file the program reads (said): -o FILE
  * itself, or one of the files -o DIR and --search write into DIR. */
-static bool overwrites_input(const Options *o, const Program *prog)
+static bool overwrites_input(const Options *o, const Program *prog, const Diag *diag)
 {
 	char base[128];
 	program_base(o->input, base, sizeof base);
@@ -754,10 +793,10 @@ static bool overwrites_input(const Options *o, const Program *prog)
 			snprintf(path, sizeof path, "%s%s", o->output, in_dir[i]);
 		else
 			snprintf(path, sizeof path, "%s/%s%s", o->output, base, in_dir[i]);
-		const char *read = read_file_at(o, prog, path);
+		const char *what, *read = read_file_at(o, prog, diag, path, &what);
 		if (read) {
 			fprintf(stderr, "patc: error: -o %s would write over '%s', %s: write the output elsewhere\n", o->output,
-			        path, read == o->input ? "the file being compiled" : "a tensor file the program reads");
+			        path, what);
 			return true;
 		}
 	}
@@ -863,6 +902,19 @@ static int emit_stdout(const StrBuf *out)
 	if (fputs(out->data ? out->data : "", stdout) < 0 || fflush(stdout) != 0)
 		return stdout_failed(errno);
 	return PATC_EXIT_OK;
+}
+
+/* --run's report where an op failed: -o's file is not written, so the
+ * report goes beside the errors on stderr, else to stdout; a failure to
+ * write stdout is said but leaves the run's exit code (a wrong kernel
+ * outranks the environment), not check_stdout's at exit. */
+static void emit_failed_run(const Options *o, const StrBuf *out)
+{
+	FILE *to = o->output ? stderr : stdout;
+	if ((fputs(out->data ? out->data : "", to) < 0 || fflush(to) != 0) && to == stdout) {
+		stdout_failed(errno);
+		clearerr(stdout);
+	}
 }
 
 /* Writes out to -o's file or stdout; 0 or PATC_EXIT_ENV. */
@@ -1175,7 +1227,7 @@ int main(int argc, char **argv)
 		}
 		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
 	}
-	if (overwrites_input(&o, &prog)) {
+	if (overwrites_input(&o, &prog, &diag)) {
 		rc = PATC_EXIT_USAGE;
 		goto finish;
 	}
@@ -1220,7 +1272,7 @@ int main(int argc, char **argv)
 		char err[512];
 		int code;
 		if (!run_ops_gpu(&prog, pruned, o.target, gpu_given(&o), &out, err, &code)) {
-			fputs(out.data ? out.data : "", stdout);
+			emit_failed_run(&o, &out);
 			fprintf(stderr, "patc: error: %s\n", err);
 			rc = code;
 		} else
@@ -1244,7 +1296,7 @@ int main(int argc, char **argv)
 		if (rc == PATC_EXIT_OK)
 			rc = emit(&o, &out);
 		else
-			fputs(out.data ? out.data : "", stdout);
+			emit_failed_run(&o, &out);
 	} else if (o.emit_weights) {
 		char err[TENSOR_ERR_MAX];
 		if (!emit_weights(o.output, &prog, pruned, o.mask, PATC_VERSION, err)) {

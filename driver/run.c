@@ -63,13 +63,13 @@ static void overflow_error(const OpResult *op, const PruneCheck *chk, char err[5
 	const bool kn = op->layout == PAT_LAYOUT_KN;
 	const long long i = kn ? chk->m : chk->n, j = kn ? chk->n : chk->m;
 	if (chk->ref_past)
-		snprintf(err, 512, "op '%s': the product of its weights and --run's activations overflows float32: C[%lld, %lld] "
-		         "is %g in float64, past float32's range (%g), so no float32 kernel can compute it",
+		snprintf(err, 512, "op '%s': the product of its weights and --run's activations overflows float32: "
+		         "C[%lld, %lld] is %g in float64, past float32's range (%g), so no float32 kernel can compute it",
 		         op->name, i, j, chk->ref, (double)FLT_MAX);
 	else
-		snprintf(err, 512, "op '%s': the product of its weights and --run's activations overflows float32: the terms of "
-		         "C[%lld, %lld] add up to %g in magnitude, past float32's range (%g), and the kernel's float32 "
-		         "sum overflowed there (%g in float64)",
+		snprintf(err, 512, "op '%s': the product of its weights and --run's activations overflows float32: the "
+		         "terms of C[%lld, %lld] add up to %g in magnitude, past float32's range (%g), and the kernel's "
+		         "float32 sum overflowed there (%g in float64)",
 		         op->name, i, j, chk->mag, (double)FLT_MAX, chk->ref);
 }
 
@@ -250,7 +250,9 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 			else
 				sb_printf(out, "  cuBLAS not measured: %s\n  ", r.note);
 			sb_printf(out, "relative error vs float64 on the masked weight%s %.2e\n",
-			          r.plan.tc ? (op->dtype == PAT_F16 ? " (inputs rounded to f16)" : " (inputs rounded to bf16)") : "",
+			          !r.plan.tc             ? ""
+			          : op->dtype == PAT_F16 ? " (inputs rounded to f16)"
+			                                 : " (inputs rounded to bf16)",
 			          r.rel_err);
 			if (r.unwritten || !(r.rel_err < 1e-4)) { /* named, and the next op runs */
 				fprintf(stderr, "patc: error: op '%s': the GPU kernel's result is wrong (relative error %g, %lld "

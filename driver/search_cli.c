@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,7 +62,8 @@ static int reference_patterns(const SearchCli *c, const OpResult *op, double spa
 		if (!forms[i] || (strstr(forms[i], "hybrid") && 2 * dens > 1))
 			continue;
 		char *name = arena_printf(arena, forms[i], strstr(forms[i], "hybrid") ? d2 : d);
-		char *text = arena_printf(arena, "include \"all.pat\";\nop %s: spmm(M = %lld, K = %lld, N = %lld) { apply %s; }\n",
+		char *text = arena_printf(arena,
+		                          "include \"all.pat\";\nop %s: spmm(M = %lld, K = %lld, N = %lld) { apply %s; }\n",
 		                          op->name, (long long)op->M, (long long)op->K, (long long)op->N, name);
 		Diag diag;
 		FILE *sink = fopen("/dev/null", "w");
@@ -230,6 +232,14 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 			which = i;
 	}
 	if (which < 0 || (!c->op && with_weights > 1)) {
+		bool named = false; /* (an op of that name without weights: the input's, as below) */
+		for (int i = 0; c->op && i < prog->nops; i++)
+			named = named || !strcmp(prog->ops[i].name, c->op);
+		if (named) {
+			fprintf(stderr, "patc: error: --op=%s: op '%s' in '%s' has no weights (weights = ...)\n", c->op,
+			        c->op, c->input);
+			return PATC_EXIT_INPUT;
+		}
 		if (c->op)
 			fprintf(stderr, "patc: error: --op=%s: no op of that name with weights in '%s'\n", c->op, c->input);
 		else if (with_weights > 1)
@@ -276,6 +286,13 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	                      op->layout == PAT_LAYOUT_KN ? "kn" : "nk", pat_dtype_names[op->dtype], s.threads, s.seed};
 	s.log_path = s.measure ? log_path : NULL;
 	s.log_info = &info;
+	/* (a FIFO there would hang the search at its first open) */
+	struct stat lst;
+	if ((s.log_path || c->resume) && stat(log_path, &lst) == 0 && !S_ISREG(lst.st_mode)) {
+		fprintf(stderr, "patc: error: '%s' is not a regular file: the tuning log is read back and appended to\n",
+		        log_path);
+		return PATC_EXIT_ENV;
+	}
 	SearchLogged *logged = NULL;
 	int nlogged = 0;
 	if (c->resume && !search_log_load(log_path, &info, &logged, &nlogged, err)) {
@@ -310,6 +327,19 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	if (model_path[0] && !cost_model_load(model_path, &model, err)) {
 		fprintf(stderr, "patc: error: %s\n", err);
+		search_log_free(logged, nlogged);
+		arena_free(&arena);
+		return PATC_EXIT_INPUT;
+	}
+	/* learned on a CPU, a model ranks for any x86 target (the ISAs differ
+	 * little beside the kernels' structure); on a GPU, for that GPU only */
+	const bool model_gpu = !strncmp(model.target, "sm_", 3);
+	if (model.gbt && model.target[0] && (model_gpu != c->gpu || (c->gpu && strcmp(model.target, c->target)))) {
+		fprintf(stderr, "patc: error: the cost model '%s' was learned on measurements for target %s and cannot "
+		                "rank candidates for --target=%s: train one on this target's tuning logs (`patc "
+		                "train-cost-model LOG... --target=%s -o MODEL`) or give --cost-model=analytic\n",
+		        model_path, model.target, c->target, c->target);
+		cost_model_free(&model);
 		search_log_free(logged, nlogged);
 		arena_free(&arena);
 		return PATC_EXIT_INPUT;
@@ -447,8 +477,8 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 	}
 	if (r.best_ref >= 0 && b->status == SEARCH_MEASURED) {
 		const SearchCandidate *f = &r.c[r.best_ref];
-		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the search's "
-		               "best is %.2fx as fast\n",
+		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the "
+		               "search's best is %.2fx as fast\n",
 		          f->ref, f->notation, f->metrics.loss, f->measured_us, f->measured_us / b->measured_us);
 	} else if (s.nrefs && s.measure && s.shard == 0) /* (shard 0 measures them) */
 		sb_printf(out, "  no standard-library pattern is within the budget (%d measured as reference points)\n",
@@ -526,11 +556,12 @@ int search_merge(int n, char *const *paths, const char *output)
 		ssize_t len;
 		int lines = 0, measurements = 0;
 		while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
+			const bool nul = strlen(line) != (size_t)len;
 			line[strcspn(line, "\n")] = 0;
-			if (!line[strspn(line, " \t\r")])
+			if (!nul && !line[strspn(line, " \t\r")])
 				continue;
 			lines++;
-			cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
+			cJSON *j = nul ? NULL : cJSON_ParseWithOpts(line, NULL, 1);
 			SearchLogEntry e;
 			if (!j || !search_log_entry(j, &e)) { /* a line cut short by a killed search */
 				cJSON_Delete(j);

@@ -163,7 +163,8 @@ item
 		{ $$ = mk_item(ctx, ITEM_INCLUDE, @$); $$->u.include.path = $2; $$->u.include.path_loc = @2; }
 	/* pattern block(bm, bk, density = 25%) { ... } */
 	| PATTERN ident '(' params_opt ')' '{' stmts '}'
-		{ $$ = mk_item(ctx, ITEM_PATTERN, @$); $$->u.pattern.name = $2; $$->u.pattern.params = $4; $$->u.pattern.body = $7;
+		{ $$ = mk_item(ctx, ITEM_PATTERN, @$);
+		  $$->u.pattern.name = $2; $$->u.pattern.params = $4; $$->u.pattern.body = $7;
 		  ctx->nbraces = 0; /* between items: resynchronise after stray braces */ }
 	/* op q: spmm(M = 768, K = 768, N = 512) { ... }   or  op q: spmm(...); */
 	| OP ident ':' call '{' stmts '}'

@@ -131,7 +131,8 @@ void lower_nest(LowerCtx *c, int first, int last, const LowerPoint *p, LowerAt a
 LLVMValueRef lower_invariant(LowerCtx *c, LLVMValueRef load)
 {
 	static const char kind[] = "invariant.load";
-	LLVMSetMetadata(load, LLVMGetMDKindIDInContext(c->ctx, kind, sizeof kind - 1), LLVMMDNodeInContext(c->ctx, NULL, 0));
+	const unsigned id = LLVMGetMDKindIDInContext(c->ctx, kind, sizeof kind - 1);
+	LLVMSetMetadata(load, id, LLVMMDNodeInContext(c->ctx, NULL, 0));
 	return load;
 }
 

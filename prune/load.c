@@ -173,23 +173,32 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			                   "float32's range",
 			                   op->name, pat_importance_names[op->importance], (long long)(i / K),
 			                   (long long)(i % K), (double)out->w[i]);
-	/* Scores or activations that are zero everywhere rank no weight above
-	 * another: the mask would be arbitrary, its metrics 0 of 0 retained. */
-	if (op->importance == PAT_IMP_WANDA || op->importance == PAT_IMP_TENSOR) {
-		bool zero = true;
-		if (op->importance == PAT_IMP_WANDA)
-			for (int64_t i = 0; zero && i < out->ncalib * K; i++)
-				zero = out->x[i] == 0;
-		else
-			for (int64_t i = 0; zero && i < M * K; i++)
-				zero = out->imp[i] == 0;
-		if (zero) {
-			*where = op->importance == PAT_IMP_WANDA ? op->calibration.loc : op->scores.loc;
-			return tensor_fail(err, "op '%s': %s, so no weight is more important than another and the "
-			                   "mask would be arbitrary",
-			                   op->name, op->importance == PAT_IMP_WANDA ? "every calibration activation is zero"
-			                                                            : "every importance score is zero");
-		}
+	/* Importance that is zero everywhere ranks no weight above another: the
+	 * mask would be arbitrary, its metrics 0 of 0 retained.  Said by what
+	 * made it so: the scores, the activations, the weights, or (wanda) no
+	 * input k where both the weights and the activations are nonzero. */
+	bool zero = true;
+	for (int64_t i = 0; zero && i < M * K; i++)
+		zero = out->imp[i] == 0;
+	if (zero) {
+		bool xzero = true, wzero = true;
+		for (int64_t i = 0; xzero && op->importance == PAT_IMP_WANDA && i < out->ncalib * K; i++)
+			xzero = out->x[i] == 0;
+		for (int64_t i = 0; wzero && i < M * K; i++)
+			wzero = out->w[i] == 0;
+		const char *why = op->importance == PAT_IMP_TENSOR ? "every importance score is zero"
+		                  : op->importance == PAT_IMP_WANDA && xzero ? "every calibration activation is zero"
+		                  : wzero ? "every weight is zero"
+		                  : op->importance == PAT_IMP_WANDA
+		                          ? "no input k has both a nonzero weight and a nonzero calibration activation "
+		                            "(every wanda score is zero)"
+		                          : "every weight's square is below float32's range (every l2 score is zero)";
+		*where = op->importance == PAT_IMP_TENSOR ? op->scores.loc
+		         : op->importance == PAT_IMP_WANDA && !wzero ? op->calibration.loc
+		                                                     : op->weights.loc;
+		return tensor_fail(err, "op '%s': %s, so no weight is more important than another and the mask would be "
+		                   "arbitrary",
+		                   op->name, why);
 	}
 	*where = op->loc;
 	prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask);

@@ -153,43 +153,62 @@ double prune_bound_top(const PruneBound *b, int64_t count)
 	return total;
 }
 
-static double frobenius(const float *a, int64_t n)
+static double sum_squares(const float *a, int64_t n)
 {
 	double s = 0;
 	for (int64_t i = 0; i < n; i++)
 		s += (double)a[i] * a[i];
-	return sqrt(s);
+	return s;
 }
 
 /* ||X D^T||_F in *ne and ||X W^T||_F in *ny, D the part of W the mask
- * prunes, with W and D scaled by 2^-ew and X by 2^-ex (exact, unless a
- * value falls below float32's normal range: it then adds nothing anyway
- * beside the largest, which end up just below 1). */
+ * prunes, both scaled alike.  W, D and X are scaled by powers of two, which
+ * is exact, to largest magnitudes just below 1: then the float32 product
+ * X W^T, at most K in magnitude, neither goes past float32's range nor
+ * sinks into its subnormals (the ratio of weights and activations of
+ * 1e-23 read 0.12 instead of 0.51), unless a term is too small to count
+ * beside the largest.  X goes through a slab of tokens at a time, so that
+ * no n x M product is held whole. */
 static void output_norms(const float *x, const float *w, const uint8_t *mask, int64_t n, int64_t M, int64_t K,
-                         int ew, int ex, double *ne, double *ny)
+                         double *ne, double *ny)
 {
+	*ne = *ny = 0;
 	const int64_t count = M * K;
-	float *d = malloc((size_t)count * sizeof *d), *y = malloc((size_t)(n * M) * sizeof *y);
-	float *ws = ew ? malloc((size_t)count * sizeof *ws) : NULL;
-	float *xs = ex ? malloc((size_t)(n * K) * sizeof *xs) : NULL;
-	if (!d || !y || (ew && !ws) || (ex && !xs))
-		util_oom();
+	float wmax = 0, xmax = 0;
+	for (int64_t i = 0; i < count; i++)
+		wmax = fmaxf(wmax, fabsf(w[i]));
+	for (int64_t i = 0; i < n * K; i++)
+		xmax = fmaxf(xmax, fabsf(x[i]));
+	if (!(wmax > 0) || !(xmax > 0)) /* X W^T is 0 */
+		return;
+	int ew, ex;
+	frexpf(wmax, &ew);
+	frexpf(xmax, &ex);
+	int64_t slab = ((int64_t)1 << 22) / (M > K ? M : K); /* tokens: products of 16 MB at most */
+	slab = slab < 1 ? 1 : slab > n ? n : slab;
+	float *ws = malloc((size_t)count * sizeof *ws), *d = malloc((size_t)count * sizeof *d);
+	float *xs = malloc((size_t)(slab * K) * sizeof *xs), *y = malloc((size_t)(slab * M) * sizeof *y);
+	if (!ws || !d || !xs || !y)
+		util_oom_for("the output error of a %lld x %lld weight", (long long)M, (long long)K);
 	for (int64_t i = 0; i < count; i++) {
-		const float v = ew ? ldexpf(w[i], -ew) : w[i];
-		if (ws)
-			ws[i] = v;
-		d[i] = mask[i] ? 0.0f : v;
+		ws[i] = ldexpf(w[i], -ew);
+		d[i] = mask[i] ? 0.0f : ws[i];
 	}
-	for (int64_t i = 0; xs && i < n * K; i++)
-		xs[i] = ldexpf(x[i], -ex);
-	const float *a = xs ? xs : x, *b = ws ? ws : w;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, a, (int)K, b, (int)K,
-	            0.0f, y, (int)M);
-	*ny = frobenius(y, n * M);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)M, (int)K, 1.0f, a, (int)K, d, (int)K,
-	            0.0f, y, (int)M);
-	*ne = frobenius(y, n * M);
-	free(d), free(y), free(ws), free(xs);
+	double se = 0, sy = 0;
+	for (int64_t t0 = 0; t0 < n; t0 += slab) {
+		const int64_t t = n - t0 < slab ? n - t0 : slab;
+		for (int64_t i = 0; i < t * K; i++)
+			xs[i] = ldexpf(x[t0 * K + i], -ex);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)t, (int)M, (int)K, 1.0f, xs, (int)K, ws,
+		            (int)K, 0.0f, y, (int)M);
+		sy += sum_squares(y, t * M);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)t, (int)M, (int)K, 1.0f, xs, (int)K, d,
+		            (int)K, 0.0f, y, (int)M);
+		se += sum_squares(y, t * M);
+	}
+	*ne = sqrt(se);
+	*ny = sqrt(sy);
+	free(ws), free(d), free(xs), free(y);
 }
 
 void prune_metrics_from(const Pir *ir, double kept, int64_t nkept, const PruneBound *bound, int64_t count,
@@ -246,24 +265,7 @@ void prune_metrics(const Pir *ir, const PruneMask *m, const float *imp, const Pr
 			util_oom();
 		prune_dense_mask(ir, m, M, K, mask);
 		double ne, ny;
-		output_norms(x, w, mask, n, M, K, 0, 0, &ne, &ny);
-		/* Finite weights and activations whose product in float32 goes past
-		 * its range (inf, or inf - inf = NaN) or flushes to 0 make the ratio
-		 * meaningless; scaled by powers of two to a largest magnitude below
-		 * 1, X W^T is at most K in magnitude, and the ratio is the same. */
-		float wmax = 0, xmax = 0;
-		if (!isfinite(ne) || !isfinite(ny) || ny == 0) {
-			for (int64_t i = 0; i < count; i++)
-				wmax = fmaxf(wmax, fabsf(w[i]));
-			for (int64_t i = 0; i < n * K; i++)
-				xmax = fmaxf(xmax, fabsf(x[i]));
-		}
-		if (wmax > 0 && xmax > 0) {
-			int ew, ex;
-			frexpf(wmax, &ew);
-			frexpf(xmax, &ex);
-			output_norms(x, w, mask, n, M, K, ew, ex, &ne, &ny);
-		}
+		output_norms(x, w, mask, n, M, K, &ne, &ny);
 		out->has_output_error = true;
 		out->output_error = ny > 0 ? ne / ny : 0.0;
 		free(mask);

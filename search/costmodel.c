@@ -2,7 +2,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "costmodel.h"
 #include "../backend_x86/x86.h"
-#include "../support/outfile.h"
 #include "../support/util.h"
 #include "search.h"
 
@@ -12,7 +11,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- features ---- */
@@ -302,7 +300,7 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 	ssize_t len = 0;
 	while (ok && (len = util_getline_max(&line, &cap, f, SEARCH_LOG_LINE_MAX)) > 0) {
 		lineno++;
-		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
+		cJSON *j = search_log_parse(line, (size_t)len);
 		if (!j) { /* a line cut short by a killed search */
 			(*skipped)++;
 			continue;
@@ -657,42 +655,25 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 				        "(%.3f) of one measurement against the other\n",
 				        again, again == 1 ? "" : "es", self[0], self[1], self[2]);
 		}
-		/* the file: a temporary one, then renamed */
-		char *tmp = malloc(strlen(o->out) + 16);
-		FILE *f = NULL;
-		if (tmp) {
-			sprintf(tmp, "%s.tmp.XXXXXX", o->out); /* as util_write_file_atomic names them */
-			int fd = outfile_mkstemp(tmp, o->out);
-			if (fd >= 0 && fchmod(fd, 0644) != 0) { /* mkstemp's 0600: a model is for everyone */
-				close(fd);
-				outfile_drop(tmp);
-			} else if (fd >= 0 && !(f = fdopen(fd, "w"))) {
-				close(fd);
-				outfile_drop(tmp);
-			}
-		}
-		bool wrote = f != NULL;
-		if (f) {
-			wrote = fprintf(f,
-			                "%s\ntarget %s\ndevice %s\nfeatures %d\nsamples %d\ngroups %d\nspearman %.4f\nrecall "
-			                "%.4f\nrecall_tied %.4f\npredicts log(us * threads / kept FMAs)\ntrees\n",
-			                MODEL_MAGIC, o->target, S.device[0] ? S.device : "unknown", COST_NFEAT, S.n,
-			                S.ngroups, m.spearman, m.recall, m.recall_tied) > 0;
-			wrote = gbt_write(m.gbt, f) && wrote;
-			wrote = fclose(f) == 0 && wrote;
-			if (!wrote) {
-				const int e = errno;
-				outfile_drop(tmp);
-				errno = e;
-			} else {
-				wrote = outfile_finish(tmp);
-			}
-		}
-		if (!wrote) {
+		/* the text in memory, then the file written whole (util_write_file_atomic) */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		if (!f)
+			util_oom_for("the cost model's text");
+		bool wrote = fprintf(f,
+		                     "%s\ntarget %s\ndevice %s\nfeatures %d\nsamples %d\ngroups %d\nspearman %.4f\nrecall "
+		                     "%.4f\nrecall_tied %.4f\npredicts log(us * threads / kept FMAs)\ntrees\n",
+		                     MODEL_MAGIC, o->target, S.device[0] ? S.device : "unknown", COST_NFEAT, S.n,
+		                     S.ngroups, m.spearman, m.recall, m.recall_tied) > 0;
+		wrote = gbt_write(m.gbt, f) && wrote;
+		if (fclose(f) != 0 || !wrote) /* (a memory stream fails for want of memory alone) */
+			util_oom_for("the cost model's text");
+		if (!util_write_file_atomic(o->out, text, len)) {
 			snprintf(err, 256, "cannot write '%.200s': %s", o->out, strerror(errno));
 			ok = false;
 		}
-		free(tmp);
+		free(text);
 	}
 	cost_model_free(&m);
 	free(use);

@@ -662,6 +662,11 @@ static bool log_pir_reads(const char *text)
 	return ok;
 }
 
+cJSON *search_log_parse(const char *line, size_t len)
+{
+	return strlen(line) == len ? cJSON_ParseWithOpts(line, NULL, 1) : NULL;
+}
+
 bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 {
 	memset(e, 0, sizeof *e);
@@ -720,7 +725,7 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 	int lineno = 0;
 	while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
 		lineno++;
-		cJSON *j = cJSON_ParseWithOpts(line, NULL, 1);
+		cJSON *j = search_log_parse(line, (size_t)len);
 		SearchLogEntry le;
 		/* a line of another patc (whose kernels may differ), target,
 		 * device, shape, layout, dtype (or of a GPU target, written before
@@ -754,7 +759,9 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			e->rel_err = le.rel_err;
 			e->sched = le.sched;
 			e->early = le.early;
-			snprintf(e->why, sizeof e->why, "%s", le.failed ? le.failed : "");
+			/* (whole characters of valid UTF-8 that a Measured's why holds:
+			 * a log edited by hand is no reason for an invalid report) */
+			utf8_text(le.failed ? le.failed : "", e->why, 120);
 			if (!e->pir) {
 				(*n)--;
 				ok = false;

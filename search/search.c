@@ -683,6 +683,10 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	return m;
 }
 
+/* What a measurement that ran out of time says, then its limit ("%g s"):
+ * --resume reads the limit back from the log (taken_over). */
+#define TIMED_OUT "timed out after "
+
 /* Runs child_measure in a child process with a timeout. */
 static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 {
@@ -722,7 +726,7 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 		return m;
 	m = (Measured){0};
 	if (ready == 0)
-		snprintf(m.why, sizeof m.why, "timed out after %g s", timeout_s);
+		snprintf(m.why, sizeof m.why, TIMED_OUT "%g s", timeout_s);
 	else if (WIFSIGNALED(st))
 		snprintf(m.why, sizeof m.why, "crashed (signal %d)", WTERMSIG(st));
 	else
@@ -733,7 +737,8 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 /* ---- the tuning log ---- */
 
 /* --resume: c's measurement as logged, if it is (the newest, where the
- * log holds several). */
+ * log holds several).  A timeout under a shorter --timeout than this
+ * search's is not: the kernel is given the time again. */
 static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measured *m)
 {
 	if (!s->nlogged)
@@ -744,6 +749,10 @@ static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measur
 		const SearchLogged *e = &s->logged[i];
 		if (strcmp(e->pir, text) || !search_schedule_equal(&e->sched, &c->sched))
 			continue;
+		double limit;
+		if (!strncmp(e->why, TIMED_OUT, strlen(TIMED_OUT)) &&
+		    sscanf(e->why + strlen(TIMED_OUT), "%lf", &limit) == 1 && limit < s->timeout_s)
+			break;
 		found = true;
 		*m = (Measured){.us = e->latency_us, .rel_err = e->rel_err, .ok = e->latency_us >= 0, .early = e->early};
 		snprintf(m->why, sizeof m->why, "%.119s", e->why);

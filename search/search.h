@@ -216,6 +216,10 @@ typedef struct SearchLogEntry {
  * a line edited or corrupted past that is not taken over). */
 struct cJSON;
 bool search_log_entry(const struct cJSON *line, SearchLogEntry *e);
+/* A log line of len bytes (as util_getline_max read it) parsed as JSON;
+ * NULL where it is not JSON or holds a NUL byte (a JSON text before one
+ * is no line of ours). */
+struct cJSON *search_log_parse(const char *line, size_t len);
 /* Spearman's rank correlation between the cost model's predictions and the
  * measured latencies of the searched (not reference) candidates, over *n
  * of them; 2 where fewer than 3 were measured. */

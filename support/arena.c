@@ -58,17 +58,24 @@ char *arena_strndup(Arena *a, const char *s, size_t n)
 
 char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
 
+char *arena_vprintf(Arena *a, const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	if (n < 0)
+		util_ice(__FILE__, __LINE__, "bad format string");
+	char *p = arena_alloc(a, (size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return p;
+}
+
 char *arena_printf(Arena *a, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		util_ice(__FILE__, __LINE__, "bad format string");
-	char *p = arena_alloc(a, (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	char *p = arena_vprintf(a, fmt, ap);
 	va_end(ap);
 	return p;
 }

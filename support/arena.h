@@ -9,6 +9,7 @@
 #ifndef PATC_ARENA_H
 #define PATC_ARENA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct ArenaBlock ArenaBlock;
@@ -25,5 +26,7 @@ char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+char *arena_vprintf(Arena *a, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -231,26 +232,58 @@ bool util_make_dir(const char *path)
 	return true;
 }
 
-bool util_write_file_atomic(const char *path, const char *data, size_t len)
+static bool under_dev_or_proc(const char *p)
 {
-	/* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in
-	 * place: renaming a file over it would replace the device. */
-	struct stat target;
-	if (stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
-		if (S_ISDIR(target.st_mode)) {
-			errno = EISDIR;
-			return false;
+	return strncmp(p, "/dev/", 5) == 0 || strncmp(p, "/proc/", 6) == 0;
+}
+
+char *util_output_target(const char *path, bool *in_place)
+{
+	char *p = strdup(path);
+	if (!p)
+		util_oom();
+	bool special = under_dev_or_proc(p);
+	for (int hops = 0;; hops++) {
+		struct stat st;
+		if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+			break;
+		if (hops == 40) { /* (the kernel's own limit) */
+			free(p);
+			errno = ELOOP;
+			return NULL;
 		}
-		int fd = open(path, O_WRONLY | O_TRUNC);
-		if (fd < 0)
-			return false;
-		bool ok = write_all(fd, data, len);
-		int err = errno;
-		if (close(fd) != 0 && ok)
-			return false;
-		errno = err;
-		return ok;
+		char to[PATH_MAX];
+		const ssize_t n = readlink(p, to, sizeof to - 1);
+		if (n < 0) {
+			const int e = errno;
+			free(p);
+			errno = e;
+			return NULL;
+		}
+		to[n] = 0;
+		/* a relative target is relative to the link's directory */
+		const char *slash = strrchr(p, '/');
+		char *next = malloc((slash && to[0] != '/' ? (size_t)(slash + 1 - p) : 0) + (size_t)n + 1);
+		if (!next)
+			util_oom();
+		size_t at = 0;
+		if (slash && to[0] != '/') {
+			at = (size_t)(slash + 1 - p);
+			memcpy(next, p, at);
+		}
+		memcpy(next + at, to, (size_t)n + 1);
+		free(p);
+		p = next;
+		special = special || under_dev_or_proc(p);
 	}
+	struct stat st;
+	*in_place = special || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
+	return p;
+}
+
+/* util_write_file_atomic's temporary file for path, renamed over it. */
+static bool write_renamed(const char *path, const char *data, size_t len)
+{
 	/* path.tmp.XXXXXX, its name cut where the suffix would take it past
 	 * the longest name a directory holds (a name of 250 bytes is valid) */
 	size_t n = strlen(path);
@@ -298,6 +331,38 @@ fail:;
 	free(tmp);
 	errno = err;
 	return false;
+}
+
+bool util_write_file_atomic(const char *path, const char *data, size_t len)
+{
+	/* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in
+	 * place: renaming a file over it would replace the device. */
+	bool in_place;
+	char *target = util_output_target(path, &in_place);
+	if (!target)
+		return false;
+	if (!in_place) {
+		const bool ok = write_renamed(target, data, len);
+		const int err = errno;
+		free(target);
+		errno = err;
+		return ok;
+	}
+	free(target);
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return false;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (fd < 0)
+		return false;
+	bool ok = write_all(fd, data, len);
+	int err = errno;
+	if (close(fd) != 0 && ok)
+		return false;
+	errno = err;
+	return ok;
 }
 
 uint64_t util_hash_text(const char *s)

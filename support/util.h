@@ -65,10 +65,21 @@ char *util_read_file_max(const char *path, size_t max, size_t *len);
  * no further (a file of another kind, /dev/zero).  Exits on out of memory. */
 ssize_t util_getline_max(char **line, size_t *cap, FILE *f, size_t max);
 
-/* Writes data to path atomically: a temporary file in the same directory,
- * fsync, then rename, keeping the mode of a file it replaces.  On failure
- * nothing is left behind at path or beside it; returns false with errno set.
- * A path that names a device or a pipe (/dev/null) is written in place. */
+/* Where an output named path is renamed to (malloc'd): path itself, or,
+ * where path is a symbolic link, the end of its chain of links (a link is
+ * written through, not replaced by a file).  *in_place is set where the
+ * output must instead be written into path as it is: where that end is a
+ * device, a pipe or a socket (/dev/null), or where path or a link on the
+ * way lies under /dev or /proc (/dev/stdout, /proc/self/fd/1: a
+ * descriptor's file, redirected by a shell).  NULL with errno set (ELOOP)
+ * where the links do not end; exits on out of memory. */
+char *util_output_target(const char *path, bool *in_place);
+
+/* Writes data to path atomically: a temporary file in the directory of
+ * util_output_target's path, fsync, then rename, keeping the mode of a file
+ * it replaces.  On failure nothing is left behind at path or beside it;
+ * returns false with errno set.  Where util_output_target says in place,
+ * path is opened and written as it is (EISDIR for a directory). */
 bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
 /* s for a C block comment: each '*' followed by '/' (a path such as

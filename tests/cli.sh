@@ -419,6 +419,50 @@ has "wanda on zero activations: why" "$tmp/err" "every calibration activation is
 printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = random(1); importance = npy("zscores.npy"); perforate k keep 4; }\n' >"$tmp/zs.pat"
 expect "zero scores" 1 "$patc" "$tmp/zs.pat"
 has "zero scores: why" "$tmp/err" "every importance score is zero"
+# ... and so is importance that is zero for another reason: weights of zeros, or wanda's weights and
+# activations nonzero at different inputs k
+python3 - "$tmp" <<'EOF2'
+import struct, sys
+def npy(path, rows, cols, f):
+	d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+	h = d + " " * ((64 - (11 + len(d)) % 64) % 64) + "\n"
+	body = struct.pack("<%df" % (rows * cols), *[f(r, c) for r in range(rows) for c in range(cols)])
+	open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + body)
+npy(sys.argv[1] + "/wleft.npy", 8, 8, lambda m, k: 1.0 + m if k < 4 else 0.0)
+npy(sys.argv[1] + "/xright.npy", 8, 4, lambda k, t: 0.0 if k < 4 else 1.0 + t)
+EOF2
+printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = npy("zscores.npy"); perforate k keep 4; }\n' >"$tmp/zw.pat"
+expect "zero weights" 1 "$patc" "$tmp/zw.pat"
+has "zero weights: why" "$tmp/err" "every weight is zero, so no weight is more important"
+printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = npy("wleft.npy"); calibration = npy("xright.npy"); importance = wanda; perforate k keep 4; }\n' >"$tmp/zd.pat"
+expect "wanda, weights and activations apart" 1 "$patc" "$tmp/zd.pat"
+has "wanda, weights and activations apart: why" "$tmp/err" "no input k has both a nonzero weight and a nonzero calibration"
+# the output error is the same for weights and activations scaled by powers of two and by 1e-23
+# (whose products sink below float32's normal range), and is not cut to what fits a slab of tokens
+python3 - "$tmp" <<'EOF2'
+import random, struct, sys
+random.seed(5)
+def npy(path, rows, cols, vals):
+	d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+	h = d + " " * ((64 - (11 + len(d)) % 64) % 64) + "\n"
+	open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack("<%df" % len(vals), *vals))
+w = [random.gauss(0, 1) for _ in range(64 * 64)]
+x = [random.gauss(0, 1) for _ in range(64 * 16)]
+for name, s in (("", 1.0), ("s", 1e-23)):
+	npy(sys.argv[1] + "/ow%s.npy" % name, 64, 64, [v * s for v in w])
+	npy(sys.argv[1] + "/ox%s.npy" % name, 64, 16, [v * s for v in x])
+EOF2
+printf 'op a: spmm(M = 64, K = 64, N = 16) { weights = npy("ow.npy"); calibration = npy("ox.npy"); perforate k keep 16; }\n%s\n' \
+	'op b: spmm(M = 64, K = 64, N = 16) { weights = npy("ows.npy"); calibration = npy("oxs.npy"); perforate k keep 16; }' \
+	>"$tmp/oe.pat"
+expect "output error of tiny values" 0 "$patc" "$tmp/oe.pat" --emit=weights -o "$tmp/oe.safetensors"
+python3 - "$tmp/oe.safetensors" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: output error of tiny values"; }
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+m = json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])["__metadata__"]
+a, s = float(m["a.output_error"]), float(m["b.output_error"])
+sys.exit(0 if 0.3 < a < 0.7 and abs(a - s) < 1e-6 * a else print("output errors", a, s) or 1)
+EOF2
 
 # options that would do nothing are refused: --threads without --run or --search, a .pir file's
 # --rank, --importance and -I; train-cost-model's target is one patc knows
@@ -478,6 +522,100 @@ long=$(printf 'a%.0s' $(seq 250))
 expect "-o with a 254-byte name" 0 "$patc" "$root/examples/quick.pat" --emit=pir -o "$tmp/$long.pir"
 holds "-o with a 254-byte name: written" test -s "$tmp/$long.pir"
 holds "-o with a 254-byte name: no temporary file left" test -z "$(ls "$tmp" | grep '\.tmp\.')"
+
+# -o through a symbolic link writes where it leads and leaves the link; a link to a descriptor
+# (/dev/stdout is one) is written in place, to what the shell redirected; a dangling link makes
+# its target; links in a loop are refused
+: >"$tmp/real.pir"
+ln -s real.pir "$tmp/link.pir"
+expect "-o through a link" 0 "$patc" "$root/examples/quick.pat" --emit=pir -o "$tmp/link.pir"
+holds "-o through a link: still a link" test -L "$tmp/link.pir"
+holds "-o through a link: its target written" grep -q "^pir proj" "$tmp/real.pir"
+ln -s /proc/self/fd/1 "$tmp/mystdout"
+expect "-o to a descriptor's link" 0 sh -c 'exec "$0" "$1" --emit=pir -o "$2" >"$3"' "$patc" \
+	"$root/examples/quick.pat" "$tmp/mystdout" "$tmp/captured"
+holds "-o to a descriptor's link: still a link" test -L "$tmp/mystdout"
+holds "-o to a descriptor's link: written through the redirection" grep -q "^pir proj" "$tmp/captured"
+ln -s made.pir "$tmp/dangling.pir"
+expect "-o through a dangling link" 0 "$patc" "$root/examples/quick.pat" --emit=pir -o "$tmp/dangling.pir"
+holds "-o through a dangling link: its target made" grep -q "^pir proj" "$tmp/made.pir"
+ln -s loop2 "$tmp/loop1" && ln -s loop1 "$tmp/loop2"
+expect "-o through links in a loop" 3 "$patc" "$root/examples/quick.pat" --emit=pir -o "$tmp/loop1"
+has "-o through links in a loop: why" "$tmp/err" "Too many levels of symbolic links"
+# -o over a file the program includes is refused like -o over the program
+mkdir "$tmp/inc"
+printf 'pattern mine() { split k -> k0, k1 : _, 4; }\n' >"$tmp/inc/lib.pat"
+cp "$tmp/inc/lib.pat" "$tmp/inc/lib0.pat"
+printf 'include "lib.pat";\nop a: spmm(M = 16, K = 16, N = 8) { weights = random(3); apply mine(); }\n' >"$tmp/inc/main.pat"
+expect "-o over an included file" 2 "$patc" "$tmp/inc/main.pat" --emit=weights -o "$tmp/inc/lib.pat"
+has "-o over an included file: why" "$tmp/err" "would write over '$tmp/inc/lib.pat', a file the program includes"
+holds "-o over an included file left it" cmp -s "$tmp/inc/lib.pat" "$tmp/inc/lib0.pat"
+# a PatternIR of more than 4 KB goes into the weights' metadata whole (it was cut at 4095 bytes)
+python3 - "$tmp/long.pat" <<'EOF2'
+import sys
+lines, prev = ["op a: spmm(M = 64, K = 256, N = 4) {", " weights = random(1);"], "k"
+for r in range(10):
+	kids = [("r%dc%d" % (r, i)).ljust(31, "q") for i in range(8)]
+	lines.append(" split %s -> %s : %s;" % (prev, ", ".join(kids), ", ".join(["2"] * 8)))
+	prev = ("r%dj" % r).ljust(31, "q")
+	lines.append(" join %s -> %s;" % (", ".join(kids), prev))
+open(sys.argv[1], "w").write("\n".join(lines + [" perforate %s keep 64;" % prev, "}"]) + "\n")
+EOF2
+expect "a long PatternIR into the metadata" 0 "$patc" "$tmp/long.pat" --emit=weights -o "$tmp/long.safetensors"
+python3 - "$tmp/long.safetensors" "$tmp/long_meta.pir" <<'EOF2'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "w").write(json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])["__metadata__"]["a.pir"])
+EOF2
+"$patc" "$tmp/long.pat" --emit=pir >"$tmp/long_want.pir" 2>/dev/null
+expect "a long PatternIR read back from the metadata" 0 "$patc" "$tmp/long_meta.pir" --emit=pir
+holds "a long PatternIR: the metadata's is the program's" cmp -s "$tmp/out" "$tmp/long_want.pir"
+holds "a long PatternIR: longer than 4 KB" test "$(wc -c <"$tmp/long_want.pir")" -gt 4096
+# percentages parsed strictly too
+for v in " 50%" "+50%" "0x.8" "1e-3" "-0%" "50%%" "."; do
+	expect "--budget='$v'" 2 "$patc" "$tmp/w.pat" --search --op=q --no-measure --budget="$v"
+	has "--budget='$v': why" "$tmp/err" "--budget takes a percentage"
+done
+expect "--sparsity with a first part past 64 bytes" 2 "$patc" "$tmp/w.pat" --search --op=q --no-measure \
+	--sparsity="0.5$(printf '0%.0s' $(seq 70))x..0.9"
+# options that shape measurements are refused with --no-measure, which makes none
+for opt in --resume --shard=0/2 --tune=1 --tie=1% --explore=1% --timeout=5; do
+	expect "$opt with --no-measure" 2 "$patc" "$tmp/w.pat" --search --op=q --no-measure "$opt"
+	has "$opt with --no-measure: why" "$tmp/err" "${opt%%=*} shapes the search's measurements"
+done
+# a learned cost model ranks for the kind of target it was learned on
+sed 's/^target x86-64$/target sm_90/' "$root/stdlib/cost-x86-64.model" >"$tmp/sm90.model"
+expect "a GPU's cost model for x86" 1 "$patc" "$tmp/w.pat" --search --op=q --no-measure \
+	--cost-model="$tmp/sm90.model" -o "$tmp/cm"
+has "a GPU's cost model for x86: why" "$tmp/err" "learned on measurements for target sm_90 and cannot rank"
+expect "the x86 cost model for sm_90" 1 "$patc" "$tmp/w.pat" --search --op=q --no-measure --target=sm_90 \
+	--cost-model="$root/stdlib/cost-x86-64.model" -o "$tmp/cm"
+# --op naming an op without weights is the input's (exit 1), naming none a usage error (exit 2)
+printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = random(1); }\nop b: spmm(M = 8, K = 8, N = 4) { }\n' >"$tmp/nw.pat"
+expect "--op= an op without weights" 1 "$patc" "$tmp/nw.pat" --search --op=b --no-measure -o "$tmp/nws"
+has "--op= an op without weights: why" "$tmp/err" "op 'b' in '$tmp/nw.pat' has no weights"
+expect "--op= no such op" 2 "$patc" "$tmp/nw.pat" --search --op=c --no-measure -o "$tmp/nws"
+# a tuning log that is not a regular file (a FIFO would hang the search) is refused at once
+mkdir "$tmp/fifo" && mkfifo "$tmp/fifo/tune.jsonl"
+expect "a FIFO for tune.jsonl" 3 timeout 20 "$patc" "$tmp/w.pat" --search --op=q --topk=1 --tune=0 -o "$tmp/fifo"
+has "a FIFO for tune.jsonl: why" "$tmp/err" "tune.jsonl' is not a regular file"
+# merge: a line with a NUL byte is not a measurement, whatever JSON comes before the NUL
+zcat "$root/bench/costmodel/x86-64.jsonl.gz" | head -1 >"$tmp/one.jsonl"
+python3 -c 'import sys; l = open(sys.argv[1], "rb").read().rstrip(b"\n"); open(sys.argv[2], "wb").write(l + b"\0junk\n\0" + l + b"\n")' \
+	"$tmp/one.jsonl" "$tmp/nul.jsonl"
+expect "merge of lines with NUL bytes" 1 "$patc" merge "$tmp/nul.jsonl" -o "$tmp/nul.out"
+has "merge of lines with NUL bytes: why" "$tmp/err" "none of its 2 lines is a measurement"
+# --run with a wrong kernel and -o FILE: FILE not written, the report beside the errors on stderr;
+# stdout that cannot be written leaves the wrong kernel's exit code
+expect "--run -o with a wrong kernel" 4 env PATC_RUN_INJECT=wrong:q "$patc" "$tmp/w.pat" --run --threads=2 \
+	-o "$tmp/run.txt"
+holds "--run -o with a wrong kernel: not written" test ! -e "$tmp/run.txt"
+has "--run -o with a wrong kernel: the report on stderr" "$tmp/err" "^c: 30x40x8"
+if [ -w /dev/full ]; then
+	expect "--run with a wrong kernel, stdout full" 4 env PATC_RUN_INJECT=wrong:q sh -c \
+		'exec "$0" "$1" --run --threads=2 >/dev/full' "$patc" "$tmp/w.pat"
+	has "--run with a wrong kernel, stdout full: said" "$tmp/err" "cannot write to standard output"
+fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
