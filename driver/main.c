@@ -74,7 +74,7 @@ typedef struct Options {
 	int threads;   /* --threads, 0: all cores */
 	PatRank rank;  /* --rank: default ranking of perforations */
 	const char *dump_after; /* a primitive name or "all" */
-	const char *includes[64];
+	const char *includes[PAT_MAX_INCLUDE_DIRS];
 	int ninclude;
 	int color; /* -1 auto, 0 never, 1 always */
 	bool search;  /* --search */
@@ -525,12 +525,12 @@ static int parse_args(int argc, char **argv, Options *o)
 					return usage_error("%s", "-o given twice");
 				o->output = argv[++i];
 			} else {
-				if (o->ninclude == 64)
+				if (o->ninclude == PAT_MAX_INCLUDE_DIRS)
 					return usage_error("%s", "too many -I options");
 				o->includes[o->ninclude++] = argv[++i];
 			}
 		} else if (!strncmp(a, "-I", 2)) {
-			if (o->ninclude == 64)
+			if (o->ninclude == PAT_MAX_INCLUDE_DIRS)
 				return usage_error("%s", "too many -I options");
 			o->includes[o->ninclude++] = a + 2;
 		} else if (a[0] == '-' && a[1]) {

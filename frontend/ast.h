@@ -34,6 +34,7 @@ typedef struct Expr {
 	SrcLoc loc;
 	int depth;         /* nesting depth of operators: 0 for a leaf */
 	struct Expr *next; /* in a list of factors */
+	struct Expr *last; /* on a list's first node while the parser builds it: its last */
 	union {
 		int64_t i;
 		PirPercent pct;
@@ -50,6 +51,7 @@ typedef struct Ident {
 	const char *name;
 	SrcLoc loc;
 	struct Ident *next;
+	struct Ident *last; /* on a list's first node while the parser builds it: its last */
 } Ident;
 
 /* `name = value` or a positional `value` (name == NULL). */
@@ -58,6 +60,7 @@ typedef struct Arg {
 	SrcLoc name_loc;
 	Expr *value;
 	struct Arg *next;
+	struct Arg *last; /* on a list's first node while the parser builds it: its last */
 } Arg;
 
 typedef struct Call {
@@ -80,6 +83,7 @@ typedef struct Stmt {
 	StmtKind kind;
 	SrcLoc loc; /* the whole statement */
 	struct Stmt *next;
+	struct Stmt *last; /* on a list's first node while the parser builds it: its last */
 	union {
 		struct {
 			Ident *loop, *names;
@@ -113,6 +117,7 @@ typedef struct Param {
 	Ident *name;
 	Expr *def; /* default value or NULL */
 	struct Param *next;
+	struct Param *last; /* on a list's first node while the parser builds it: its last */
 } Param;
 
 typedef enum ItemKind {
@@ -125,6 +130,7 @@ typedef struct Item {
 	ItemKind kind;
 	SrcLoc loc;
 	struct Item *next;
+	struct Item *last; /* on a list's first node while the parser builds it: its last */
 	union {
 		struct {
 			const char *path;

@@ -103,9 +103,13 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	for (int line = 1; line < loc.line && p < end; p++)
 		if (*p == '\n')
 			line++;
+	/* to its '\n' (a bare '\r' starts no line, for the lexer either), less a
+	 * CRLF's '\r' */
 	const char *eol = p;
-	while (eol < end && *eol != '\n' && *eol != '\r')
+	while (eol < end && *eol != '\n')
 		eol++;
+	if (eol > p && eol[-1] == '\r')
+		eol--;
 	int last = loc.end_line == loc.line ? loc.end_col : (int)(eol - p);
 	if (last < loc.col)
 		last = loc.col;
@@ -123,7 +127,10 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	}
 	const char *cut_before = from > p ? "..." : "", *cut_after = to < eol ? "..." : "";
 	int w = fprintf(d->out, " %4d | ", loc.line) - 3;
-	fprintf(d->out, "%s%.*s%s", cut_before, (int)(to - from), from, cut_after);
+	fputs(cut_before, d->out);
+	for (const char *c = from; c < to; c++) /* (a bare '\r' shown would send the rest to column 1) */
+		fputc(*c == '\r' ? ' ' : *c, d->out);
+	fputs(cut_after, d->out);
 	fprintf(d->out, "\n%*s | %s", w, "", from > p ? "   " : "");
 	const int first = (int)(from - p) + 1; /* the column shown first */
 	/* marks by the columns a terminal shows: none for a UTF-8 continuation

@@ -106,8 +106,11 @@ typedef struct OpResult {
 	TraceStep *trace; /* when FrontendOptions.trace */
 } OpResult;
 
+/* The most -I directories a program is compiled with. */
+enum { PAT_MAX_INCLUDE_DIRS = 64 };
+
 typedef struct FrontendOptions {
-	const char *const *include_dirs; /* -I, searched after the file's dir */
+	const char *const *include_dirs; /* -I, searched after the file's dir (at most PAT_MAX_INCLUDE_DIRS) */
 	int ninclude;
 	const char *stdlib_dir; /* searched last */
 	bool gpu;               /* apply the GPU legality rules */

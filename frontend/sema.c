@@ -32,6 +32,11 @@ enum {
 	MAX_OPS = 1024,
 	MAX_EXPR_DEPTH = 256,
 	MAX_OP_PRIMS = 1024, /* primitives applied to one op, all patterns included */
+	/* pattern applications in one op: patterns that apply others twice over
+	 * reach 2^32 applications within MAX_APPLY_DEPTH, running primitives or
+	 * (settings alone, or nothing) none */
+	MAX_OP_APPLIES = 4096,
+	MAX_PATTERN_PARAMS = 64, /* (each is looked up by name: keeps binding linear) */
 };
 
 typedef enum ValueKind { V_INT, V_PERCENT, V_STRING, V_SYMBOL, V_WILDCARD } ValueKind;
@@ -42,6 +47,11 @@ typedef struct Value {
 	PirPercent pct;
 	const char *str; /* V_STRING, V_SYMBOL */
 	SrcLoc loc;
+	/* V_SYMBOL: where the name was written, and the parameter that first
+	 * carried it (NULL: none), for a diagnostic at the name itself */
+	SrcLoc origin;
+	const char *param;
+	const Item *param_of;
 } Value;
 
 /* A pattern application in progress: its bound parameters. */
@@ -70,6 +80,8 @@ typedef struct Sema {
 	int errors;
 	const Item **patterns;
 	int npatterns;
+	int *ptable;   /* open addressing by name's hash: index into patterns, -1 empty */
+	size_t ptable_mask;
 	/* the op being built */
 	OpResult *op;
 	bool op_failed;
@@ -77,6 +89,7 @@ typedef struct Sema {
 	LoopOrigin origins[MAX_ORIGINS];
 	int norigins;
 	int nprims; /* primitives applied to the op so far */
+	int napplies; /* patterns applied to it so far */
 	SrcLoc set_loc[5]; /* where each setting was given (line 0: not yet) */
 } Sema;
 
@@ -128,12 +141,20 @@ static int edit_distance(const char *a, const char *b)
 	return d[n][m];
 }
 
+/* The slot of name in S->ptable: where it is, or the empty one where it
+ * would go (a file of 40000 patterns took seconds searched linearly). */
+static size_t pattern_slot(const Sema *S, const char *name)
+{
+	size_t at = (size_t)util_hash_text(name) & S->ptable_mask;
+	while (S->ptable[at] >= 0 && strcmp(S->patterns[S->ptable[at]]->u.pattern.name->name, name) != 0)
+		at = (at + 1) & S->ptable_mask;
+	return at;
+}
+
 static const Item *find_pattern(Sema *S, const char *name)
 {
-	for (int i = 0; i < S->npatterns; i++)
-		if (strcmp(S->patterns[i]->u.pattern.name->name, name) == 0)
-			return S->patterns[i];
-	return NULL;
+	const int i = S->ptable[pattern_slot(S, name)];
+	return i >= 0 ? S->patterns[i] : NULL;
 }
 
 static const char *suggest_pattern(Sema *S, const char *name)
@@ -163,6 +184,33 @@ static const char *value_kind_name(ValueKind k)
 	return "?";
 }
 
+/* The unknown name v where what is expected: said where it was written
+ * (an argument or a default that a parameter carried, the use noted), else
+ * where it is used. */
+static void unknown_name(Sema *S, const Frame *f, const Value *v, const char *what)
+{
+	if (v->param) {
+		const char *pat = v->param_of->u.pattern.name->name;
+		error_at(S, v->origin, "unknown name '%s' where %s is expected (the value of parameter '%s' of pattern "
+		         "'%s')", v->str, what, v->param, pat);
+		bool after = false; /* a default naming a parameter declared after its own */
+		for (const Param *p = v->param_of->u.pattern.params; p; p = p->next) {
+			if (after && !strcmp(p->name->name, v->str)) {
+				diag_note(S->diag, p->name->loc, "'%s' is declared after '%s': a default can use only the "
+				          "parameters before it", v->str, v->param);
+				break;
+			}
+			after = after || !strcmp(p->name->name, v->param);
+		}
+		diag_note(S->diag, v->loc, "'%s' is used here", v->param);
+	} else if (f && f->pattern) {
+		error_at(S, v->loc, "unknown name '%s': pattern '%s' has no such parameter", v->str,
+		         f->pattern->u.pattern.name->name);
+	} else {
+		error_at(S, v->loc, "unknown name '%s' where %s is expected", v->str, what);
+	}
+}
+
 static bool eval(Sema *S, const Frame *f, const Expr *e, Value *out)
 {
 	*out = (Value){.loc = e->loc};
@@ -189,9 +237,11 @@ static bool eval(Sema *S, const Frame *f, const Expr *e, Value *out)
 				if (strcmp(g->names[i], e->u.str) == 0) {
 					*out = g->values[i];
 					out->loc = e->loc;
+					if (out->kind == V_SYMBOL && !out->param)
+						out->param = g->names[i], out->param_of = g->pattern;
 					return true;
 				}
-		out->kind = V_SYMBOL, out->str = e->u.str;
+		out->kind = V_SYMBOL, out->str = e->u.str, out->origin = e->loc;
 		return true;
 	case EXPR_NEG: {
 		Value v;
@@ -210,7 +260,9 @@ static bool eval(Sema *S, const Frame *f, const Expr *e, Value *out)
 			return false;
 		const Value *bad = l.kind != V_INT ? &l : r.kind != V_INT ? &r : NULL;
 		if (bad) {
-			if (bad->kind == V_SYMBOL)
+			if (bad->kind == V_SYMBOL && bad->param)
+				unknown_name(S, f, bad, "an integer for arithmetic");
+			else if (bad->kind == V_SYMBOL)
 				error_at(S, bad->loc, "unknown name '%s' in arithmetic", bad->str);
 			else
 				error_at(S, bad->loc, "arithmetic needs integers, found %s",
@@ -252,11 +304,8 @@ static bool want_int(Sema *S, const Frame *f, const Value *v, const char *what)
 {
 	if (v->kind == V_INT)
 		return true;
-	if (v->kind == V_SYMBOL && f && f->pattern)
-		error_at(S, v->loc, "unknown name '%s': pattern '%s' has no such parameter", v->str,
-		         f->pattern->u.pattern.name->name);
-	else if (v->kind == V_SYMBOL)
-		error_at(S, v->loc, "unknown name '%s' where %s is expected", v->str, what);
+	if (v->kind == V_SYMBOL)
+		unknown_name(S, f, v, what);
 	else if (v->kind == V_WILDCARD)
 		error_at(S, v->loc, "'_' is only allowed as a split factor");
 	else
@@ -511,9 +560,19 @@ static void run_apply(Sema *S, const Frame *f, const Stmt *st, int depth)
 		S->op_failed = true;
 		return;
 	}
+	if (++S->napplies > MAX_OP_APPLIES) {
+		error_at(S, st->loc, "op '%s' applies patterns more than %d times", S->op->name, MAX_OP_APPLIES);
+		note_frames(S, f);
+		S->op_failed = true;
+		return;
+	}
 	int n = 0;
 	for (const Param *p = pat->u.pattern.params; p; p = p->next)
 		n++;
+	if (n > MAX_PATTERN_PARAMS) { /* (said where it is defined) */
+		S->op_failed = true;
+		return;
+	}
 	Frame g = {.pattern = pat, .n = n, .call = st->loc, .parent = f};
 	g.names = arena_alloc(S->arena, (size_t)(n + 1) * sizeof *g.names);
 	g.values = arena_alloc(S->arena, (size_t)(n + 1) * sizeof *g.values);
@@ -992,6 +1051,7 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	S->ntrace = S->captrace = 0;
 	S->norigins = 0;
 	S->nprims = 0;
+	S->napplies = 0;
 	memset(S->set_loc, 0, sizeof S->set_loc);
 	op->rank = S->opt->rank;
 	if (!op_header(S, it, op))
@@ -1038,6 +1098,12 @@ int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, 
 	for (Item *it = items; it; it = it->next)
 		np += it->kind == ITEM_PATTERN, no += it->kind == ITEM_OP;
 	S.patterns = arena_alloc(arena, (size_t)(np + 1) * sizeof *S.patterns);
+	size_t cap = 16;
+	while (cap < 2 * (size_t)np)
+		cap *= 2;
+	S.ptable = arena_alloc(arena, cap * sizeof *S.ptable);
+	memset(S.ptable, 0xff, cap * sizeof *S.ptable); /* (-1: empty) */
+	S.ptable_mask = cap - 1;
 	const Item **ops = arena_alloc(arena, (size_t)(no + 1) * sizeof *ops);
 	int nops = 0;
 	for (Item *it = items; it; it = it->next) {
@@ -1049,7 +1115,12 @@ int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, 
 				diag_note(diag, prev->u.pattern.name->loc, "first defined here");
 				continue;
 			}
+			int nparams = 0;
 			for (const Param *p = it->u.pattern.params; p; p = p->next)
+				if (++nparams == MAX_PATTERN_PARAMS + 1)
+					error_at(&S, p->name->loc, "pattern '%s' has more than %d parameters", name->name,
+					         MAX_PATTERN_PARAMS);
+			for (const Param *p = it->u.pattern.params; p && nparams <= MAX_PATTERN_PARAMS; p = p->next)
 				for (const Param *q = it->u.pattern.params; q != p; q = q->next)
 					if (strcmp(p->name->name, q->name->name) == 0) {
 						error_at(&S, p->name->loc, "pattern '%s' has two parameters named '%s'",
@@ -1062,6 +1133,7 @@ int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, 
 				if (st->kind == STMT_SET)
 					error_at(&S, st->loc, "'%s' can only be set in an op, not in pattern '%s'",
 					         st->u.set.name->name, name->name);
+			S.ptable[pattern_slot(&S, name->name)] = S.npatterns;
 			S.patterns[S.npatterns++] = it;
 		} else if (it->kind == ITEM_OP) {
 			const Ident *name = it->u.op.name;

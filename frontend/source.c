@@ -73,11 +73,11 @@ static void do_include(Loader *L, Item *it, int file)
 		diag_error(L->diag, at, "empty include path");
 		return;
 	}
-	const char *dirs[66];
+	const char *dirs[PAT_MAX_INCLUDE_DIRS + 2]; /* the file's own, -I's, the standard library */
 	int ndirs = 0;
 	if (want[0] != '/') {
 		dirs[ndirs++] = dir_of(L->arena, L->diag->files[file].path);
-		for (int i = 0; i < L->opt->ninclude && ndirs < 64; i++)
+		for (int i = 0; i < L->opt->ninclude && i < PAT_MAX_INCLUDE_DIRS; i++)
 			dirs[ndirs++] = L->opt->include_dirs[i];
 		if (L->opt->stdlib_dir)
 			dirs[ndirs++] = L->opt->stdlib_dir;

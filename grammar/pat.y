@@ -103,13 +103,17 @@ static Item *mk_item(ParseCtx *ctx, ItemKind kind, SrcLoc loc)
 	return it;
 }
 
-/* List appends: lists are short, so walking to the tail is fine. */
+/* List appends in constant time: a list's first node keeps its last
+ * (none yet: the first is the last), so that a long list is not walked at
+ * every append. */
 #define APPEND(T, head, x)                                                  \
 	do {                                                                \
-		T **pp_ = &(head);                                          \
-		while (*pp_)                                                \
-			pp_ = &(*pp_)->next;                                \
-		*pp_ = (x);                                                 \
+		T *x_ = (x);                                                \
+		if (!(head))                                                \
+			(head) = x_;                                        \
+		else                                                        \
+			((head)->last ? (head)->last : (head))->next = x_;  \
+		(head)->last = x_;                                          \
 	} while (0)
 }
 

@@ -617,5 +617,22 @@ if [ -w /dev/full ]; then
 	has "--run with a wrong kernel, stdout full: said" "$tmp/err" "cannot write to standard output"
 fi
 
+# the 64th -I directory is searched like the first
+incs=()
+mkdir -p "$tmp/incs" && for i in $(seq 64); do mkdir -p "$tmp/incs/d$i"; incs+=(-I "$tmp/incs/d$i"); done
+printf 'pattern mine() { split k -> k0, k1 : _, 2; }\n' >"$tmp/incs/d64/far.pat"
+printf 'include "far.pat";\nop a: spmm(M = 8, K = 8, N = 4) { apply mine(); }\n' >"$tmp/incs/main.pat"
+expect "the 64th -I directory" 0 "$patc" "$tmp/incs/main.pat" "${incs[@]}"
+expect "a 65th -I" 2 "$patc" "$tmp/incs/main.pat" "${incs[@]}" -I "$tmp/incs"
+# long lists parse in linear time: 400000 statements (5.6 MB; appending by walking each list took
+# 8 s for 80000) and 100000 patterns (found through a hash table), each within a generous limit
+python3 -c 'import sys; open(sys.argv[1], "w").write("op o: spmm(M = 10, K = 6, N = 1) {\n" + "reorder k, m; " * 400000 + "\n}\n")' \
+	"$tmp/many.pat"
+expect "400000 statements" 1 timeout 60 "$patc" "$tmp/many.pat"
+has "400000 statements: the limit said" "$tmp/err" "applies more than 1024 primitives"
+python3 -c 'import sys; open(sys.argv[1], "w").write("".join("pattern p%d() { }\n" % i for i in range(100000)) +
+	"op o: spmm(M = 10, K = 6, N = 1) { apply p99999(); }\n")' "$tmp/pats.pat"
+expect "100000 patterns" 0 timeout 60 "$patc" "$tmp/pats.pat"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -129,6 +129,30 @@ log = [json.loads(l) for l in open(sys.argv[1] + "/tune.jsonl")]
 assert any("failed" in l for l in log)
 EOF
 done
+# --resume takes over a timeout under the same --timeout, and gives a kernel that timed out under
+# a shorter one the time again
+before=$(wc -l <"$tmp/hang/tune.jsonl")
+"$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% --timeout=8 --resume -o "$tmp/hang" \
+	>/dev/null 2>"$tmp/err"
+[ "$(wc -l <"$tmp/hang/tune.jsonl")" -eq "$before" ] && ok || bad "--resume measured a timeout of the same --timeout"
+"$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% --timeout=20 --resume -o "$tmp/hang" \
+	>/dev/null 2>"$tmp/err"
+[ "$(wc -l <"$tmp/hang/tune.jsonl")" -eq $((before + 1)) ] &&
+	python3 -c "import json, sys; assert not [c for c in json.load(open(sys.argv[1]))['candidates']
+		if c['status'] == 'failed']" "$tmp/hang/report.json" && ok ||
+	bad "--resume with a longer --timeout: $(wc -l <"$tmp/hang/tune.jsonl") lines, $before before"
+# a failure's text in the log that is not UTF-8 (edited by hand) leaves the reports valid UTF-8
+python3 - "$tmp/crash/tune.jsonl" <<'EOF'
+import re, sys
+t = open(sys.argv[1], "rb").read()
+open(sys.argv[1], "wb").write(re.sub(rb'"failed":"[^"]*"', b'"failed":"bad \xff\xfe bytes"', t))
+EOF
+"$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% --timeout=8 --resume -o "$tmp/crash" \
+	>/dev/null 2>"$tmp/err" &&
+	python3 -c "import json, sys; r = json.loads(open(sys.argv[1], 'rb').read().decode('utf-8'))
+assert any(c['status'] == 'failed' and c['why'] == 'bad \ufffd\ufffd bytes' for c in r['candidates'])
+open(sys.argv[2], 'rb').read().decode('utf-8')" "$tmp/crash/report.json" "$tmp/crash/report.csv" && ok ||
+	bad "a log's failure text not UTF-8: $(tail -2 "$tmp/err")"
 
 # 3. --no-measure ranks by the cost model; --seed makes the order reproducible
 for s in 1 2; do
