@@ -634,5 +634,23 @@ python3 -c 'import sys; open(sys.argv[1], "w").write("".join("pattern p%d() { }\
 	"op o: spmm(M = 10, K = 6, N = 1) { apply p99999(); }\n")' "$tmp/pats.pat"
 expect "100000 patterns" 0 timeout 60 "$patc" "$tmp/pats.pat"
 
+# safetensors headers the reference reader refuses: __metadata__ twice, a shape past 2^53 (its
+# nearest double is 2^53 itself)
+python3 - "$tmp" <<'EOF2'
+import struct, sys
+data = struct.pack("<4f", 1, 2, 3, 4)
+for name, hdr in (("twometa", '{"__metadata__": {"a": "1"}, "__metadata__": {"b": "2"}, '
+                   '"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}'),
+                  ("huge", '{"w": {"dtype": "F32", "shape": [9007199254740993, 0], "data_offsets": [0, 0]}}')):
+	h = hdr.encode()
+	open("%s/%s.safetensors" % (sys.argv[1], name), "wb").write(struct.pack("<Q", len(h)) + h + (data if name != "huge" else b""))
+EOF2
+printf 'op a: spmm(M = 2, K = 2, N = 4) { weights = safetensors("twometa.safetensors", "w"); }\n' >"$tmp/twometa.pat"
+expect "__metadata__ twice" 1 "$patc" "$tmp/twometa.pat"
+has "__metadata__ twice: why" "$tmp/err" "__metadata__ appears twice in the header"
+printf 'op a: spmm(M = 2, K = 2, N = 4) { weights = safetensors("huge.safetensors", "w"); }\n' >"$tmp/huge.pat"
+expect "a shape of 2^53 + 1" 1 "$patc" "$tmp/huge.pat"
+has "a shape of 2^53 + 1: why" "$tmp/err" "below 2^53"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -93,7 +93,7 @@ static bool json_uint(const cJSON *j, int64_t *out)
 	if (!cJSON_IsNumber(j))
 		return false;
 	double d = j->valuedouble;
-	if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d))
+	if (!(d >= 0 && d < 9007199254740992.0) || d != floor(d)) /* (2^53 + 1 reads as 2^53) */
 		return false;
 	*out = (int64_t)d;
 	return true;
@@ -279,9 +279,15 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	order = calloc((size_t)members + 1, sizeof *order);
 	if (!entries || !order)
 		util_oom();
+	bool meta = false;
 	for (const cJSON *j = root->child; j; j = j->next) {
 		const char *tn = j->string ? j->string : "";
 		if (strcmp(tn, "__metadata__") == 0) {
+			if (meta) { /* (which one a reader takes is its own choice) */
+				tensor_fail(err, "%s: __metadata__ appears twice in the header", file);
+				goto done;
+			}
+			meta = true;
 			if (!cJSON_IsObject(j)) {
 				tensor_fail(err, "%s: __metadata__ is not an object", file);
 				goto done;
