@@ -759,7 +759,7 @@ static const char *read_file_at(const Options *o, const Program *prog, const Dia
 	if (stat(o->input, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 		return o->input;
 	*what = "a file the program includes";
-	for (int i = 1; i <= diag->nfiles; i++)
+	for (int i = 1; i < diag->nfiles; i++) /* (files[0] is none) */
 		if (stat(diag->files[i].path, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 			return diag->files[i].path;
 	*what = "a tensor file the program reads";
