@@ -176,7 +176,10 @@ static const char header_head[] =
 	" * C must be 16-byte aligned (@B@_gpu_alloc's memory is). */\n"
 	"#ifndef PATC_@B@_H\n#define PATC_@B@_H\n\n#include <stddef.h>\n\n"
 	"#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+	"#ifdef __GNUC__ /* (long long, as CUDA's own, before C99 and C++11) */\n#pragma GCC diagnostic push\n"
+	"#pragma GCC diagnostic ignored \"-Wlong-long\"\n#endif\n"
 	"typedef unsigned long long @B@_devptr; /* a CUDA device pointer */\n"
+	"#ifdef __GNUC__\n#pragma GCC diagnostic pop\n#endif\n"
 	"typedef struct @B@_gpu @B@_gpu;\n\n"
 	"/* Loads the driver, takes device 0's primary context, loads DIR/@B@.ptx\n"
 	" * and uploads the weights of every op from DIR/@B@.bin. */\n"
@@ -250,6 +253,9 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 					blob[i].nindex[l] = (int64_t)dw.index_bytes[l];
 					sb_append(&bin, dw.index[l], dw.index_bytes[l]);
 				}
+			/* the dense weight for checking, as the kernel's dtype holds it */
+			for (int64_t j = 0; op->dtype != PAT_F32 && j < op->M * op->K; j++)
+				w[j] = op->dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(w[j])) : bf16_to_f32(f32_to_bf16(w[j]));
 			blob[i].dense = (int64_t)bin.len;
 			sb_append(&bin, w, (size_t)(op->M * op->K) * 4);
 			ptx_weights_free(&dw);

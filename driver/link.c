@@ -73,7 +73,7 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	if (gpu) { /* the launcher is C: compile it position-independent, its header beside it */
 		argv[n++] = "-fPIC";
 		argv[n++] = "-O2";
-		argv[n++] = "-I";
+		argv[n++] = "-iquote"; /* (not -I: a header named like a system one, stdio.h, would hide it) */
 		argv[n++] = incdir;
 	}
 	argv[n++] = "-o";

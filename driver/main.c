@@ -616,22 +616,27 @@ static const char *find_stdlib(char *buf, size_t len)
 }
 
 /* The C identifier for a program: its file name without directory and
- * extension, other characters as '_'. */
+ * extension, other characters as '_', a run of '_' as one; one that would
+ * start with '_' (reserved in C: 2layer.pat, _x.pat) starts "patc_". */
 static void program_base(const char *path, char *out, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path, *dot = strrchr(name, '.');
 	size_t n = dot && dot > name ? (size_t)(dot - name) : strlen(name); /* bert.layer0.pat: bert_layer0 */
-	if (n >= len)
-		n = len - 1;
-	for (size_t i = 0; i < n; i++) {
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 6 < len; i++) {
 		char ch = name[i];
-		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
-		          (i > 0 && ch >= '0' && ch <= '9');
-		out[i] = ok ? ch : '_';
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+		ch = ok ? ch : '_';
+		if (o == 0 && (ch == '_' || (ch >= '0' && ch <= '9'))) {
+			memcpy(out, "patc_", 5);
+			o = 5;
+		}
+		if (ch != '_' || out[o - 1] != '_')
+			out[o++] = ch;
 	}
-	out[n] = 0;
-	if (n == 0)
+	out[o] = 0;
+	if (o == 0)
 		snprintf(out, len, "patc");
 }
 

@@ -16,10 +16,10 @@ trap 'rm -rf "$tmp"' EXIT
 for f in layer.o layer.h layer.safetensors layer.ll layer.s layer.so; do
 	[ -s "$tmp/out/$f" ] || { echo "FAIL: no $f"; exit 1; }
 done
-cc -std=c11 -O2 -Wall -Wextra -Werror -I "$tmp/out" "$root/examples/c_api/main.c" "$tmp/out/layer.o" \
+cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/c_api/main.c" "$tmp/out/layer.o" \
 	-lm -lpthread -o "$tmp/demo"
 "$tmp/demo"
-cc -std=c11 -O2 -Wall -Wextra -Werror -I "$tmp/out" "$root/examples/c_api/main.c" "$tmp/out/layer.so" \
+cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/c_api/main.c" "$tmp/out/layer.so" \
 	-Wl,-rpath,"$tmp/out" -lm -o "$tmp/demo_so"
 "$tmp/demo_so"
 python3 "$root/examples/c_api/layer.py" "$tmp/out/layer.so"

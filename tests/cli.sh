@@ -265,6 +265,20 @@ fi
 expect "a shared library for a GPU target" 0 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/gpuso" --emit=so
 expect "a shared library for a GPU target: the launcher" 0 sh -c \
 	"nm -D --defined-only '$tmp/gpuso/w.so' | grep -q ' T w_gpu_open$'"
+# a program named like a system header (stdio.pat: stdio.h beside the launcher) links all the same,
+# and the GPU header compiles as C89 and C++98
+mkdir -p "$tmp/named" && cp "$tmp/w.pat" "$tmp/named/stdio.pat"
+expect "a GPU library named stdio" 0 "$patc" "$tmp/named/stdio.pat" --target=sm_90 -o "$tmp/named/out" --emit=so
+holds "a GPU library named stdio: linked" test -s "$tmp/named/out/stdio.so"
+printf '#include "stdio.h"\nint main(void) { return 0; }\n' >"$tmp/named/c89.c"
+holds "the GPU header as C89" gcc -std=c89 -pedantic -Wall -Wextra -Werror -iquote "$tmp/named/out" -c \
+	"$tmp/named/c89.c" -o "$tmp/named/c89.o"
+holds "the GPU header as C++98" g++ -std=c++98 -pedantic -Wall -Wextra -Werror -iquote "$tmp/named/out" -x c++ -c \
+	"$tmp/named/c89.c" -o "$tmp/named/cxx98.o"
+# a file name that would start a C identifier with '_' or a digit starts it with patc_
+cp "$tmp/w.pat" "$tmp/named/2layer.pat"
+expect "a program named 2layer" 0 "$patc" "$tmp/named/2layer.pat" -o "$tmp/named/two"
+holds "a program named 2layer: patc_2layer.h" test -s "$tmp/named/two/patc_2layer.h"
 
 # --run: the JIT kernel is checked against float64 and timed beside OpenBLAS
 expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2

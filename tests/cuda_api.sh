@@ -18,9 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 for f in layer.ptx layer.h layer_launch.c layer.bin layer.safetensors layer.ll layer.so; do
 	[ -s "$tmp/out/$f" ] || { echo "FAIL: no $f"; exit 1; }
 done
-cc -std=c11 -O2 -Wall -Wextra -Werror -I "$tmp/out" "$root/examples/cuda_api/main.c" "$tmp/out/layer_launch.c" \
+cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/cuda_api/main.c" "$tmp/out/layer_launch.c" \
 	-ldl -lm -o "$tmp/demo"
-cc -std=c11 -O2 -Wall -Wextra -Werror -I "$tmp/out" "$root/examples/cuda_api/main.c" "$tmp/out/layer.so" \
+cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/cuda_api/main.c" "$tmp/out/layer.so" \
 	-Wl,-rpath,"$tmp/out" -lm -o "$tmp/demo_so"
 for demo in demo demo_so; do
 	set +e

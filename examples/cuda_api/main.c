@@ -1,7 +1,7 @@
 /* main.c - runs kernels patc compiled for a GPU (see README.md here).
  *
  *   patc layer.pat --target=sm_80 -o out
- *   cc -O2 -I out main.c out/layer_launch.c -ldl -lm -o demo && ./demo out
+ *   cc -O2 -iquote out main.c out/layer_launch.c -ldl -lm -o demo && ./demo out
  *
  * Opens the launcher (it loads out/layer.ptx through libcuda.so.1 and
  * uploads the packed weights), runs each op on a deterministic X, and
