@@ -279,6 +279,17 @@ holds "the GPU header as C++98" g++ -std=c++98 -pedantic -Wall -Wextra -Werror -
 cp "$tmp/w.pat" "$tmp/named/2layer.pat"
 expect "a program named 2layer" 0 "$patc" "$tmp/named/2layer.pat" -o "$tmp/named/two"
 holds "a program named 2layer: patc_2layer.h" test -s "$tmp/named/two/patc_2layer.h"
+# the GPU .bin's dense weight of a bf16 op (for checking results) is what the kernel reads: bf16
+printf 'include "all.pat";\nop b: spmm(M = 64, K = 64, N = 16, dtype = bf16) { weights = random(3); apply block(16, 16, 50%%); }\n' \
+	>"$tmp/named/bf.pat"
+expect "a bf16 op for sm_80" 0 "$patc" "$tmp/named/bf.pat" --target=sm_80 -o "$tmp/named/bf"
+python3 - "$tmp/named/bf" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: the GPU .bin's dense bf16 weight"; }
+import re, struct, sys
+d = sys.argv[1]
+dense = int(re.search(r'\{"bf_b", \d+, \d+, (\d+),', open(d + "/bf_launch.c").read()).group(1))
+w = struct.unpack_from("<4096I", open(d + "/bf.bin", "rb").read(), dense)
+sys.exit(0 if any(w) and all(v & 0xffff == 0 for v in w) else 1)
+EOF2
 
 # --run: the JIT kernel is checked against float64 and timed beside OpenBLAS
 expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2
