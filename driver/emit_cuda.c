@@ -57,7 +57,8 @@ static const char launcher_head[] =
 
 static const char launcher_body[] =
 	"static int fail(@B@_gpu *g, const char *fmt, ...)\n{\n"
-	"\tva_list ap;\n\tva_start(ap, fmt);\n\tvsnprintf(g->err, sizeof g->err, fmt, ap);\n\tva_end(ap);\n\treturn -1;\n}\n\n"
+	"\tva_list ap;\n\tva_start(ap, fmt);\n\tvsnprintf(g->err, sizeof g->err, fmt, ap);\n\tva_end(ap);\n"
+	"\treturn -1;\n}\n\n"
 	"static int check(@B@_gpu *g, CUresult r, const char *call)\n{\n"
 	"\tif (r == 0)\n\t\treturn 0;\n"
 	"\tconst char *msg = NULL;\n\tif (g->GetErrorString)\n\t\tg->GetErrorString(r, &msg);\n"
@@ -282,9 +283,10 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		                                     : "tensor cores, X and W in bf16, C in f32")
 		             : "fp32 on CUDA cores",
 		          e->specs[i].plan.tc_wg ? " (wgmma, sm_90a)" : "",
-		          e->specs[i].plan.wsum ? "\n * The walk along k is split and its parts summed through a workspace in the\n"
-		                                  " * module: launches of this op must not overlap (one stream)."
-		                                : "");
+		          e->specs[i].plan.wsum
+		                  ? "\n * The walk along k is split and its parts summed through a workspace in the\n"
+		                    " * module: launches of this op must not overlap (one stream)."
+		                  : "");
 		sb_printf(&h, "enum { %s_%s_XBYTES = %d };\n", b, o, tc ? 2 : 4);
 		sb_printf(&h,
 		          "enum { %s_%s_M = %lld, %s_%s_K = %lld, %s_%s_N = %lld, %s_%s_KN = %d };\n"
