@@ -213,8 +213,10 @@ static int split_lines(char *buf, size_t size, Line **out)
 		Line *x = &l[n++];
 		memset(x, 0, sizeof *x);
 		x->text = buf + start; /* a C string: as far as the first NUL */
-		x->blank = !x->text[strspn(x->text, " \t\r")];
-		x->json = cJSON_ParseWithOpts(x->text, NULL, 1);
+		/* a line holding a NUL is neither blank nor JSON (search_log_parse) */
+		const bool nul = strlen(x->text) != end - start;
+		x->blank = !nul && !x->text[strspn(x->text, " \t\r")];
+		x->json = search_log_parse(x->text, end - start);
 		x->accepted = x->json && search_log_entry(x->json, &x->e);
 		if (x->accepted) {
 			check_entry(x->json, &x->e);
@@ -258,6 +260,27 @@ static void info_of(const Line *l, int n, SearchLogInfo *info)
 	                        isfinite(threads) && fabs(threads) < 1e9 ? (int)threads : 0, 0};
 }
 
+/* Whether s is well-formed UTF-8 (no overlong forms, surrogates or code
+ * points past U+10FFFF). */
+static bool valid_utf8(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		const int n = *p < 0x80 ? 1 : *p >= 0xc2 && *p < 0xe0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
+		              : *p >= 0xf0 && *p <= 0xf4                ? 4
+		                                                        : 0;
+		if (!n)
+			return false;
+		for (int i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		if ((n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) ||
+		    (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))))
+			return false;
+		p += n;
+	}
+	return true;
+}
+
 /* Whether the search with info takes line e over (report.c, search_log_load). */
 static bool mine(const SearchLogEntry *e, const SearchLogInfo *info)
 {
@@ -283,12 +306,16 @@ static void check_load(const Line *l, int n)
 		need(k < ngot, "search_log_load took %d lines, line %d is the search's too", ngot, i + 1);
 		const SearchLogged *g = &got[k++];
 		const SearchLogEntry *e = &l[i].e;
-		char why[sizeof g->why];
-		snprintf(why, sizeof why, "%s", or_empty(e->failed));
+		/* the failure's text as valid UTF-8 in at most 119 bytes: the same
+		 * where it is printable ASCII that fits, else valid UTF-8 */
+		const char *failed = or_empty(e->failed);
+		bool ascii = strlen(failed) < 116;
+		for (const char *c = failed; ascii && *c; c++)
+			ascii = *c >= 0x20 && *c < 0x7f;
 		need(g->pir && !strcmp(g->pir, e->pir) && same_number(g->latency_us, e->latency_us) &&
 		             same_number(g->dense_us, e->dense_us) && same_number(g->rel_err, e->rel_err) &&
 		             search_schedule_equal(&g->sched, &e->sched) && g->early == e->early &&
-		             !strcmp(g->why, why),
+		             (ascii ? !strcmp(g->why, failed) : valid_utf8(g->why) && strlen(g->why) < 120),
 		     "search_log_load's entry %d is not line %d as read", k, i + 1);
 		need(g->latency_us < 0 ? g->latency_us == -1
 		                       : g->latency_us >= SEARCH_MIN_US && isfinite(g->latency_us) && g->rel_err >= 0 &&
