@@ -556,12 +556,12 @@ int search_merge(int n, char *const *paths, const char *output)
 		ssize_t len;
 		int lines = 0, measurements = 0;
 		while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
-			const bool nul = strlen(line) != (size_t)len;
-			line[strcspn(line, "\n")] = 0;
-			if (!nul && !line[strspn(line, " \t\r")])
+			/* (as every reader of the log: a NUL byte makes a line no blank and no JSON) */
+			if (strlen(line) == (size_t)len && !line[strspn(line, " \t\r\n")])
 				continue;
 			lines++;
-			cJSON *j = nul ? NULL : cJSON_ParseWithOpts(line, NULL, 1);
+			cJSON *j = search_log_parse(line, (size_t)len);
+			line[strcspn(line, "\n")] = 0; /* (what is kept: the line without its newline) */
 			SearchLogEntry e;
 			if (!j || !search_log_entry(j, &e)) { /* a line cut short by a killed search */
 				cJSON_Delete(j);
