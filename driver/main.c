@@ -846,7 +846,8 @@ static int compile_x86(const Options *o, const Program *prog, const PruneOp *pru
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
 	PATC_ASSERT(prog->nops > 0);
-	if (!util_make_dir(o->output)) {
+	bool created;
+	if (!util_make_dir(o->output, &created)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", o->output, strerror(errno));
 		return PATC_EXIT_ENV;
 	}
@@ -865,11 +866,12 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	if (!outfile_group_end(rc == PATC_EXIT_OK)) {
 		fprintf(stderr, "patc: error: cannot write the files of '%s' into '%s': %s\n", o->input, o->output,
 		        strerror(errno));
-		return PATC_EXIT_ENV;
-	}
-	if (rc != PATC_EXIT_OK)
-		return rc;
-	return o->emit_so ? emit_shared(o, base) : PATC_EXIT_OK;
+		rc = PATC_EXIT_ENV;
+	} else if (rc == PATC_EXIT_OK && o->emit_so)
+		rc = emit_shared(o, base);
+	if (rc != PATC_EXIT_OK && created)
+		rmdir(o->output); /* (where the failure left nothing in it) */
+	return rc;
 }
 
 static bool ends_with(const char *s, const char *suffix)

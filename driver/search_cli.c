@@ -221,7 +221,9 @@ static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p
 	return rc;
 }
 
-int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out)
+/* search_cli's work; *created: whether it made c->dir. */
+static int search_into(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out,
+                       bool *created)
 {
 	int which = -1, with_weights = 0;
 	for (int i = 0; i < prog->nops; i++) {
@@ -266,7 +268,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		        c->target);
 		return PATC_EXIT_ENV;
 	}
-	if (!util_make_dir(c->dir)) {
+	if (!util_make_dir(c->dir, created)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", c->dir, strerror(errno));
 		return PATC_EXIT_ENV;
 	}
@@ -505,6 +507,15 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 		sb_puts(out, kline.data ? kline.data : "");
 	sb_free(&kline);
 	search_result_free(&r);
+	return rc;
+}
+
+int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out)
+{
+	bool created = false;
+	const int rc = search_into(c, prog, pruned, out, &created);
+	if (rc != PATC_EXIT_OK && created)
+		rmdir(c->dir); /* (where the failure left nothing in it: no log, no report) */
 	return rc;
 }
 

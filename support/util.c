@@ -216,10 +216,15 @@ const char *util_comment_text(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-bool util_make_dir(const char *path)
+bool util_make_dir(const char *path, bool *created)
 {
-	if (mkdir(path, 0777) == 0)
+	if (created)
+		*created = false;
+	if (mkdir(path, 0777) == 0) {
+		if (created)
+			*created = true;
 		return true;
+	}
 	if (errno != EEXIST)
 		return false;
 	struct stat st;

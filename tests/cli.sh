@@ -413,6 +413,7 @@ expect "-o without ops" 1 "$patc" "$tmp/noops.pat" --target=sm_90 -o "$tmp/noops
 printf 'op big: spmm(M = 64, K = 64, N = 8400000) { weights = random(1); perforate k keep 32; }\n' >"$tmp/bign.pat"
 expect "a grid past CUDA's" 1 "$patc" "$tmp/bign.pat" --target=sm_90 -o "$tmp/bign"
 has "the grid's limit named" "$tmp/err" "op 'big': N = 8400000 tokens make .* past the 65535 of CUDA's grid"
+holds "a failed compile takes away the -o directory it made" test ! -e "$tmp/bign"
 expect "--run of a grid past CUDA's" 1 "$patc" "$tmp/bign.pat" --target=sm_90 --run
 has "--run: the grid's limit named" "$tmp/err" "op 'big': N = 8400000 tokens make .* past the 65535 of CUDA's grid"
 # the summary's density is the real weights' where padding keeps more (3200 of 100 x 70 kept)
@@ -615,6 +616,11 @@ expect "a GPU's cost model for x86" 1 "$patc" "$tmp/w.pat" --search --op=q --no-
 has "a GPU's cost model for x86: why" "$tmp/err" "learned on measurements for target sm_90 and cannot rank"
 expect "the x86 cost model for sm_90" 1 "$patc" "$tmp/w.pat" --search --op=q --no-measure --target=sm_90 \
 	--cost-model="$root/stdlib/cost-x86-64.model" -o "$tmp/cm"
+holds "a failed search takes away the -o directory it made" test ! -e "$tmp/cm"
+mkdir "$tmp/cm"
+expect "a failed search into a directory there before" 1 "$patc" "$tmp/w.pat" --search --op=q --no-measure \
+	--cost-model="$tmp/sm90.model" -o "$tmp/cm"
+holds "a failed search keeps the -o directory that was there" test -d "$tmp/cm"
 # --op naming an op without weights is the input's (exit 1), naming none a usage error (exit 2)
 printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = random(1); }\nop b: spmm(M = 8, K = 8, N = 4) { }\n' >"$tmp/nw.pat"
 expect "--op= an op without weights" 1 "$patc" "$tmp/nw.pat" --search --op=b --no-measure -o "$tmp/nws"
