@@ -107,10 +107,13 @@ typedef struct Entry {
 	int64_t begin, end;
 } Entry;
 
+/* By data_offsets, begin then end (an empty tensor before one it starts). */
 static int cmp_begin(const void *a, const void *b)
 {
 	const Entry *x = *(const Entry *const *)a, *y = *(const Entry *const *)b;
-	return (x->begin > y->begin) - (x->begin < y->begin);
+	if (x->begin != y->begin)
+		return (x->begin > y->begin) - (x->begin < y->begin);
+	return (x->end > y->end) - (x->end < y->end);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -237,6 +240,8 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		return tensor_fail(err, "%s: header of %llu bytes cannot hold a JSON object", file,
 		            (unsigned long long)n);
 	const char *hdr = (const char *)buf + 8;
+	if (hdr[0] != '{') /* (as the reference implementation: no byte-order mark, no space before it) */
+		return tensor_fail(err, "%s: header does not begin with '{'", file);
 	for (uint64_t i = 0; i < n; i++) {
 		if (hdr[i] == 0)
 			return tensor_fail(err, "%s: header holds a NUL byte at offset %llu", file,
@@ -380,20 +385,9 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			goto done;
 		}
 	qsort(order, (size_t)ne, sizeof *order, cmp_begin);
-	const Entry *reach = NULL; /* the entry ending furthest so far */
-	for (int i = 0; i < ne; i++) {
-		const Entry *e = order[i];
-		if (reach && e->end > e->begin && e->begin < reach->end) {
-			tensor_fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file,
-			     reach->name, (long long)reach->begin, (long long)reach->end, e->name,
-			     (long long)e->begin, (long long)e->end);
-			goto done;
-		}
-		if (!reach || e->end > reach->end)
-			reach = e;
-	}
-	/* The tensors must cover the data section exactly, as the reference
-	 * implementation requires: a gap or a tail is a sign of a bad file. */
+	/* The tensors must cover the data section exactly, one after another,
+	 * as the reference implementation requires: a gap or a tail is a sign
+	 * of a bad file, and so is a tensor (an empty one too) inside another. */
 	int64_t covered = 0;
 	for (int i = 0; i < ne; i++) {
 		const Entry *e = order[i];
@@ -402,8 +396,13 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			     file, (long long)(e->begin - covered), e->name);
 			goto done;
 		}
-		if (e->end > covered)
-			covered = e->end;
+		if (e->begin < covered) { /* (so i > 0, and the one before ends at covered) */
+			const Entry *o = order[i - 1];
+			tensor_fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file, o->name,
+			     (long long)o->begin, (long long)o->end, e->name, (long long)e->begin, (long long)e->end);
+			goto done;
+		}
+		covered = e->end;
 	}
 	if ((uint64_t)covered != data_len) {
 		tensor_fail(err, "%s: the last %llu bytes of the data section belong to no tensor", file,

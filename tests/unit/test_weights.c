@@ -170,6 +170,29 @@ START_TEST(readers_refuse_ambiguity)
 	tensor_free(&t);
 	len = st_image(buf, "{\"w\":{\"dtype\":\"F64\",\"shape\":[1,1],\"data_offsets\":[0,8]}}", past, sizeof past);
 	ck_assert(!st_read_mem(buf, len, "past.st", "w", &t, err));
+
+	/* as the reference implementation: the header begins with '{', and an
+	 * empty tensor lies between others, not inside one */
+	len = st_image(buf, "\xef\xbb\xbf{\"w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}", one,
+	               sizeof one);
+	ck_assert(!st_read_mem(buf, len, "bom.st", "w", &t, err));
+	ck_assert_ptr_nonnull(strstr(err, "does not begin with '{'"));
+	len = st_image(buf, " {\"w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}", one, sizeof one);
+	ck_assert(!st_read_mem(buf, len, "space.st", "w", &t, err));
+	static const char *const empty[] = {",\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,4]}}",
+	                                    ",\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}",
+	                                    ",\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]}}"};
+	for (int i = 0; i < 3; i++) {
+		char hdr[160];
+		snprintf(hdr, sizeof hdr, "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}%s", empty[i]);
+		len = st_image(buf, hdr, one, sizeof one);
+		const bool read = st_read_mem(buf, len, "empty.st", "w", &t, err);
+		ck_assert_msg(read == (i > 0), "empty tensor %d: %s", i, read ? "read" : err);
+		if (read)
+			tensor_free(&t);
+		else
+			ck_assert_ptr_nonnull(strstr(err, "[0, 8] and 'e' [4, 4] overlap"));
+	}
 }
 END_TEST
 
