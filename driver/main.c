@@ -229,6 +229,29 @@ static void usage(FILE *f)
 	      f);
 }
 
+static bool stdout_reported;
+
+/* Standard output could not be written (why: errno, or 0 where a write
+ * before failed unseen): said once; PATC_EXIT_ENV. */
+static int stdout_failed(int why)
+{
+	if (!stdout_reported)
+		fprintf(stderr, "patc: error: cannot write to standard output%s%s\n", why ? ": " : "",
+		        why ? strerror(why) : "");
+	stdout_reported = true;
+	return PATC_EXIT_ENV;
+}
+
+/* After --help or --version: exit 0, or 3 with the reason where their
+ * text could not be written (the failed write's errno, kept before exit's
+ * check_stdout could only say that one failed). */
+static _Noreturn void exit_printed(void)
+{
+	if (ferror(stdout) || fflush(stdout) != 0)
+		exit(stdout_failed(errno));
+	exit(PATC_EXIT_OK);
+}
+
 static void version(void)
 {
 	unsigned maj, min, patch;
@@ -343,10 +366,10 @@ static int parse_args(int argc, char **argv, Options *o)
 			o->measure_opt = a;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
-			exit(PATC_EXIT_OK);
+			exit_printed();
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			version();
-			exit(PATC_EXIT_OK);
+			exit_printed();
 		} else if (!strcmp(a, "--explain")) {
 			o->explain = true;
 		} else if (!strncmp(a, "--emit=", 7)) {
@@ -878,19 +901,6 @@ static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-static bool stdout_reported;
-
-/* Standard output could not be written (why: errno, or 0 where a write
- * before failed unseen): said once; PATC_EXIT_ENV. */
-static int stdout_failed(int why)
-{
-	if (!stdout_reported)
-		fprintf(stderr, "patc: error: cannot write to standard output%s%s\n", why ? ": " : "",
-		        why ? strerror(why) : "");
-	stdout_reported = true;
-	return PATC_EXIT_ENV;
 }
 
 /* At exit: what is still buffered for stdout written, and any failure to

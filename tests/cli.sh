@@ -42,7 +42,9 @@ expect "no input" 2 "$patc"
 # standard output that cannot be written is the environment's (exit 3), whatever wrote to it
 if [ -w /dev/full ]; then
 	expect "--help to /dev/full" 3 sh -c "exec \"\$0\" --help >/dev/full" "$patc"
-	has "--help to /dev/full: said" "$tmp/err" "cannot write to standard output"
+	has "--help to /dev/full: said, with the reason" "$tmp/err" "cannot write to standard output: No space left"
+	expect "--version to /dev/full" 3 sh -c "exec \"\$0\" --version >/dev/full" "$patc"
+	has "--version to /dev/full: said, with the reason" "$tmp/err" "cannot write to standard output: No space left"
 	expect "a summary to /dev/full" 3 sh -c "exec \"\$0\" \"\$1\" >/dev/full" "$patc" "$root/examples/gemm.pat"
 fi
 expect "unknown option" 2 "$patc" --frobnicate x.pat
