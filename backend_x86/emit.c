@@ -304,8 +304,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		pir_print_paper(ir, paper, sizeof paper);
 		sb_printf(&h, "/* op %s: %s, M = %lld, K = %lld, N = %lld; %s */\n", op->name, paper,
 		          (long long)op->M, (long long)op->K, (long long)op->N, layout_doc[op->layout]);
-		sb_printf(&h, "enum { %s_M = %lld, %s_K = %lld, %s_N = %lld };\n", pre, (long long)op->M, pre,
-		          (long long)op->K, pre, (long long)op->N);
+		sb_shape_enum(&h, pre, (long long)op->M, (long long)op->K, (long long)op->N);
 		sb_printf(&h, "typedef struct %s_weights {\n\tconst float *values; /* %lld packed values */\n"
 		              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
 		          pre, (long long)pm.values, ir->nloops, pre);

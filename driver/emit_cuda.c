@@ -287,15 +287,16 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 		                  ? "\n * The walk along k is split and its parts summed through a workspace in the\n"
 		                    " * module: launches of this op must not overlap (one stream)."
 		                  : "");
-		sb_printf(&h, "enum { %s_%s_XBYTES = %d };\n", b, o, tc ? 2 : 4);
+		char pre[300];
+		snprintf(pre, sizeof pre, "%.128s_%.32s", b, o);
+		sb_printf(&h, "enum { %s_XBYTES = %d, %s_KN = %d };\n", pre, tc ? 2 : 4, pre, op->layout == PAT_LAYOUT_KN);
+		sb_shape_enum(&h, pre, (long long)op->M, (long long)op->K, (long long)op->N);
 		sb_printf(&h,
-		          "enum { %s_%s_M = %lld, %s_%s_K = %lld, %s_%s_N = %lld, %s_%s_KN = %d };\n"
 		          "/* Launches the kernel on the default stream (asynchronous). */\n"
-		          "int %s_%s_launch(%s_gpu *g, %s_devptr X, %s_devptr C);\n"
+		          "int %s_launch(%s_gpu *g, %s_devptr X, %s_devptr C);\n"
 		          "/* The masked dense weight W_s (M x K floats), for checking results. */\n"
-		          "int %s_%s_dense(%s_gpu *g, float *w);\n",
-		          b, o, (long long)op->M, b, o, (long long)op->K, b, o, (long long)op->N, b, o,
-		          op->layout == PAT_LAYOUT_KN, b, o, b, b, b, b, o, b);
+		          "int %s_dense(%s_gpu *g, float *w);\n",
+		          pre, b, b, b, pre, b);
 	}
 	sb_printf(&h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 	/* the launcher */

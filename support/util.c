@@ -125,6 +125,12 @@ char *sb_take(StrBuf *sb)
 	return p;
 }
 
+void sb_shape_enum(StrBuf *h, const char *pre, long long M, long long K, long long N)
+{
+	sb_printf(h, "#ifndef %s_SHAPE_%lld_%lld_%lld\n#define %s_SHAPE_%lld_%lld_%lld\n", pre, M, K, N, pre, M, K, N);
+	sb_printf(h, "enum { %s_M = %lld, %s_K = %lld, %s_N = %lld };\n#endif\n", pre, M, pre, K, pre, N);
+}
+
 char *util_read_file(const char *path, size_t *len) { return util_read_file_max(path, SIZE_MAX, len); }
 
 char *util_read_file_max(const char *path, size_t max, size_t *len)

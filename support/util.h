@@ -53,6 +53,12 @@ void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2
 /* Hands over the buffer (caller frees); sb is empty afterwards. */
 char *sb_take(StrBuf *sb);
 
+/* A generated header's shape constants of an op (PRE_M, PRE_K, PRE_N),
+ * under a guard that names the shape: the x86 and the GPU header of one
+ * program both declare them and may be included together; an op of the
+ * same name and another shape still clashes, as it should. */
+void sb_shape_enum(StrBuf *h, const char *pre, long long M, long long K, long long N);
+
 /* Reads a whole file; NULL with errno set on failure.  Caller frees. */
 char *util_read_file(const char *path, size_t *len);
 /* The same for a file of at most max bytes: NULL with errno EFBIG for a

@@ -277,6 +277,16 @@ holds "the GPU header as C89" gcc -std=c89 -pedantic -Wall -Wextra -Werror -iquo
 	"$tmp/named/c89.c" -o "$tmp/named/c89.o"
 holds "the GPU header as C++98" g++ -std=c++98 -pedantic -Wall -Wextra -Werror -iquote "$tmp/named/out" -x c++ -c \
 	"$tmp/named/c89.c" -o "$tmp/named/cxx98.o"
+# the x86 and the GPU header of one program go together in one file (their shared shape constants
+# once); an op of the same name and another shape still clashes
+expect "the x86 files of the GPU library's program" 0 "$patc" "$tmp/named/stdio.pat" -o "$tmp/named/x86"
+printf '#include "x86/stdio.h"\n#include "out/stdio.h"\nint main(void) { return stdio_q_M + stdio_q_KN; }\n' \
+	>"$tmp/named/both.c"
+holds "the x86 and GPU headers together" gcc -std=c11 -Wall -Wextra -Werror -iquote "$tmp/named" -c \
+	"$tmp/named/both.c" -o "$tmp/named/both.o"
+mkdir "$tmp/named/other" && sed 's/N = 8, dtype/N = 16, dtype/' "$tmp/named/stdio.pat" >"$tmp/named/other/stdio.pat"
+expect "the x86 files of another shape" 0 "$patc" "$tmp/named/other/stdio.pat" -o "$tmp/named/x86"
+expect "headers of two shapes together" 1 gcc -std=c11 -iquote "$tmp/named" -c "$tmp/named/both.c" -o "$tmp/named/both.o"
 # a file name that would start a C identifier with '_' or a digit starts it with patc_
 cp "$tmp/w.pat" "$tmp/named/2layer.pat"
 expect "a program named 2layer" 0 "$patc" "$tmp/named/2layer.pat" -o "$tmp/named/two"
