@@ -482,9 +482,24 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the "
 		               "search's best is %.2fx as fast\n",
 		          f->ref, f->notation, f->metrics.loss, f->measured_us, f->measured_us / b->measured_us);
-	} else if (s.nrefs && s.measure && s.shard == 0) /* (shard 0 measures them) */
-		sb_printf(out, "  no standard-library pattern is within the budget (%d measured as reference points)\n",
-		          s.nrefs);
+	} else if (s.nrefs && s.measure && s.shard == 0) { /* (shard 0 measures them) */
+		int nrefs = 0, fit = 0, early = 0; /* (of the backend's own schedules) */
+		for (int i = 0; i < r.n; i++) {
+			const SearchCandidate *f = &r.c[i];
+			if (!f->ref[0] || !search_schedule_default(&f->sched))
+				continue;
+			const bool in = !f->off_target && f->metrics.loss_over_bound <= s.budget;
+			nrefs++, fit += in, early += in && f->status == SEARCH_MEASURED && f->early;
+		}
+		if (!fit)
+			sb_printf(out, "  no standard-library pattern is within the budget at the target's density (%d "
+			               "measured as reference points)\n",
+			          nrefs);
+		else
+			sb_printf(out, "  no standard-library pattern within the budget was measured in full: of %d, %d stopped "
+			               "early (slower than the search's kernels), %d failed (report.json)\n",
+			          fit, early, fit - early);
+	}
 	int nsp;
 	double rho = search_spearman(&r, &nsp);
 	if (rho <= 1)

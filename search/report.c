@@ -127,6 +127,7 @@ static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double b
 	if (c->ref[0])
 		cJSON_AddStringToObject(j, "reference", c->ref);
 	cJSON_AddBoolToObject(j, "within_budget", c->metrics.nreal && c->metrics.loss_over_bound <= budget);
+	cJSON_AddBoolToObject(j, "within_tolerance", c->metrics.nreal && !c->off_target);
 	char *text = pir_print_text(&c->ir);
 	cJSON_AddStringToObject(j, "pir", text ? text : "");
 	free(text);
@@ -242,7 +243,9 @@ static void svg_text(StrBuf *b, const char *t)
 
 /* pareto.svg: speedup over dense against magnitude loss, every measured
  * candidate a dot, the Pareto front joined, the reference patterns as
- * labelled squares, the budget's limit as a dashed line. */
+ * labelled squares, hollow where the budget or the target's density rules
+ * them out; the budget's limit as a dashed line where there is one (a
+ * range's depends on the density). */
 static void pareto_svg(StrBuf *b, const OpResult *op, const SearchSettings *s, const SearchResult *r)
 {
 	const double W = 720, H = 480, L = 70, R = 20, T = 40, B = 60;
@@ -250,7 +253,7 @@ static void pareto_svg(StrBuf *b, const OpResult *op, const SearchSettings *s, c
 	int n = 0;
 	for (int i = 0; i < r->n; i++) {
 		const SearchCandidate *c = &r->c[i];
-		if (limit < 0 && c->metrics.nreal)
+		if (limit < 0 && c->metrics.nreal && !(s->max_sparsity > s->sparsity))
 			limit = c->metrics.bound_loss + s->budget;
 		if (c->status != SEARCH_MEASURED || r->dense_us <= 0)
 			continue;
@@ -322,27 +325,31 @@ static void pareto_svg(StrBuf *b, const OpResult *op, const SearchSettings *s, c
 		if (c->status != SEARCH_MEASURED || r->dense_us <= 0)
 			continue;
 		double x = PX(c->metrics.loss), y = PY(r->dense_us / c->measured_us);
+		const char *color = c->ref[0] ? "#ff7f0e" : "#1f77b4";
+		const bool out = c->off_target || c->metrics.loss_over_bound > s->budget;
 		if (c->ref[0]) {
-			sb_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"8\" height=\"8\" fill=\"#ff7f0e\"><title>", x - 4, y - 4);
+			sb_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"8\" height=\"8\" fill=\"%s\" stroke=\"%s\"><title>",
+			          x - 4, y - 4, out ? "white" : color, color);
 			svg_text(b, c->ref);
-			sb_printf(b, "</title></rect><text x=\"%g\" y=\"%g\" fill=\"#ff7f0e\">", x + 6, y + 4);
+			sb_printf(b, "</title></rect><text x=\"%g\" y=\"%g\" fill=\"%s\">", x + 6, y + 4, color);
 			svg_text(b, c->ref);
 			sb_puts(b, "</text>\n");
 		} else {
-			sb_printf(b, "<circle cx=\"%g\" cy=\"%g\" r=\"%s\" fill=\"#1f77b4\"><title>", x, y,
-			          i == r->best ? "6" : "4");
+			sb_printf(b, "<circle cx=\"%g\" cy=\"%g\" r=\"%s\" fill=\"%s\" stroke=\"%s\"><title>", x, y,
+			          i == r->best ? "6" : "4", out ? "white" : color, color);
 			svg_text(b, c->notation);
 			sb_puts(b, "</title></circle>\n");
-			if (i == r->best) {
-				sb_printf(b, "<text x=\"%g\" y=\"%g\" fill=\"#1f77b4\">best: ", x + 8, y - 6);
-				svg_text(b, c->notation);
-				sb_puts(b, "</text>\n");
-			}
+		}
+		if (i == r->best) {
+			sb_printf(b, "<text x=\"%g\" y=\"%g\" fill=\"%s\">best: ", x + 8, y - 6, color);
+			svg_text(b, c->ref[0] ? c->ref : c->notation);
+			sb_puts(b, "</text>\n");
 		}
 	}
 	sb_printf(b, "<text x=\"%g\" y=\"%g\" fill=\"#1f77b4\">&#9679; searched (line: Pareto front)</text>"
-	             "<text x=\"%g\" y=\"%g\" fill=\"#ff7f0e\">&#9632; standard library</text>\n",
-	          W - R - 330, T + 4, W - R - 130, T + 4);
+	             "<text x=\"%g\" y=\"%g\" fill=\"#ff7f0e\">&#9632; standard library</text>"
+	             "<text x=\"%g\" y=\"%g\" fill=\"gray\">hollow: over the budget or off the target density</text>\n",
+	          W - R - 330, T + 4, W - R - 130, T + 4, W - R - 330, T + 18);
 	sb_puts(b, "</svg>\n");
 #undef PX
 #undef PY

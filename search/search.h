@@ -121,6 +121,10 @@ extern const SearchSettings search_defaults;
  * from 1 - sparsity down to 1 - max_sparsity.  Returns their number. */
 enum { SEARCH_MAX_TARGETS = 10 };
 int search_targets(const SearchSettings *s, double dens[SEARCH_MAX_TARGETS]);
+/* Whether a density (of the weight: kept weights over M x K) is the
+ * target's within the tolerance; for a range, within it widened by the
+ * tolerance at both ends. */
+bool search_density_ok(const SearchSettings *s, double density);
 
 typedef enum SearchStatus {
 	SEARCH_REJECTED,  /* over the accuracy budget */
@@ -144,6 +148,8 @@ typedef struct SearchCandidate {
 	SearchStatus status;
 	char why[160];      /* SEARCH_FAILED: what went wrong */
 	bool pareto;        /* on the measured candidates' loss / latency front */
+	bool off_target;    /* its density is not the target's within the tolerance (search_density_ok):
+	                     * rejected, or, a reference pattern, measured but never the best */
 	char ref[64];       /* a reference pattern's name ("" for the search's own) */
 } SearchCandidate;
 

@@ -23,4 +23,11 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/c_api/m
 	-Wl,-rpath,"$tmp/out" -lm -o "$tmp/demo_so"
 "$tmp/demo_so"
 python3 "$root/examples/c_api/layer.py" "$tmp/out/layer.so"
-echo "c_api: 3 passed, 0 failed"
+# the build line main.c and the README give, as written, in a copy of the example
+line=$(sed -n 's/^ \*   \(patc layer.pat .*\)$/\1/p' "$root/examples/c_api/main.c")
+grep -qF -- "$line" "$root/examples/c_api/README.md" || { echo "FAIL: main.c's build line is not the README's"; exit 1; }
+mkdir "$tmp/copy" && cp "$root/examples/c_api/layer.pat" "$root/examples/c_api/main.c" "$tmp/copy"
+bindir=$(cd "$(dirname "$patc")" && pwd)
+(cd "$tmp/copy" && PATH="$bindir:$PATH" && eval "$line") >/dev/null ||
+	{ echo "FAIL: the documented build line: $line"; exit 1; }
+echo "c_api: 4 passed, 0 failed"

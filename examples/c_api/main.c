@@ -1,6 +1,6 @@
 /* main.c - uses kernels patc compiled to an object (see README.md here).
  *
- *   patc layer.pat -o out && cc -O2 -iquote out main.c out/layer.o -o demo && ./demo
+ *   patc layer.pat -o out && cc -O2 -iquote out main.c out/layer.o -lm -lpthread -o demo && ./demo
  *
  * Runs each op's kernel asking for two threads (the small ones use one: see
  * layer.h) on a deterministic X, rebuilds the dense masked weight with the
