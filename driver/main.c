@@ -80,6 +80,7 @@ typedef struct Options {
 	bool search;  /* --search */
 	const char *search_opt; /* the last option given that only --search takes */
 	const char *measure_opt; /* the last of them that only a search that measures takes */
+	bool tune_set;           /* --tune= given, above 0 */
 	const char *search_op; /* --op */
 	bool resume;           /* --resume */
 	SearchSettings s;      /* its settings, defaults overridden by the options */
@@ -136,9 +137,10 @@ static void usage(FILE *f)
 	      "                     (where it measures) tune.jsonl to -o DIR (default\n"
 	      "                     BASE.search); exit 1 where no pattern is within the budget\n"
 	      "                     or every measured candidate failed\n"
-	      "  --sparsity=P       --search: the target sparsity, a percentage (default 75%),\n"
-	      "                     or a range P..Q (70%..80%): the fastest within the budget\n"
-	      "                     at any sparsity in it\n"
+	      "  --sparsity=P       --search: the target sparsity (default 75%), or a range\n"
+	      "                     P..Q (70%..80%): the fastest within the budget at any\n"
+	      "                     sparsity in it; here and below P is a percentage (75%)\n"
+	      "                     or a fraction (0.75)\n"
 	      "  --tolerance=P      --search: how far the density may be from it (default 2%)\n"
 	      "  --budget=P         --search: magnitude loss allowed over the unstructured\n"
 	      "                     bound, in points (default 5%)\n"
@@ -453,6 +455,7 @@ static int parse_args(int argc, char **argv, Options *o)
 			if (!parse_count(a + 7, 0, 100, &n))
 				return usage_error("--tune takes a count from 0 to 100, not '%s'", a + 7);
 			o->s.tune = (int)n;
+			o->tune_set = n > 0;
 		} else if (!strncmp(a, "--tie=", 6)) {
 			if (!parse_fraction(a + 6, &o->s.tie) || o->s.tie > 1)
 				return usage_error("--tie takes a percentage from 0 to 100, not '%s'", a + 6);
@@ -1048,7 +1051,15 @@ static int merge_main(int argc, char **argv)
 	char *logs[256];
 	int n = 0;
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "-o")) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs("usage: patc merge LOG... -o OUT\n"
+			      "\n"
+			      "Joins --search tuning logs (tune.jsonl: the shards' of one search, or searches run apart) into\n"
+			      "OUT, each measurement once; a search resumed from OUT (--resume, OUT as its DIR/tune.jsonl)\n"
+			      "takes them over.  At most 256 logs.\n",
+			      stdout);
+			exit_printed();
+		} else if (!strcmp(argv[i], "-o")) {
 			if (i + 1 == argc)
 				return usage_error("%s", "-o needs an argument");
 			if (output)
@@ -1074,7 +1085,19 @@ static int train_main(int argc, char **argv)
 	int n = 0;
 	for (int i = 2; i < argc; i++) {
 		long v;
-		if (!strcmp(argv[i], "-o")) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs("usage: patc train-cost-model LOG... -o MODEL [--target=T] [--folds=K] [--seed=N]\n"
+			      "\n"
+			      "Learns the search's cost model (gradient-boosted trees) from --search tuning logs: the\n"
+			      "measurements of target T (default x86-64; an x86 model ranks for every x86 target, a GPU's\n"
+			      "for that GPU), one sample per kernel of a search, the fastest where it was measured more\n"
+			      "than once.  Prints its quality by K-fold cross-validation over whole searches (K from 2 to\n"
+			      "20, default 5; Spearman and top-10 recall per search, beside the analytic model and the\n"
+			      "logs' repeated measurements), then writes MODEL trained on all (--cost-model=MODEL uses\n"
+			      "it).  --seed (default 0) seeds the folds and the trees' row samples.  At most 256 logs.\n",
+			      stdout);
+			exit_printed();
+		} else if (!strcmp(argv[i], "-o")) {
 			if (i + 1 == argc)
 				return usage_error("%s", "-o needs an argument");
 			if (t.out)
@@ -1140,6 +1163,9 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc == PATC_EXIT_OK && o.search && !slurm_shard(&o))
 		rc = PATC_EXIT_USAGE;
+	if (rc == PATC_EXIT_OK && o.search && o.s.shards > 1 && o.tune_set)
+		rc = usage_error("%s", "a shard does not tune, not knowing the fastest: leave out --tune, and tune with "
+		                       "--resume over the merged log");
 	if (rc != PATC_EXIT_OK)
 		return rc;
 	if (ends_with(o.input, ".pir")) {

@@ -332,6 +332,10 @@ expect "--search with --emit=weights" 2 "$patc" "$tmp/w.pat" --search --emit=wei
 [ ! -e "$tmp/s.safetensors" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --search --emit=weights wrote"; }
 expect "--shard past int" 2 "$patc" "$tmp/w.pat" --search --shard=0/4294967297
 expect "--shard with a plus" 2 "$patc" "$tmp/w.pat" --search --shard=+0/2
+expect "--tune with --shard" 2 "$patc" "$tmp/w.pat" --search --op=q --shard=0/2 --tune=2
+has "--tune with --shard: why" "$tmp/err" "a shard does not tune"
+expect "--tune with a Slurm array's shard" 2 env SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=2 "$patc" "$tmp/w.pat" \
+	--search --op=q --tune=1
 # -o naming a file where a directory goes
 : >"$tmp/afile"
 expect "-o a file for objects" 3 "$patc" "$tmp/w.pat" -o "$tmp/afile"
@@ -518,6 +522,10 @@ has "train-cost-model --target=bogus: why" "$tmp/err" "unknown target 'bogus'"
 expect "merge of /dev/zero" 1 timeout 20 "$patc" merge /dev/zero -o "$tmp/zero.jsonl"
 has "merge of /dev/zero: said" "$tmp/err" "'/dev/zero' is not a tuning log: line 1 is longer than 1 MiB"
 expect "merge of /dev/zero: no output" 1 test -e "$tmp/zero.jsonl"
+expect "merge --help" 0 "$patc" merge --help
+has "merge --help: its usage" "$tmp/out" "^usage: patc merge LOG... -o OUT"
+expect "train-cost-model --help" 0 "$patc" train-cost-model x.jsonl --help
+has "train-cost-model --help: its defaults" "$tmp/out" "default x86-64"
 expect "train-cost-model of /dev/zero" 1 timeout 20 "$patc" train-cost-model /dev/zero -o "$tmp/zero.model"
 has "train-cost-model of /dev/zero: said" "$tmp/err" "'/dev/zero' is not a tuning log: line 1 is longer than 1 MiB"
 
