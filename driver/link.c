@@ -34,6 +34,24 @@ static void dir_path(char *buf, size_t len, const char *dir, const char *name)
 	snprintf(buf, len, "%s%s/%s", dir[0] == '-' ? "./" : "", dir, name);
 }
 
+/* dir/name as the compiler reads it: the temporary file this run wrote for
+ * it where that is still waiting for its group's end (outfile_pending),
+ * else the file in place.  Whether it was the temporary one. */
+static bool input_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	bool in_place;
+	char *to = util_output_target(path, &in_place);
+	const char *pending = to ? outfile_pending(to) : NULL;
+	if (pending)
+		snprintf(buf, len, "%s%s", pending[0] == '-' ? "./" : "", pending);
+	else
+		dir_path(buf, len, dir, name);
+	free(to);
+	return pending != NULL;
+}
+
 int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_MAX])
 {
 	char ccbuf[1024], *words[CC_WORDS];
@@ -42,9 +60,11 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 		snprintf(err, LINK_ERR_MAX, "CC has more than %d words", CC_WORDS);
 		return PATC_EXIT_ENV;
 	}
-	char name[256], input[4096], tmp[4096], final[4096], incdir[4096];
+	char name[256], input[4096], header[4096], tmp[4096], final[4096], incdir[4096];
 	snprintf(name, sizeof name, gpu ? "%s_launch.c" : "%s.o", base);
-	dir_path(input, sizeof input, dir, name);
+	const bool pending = input_path(input, sizeof input, dir, name);
+	snprintf(name, sizeof name, "%s.h", base);
+	const bool pending_header = gpu && input_path(header, sizeof header, dir, name);
 	snprintf(final, sizeof final, "%s/%s.so", dir, base);
 	dir_path(incdir, sizeof incdir, dir, "");
 	/* beside where final's links end (written through, not replaced), as
@@ -65,7 +85,12 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	}
 	close(fd);
 
-	char *argv[CC_WORDS + 16];
+	/* the object or the launcher as this run wrote them: linked before they
+	 * are in place, the library joins their group (a failed link leaves
+	 * the set before whole); the launcher's header, not yet where the
+	 * launcher includes it from, goes in first (-include: the launcher's
+	 * guard then skips its own #include) */
+	char *argv[CC_WORDS + 20];
 	int n = 0;
 	for (int i = 0; i < nwords; i++)
 		argv[n++] = words[i];
@@ -75,10 +100,22 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 		argv[n++] = "-O2";
 		argv[n++] = "-iquote"; /* (not -I: a header named like a system one, stdio.h, would hide it) */
 		argv[n++] = incdir;
+		if (pending_header) {
+			argv[n++] = "-include";
+			argv[n++] = header;
+		}
 	}
 	argv[n++] = "-o";
 	argv[n++] = tmp;
+	if (gpu && pending) { /* (a temporary file's name says no language) */
+		argv[n++] = "-x";
+		argv[n++] = "c";
+	}
 	argv[n++] = input;
+	if (gpu && pending) {
+		argv[n++] = "-x";
+		argv[n++] = "none";
+	}
 	argv[n++] = gpu ? "-ldl" : "-lpthread";
 	argv[n] = NULL;
 

@@ -5,8 +5,10 @@
  * DIR/BASE.o (x86-64: the kernels and their packed weights, compiled PIC) or
  * compiles DIR/BASE_launch.c (GPU targets: the launcher, which loads
  * BASE.ptx and BASE.bin at run time) into DIR/BASE.so, through a temporary
- * file in DIR (BASE.so.tmp.XXXXXX) renamed into place, so that a failed
- * link leaves no BASE.so.
+ * file in DIR (BASE.so.tmp.XXXXXX).  Called inside the group (outfile.h)
+ * that writes those files, it reads them under their temporary names
+ * (outfile_pending) and the library is renamed into place with them: a
+ * failed link leaves the earlier set whole, its library included.
  */
 #ifndef PATC_LINK_H
 #define PATC_LINK_H

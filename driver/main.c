@@ -879,22 +879,17 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	}
 	char base[128];
 	program_base(o->input, base, sizeof base);
-	/* the files replace those of an earlier run together (outfile.h); the
-	 * shared library is linked from them after, so its earlier one goes
-	 * with them: a run stopped while linking leaves none, not a stale one */
+	/* the files replace those of an earlier run together (outfile.h), the
+	 * shared library among them */
 	outfile_group_begin();
-	if (o->emit_so) {
-		char so[4096];
-		snprintf(so, sizeof so, "%s/%s.so", o->output, base);
-		outfile_group_remove(so);
-	}
 	int rc = o->gpu ? compile_gpu(o, prog, pruned, base) : compile_x86(o, prog, pruned, base);
+	if (rc == PATC_EXIT_OK && o->emit_so) /* (linked from the files before they are in place: one of them) */
+		rc = emit_shared(o, base);
 	if (!outfile_group_end(rc == PATC_EXIT_OK)) {
 		fprintf(stderr, "patc: error: cannot write the files of '%s' into '%s': %s\n", o->input, o->output,
 		        strerror(errno));
 		rc = PATC_EXIT_ENV;
-	} else if (rc == PATC_EXIT_OK && o->emit_so)
-		rc = emit_shared(o, base);
+	}
 	if (rc != PATC_EXIT_OK && created)
 		rmdir(o->output); /* (where the failure left nothing in it) */
 	return rc;

@@ -237,6 +237,14 @@ void outfile_group_remove(const char *path)
 	add(NULL, path, true);
 }
 
+const char *outfile_pending(const char *path)
+{
+	for (int i = 0; grouped && i < nentries; i++)
+		if (!entries[i].remove && entries[i].finished && !strcmp(entries[i].path, path))
+			return entries[i].tmp;
+	return NULL;
+}
+
 /* A hard link to path's file under a new name beside it (as temporary
  * files are named), into backup; false where path does not exist or the
  * link cannot be made (a file system without them). */

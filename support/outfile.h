@@ -34,6 +34,12 @@ void outfile_group_begin(void);
 /* At the group's end, path (a file of the set before that this one does not
  * write again) is removed before the renames. */
 void outfile_group_remove(const char *path);
+/* Inside a group, the temporary file finished for path (its final name:
+ * where links lead, as util_output_target gives it) and waiting for the
+ * group's end, or NULL: a tool that reads the set (the linker of
+ * --emit=so) reads it there, before it is in place.  Valid until the
+ * group's end. */
+const char *outfile_pending(const char *path);
 /* Ends the group: with commit, removes the paths named and renames the
  * files finished in the order they were finished; false with errno set
  * where one could not be renamed or removed, and then what the group

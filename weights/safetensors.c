@@ -271,10 +271,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	int ne = 0;
 	const uint64_t data_len = len - 8 - n;
 	const uint8_t *data = buf + 8 + n;
-	if (!cJSON_IsObject(root)) {
-		tensor_fail(err, "%s: header is not a JSON object", file);
-		goto done;
-	}
+	PATC_ASSERT(cJSON_IsObject(root)); /* (it begins with '{') */
 	int members = cJSON_GetArraySize(root);
 	if (members > ST_MAX_TENSORS) {
 		tensor_fail(err, "%s: header lists %d tensors (at most %d)", file, members, ST_MAX_TENSORS);
