@@ -135,6 +135,7 @@ typedef struct Item {
 		struct {
 			const char *path;
 			SrcLoc path_loc;
+			bool path_bad; /* its literal had an unknown escape (reported): not looked for */
 		} include;
 		struct {
 			Ident *name;

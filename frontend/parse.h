@@ -19,6 +19,7 @@ typedef struct ParseCtx {
 	int nbraces;
 	bool eof_reported; /* a syntax error was reported at end of file */
 	Item *items;    /* result, in source order */
+	const char *bad_string; /* the last string literal with an unknown escape, as decoded */
 } ParseCtx;
 
 /* Parses one registered source file into ctx->items.  Returns the number of

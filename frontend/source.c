@@ -63,6 +63,8 @@ static void do_include(Loader *L, Item *it, int file)
 {
 	const char *want = it->u.include.path;
 	SrcLoc at = it->u.include.path_loc;
+	if (it->u.include.path_bad)
+		return; /* (its escape is the error: no second one for a file never named) */
 	if (L->opt->sandbox) {
 		L->errors++;
 		diag_error(L->diag, at, "cannot include '%s': includes are disabled here", want);

@@ -164,7 +164,8 @@ program
 item
 	/* include "stdlib/block.pat"; */
 	: INCLUDE STRING ';'
-		{ $$ = mk_item(ctx, ITEM_INCLUDE, @$); $$->u.include.path = $2; $$->u.include.path_loc = @2; }
+		{ $$ = mk_item(ctx, ITEM_INCLUDE, @$); $$->u.include.path = $2; $$->u.include.path_loc = @2;
+		  $$->u.include.path_bad = $2 && $2 == ctx->bad_string; }
 	/* pattern block(bm, bk, density = 25%) { ... } */
 	| PATTERN ident '(' params_opt ')' '{' stmts '}'
 		{ $$ = mk_item(ctx, ITEM_PATTERN, @$);
