@@ -265,9 +265,11 @@ static void version(void)
 	printf("patc %s\n", PATC_VERSION);
 	printf("LLVM %u.%u.%u (targets:%s%s)\n", maj, min, patch, x86 ? " x86-64" : "",
 	       nvptx ? " nvptx64" : "");
-	/* LLVM 19's NVPTX backend emits PTX ISA up to 8.5 (sm_90a). */
+	/* what patc asks of LLVM's NVPTX backend (ptx.h; LLVM 19's goes up to 8.5) */
 	if (nvptx)
-		printf("PTX ISA up to %s for sm_80, sm_90\n", maj >= 19 ? "8.5" : "older than 8.5");
+		printf("PTX ISA %s (%s where sm_90 adds vectors with red) for sm_80, sm_86, sm_89, sm_90 (sm_90a with "
+		       "--wgmma)\n",
+		       PTX_ISA_VERSION, PTX_ISA_VERSION_VRED);
 }
 
 static int usage_error(const char *fmt, const char *arg)
