@@ -320,6 +320,11 @@ EOF2
 
 # --run: the JIT kernel is checked against float64 and timed beside OpenBLAS
 expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2
+# a kernel's buffers on the caller's stack stay small: 32 x 240 blocks on N = 1024 copied X into 1 MiB of
+# it and crashed a thread whose stack was 1 MiB
+printf 'include "all.pat";\nop t: spmm(M = 32, K = 480, N = 1024) { weights = random(seed = 1); apply block(16, 240, 50%%); }\n' \
+	>"$tmp/stack.pat"
+expect "--run on a 1 MiB stack" 0 sh -c 'ulimit -s 1024 && exec "$0" "$1" --run --threads=1' "$patc" "$tmp/stack.pat"
 has "--run reports a speedup" "$tmp/out" "speedup over dense"
 has "--run checks the result" "$tmp/out" "relative error vs float64 on the masked weight"
 if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
