@@ -352,10 +352,10 @@ expect "--search with --emit=weights" 2 "$patc" "$tmp/w.pat" --search --emit=wei
 [ ! -e "$tmp/s.safetensors" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --search --emit=weights wrote"; }
 expect "--shard past int" 2 "$patc" "$tmp/w.pat" --search --shard=0/4294967297
 expect "--shard with a plus" 2 "$patc" "$tmp/w.pat" --search --shard=+0/2
-expect "--tune with --shard" 2 "$patc" "$tmp/w.pat" --search --op=q --shard=0/2 --tune=2
+expect "--tune with --shard" 2 "$patc" "$tmp/w.pat" --search --op=q --shard=0/2 --tune=2 -o "$tmp/shtune"
 has "--tune with --shard: why" "$tmp/err" "a shard does not tune"
 expect "--tune with a Slurm array's shard" 2 env SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_COUNT=2 "$patc" "$tmp/w.pat" \
-	--search --op=q --tune=1
+	--search --op=q --tune=1 -o "$tmp/shtune"
 # -o naming a file where a directory goes
 : >"$tmp/afile"
 expect "-o a file for objects" 3 "$patc" "$tmp/w.pat" -o "$tmp/afile"
