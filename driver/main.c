@@ -882,8 +882,14 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	char base[128];
 	program_base(o->input, base, sizeof base);
 	/* the files replace those of an earlier run together (outfile.h), the
-	 * shared library among them */
+	 * shared library among them; an earlier run's library goes where this
+	 * run links none (it would load that run's kernels and weights) */
 	outfile_group_begin();
+	char so[4096];
+	struct stat sst;
+	snprintf(so, sizeof so, "%s/%s.so", o->output, base);
+	if (!o->emit_so && lstat(so, &sst) == 0 && S_ISREG(sst.st_mode))
+		outfile_group_remove(so);
 	int rc = o->gpu ? compile_gpu(o, prog, pruned, base) : compile_x86(o, prog, pruned, base);
 	if (rc == PATC_EXIT_OK && o->emit_so) /* (linked from the files before they are in place: one of them) */
 		rc = emit_shared(o, base);

@@ -237,6 +237,9 @@ for d in so soset; do
 	expect "the reseeded set ($t) linked" 0 "$patc" "$tmp/reseed/w.pat" --target=$t -o "$tmp/$d" --emit=so
 	expect "the reseeded set ($t): a new library" 1 cmp -s "$tmp/$d.before/w.so" "$tmp/$d/w.so"
 done
+# an earlier run's library goes where a run into the directory links none: it held the earlier kernels
+expect "a run without --emit=so over a library" 0 "$patc" "$tmp/w.pat" -o "$tmp/so"
+expect "a run without --emit=so over a library: the library gone" 1 test -e "$tmp/so/w.so"
 # a SIGTERM to patc while it links ends the linker too: nothing writes the library afterwards
 cat > "$tmp/slow-cc" <<'EOF2'
 #!/bin/sh
