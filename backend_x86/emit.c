@@ -76,6 +76,17 @@ enum { EMIT_MIN_FMA_PER_THREAD = 8 << 20 };
  * `stored` weights (the packed tensor's length).  Each slice of columns
  * runs in chunks of `chunk` columns, the last taking a remainder under half
  * a chunk, as x86_run does. */
+/* The bytes fn keeps on its stack: its entry block's fixed allocas (the
+ * condensed X of lower_entry_alloca). */
+static unsigned long long stack_bytes(LLVMValueRef fn, LLVMTargetDataRef td)
+{
+	unsigned long long bytes = 0;
+	for (LLVMValueRef in = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(fn)); in; in = LLVMGetNextInstruction(in))
+		if (LLVMGetInstructionOpcode(in) == LLVMAlloca)
+			bytes += LLVMABISizeOfType(td, LLVMGetAllocatedType(in));
+	return bytes;
+}
+
 static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
                       int64_t N, int64_t chunk, double stored)
 {
@@ -234,6 +245,9 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	              " *                  started per call, so each gets at least 8M\n"
 	              " *                  multiply-adds: small ops use fewer)\n"
 	              " *   %s_OP_unpack   the dense masked weight W_s (M x K), for checking\n"
+	              " *   %s_OP_STACK_BYTES  the stack its kernel takes in each thread that\n"
+	              " *                  runs it (the caller's, where it runs on one): up to\n"
+	              " *                  1 MiB, beyond what a small thread stack holds\n"
 	              " * The same packed tensors are in %s.safetensors, in the op's dtype (an\n"
 	              " * op of dtype f16 or bf16 computes here in f32 on its weights rounded to\n"
 	              " * it).  X and C aligned to 64 bytes run fastest (where N is a multiple\n"
@@ -244,7 +258,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	              "#ifndef %s_PATC_H\n#define %s_PATC_H\n\n#include <stdint.h>\n\n"
 	              "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
 	          e->base, e->version, util_comment_text(e->source, source, sizeof source), e->base, e->base, e->base,
-	          e->base, e->base, cpu, width == 16 ? "AVX-512" : width == 8 ? "AVX" : "SSE", e->base, e->base);
+	          e->base, e->base, e->base, cpu, width == 16 ? "AVX-512" : width == 8 ? "AVX" : "SSE", e->base, e->base);
 	LLVMDisposeMessage(cpu);
 	bool ok = true;
 	for (int i = 0; i < e->nops && ok; i++) {
@@ -309,6 +323,10 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
 		          pre, (long long)pm.values, ir->nloops, pre);
 		sb_printf(&h, "extern const %s_weights %s_packed;\n", pre, pre);
+		LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+		sb_printf(&h, "enum { %s_STACK_BYTES = %llu }; /* its buffers on the stack of each thread that runs it */\n",
+		          pre, stack_bytes(kernel, td));
+		LLVMDisposeTargetData(td);
 		if (e->schedules && e->schedules[i].threads > 0)
 			sb_printf(&h, "enum { %s_THREADS = %d }; /* the threads the search found fastest */\n", pre,
 			          e->schedules[i].threads);

@@ -1091,10 +1091,12 @@ static void mrun_rest(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a, L
  * are copied once per point, for the thread's columns, into a buffer whose
  * rows are N + 16 floats apart, so that the rows no longer fall into the
  * same few L1 sets (X rows 2 or 4 KiB apart do) while all the rows of the
- * m loop read them.  The buffer is on the kernel's stack, as the k runs'
- * is: at most X86_XBUF_MAX (it was 1 MiB, and a caller's thread with a
- * stack of 1 MiB or less crashed in 32 x 240 blocks on N = 1024). */
-enum { X86_MBUF_BYTES = X86_XBUF_MAX, X86_MBUF_PAD = 16 };
+ * m loop read them.  At most X86_MBUF_BYTES, on the kernel's stack: the
+ * header states what a kernel keeps there (BASE_OP_STACK_BYTES).  Capped
+ * at 256 KiB, as the k runs' buffer is, 32 x 32 blocks at 50% on 4096^3
+ * lost (1.52x -> 1.40-1.47x over OpenBLAS, one thread, in the same runs):
+ * the buffer should span the thread's column chunk, not all of N. */
+enum { X86_MBUF_BYTES = 1 << 20, X86_MBUF_PAD = 16 };
 
 static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *a)
 {

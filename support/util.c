@@ -224,13 +224,9 @@ const char *util_comment_text(const char *s, char *buf, size_t len)
 
 bool util_make_dir(const char *path, bool *created)
 {
-	if (created)
-		*created = false;
-	if (mkdir(path, 0777) == 0) {
-		if (created)
-			*created = true;
+	*created = mkdir(path, 0777) == 0;
+	if (*created)
 		return true;
-	}
 	if (errno != EEXIST)
 		return false;
 	struct stat st;

@@ -105,8 +105,8 @@ uint64_t util_hash_text(const char *s);
 void util_die_with_parent(int parent);
 
 /* Creates directory path, or finds one there; false with errno set
- * (ENOTDIR: something else is there).  *created (where not NULL) says
- * whether this call made it: a run that fails before writing into it
+ * (ENOTDIR: something else is there).  *created says whether this call
+ * made it: a run that fails before writing into it
  * takes it away again (rmdir, which leaves a directory with files). */
 bool util_make_dir(const char *path, bool *created);
 
