@@ -881,15 +881,25 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	}
 	char base[128];
 	program_base(o->input, base, sizeof base);
-	/* the files replace those of an earlier run together (outfile.h), the
-	 * shared library among them; an earlier run's library goes where this
-	 * run links none (it would load that run's kernels and weights) */
+	/* the files replace those of an earlier run together (outfile.h); an
+	 * earlier run's files that this one does not write again go with them
+	 * (its library would load that run's kernels and weights, its BASE.o
+	 * or BASE.ptx would sit beside a header it does not match) */
 	outfile_group_begin();
-	char so[4096];
-	struct stat sst;
-	snprintf(so, sizeof so, "%s/%s.so", o->output, base);
-	if (!o->emit_so && lstat(so, &sst) == 0 && S_ISREG(sst.st_mode))
-		outfile_group_remove(so);
+	const struct {
+		const char *suffix;
+		bool written;
+	} files[] = {
+		{".o", !o->gpu},         {".s", !o->gpu && o->emit_asm}, {".ptx", o->gpu}, {"_launch.c", o->gpu},
+		{".bin", o->gpu},        {".ll", o->emit_llvm},          {".so", o->emit_so},
+	};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char path[4096];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/%s%s", o->output, base, files[i].suffix);
+		if (!files[i].written && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			outfile_group_remove(path);
+	}
 	int rc = o->gpu ? compile_gpu(o, prog, pruned, base) : compile_x86(o, prog, pruned, base);
 	if (rc == PATC_EXIT_OK && o->emit_so) /* (linked from the files before they are in place: one of them) */
 		rc = emit_shared(o, base);

@@ -5,10 +5,12 @@
 #   tests/cli.sh PATC
 set -u
 patc=$1
+case $patc in */*) patc=$(cd "$(dirname "$patc")" && pwd)/$(basename "$patc") ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATC_STDLIB=$root/stdlib
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+mkdir "$tmp/cwd" && cd "$tmp/cwd" # (what a run writes where it should not shows up here, not in the caller's)
 pass=0 fail=0
 
 expect() { # description expected-exit command...
@@ -240,6 +242,14 @@ done
 # an earlier run's library goes where a run into the directory links none: it held the earlier kernels
 expect "a run without --emit=so over a library" 0 "$patc" "$tmp/w.pat" -o "$tmp/so"
 expect "a run without --emit=so over a library: the library gone" 1 test -e "$tmp/so/w.so"
+# so does what an earlier run wrote for another target or --emit: it would sit beside a header it does not match
+expect "x86-64 with --emit=llvm,asm" 0 "$patc" "$tmp/w.pat" -o "$tmp/so" --emit=llvm,asm
+holds "x86-64 with --emit=llvm,asm: its files" test "$(ls "$tmp/so" | tr '\n' ' ')" = "w.h w.ll w.o w.s w.safetensors "
+expect "sm_90 over an x86-64 set" 0 "$patc" "$tmp/w.pat" --target=sm_90 -o "$tmp/so"
+holds "sm_90 over an x86-64 set: only its files" test "$(ls "$tmp/so" | tr '\n' ' ')" = \
+	"w.bin w.h w.ptx w.safetensors w_launch.c "
+expect "x86-64 over an sm_90 set" 0 "$patc" "$tmp/w.pat" -o "$tmp/so"
+holds "x86-64 over an sm_90 set: only its files" test "$(ls "$tmp/so" | tr '\n' ' ')" = "w.h w.o w.safetensors "
 # a SIGTERM to patc while it links ends the linker too: nothing writes the library afterwards
 cat > "$tmp/slow-cc" <<'EOF2'
 #!/bin/sh
@@ -732,6 +742,8 @@ has "__metadata__ twice: why" "$tmp/err" "__metadata__ appears twice in the head
 printf 'op a: spmm(M = 2, K = 2, N = 4) { weights = safetensors("huge.safetensors", "w"); }\n' >"$tmp/huge.pat"
 expect "a shape of 2^53 + 1" 1 "$patc" "$tmp/huge.pat"
 has "a shape of 2^53 + 1: why" "$tmp/err" "below 2^53"
+
+holds "nothing written into the working directory" test -z "$(ls -A "$tmp/cwd")"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
