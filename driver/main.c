@@ -1143,12 +1143,14 @@ static int train_main(int argc, char **argv)
 	return search_train(&t);
 }
 
-/* A Slurm job array's task as the shard, where --shard is not given. */
+/* A Slurm job array's task as the shard, where --shard is not given and
+ * the search measures (the shards split the measurements: --no-measure
+ * ranks all the candidates in every task). */
 static bool slurm_shard(Options *o)
 {
 	const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
 	const char *min = getenv("SLURM_ARRAY_TASK_MIN"), *step = getenv("SLURM_ARRAY_TASK_STEP");
-	if (o->s.shards || !id || !count)
+	if (o->s.shards || !id || !count || !o->s.measure)
 		return true;
 	/* task IDs MIN, MIN + STEP, ... (an array such as 0-15:4) */
 	long i, n, lo = 0, by = 1;

@@ -268,14 +268,41 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		        c->target);
 		return PATC_EXIT_ENV;
 	}
+	/* the cost model (before the directory: a bad one leaves none): --cost-model's,
+	 * else the standard library's for x86 */
+	CostModel model = {0};
+	char model_path[4096] = "", err[256];
+	if (c->cost_model && strcmp(c->cost_model, "analytic"))
+		snprintf(model_path, sizeof model_path, "%s", c->cost_model);
+	else if (!c->cost_model && !c->gpu && c->stdlib) {
+		snprintf(model_path, sizeof model_path, "%s/cost-x86-64.model", c->stdlib);
+		if (access(model_path, R_OK) != 0)
+			model_path[0] = 0; /* none installed: the analytic one */
+	}
+	if (model_path[0] && !cost_model_load(model_path, &model, err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		return PATC_EXIT_INPUT;
+	}
+	/* learned on a CPU, a model ranks for any x86 target (the ISAs differ
+	 * little beside the kernels' structure); on a GPU, for that GPU only */
+	const bool model_gpu = !strncmp(model.target, "sm_", 3);
+	if (model.gbt && model.target[0] && (model_gpu != c->gpu || (c->gpu && strcmp(model.target, c->target)))) {
+		fprintf(stderr, "patc: error: the cost model '%s' was learned on measurements for target %s and cannot "
+		                "rank candidates for --target=%s: train one on this target's tuning logs (`patc "
+		                "train-cost-model LOG... --target=%s -o MODEL`) or give --cost-model=analytic\n",
+		        model_path, model.target, c->target, c->target);
+		cost_model_free(&model);
+		return PATC_EXIT_INPUT;
+	}
 	if (!util_make_dir(c->dir, created)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", c->dir, strerror(errno));
+		cost_model_free(&model);
 		return PATC_EXIT_ENV;
 	}
 	const OpResult *op = &prog->ops[which];
 	const PruneOp *p = &pruned[which];
 	SearchResult r;
-	char err[256], log_path[4096];
+	char log_path[4096];
 	snprintf(log_path, sizeof log_path, "%s/tune.jsonl", c->dir);
 	SearchSettings s = c->s;
 	s.sm = c->gpu ? c->target : NULL;
@@ -293,12 +320,14 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	if ((s.log_path || c->resume) && stat(log_path, &lst) == 0 && !S_ISREG(lst.st_mode)) {
 		fprintf(stderr, "patc: error: '%s' is not a regular file: the tuning log is read back and appended to\n",
 		        log_path);
+		cost_model_free(&model);
 		return PATC_EXIT_ENV;
 	}
 	SearchLogged *logged = NULL;
 	int nlogged = 0;
 	if (c->resume && !search_log_load(log_path, &info, &logged, &nlogged, err)) {
 		fprintf(stderr, "patc: error: --resume: %s\n", err);
+		cost_model_free(&model);
 		return PATC_EXIT_INPUT;
 	}
 	s.logged = logged, s.nlogged = nlogged;
@@ -313,46 +342,22 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	s.refs = refs, s.ref_names = ref_names;
 	if (s.log_path && !log_terminated(log_path)) {
 		fprintf(stderr, "patc: error: cannot append to '%s': %s\n", log_path, strerror(errno));
+		cost_model_free(&model);
 		search_log_free(logged, nlogged);
 		arena_free(&arena);
 		return PATC_EXIT_ENV;
 	}
-	/* the cost model: --cost-model's, else the standard library's for x86 */
-	CostModel model = {0};
-	char model_path[4096] = "";
-	if (c->cost_model && strcmp(c->cost_model, "analytic"))
-		snprintf(model_path, sizeof model_path, "%s", c->cost_model);
-	else if (!c->cost_model && !c->gpu && c->stdlib) {
-		snprintf(model_path, sizeof model_path, "%s/cost-x86-64.model", c->stdlib);
-		if (access(model_path, R_OK) != 0)
-			model_path[0] = 0; /* none installed: the analytic one */
-	}
-	if (model_path[0] && !cost_model_load(model_path, &model, err)) {
-		fprintf(stderr, "patc: error: %s\n", err);
-		search_log_free(logged, nlogged);
-		arena_free(&arena);
-		return PATC_EXIT_INPUT;
-	}
-	/* learned on a CPU, a model ranks for any x86 target (the ISAs differ
-	 * little beside the kernels' structure); on a GPU, for that GPU only */
-	const bool model_gpu = !strncmp(model.target, "sm_", 3);
-	if (model.gbt && model.target[0] && (model_gpu != c->gpu || (c->gpu && strcmp(model.target, c->target)))) {
-		fprintf(stderr, "patc: error: the cost model '%s' was learned on measurements for target %s and cannot "
-		                "rank candidates for --target=%s: train one on this target's tuning logs (`patc "
-		                "train-cost-model LOG... --target=%s -o MODEL`) or give --cost-model=analytic\n",
-		        model_path, model.target, c->target, c->target);
-		cost_model_free(&model);
-		search_log_free(logged, nlogged);
-		arena_free(&arena);
-		return PATC_EXIT_INPUT;
-	}
 	s.model = model.gbt ? &model : NULL;
-	if (model.gbt)
-		fprintf(stderr, "search: cost model %s (learned on %d kernels of %d searches on %s; held-out Spearman "
-		                "%.2f, top-10 recall %.2f, %.2f within 2%% of the 10th)\n",
-		        model_path, model.samples, model.groups, model.device, model.spearman, model.recall,
-		        model.recall_tied);
-	else
+	if (model.gbt) {
+		char q[128] = "";
+		if (!isnan(model.spearman))
+			snprintf(q, sizeof q, "; held-out Spearman %.2f", model.spearman);
+		if (!isnan(model.recall))
+			snprintf(q + strlen(q), sizeof q - strlen(q), ", top-10 recall %.2f, %.2f within 2%% of the 10th",
+			         model.recall, model.recall_tied);
+		fprintf(stderr, "search: cost model %s (learned on %d kernels of %d searches on %s%s)\n", model_path,
+		        model.samples, model.groups, model.device, q);
+	} else
 		fprintf(stderr, "search: cost model: analytic%s\n", c->gpu ? " (the x86 one; none is learned for GPUs)" : "");
 	const int ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
 	search_log_free(logged, nlogged);
@@ -529,8 +534,14 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 {
 	bool created = false;
 	const int rc = search_into(c, prog, pruned, out, &created);
-	if (rc != PATC_EXIT_OK && created)
-		rmdir(c->dir); /* (where the failure left nothing in it: no log, no report) */
+	if (rc != PATC_EXIT_OK && created) { /* (where the failure left nothing in it: no measurement, no report) */
+		char log[4096];
+		struct stat st;
+		snprintf(log, sizeof log, "%s/tune.jsonl", c->dir);
+		if (stat(log, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+			unlink(log);
+		rmdir(c->dir);
+	}
 	return rc;
 }
 
@@ -580,8 +591,9 @@ int search_merge(int n, char *const *paths, const char *output)
 		char *line = NULL;
 		size_t lcap = 0;
 		ssize_t len;
-		int lines = 0, measurements = 0;
+		int lines = 0, lineno = 0, measurements = 0; /* (lines: those not blank) */
 		while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
+			lineno++;
 			/* (as every reader of the log: a NUL byte makes a line no blank and no JSON) */
 			if (strlen(line) == (size_t)len && !line[strspn(line, " \t\r\n")])
 				continue;
@@ -645,7 +657,7 @@ int search_merge(int n, char *const *paths, const char *output)
 		}
 		if (len < 0 && errno == EFBIG) {
 			fprintf(stderr, "patc: error: '%s' is not a tuning log: line %d is longer than %zu MiB\n", paths[i],
-			        lines + 1, SEARCH_LOG_LINE_MAX >> 20);
+			        lineno + 1, SEARCH_LOG_LINE_MAX >> 20);
 			rc = PATC_EXIT_INPUT;
 		} else if (ferror(f)) { /* a directory, or a read error */
 			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
@@ -684,9 +696,10 @@ int search_merge(int n, char *const *paths, const char *output)
 int search_train(const CostTrainOptions *o)
 {
 	char err[256];
-	if (!cost_train(o, stdout, err)) {
+	const int rc = cost_train(o, stdout, err);
+	if (rc != PATC_EXIT_OK) {
 		fprintf(stderr, "patc: error: train-cost-model: %s\n", err);
-		return PATC_EXIT_INPUT;
+		return rc;
 	}
 	printf("wrote %s\n", o->out);
 	return PATC_EXIT_OK;

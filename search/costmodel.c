@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -177,6 +178,38 @@ double cost_predict_us(const CostModel *m, const CostQuery *q)
 
 static const char MODEL_MAGIC[] = "patc-cost-model 1";
 
+/* A header line's integer value: all of it. */
+static bool header_int(const char *val, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(val, &end, 10);
+	if (end == val || *end || errno || v < 0 || v > INT_MAX)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* A header line's quality figure: a number in lo..1, or "none" (NAN: not
+ * measured when the model was trained). */
+static bool header_stat(const char *val, double lo, double *out)
+{
+	if (!strcmp(val, "none")) {
+		*out = NAN;
+		return true;
+	}
+	char *end;
+	double v = strtod(val, &end);
+	if (end == val || *end || !(v >= lo && v <= 1))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Predictions, logs of microseconds a kept FMA, stay within
+ * +-COST_LOG_MAX: exp() of them is finite and not 0. */
+#define COST_LOG_MAX 300.0
+
 bool cost_model_load(const char *path, CostModel *m, char err[256])
 {
 	memset(m, 0, sizeof *m);
@@ -186,39 +219,54 @@ bool cost_model_load(const char *path, CostModel *m, char err[256])
 		return false;
 	}
 	char line[512];
-	int nfeat = -1, lineno = 0;
-	bool ok = fgets(line, sizeof line, f) && !strncmp(line, MODEL_MAGIC, sizeof MODEL_MAGIC - 1);
-	if (!ok)
+	int nfeat = -1, lineno = 1;
+	m->spearman = m->recall = m->recall_tied = NAN; /* (a header without them) */
+	errno = 0;
+	bool ok = fgets(line, sizeof line, f) != NULL;
+	if (ok)
+		line[strcspn(line, "\r\n")] = 0;
+	if (!ok && ferror(f)) /* (a directory) */
+		snprintf(err, 256, "cannot read cost model '%.200s': %s", path, strerror(errno ? errno : EIO));
+	else if (!ok || strcmp(line, MODEL_MAGIC)) {
 		snprintf(err, 256, "'%.180s' is not a patc cost model (its first line is not '%s')", path, MODEL_MAGIC);
+		ok = false;
+	}
 	/* key-value lines up to "trees" */
-	while (ok && fgets(line, sizeof line, f)) {
+	bool trees = false;
+	while (ok && !trees && fgets(line, sizeof line, f)) {
 		lineno++;
-		line[strcspn(line, "\n")] = 0;
-		if (!strcmp(line, "trees"))
-			break;
+		line[strcspn(line, "\r\n")] = 0;
 		char key[32], val[160];
-		if (sscanf(line, "%31s %159[^\n]", key, val) != 2) {
-			snprintf(err, 256, "cost model '%.160s', line %d: expected 'KEY VALUE'", path, lineno + 1);
+		if (!strcmp(line, "trees"))
+			trees = true;
+		else if (sscanf(line, "%31s %159[^\n]", key, val) != 2) {
+			snprintf(err, 256, "cost model '%.160s', line %d: expected 'KEY VALUE'", path, lineno);
 			ok = false;
 		} else if (!strcmp(key, "target"))
 			snprintf(m->target, sizeof m->target, "%.31s", val);
 		else if (!strcmp(key, "device"))
 			snprintf(m->device, sizeof m->device, "%.127s", val);
-		else if (!strcmp(key, "features"))
-			nfeat = atoi(val);
-		else if (!strcmp(key, "samples"))
-			m->samples = atoi(val);
-		else if (!strcmp(key, "groups"))
-			m->groups = atoi(val);
-		else if (!strcmp(key, "spearman"))
-			m->spearman = atof(val);
-		else if (!strcmp(key, "recall"))
-			m->recall = atof(val);
-		else if (!strcmp(key, "recall_tied"))
-			m->recall_tied = atof(val);
+		else if ((!strcmp(key, "features") && !header_int(val, &nfeat)) ||
+		         (!strcmp(key, "samples") && !header_int(val, &m->samples)) ||
+		         (!strcmp(key, "groups") && !header_int(val, &m->groups))) {
+			snprintf(err, 256, "cost model '%.120s', line %d: %s '%.40s' is not a count", path, lineno, key, val);
+			ok = false;
+		} else if ((!strcmp(key, "spearman") && !header_stat(val, -1, &m->spearman)) ||
+		           (!strcmp(key, "recall") && !header_stat(val, 0, &m->recall)) ||
+		           (!strcmp(key, "recall_tied") && !header_stat(val, 0, &m->recall_tied))) {
+			snprintf(err, 256, "cost model '%.100s', line %d: %s '%.30s' is neither 'none' nor a number in %d..1",
+			         path, lineno, key, val, !strcmp(key, "spearman") ? -1 : 0);
+			ok = false;
+		}
 		/* other keys (documentation) are skipped */
 	}
-	if (ok && nfeat != COST_NFEAT) {
+	if (ok && !trees) {
+		snprintf(err, 256, "cost model '%.160s' ends before its 'trees' line (line %d)", path, lineno + 1);
+		ok = false;
+	} else if (ok && !m->target[0]) {
+		snprintf(err, 256, "cost model '%.160s' names no target (a 'target' line before 'trees')", path);
+		ok = false;
+	} else if (ok && nfeat != COST_NFEAT) {
 		snprintf(err, 256, "cost model '%.160s' has %d features where this patc computes %d: retrain it "
 		                   "(patc train-cost-model)",
 		         path, nfeat, COST_NFEAT);
@@ -226,13 +274,18 @@ bool cost_model_load(const char *path, CostModel *m, char err[256])
 	}
 	if (ok) {
 		char gerr[GBT_ERR_MAX];
-		m->gbt = gbt_read(f, gerr);
+		double lo, hi;
+		m->gbt = gbt_read(f, lineno + 1, gerr);
 		if (!m->gbt) {
 			snprintf(err, 256, "cost model '%.120s': %.120s", path, gerr);
 			ok = false;
 		} else if (gbt_nfeat(m->gbt) != COST_NFEAT) {
 			snprintf(err, 256, "cost model '%.160s': its trees take %d features, not %d", path,
 			         gbt_nfeat(m->gbt), COST_NFEAT);
+			ok = false;
+		} else if (gbt_range(m->gbt, &lo, &hi), lo < -COST_LOG_MAX || hi > COST_LOG_MAX) { /* (exp: inf, 0) */
+			snprintf(err, 256, "cost model '%.140s': its predictions reach e^%.3g us a kept FMA (at most e^%g)",
+			         path, fabs(lo) > fabs(hi) ? lo : hi, COST_LOG_MAX);
 			ok = false;
 		}
 	}
@@ -256,6 +309,7 @@ typedef struct Sample {
 	double us;     /* the fastest of its measurements */
 	double m[2];   /* its first two (m[1] 0: measured once) */
 	uint64_t kern; /* a hash of its PatternIR: one kernel (the backend's own schedule) */
+	uint64_t line[2]; /* hashes of m's log lines: a line read twice (a log given twice) is one measurement */
 	int group;     /* one search: source, op, shape, N, layout, threads */
 } Sample;
 
@@ -351,6 +405,8 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		s->us = s->m[0] = e.latency_us;
 		s->m[1] = 0;
 		s->kern = util_hash_text(e.pir);
+		line[strcspn(line, "\r\n")] = 0;
+		s->line[0] = util_hash_text(line), s->line[1] = 0;
 		s->y = y;
 		s->group = group_of(S, key);
 		cJSON_Delete(j);
@@ -395,13 +451,12 @@ double cost_spearman(const double *a, const double *b, int n)
 	double *rb = ra + n;
 	ranks(a, n, ra);
 	ranks(b, n, rb);
-	double ma = 0, mb = 0, sxy = 0, sxx = 0, syy = 0;
-	for (int i = 0; i < n; i++)
-		ma += ra[i] / n, mb += rb[i] / n;
+	const double ma = (n + 1) / 2.0, mb = ma; /* (exactly: the ranks, ties averaged, sum to n(n + 1)/2) */
+	double sxy = 0, sxx = 0, syy = 0;
 	for (int i = 0; i < n; i++)
 		sxy += (ra[i] - ma) * (rb[i] - mb), sxx += (ra[i] - ma) * (ra[i] - ma), syy += (rb[i] - mb) * (rb[i] - mb);
 	free(ra);
-	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
+	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 2; /* (constant: no ranking to compare) */
 }
 
 typedef struct ByValue {
@@ -458,8 +513,9 @@ static int cmp_kernel(const void *a, const void *b)
  * once (the search run again), the fastest measurement, with the first two
  * kept to tell how well the measurements agree with themselves.  false when
  * out of memory. */
-static bool merge_repeats(Samples *S)
+static bool merge_repeats(Samples *S, int *dups)
 {
+	*dups = 0;
 	ByKernel *k = malloc((size_t)(S->n ? S->n : 1) * sizeof *k);
 	Sample *ns = malloc((size_t)(S->n ? S->n : 1) * sizeof *ns);
 	if (!k || !ns) {
@@ -475,8 +531,12 @@ static bool merge_repeats(Samples *S)
 		const Sample *s = &S->s[k[i].i];
 		if (i > 0 && k[i].group == k[i - 1].group && k[i].kern == k[i - 1].kern) {
 			Sample *o = &ns[n - 1];
+			if (s->line[0] == o->line[0] || (o->m[1] && s->line[0] == o->line[1])) {
+				(*dups)++; /* the same line again: no second measurement */
+				continue;
+			}
 			if (!o->m[1])
-				o->m[1] = s->us;
+				o->m[1] = s->us, o->line[1] = s->line[0];
 			if (s->us < o->us) {
 				o->y += log(s->us / o->us);
 				o->us = s->us;
@@ -511,8 +571,11 @@ static int repeat_agreement(const Samples *S, double out[3])
 				a[n] = S->s[i].m[0], b[n++] = S->s[i].m[1];
 		if (n < 20)
 			continue;
+		const double rho = cost_spearman(a, b, n);
+		if (rho > 1)
+			continue; /* (every latency the same) */
 		searches++;
-		out[0] += cost_spearman(a, b, n);
+		out[0] += rho;
 		out[1] += (recall_at(a, b, n, 10, 0) + recall_at(b, a, n, 10, 0)) / 2;
 		out[2] += (recall_at(a, b, n, 10, COST_RECALL_TIE) + recall_at(b, a, n, 10, COST_RECALL_TIE)) / 2;
 	}
@@ -544,18 +607,20 @@ static Gbt *fit(const Samples *S, const bool *use, const GbtParams *gp, char err
 	return g;
 }
 
-bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
+int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 {
+	bool unwritable = false;
 	Samples S = {0};
 	int skipped = 0;
 	bool ok = true;
 	for (int i = 0; ok && i < o->nlogs; i++)
 		ok = read_log(o->logs[i], o->target, &S, &skipped, err);
-	const int measurements = S.n;
-	if (ok && !merge_repeats(&S)) {
+	int measurements = S.n, dups = 0;
+	if (ok && !merge_repeats(&S, &dups)) {
 		snprintf(err, 256, "out of memory reading the logs");
 		ok = false;
 	}
+	measurements -= dups;
 	const int folds = o->folds > 1 ? o->folds : 5;
 	if (ok && (S.n < 20 || S.ngroups < folds)) {
 		snprintf(err, 256, "%d measurements of %d searches for target %s: at least 20 of %d searches are needed "
@@ -586,8 +651,16 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		fold[g] = fold[swap], fold[swap] = t;
 	}
 	for (int k = 0; ok && k < folds; k++) {
+		int ntrain = 0;
 		for (int i = 0; i < S.n; i++)
-			use[i] = fold[S.s[i].group] != k;
+			ntrain += use[i] = fold[S.s[i].group] != k;
+		if (ntrain < 20) { /* (one search holds nearly all the kernels) */
+			snprintf(err, 256, "the cross-validation's fold %d of %d learns from %d kernel%s, the other searches': "
+			                   "at least 20 are needed (logs of more searches, or fewer --folds)",
+			         k + 1, folds, ntrain, ntrain == 1 ? "" : "s");
+			ok = false;
+			break;
+		}
 		Gbt *g = fit(&S, use, &gp, err);
 		if (!g) {
 			ok = false;
@@ -614,7 +687,14 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 					p[n] = pred[i], m[n] = S.s[i].us, an[n++] = S.s[i].f[5];
 			if (n < 10)
 				continue;
-			const double rho = cost_spearman(p, m, n), ana = cost_spearman(an, m, n);
+			const double rho = cost_spearman(p, m, n), ana_rho = cost_spearman(an, m, n);
+			const double ana = ana_rho <= 1 ? ana_rho : 0; /* (a constant analytic prediction ranks nothing) */
+			if (rho > 1) { /* (every latency, or every prediction, the same: no ranking) */
+				if (report)
+					fprintf(report, "  %-60.60s %4d measured: no ranking (every latency or prediction the same)\n",
+					        S.groups[g], n);
+				continue;
+			}
 			rho_sum += rho, ana_sum += ana, rho_n++;
 			double rec = -1, tied = -1;
 			if (n >= 20) {
@@ -637,18 +717,26 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		ok = m.gbt != NULL;
 	}
 	if (ok) {
-		m.spearman = rho_n ? rho_sum / rho_n : 0;
-		m.recall = rec_n ? rec_sum / rec_n : 0;
-		m.recall_tied = rec_n ? tied_sum / rec_n : 0;
+		m.spearman = rho_n ? rho_sum / rho_n : NAN;
+		m.recall = rec_n ? rec_sum / rec_n : NAN;
+		m.recall_tied = rec_n ? tied_sum / rec_n : NAN;
 		double self[3];
 		const int again = repeat_agreement(&S, self);
 		if (report) {
 			fprintf(report,
 			        "cost model: %d measurements of %d kernels in %d searches (%d log lines skipped), %d-fold "
-			        "cross-validation over searches:\n  held-out Spearman %.3f per search (the analytic model: %.3f), "
-			        "top-10 recall %.3f (%.3f counting kernels within %g%% of the 10th fastest as tied)\n",
-			        measurements, S.n, S.ngroups, skipped, folds, m.spearman, rho_n ? ana_sum / rho_n : 0, m.recall,
-			        m.recall_tied, 100 * COST_RECALL_TIE);
+			        "cross-validation over searches:\n",
+			        measurements, S.n, S.ngroups, skipped, folds);
+			if (rho_n)
+				fprintf(report, "  held-out Spearman %.3f per search (the analytic model: %.3f)", m.spearman,
+				        ana_sum / rho_n);
+			else
+				fprintf(report, "  held-out Spearman: none (no search with 10 kernels ranked)");
+			if (rec_n)
+				fprintf(report, ", top-10 recall %.3f (%.3f counting kernels within %g%% of the 10th fastest as "
+				        "tied)\n", m.recall, m.recall_tied, 100 * COST_RECALL_TIE);
+			else
+				fprintf(report, ", top-10 recall: none (no search with 20 kernels)\n");
 			if (again)
 				fprintf(report,
 				        "  the measurements themselves, %d search%s measured twice: Spearman %.3f, top-10 recall %.3f "
@@ -661,17 +749,24 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		FILE *f = open_memstream(&text, &len);
 		if (!f)
 			util_oom_for("the cost model's text");
+		char st[3][32];
+		const double stat[3] = {m.spearman, m.recall, m.recall_tied};
+		for (int i = 0; i < 3; i++)
+			if (isnan(stat[i]))
+				snprintf(st[i], sizeof st[i], "none");
+			else
+				snprintf(st[i], sizeof st[i], "%.4f", stat[i]);
 		bool wrote = fprintf(f,
-		                     "%s\ntarget %s\ndevice %s\nfeatures %d\nsamples %d\ngroups %d\nspearman %.4f\nrecall "
-		                     "%.4f\nrecall_tied %.4f\npredicts log(us * threads / kept FMAs)\ntrees\n",
+		                     "%s\ntarget %s\ndevice %s\nfeatures %d\nsamples %d\ngroups %d\nspearman %s\nrecall "
+		                     "%s\nrecall_tied %s\npredicts log(us * threads / kept FMAs)\ntrees\n",
 		                     MODEL_MAGIC, o->target, S.device[0] ? S.device : "unknown", COST_NFEAT, S.n,
-		                     S.ngroups, m.spearman, m.recall, m.recall_tied) > 0;
+		                     S.ngroups, st[0], st[1], st[2]) > 0;
 		wrote = gbt_write(m.gbt, f) && wrote;
 		if (fclose(f) != 0 || !wrote) /* (a memory stream fails for want of memory alone) */
 			util_oom_for("the cost model's text");
 		if (!util_write_file_atomic(o->out, text, len)) {
 			snprintf(err, 256, "cannot write '%.200s': %s", o->out, strerror(errno));
-			ok = false;
+			ok = false, unwritable = true;
 		}
 		free(text);
 	}
@@ -683,5 +778,5 @@ bool cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		free(S.groups[i]);
 	free(S.groups);
 	free(S.s);
-	return ok;
+	return ok ? PATC_EXIT_OK : unwritable ? PATC_EXIT_ENV : PATC_EXIT_INPUT;
 }

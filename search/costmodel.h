@@ -45,7 +45,7 @@ typedef struct CostModel {
 	char target[32];   /* the target its logs were measured on */
 	char device[128];  /* and the device */
 	int samples, groups;
-	double spearman, recall; /* on held-out searches when it was trained */
+	double spearman, recall; /* on held-out searches when it was trained; NAN: none measured */
 	double recall_tied;      /* recall counting kernels within COST_RECALL_TIE of the 10th as tied */
 } CostModel;
 
@@ -60,7 +60,8 @@ extern const char *const cost_feature_names[COST_NFEAT];
  * 10th fastest's latency as one of the 10 (the search's --tie default). */
 #define COST_RECALL_TIE 0.02
 
-/* Spearman's rank correlation of a and b (ties averaged); 2 under 3 values. */
+/* Spearman's rank correlation of a and b (ties averaged); 2 (none) under 3
+ * values or where either is constant. */
 double cost_spearman(const double *a, const double *b, int n);
 
 /* A model file: a header of key-value lines, then the trees.  Untrusted:
@@ -74,7 +75,8 @@ void cost_model_free(CostModel *m);
  * searches (held-out Spearman correlation per search and top-10 recall,
  * and the repeated measurements' agreement with themselves, written to
  * report), then trains on everything and writes the model to out (a
- * temporary file, then renamed).  false with err on bad input. */
+ * temporary file, then renamed).  PATC_EXIT_OK, else err and
+ * PATC_EXIT_INPUT (the logs) or PATC_EXIT_ENV (out not written). */
 typedef struct CostTrainOptions {
 	const char *const *logs;
 	int nlogs;
@@ -83,6 +85,6 @@ typedef struct CostTrainOptions {
 	int folds;          /* 5 */
 	uint64_t seed;
 } CostTrainOptions;
-bool cost_train(const CostTrainOptions *o, FILE *report, char err[256]);
+int cost_train(const CostTrainOptions *o, FILE *report, char err[256]);
 
 #endif

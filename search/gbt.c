@@ -116,6 +116,20 @@ double gbt_predict(const Gbt *g, const double *x)
 	return s;
 }
 
+void gbt_range(const Gbt *g, double *lo, double *hi)
+{
+	*lo = *hi = g->base;
+	for (int t = 0; t < g->ntrees; t++) {
+		double tl = INFINITY, th = -INFINITY;
+		for (size_t i = g->first[t]; i < g->first[t + 1]; i++)
+			if (g->nodes[i].feat < 0) {
+				tl = fmin(tl, g->nodes[i].value);
+				th = fmax(th, g->nodes[i].value);
+			}
+		*lo += tl, *hi += th;
+	}
+}
+
 /* ---- training ---- */
 
 /* An open node of the level being grown, with its best split so far. */
@@ -458,17 +472,19 @@ static bool rd_num(Reader *r, const char *what, double maxabs, double *v)
 	return true;
 }
 
-Gbt *gbt_read(FILE *f, char err[GBT_ERR_MAX])
+Gbt *gbt_read(FILE *f, int first_line, char err[GBT_ERR_MAX])
 {
-	Reader r = {.f = f, .line = 1, .err = err};
+	Reader r = {.f = f, .line = first_line, .err = err};
 	long nfeat, ntrees, nnodes, feat, left, right;
 	double base, v;
 	int k = rd_tok(&r);
 	if (k < 0)
 		return NULL;
 	if (k == 0 || strcmp(r.tok, "gbt") != 0) {
-		fail(err, "%s", k == 0 && feof(f) ? "empty file"
-		                  : "line 1: not a gbt model (expected 'gbt <nfeat> <ntrees> <base>')");
+		if (k == 0 && feof(f))
+			fail(err, "line %d: the file ends where 'gbt <nfeat> <ntrees> <base>' was expected", r.line);
+		else
+			fail(err, "line %d: not a gbt model (expected 'gbt <nfeat> <ntrees> <base>')", r.line);
 		return NULL;
 	}
 	if (!rd_int(&r, "feature count", 1, MAX_FEAT, &nfeat) ||

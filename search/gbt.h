@@ -45,6 +45,9 @@ Gbt *gbt_train(const double *X, const double *y, int n, int nfeat, const GbtPara
  * takes the right branch of every split on it. */
 double gbt_predict(const Gbt *g, const double *x);
 int gbt_nfeat(const Gbt *g);
+/* Bounds on any prediction: the base plus each tree's least (greatest)
+ * leaf. */
+void gbt_range(const Gbt *g, double *lo, double *hi);
 
 /* Text form, exact on a round trip (numbers as %.17g):
  *     gbt <nfeat> <ntrees> <base>
@@ -56,10 +59,11 @@ int gbt_nfeat(const Gbt *g);
  * truncated file an error.  gbt_write returns false on a write error. */
 bool gbt_write(const Gbt *g, FILE *f);
 
-/* Reads gbt_write's text.  The file is untrusted: anything malformed,
+/* Reads gbt_write's text, from f's line first_line on (what the lines
+ * err names count from).  The file is untrusted: anything malformed,
  * truncated, out of range or non-finite gives NULL and an err naming the
  * line and what is wrong; memory stays proportional to the file's size. */
-Gbt *gbt_read(FILE *f, char err[GBT_ERR_MAX]);
+Gbt *gbt_read(FILE *f, int first_line, char err[GBT_ERR_MAX]);
 
 void gbt_free(Gbt *g); /* NULL is fine */
 

@@ -464,9 +464,12 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 		cJSON_AddStringToObject(cm, "kind", "learned (gradient-boosted trees)");
 		cJSON_AddStringToObject(cm, "trained_on", s->model->device);
 		cJSON_AddNumberToObject(cm, "training_measurements", s->model->samples);
-		cJSON_AddNumberToObject(cm, "held_out_spearman", s->model->spearman);
-		cJSON_AddNumberToObject(cm, "held_out_top10_recall", s->model->recall);
-		cJSON_AddNumberToObject(cm, "held_out_top10_recall_within_2pct", s->model->recall_tied);
+		if (!isnan(s->model->spearman)) /* (absent: not measured when it was trained) */
+			cJSON_AddNumberToObject(cm, "held_out_spearman", s->model->spearman);
+		if (!isnan(s->model->recall))
+			cJSON_AddNumberToObject(cm, "held_out_top10_recall", s->model->recall);
+		if (!isnan(s->model->recall_tied))
+			cJSON_AddNumberToObject(cm, "held_out_top10_recall_within_2pct", s->model->recall_tied);
 	} else
 		cJSON_AddStringToObject(cm, "kind", "analytic (x86)");
 	cJSON_AddNumberToObject(cm, "measured", nsp);
@@ -572,8 +575,10 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	if (c->status == SEARCH_MEASURED) {
 		cJSON_AddNumberToObject(j, "latency_us", c->measured_us);
 		cJSON_AddNumberToObject(j, "relative_error", c->rel_err);
-		if (c->early)
+		if (c->early) {
 			cJSON_AddBoolToObject(j, "early", true);
+			cJSON_AddStringToObject(j, "early_why", c->why);
+		}
 	} else
 		cJSON_AddStringToObject(j, "failed", c->why);
 	if (dense_us > 0)
@@ -583,6 +588,23 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	return line;
 }
 
+/* A schedule's field key of o: 1 and *v where it is an integer in lo..hi,
+ * 0 (and *v 0) where it is absent and not needed, -1 where it is malformed
+ * (another type, a fraction, out of range: a line edited or corrupted is
+ * no measurement of any kernel). */
+static int sched_field(const cJSON *o, const char *key, double lo, double hi, bool need, int64_t *v)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, key);
+	*v = 0;
+	if (!f)
+		return need ? -1 : 0;
+	const double d = cJSON_IsNumber(f) ? f->valuedouble : NAN;
+	if (!(d >= lo && d <= hi) || d != floor(d))
+		return -1;
+	*v = (int64_t)d;
+	return 1;
+}
+
 /* A log line's schedule (none: the backend's own); false where it is malformed. */
 static bool log_schedule(const cJSON *line, KernelSchedule *s)
 {
@@ -590,53 +612,28 @@ static bool log_schedule(const cJSON *line, KernelSchedule *s)
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(line, "schedule");
 	if (!o)
 		return true; /* logs before schedules: the backend's own */
-	const cJSON *vw = cJSON_GetObjectItemCaseSensitive(o, "vector_width");
-	const cJSON *ct = cJSON_GetObjectItemCaseSensitive(o, "col_tiles");
-	const cJSON *ch = cJSON_GetObjectItemCaseSensitive(o, "chunk");
-	if (!cJSON_IsNumber(vw) || !cJSON_IsNumber(ct) || !cJSON_IsNumber(ch) || vw->valuedouble < 0 ||
-	    vw->valuedouble > 64 || ct->valuedouble < 0 || ct->valuedouble > 64 || ch->valuedouble < -1 ||
-	    ch->valuedouble > 1e9)
+	/* the fields after the first three absent in logs before them: 0, the backend's own */
+	int64_t vw, ct, ch, st, th, wg, ws, tb, tw;
+	if (sched_field(o, "vector_width", 0, 64, true, &vw) < 0 || sched_field(o, "col_tiles", 0, 64, true, &ct) < 0 ||
+	    sched_field(o, "chunk", -1, 1e9, true, &ch) < 0 || sched_field(o, "stage", -1, 1, false, &st) < 0 ||
+	    sched_field(o, "threads", 0, 4096, false, &th) < 0 || sched_field(o, "wg", 0, 1, false, &wg) < 0 ||
+	    sched_field(o, "wsum", 0, 1, false, &ws) < 0 ||
+	    sched_field(o, "tcs", 2, PTX_TC_MAX_STAGES, false, &tb) < 0 ||
+	    sched_field(o, "tcw", 1, PTX_TC_MAX_WARPS, false, &tw) < 0)
 		return false;
-	s->vector_width = (int)vw->valuedouble;
-	s->col_tiles = (int)ct->valuedouble;
-	s->chunk = (int64_t)ch->valuedouble;
-	/* absent in logs before them: the backend's own */
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
-	const cJSON *th = cJSON_GetObjectItemCaseSensitive(o, "threads");
-	if ((st && (!cJSON_IsNumber(st) || st->valuedouble < -1 || st->valuedouble > 1)) ||
-	    (th && (!cJSON_IsNumber(th) || th->valuedouble < 0 || th->valuedouble > 4096)))
-		return false;
-	s->stage = st ? (int)st->valuedouble : 0;
-	s->threads = th ? (int)th->valuedouble : 0;
-	const cJSON *wg = cJSON_GetObjectItemCaseSensitive(o, "wg"); /* absent: mma.sync */
-	if (wg && (!cJSON_IsNumber(wg) || (wg->valuedouble != 0 && wg->valuedouble != 1)))
-		return false;
-	s->wg = wg ? (int)wg->valuedouble : 0;
-	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "wsum"); /* absent: atomics */
-	if (ws && (!cJSON_IsNumber(ws) || (ws->valuedouble != 0 && ws->valuedouble != 1)))
-		return false;
-	s->wsum = ws ? (int)ws->valuedouble : 0;
-	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(o, "tcs"); /* absent: patc's buffers and warps */
-	const cJSON *tw = cJSON_GetObjectItemCaseSensitive(o, "tcw");
-	if ((tb && (!cJSON_IsNumber(tb) || !(tb->valuedouble >= 2 && tb->valuedouble <= PTX_TC_MAX_STAGES) ||
-	            tb->valuedouble != (int)tb->valuedouble)) ||
-	    (tw && (!cJSON_IsNumber(tw) || !(tw->valuedouble >= 1 && tw->valuedouble <= PTX_TC_MAX_WARPS) ||
-	            tw->valuedouble != (int)tw->valuedouble)))
-		return false;
-	s->tcs = tb ? (int)tb->valuedouble : 0;
-	s->tcw = tw ? (int)tw->valuedouble : 0;
+	s->vector_width = (int)vw, s->col_tiles = (int)ct, s->chunk = ch, s->stage = (int)st, s->threads = (int)th;
+	s->wg = (int)wg, s->wsum = (int)ws, s->tcs = (int)tb, s->tcw = (int)tw;
 	/* a GPU schedule: all five, or none */
 	static const char *const gpu[5] = {"bx", "by", "v", "r", "ksplit"};
 	static const double most[5] = {1024, 1024, 64, 1024, 4096};
 	int *dst[5] = {&s->bx, &s->by, &s->v, &s->r, &s->ksplit}, given = 0;
 	for (int i = 0; i < 5; i++) {
-		const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, gpu[i]);
-		if (!g)
-			continue;
-		if (!cJSON_IsNumber(g) || !(g->valuedouble >= 1 && g->valuedouble <= most[i]) ||
-		    g->valuedouble != (int)g->valuedouble)
+		int64_t v;
+		const int got = sched_field(o, gpu[i], 1, most[i], false, &v);
+		if (got < 0)
 			return false;
-		*dst[i] = (int)g->valuedouble, given++;
+		if (got > 0)
+			*dst[i] = (int)v, given++;
 	}
 	return (given == 0 || (given == 5 && ptx_bx_legal(s->bx))) && (int64_t)s->bx * s->by <= 1024;
 }
@@ -704,6 +701,7 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	const cJSON *early = cJSON_GetObjectItemCaseSensitive(line, "early");
 	bad |= early && !cJSON_IsBool(early);
 	e->early = cJSON_IsTrue(early);
+	e->early_why = e->early ? log_string(line, "early_why", &bad) : NULL;
 	if (e->failed)
 		e->latency_us = -1;
 	return !bad && e->pir &&
@@ -766,9 +764,13 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			e->rel_err = le.rel_err;
 			e->sched = le.sched;
 			e->early = le.early;
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "time");
+			snprintf(e->time, sizeof e->time, "%s", cJSON_IsString(t) ? t->valuestring : "");
 			/* (whole characters of valid UTF-8 that a Measured's why holds:
 			 * a log edited by hand is no reason for an invalid report) */
-			utf8_text(le.failed ? le.failed : "", e->why, 120);
+			utf8_text(le.failed ? le.failed : le.early_why ? le.early_why : "", e->why, 120);
+			if (le.early && !le.early_why) /* (an older patc's log) */
+				snprintf(e->why, sizeof e->why, "stopped early (the log gives no reason)");
 			if (!e->pir) {
 				(*n)--;
 				ok = false;

@@ -734,8 +734,15 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 	if (got)
 		return m;
 	m = (Measured){0};
-	if (ready == 0)
-		snprintf(m.why, sizeof m.why, TIMED_OUT "%g s", timeout_s);
+	if (ready == 0) { /* the limit in the fewest digits that read back as it (taken_over compares it) */
+		char v[32];
+		for (int digits = 6; digits <= 17; digits++) {
+			snprintf(v, sizeof v, "%.*g", digits, timeout_s);
+			if (strtod(v, NULL) == timeout_s)
+				break;
+		}
+		snprintf(m.why, sizeof m.why, TIMED_OUT "%s s", v);
+	}
 	else if (WIFSIGNALED(st))
 		snprintf(m.why, sizeof m.why, "crashed (signal %d)", WTERMSIG(st));
 	else
@@ -745,29 +752,30 @@ static Measured measure(const Problem *p, const Pir *ir, double timeout_s)
 
 /* ---- the tuning log ---- */
 
-/* --resume: c's measurement as logged, if it is (the newest, where the
- * log holds several).  A timeout under a shorter --timeout than this
- * search's is not: the kernel is given the time again. */
+/* --resume: c's measurement as logged, if it is (the newest by its time,
+ * the later line where the times tie, as patc merge keeps).  A timeout
+ * under a shorter --timeout than this search's is not: the kernel is given
+ * the time again. */
 static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measured *m)
 {
 	if (!s->nlogged)
 		return false;
 	char *text = pir_print_text(&c->ir);
-	bool found = false;
-	for (int i = s->nlogged - 1; text && i >= 0 && !found; i--) {
-		const SearchLogged *e = &s->logged[i];
-		if (strcmp(e->pir, text) || !search_schedule_equal(&e->sched, &c->sched))
-			continue;
-		double limit;
-		if (!strncmp(e->why, TIMED_OUT, strlen(TIMED_OUT)) &&
-		    sscanf(e->why + strlen(TIMED_OUT), "%lf", &limit) == 1 && limit < s->timeout_s)
-			break;
-		found = true;
-		*m = (Measured){.us = e->latency_us, .rel_err = e->rel_err, .ok = e->latency_us >= 0, .early = e->early};
-		snprintf(m->why, sizeof m->why, "%.119s", e->why);
+	const SearchLogged *e = NULL;
+	for (int i = 0; text && i < s->nlogged; i++) {
+		const SearchLogged *l = &s->logged[i];
+		if (!strcmp(l->pir, text) && search_schedule_equal(&l->sched, &c->sched) &&
+		    (!e || strcmp(l->time, e->time) >= 0))
+			e = l;
 	}
 	free(text);
-	return found;
+	double limit;
+	if (!e || (!strncmp(e->why, TIMED_OUT, strlen(TIMED_OUT)) &&
+	           sscanf(e->why + strlen(TIMED_OUT), "%lf", &limit) == 1 && limit < s->timeout_s))
+		return false;
+	*m = (Measured){.us = e->latency_us, .rel_err = e->rel_err, .ok = e->latency_us >= 0, .early = e->early};
+	snprintf(m->why, sizeof m->why, "%.119s", e->why);
+	return true;
 }
 
 /* Appends c's measurement to the log at once, so that a search killed

@@ -77,6 +77,7 @@ typedef struct SearchLogged {
 	KernelSchedule sched;
 	bool early;         /* stopped early (latency_us is coarse) */
 	char why[160];
+	char time[32];      /* when, as logged ("" where absent) */
 } SearchLogged;
 
 typedef struct SearchSettings {
@@ -214,6 +215,7 @@ typedef struct SearchLogEntry {
 	double dense_us, rel_err;  /* -1 and 0 where absent */
 	KernelSchedule sched;      /* absent: the backend's own */
 	bool early;                /* stopped early */
+	const char *early_why;     /* why (NULL in logs before it was logged) */
 } SearchLogEntry;
 /* false where the line is no measurement: no PatternIR that reads, a
  * malformed schedule, a field of another type than patc writes, neither a

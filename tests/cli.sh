@@ -680,6 +680,40 @@ mkdir "$tmp/cm"
 expect "a failed search into a directory there before" 1 "$patc" "$tmp/w.pat" --search --op=q --no-measure \
 	--cost-model="$tmp/sm90.model" -o "$tmp/cm"
 holds "a failed search keeps the -o directory that was there" test -d "$tmp/cm"
+# the model is read before the directory is made or the log opened: a bad one leaves neither
+expect "a measuring search with a GPU's cost model" 1 "$patc" "$tmp/w.pat" --search --op=q --topk=1 --tune=0 \
+	--cost-model="$tmp/sm90.model" -o "$tmp/cm2"
+holds "a measuring search with a GPU's cost model: no directory" test ! -e "$tmp/cm2"
+expect "a measuring search with a GPU's cost model, into a directory" 1 "$patc" "$tmp/w.pat" --search --op=q \
+	--topk=1 --tune=0 --cost-model="$tmp/sm90.model" -o "$tmp/cm"
+holds "a measuring search with a GPU's cost model, into a directory: no log" test ! -e "$tmp/cm/tune.jsonl"
+# a model file is untrusted: each fault named with its line, in the file's own count
+m=$root/stdlib/cost-x86-64.model
+awk 'NR == 300 { $0 = $0 " 7" } 1' "$m" >"$tmp/m300.model"
+sed '1s/.*/patc-cost-model 12/' "$m" >"$tmp/m12.model"
+sed '/^target /d' "$m" >"$tmp/mnt.model"
+sed 's/^features 51$/features 51xyz/' "$m" >"$tmp/mfx.model"
+sed 's/^spearman .*/spearman 7/' "$m" >"$tmp/msp.model"
+awk '/^gbt / { $4 = 800 } 1' "$m" >"$tmp/minf.model"
+awk '/^gbt / { $4 = -800 } 1' "$m" >"$tmp/mzero.model"
+sed '/^trees$/,$d' "$m" >"$tmp/mhdr.model"
+for c in "m300:line 300: unexpected '7'" "m12:is not a patc cost model" "mnt:names no target" \
+	"mfx:line 4: features '51xyz' is not a count" "msp:spearman '7' is neither 'none' nor a number in -1..1" \
+	"minf:its predictions reach e^8" "mzero:its predictions reach e^-8" "mhdr:ends before its 'trees' line"; do
+	expect "a cost model: ${c#*:}" 1 "$patc" "$tmp/w.pat" --search --op=q --no-measure --cost-model="$tmp/${c%%:*}.model" \
+		-o "$tmp/cm"
+	has "a cost model: ${c#*:}: said" "$tmp/err" "${c#*:}"
+done
+expect "a cost model that is a directory" 1 "$patc" "$tmp/w.pat" --search --op=q --no-measure --cost-model="$tmp" \
+	-o "$tmp/cm"
+has "a cost model that is a directory: said" "$tmp/err" "cannot read cost model '$tmp': Is a directory"
+sed 's/$/\r/' "$m" >"$tmp/mcrlf.model"
+expect "a cost model with CRLF line ends" 0 "$patc" "$tmp/w.pat" --search --op=q --no-measure \
+	--cost-model="$tmp/mcrlf.model" -o "$tmp/cm"
+# Slurm's array variables split measurements: --no-measure, which makes none, ignores them
+expect "--no-measure in a Slurm array task" 0 env SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 "$patc" "$tmp/w.pat" \
+	--search --op=q --no-measure -o "$tmp/cm"
+holds "--no-measure in a Slurm array task: no shard" sh -c "! grep -q 'shard' '$tmp/out' '$tmp/err'"
 # --op naming an op without weights is the input's (exit 1), naming none a usage error (exit 2)
 printf 'op a: spmm(M = 8, K = 8, N = 4) { weights = random(1); }\nop b: spmm(M = 8, K = 8, N = 4) { }\n' >"$tmp/nw.pat"
 expect "--op= an op without weights" 1 "$patc" "$tmp/nw.pat" --search --op=b --no-measure -o "$tmp/nws"

@@ -143,6 +143,14 @@ before=$(wc -l <"$tmp/hang/tune.jsonl")
 	python3 -c "import json, sys; assert not [c for c in json.load(open(sys.argv[1]))['candidates']
 		if c['status'] == 'failed']" "$tmp/hang/report.json" && ok ||
 	bad "--resume with a longer --timeout: $(wc -l <"$tmp/hang/tune.jsonl") lines, $before before"
+# a limit of more digits than %g shows reads back as itself: the same --timeout takes the timeout over
+PATC_SEARCH_INJECT=hang "$patc" "$tmp/op.pat" --search --topk=1 --tune=0 --threads=1 --budget=20% --timeout=1.0000001 \
+	-o "$tmp/hang7" >/dev/null 2>&1
+before=$(wc -l <"$tmp/hang7/tune.jsonl")
+grep -q '"failed":"timed out after 1.0000001 s"' "$tmp/hang7/tune.jsonl" &&
+	PATC_SEARCH_INJECT=hang "$patc" "$tmp/op.pat" --search --topk=1 --tune=0 --threads=1 --budget=20% \
+		--timeout=1.0000001 --resume -o "$tmp/hang7" >/dev/null 2>&1 &&
+	[ "$(wc -l <"$tmp/hang7/tune.jsonl")" -eq "$before" ] && ok || bad "--resume measured a 1.0000001 s timeout again"
 # a failure's text in the log that is not UTF-8 (edited by hand) leaves the reports valid UTF-8
 python3 - "$tmp/crash/tune.jsonl" <<'EOF'
 import re, sys
@@ -430,7 +438,7 @@ fi
 	grep -q "nothing to measure in this shard" "$tmp/out" && [ -e "$tmp/sh5/tune.jsonl" ] && ok ||
 	bad "an empty shard: $(cat "$tmp/out")"
 SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 SLURM_ARRAY_TASK_COUNT=2 \
-	"$patc" "$tmp/op.pat" --search --no-measure --budget=20% -o "$tmp/slurm" >"$tmp/out" 2>&1 &&
+	"$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% -o "$tmp/slurm" >"$tmp/out" 2>&1 &&
 	grep -q "shard 2 of 2" "$tmp/out" && ok || bad "a Slurm array with a step: $(cat "$tmp/out")"
 
 # 6. hopeless candidates stop early; --tune=0 tunes nothing; --explore
@@ -452,6 +460,14 @@ assert all(x["schedule_text"] == "default" for x in r["candidates"]), "--tune=0 
 assert r["best"]["latency_us"] < slow[0]["latency_us"] / 2
 EOF2
 	bad "early stopping: exit $rc; $(cat "$tmp/out" "$tmp/err" | tail -5)"
+# a resumed search keeps why a candidate stopped early (the log holds it)
+"$patc" "$tmp/op.pat" --search --topk=3 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/st" >/dev/null 2>&1 &&
+	python3 - "$tmp/st" <<'EOF2' && ok || bad "--resume lost why a candidate stopped early"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+early = [x for x in r["candidates"] if x.get("stopped_early")]
+assert early and all(x["why"].startswith("stopped early: ") and " us in 3 runs, over " in x["why"] for x in early), early
+EOF2
 # on a GPU target too (the emulator's: the second candidate made hopeless)
 PATC_SEARCH_INJECT=slow PATC_GPU_EMULATE=1 "$patc" "$tmp/op.pat" --search --target=sm_90 --topk=3 --tune=0 \
 	--budget=20% -o "$tmp/gst" >"$tmp/out" 2>"$tmp/err"
@@ -488,12 +504,15 @@ for s in 1 2 3 4 5 6; do
 	"$patc" "$tmp/t$s.pat" --search --topk=$topk --tune=0 --explore=50% --threads=1 --budget=100% -o "$tmp/t$s" \
 		>/dev/null 2>&1 || bad "training search $s"
 done
-"$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp/t6/tune.jsonl" -o "$tmp/cost.model" >"$tmp/out" 2>"$tmp/err"
+# search 6 measured again: its kernels twice
+"$patc" "$tmp/t6.pat" --search --topk=20 --tune=0 --explore=50% --threads=1 --budget=100% -o "$tmp/t6b" \
+	>/dev/null 2>&1 || bad "training search 6 again"
+"$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp/t6b/tune.jsonl" -o "$tmp/cost.model" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-all=$(cat "$tmp"/t?/tune.jsonl | wc -l) six=$(wc -l <"$tmp/t6/tune.jsonl")
+all=$(cat "$tmp"/t?/tune.jsonl | wc -l) six=$(wc -l <"$tmp/t6b/tune.jsonl")
 [ $rc -eq 0 ] && grep -q "held-out Spearman" "$tmp/out" && head -1 "$tmp/cost.model" | grep -q "patc-cost-model 1" &&
 	grep -q "^cost model: $((all + six)) measurements of $all kernels in 6 searches" "$tmp/out" &&
-	grep -q "1 search measured twice: Spearman 1.000, top-10 recall 1.000 (1.000)" "$tmp/out" &&
+	grep -q "1 search measured twice: Spearman [0-9.-]*, top-10 recall [0-9.]* ([0-9.]*)" "$tmp/out" &&
 	grep -q "^samples $all$" "$tmp/cost.model" && grep -q "^recall_tied 0\.[0-9]*$\|^recall_tied 1\.0*$" "$tmp/cost.model" &&
 	! ls "$tmp"/cost.model.tmp* >/dev/null 2>&1 && ok || bad "train-cost-model: exit $rc $(cat "$tmp/out" "$tmp/err")"
 # a line with no kept weight (density 5e-324: an infinite target) is skipped, not the end of training
@@ -522,7 +541,34 @@ rc=$?
 	bad "train-cost-model on one search: exit $rc $(cat "$tmp/err")"
 "$patc" train-cost-model "$tmp"/t?/tune.jsonl -o /nonexistent/dir/m.model >/dev/null 2>"$tmp/err"
 rc=$?
-[ $rc -ne 0 ] && grep -q "cannot write" "$tmp/err" && ok || bad "train-cost-model to an unwritable path: exit $rc"
+[ $rc -eq 3 ] && grep -q "cannot write" "$tmp/err" && ok || bad "train-cost-model to an unwritable path: exit $rc"
+# a log given twice holds no second measurement (the same lines again)
+"$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp/t6/tune.jsonl" -o "$tmp/twice.model" >"$tmp/out" 2>"$tmp/err" &&
+	grep -q "^cost model: $all measurements of $all kernels in 6 searches" "$tmp/out" &&
+	! grep -q "measured twice" "$tmp/out" && ok || bad "train-cost-model of a log given twice: $(cat "$tmp/out")"
+# latencies all equal rank nothing: no Spearman or recall claimed (the model says none)
+python3 - "$tmp" <<'EOF2'
+import json, sys
+t = sys.argv[1]
+with open(t + "/equal.jsonl", "w") as out:
+    for s in range(1, 7):
+        for l in open(f"{t}/t{s}/tune.jsonl"):
+            d = json.loads(l)
+            d["latency_us"] = 5.0
+            out.write(json.dumps(d) + "\n")
+EOF2
+"$patc" train-cost-model "$tmp/equal.jsonl" -o "$tmp/equal.model" >"$tmp/out" 2>"$tmp/err" &&
+	grep -q "held-out Spearman: none" "$tmp/out" && grep -q "^spearman none$" "$tmp/equal.model" &&
+	grep -q "^recall none$" "$tmp/equal.model" && ok || bad "train-cost-model on equal latencies: $(cat "$tmp/out" "$tmp/err")"
+"$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/equal.model" -o "$tmp/cm" >/dev/null 2>"$tmp/err" &&
+	grep -q "cost model $tmp/equal.model (learned on [0-9]* kernels of 6 searches on [^;]*)$" "$tmp/err" && ok ||
+	bad "a model without quality figures: $(cat "$tmp/err")"
+# cross-validation whose fold would learn from too few kernels says so
+{ cat "$tmp/t6/tune.jsonl" && head -1 "$tmp/t1/tune.jsonl"; } >"$tmp/lop.jsonl"
+"$patc" train-cost-model "$tmp/lop.jsonl" --folds=2 -o "$tmp/f2.model" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "fold [12] of 2 learns from 1 kernel, the other searches': at least 20" "$tmp/err" &&
+	ok || bad "train-cost-model with a fold too small: exit $rc $(cat "$tmp/err")"
 
 # 8. a sparsity range: candidates at densities across it, the standard
 #    library's patterns at both ends, the range in the report
@@ -689,6 +735,27 @@ grep -q '"schedule":{"col_tiles":[0-9]*,"vector_width":[0-9]*,"chunk":[-0-9]*}' 
 	"$patc" merge "$tmp/late.jsonl" "$tmp/early.jsonl" -o "$tmp/le.jsonl" >/dev/null 2>&1 &&
 	[ "$(wc -l <"$tmp/le.jsonl")" -eq 1 ] && grep -q '"latency_us":77.5' "$tmp/le.jsonl" && ok ||
 	bad "merge: not the newest measurement, or one kernel twice: $(cat "$tmp/le.jsonl")"
+# --resume takes the same one merge keeps (the newest by time, not the later line), and takes over
+# no line whose schedule has a fraction where patc writes integers
+mkdir -p "$tmp/rn" && cat "$tmp/late.jsonl" "$tmp/early.jsonl" >"$tmp/rn/tune.jsonl"
+"$patc" "$tmp/op.pat" --search --topk=8 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/rn" >/dev/null 2>&1 &&
+	python3 - "$tmp/rn" "$(head -1 "$tmp/late.jsonl")" <<'EOF2' && ok || bad "--resume did not take the newest line"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+pir = json.loads(sys.argv[2])["pir"]
+got = [x["latency_us"] for x in r["candidates"] if x["pir"] == pir and x["schedule_text"] == "default"
+       and "reference" not in x]
+assert got == [77.5], got
+EOF2
+mkdir -p "$tmp/fr" && sed 's/"vector_width":\([0-9]*\)/"vector_width":\1.5/' "$tmp/late.jsonl" >"$tmp/fr/tune.jsonl"
+grep -q '"vector_width":[0-9]*\.5' "$tmp/fr/tune.jsonl" &&
+	"$patc" "$tmp/op.pat" --search --topk=8 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/fr" >"$tmp/out" 2>&1 &&
+	! grep -q "taken from the log" "$tmp/out" && ok || bad "--resume took a fractional vector width: $(cat "$tmp/out")"
+# merge names a line by its number in the file, blank lines counted
+{ echo && echo && head -1 "$tmp/sh0/tune.jsonl" && head -c 1100000 /dev/zero | tr '\0' x && echo; } >"$tmp/long.jsonl"
+"$patc" merge "$tmp/long.jsonl" -o "$tmp/long_merged.jsonl" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "line 4 is longer than 1 MiB" "$tmp/err" && ok || bad "merge's line number: exit $rc $(cat "$tmp/err")"
 "$patc" merge "$tmp/op.pat" -o "$tmp/notlog.jsonl" >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "is not a tuning log" "$tmp/err" && [ ! -e "$tmp/notlog.jsonl" ] && ok ||

@@ -486,7 +486,7 @@ static void check_train(const Line *l, int n)
 	const char *logs[1] = {log_path};
 	CostTrainOptions o = {logs, 1, target, model_path, INT_MAX, 1};
 	char err[256] = "";
-	need(!cost_train(&o, NULL, err), "cost_train trained with %d folds", INT_MAX);
+	need(cost_train(&o, NULL, err) != PATC_EXIT_OK, "cost_train trained with %d folds", INT_MAX);
 	int got_kernels = -1, got_groups = -1;
 	need(sscanf(err, "%d measurements of %d searches", &got_kernels, &got_groups) == 2, "cost_train: %s", err);
 	need(got_kernels == nkernels && got_groups == ngroups,

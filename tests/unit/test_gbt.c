@@ -62,7 +62,7 @@ static Gbt *read_text(const char *text, size_t len, char err[GBT_ERR_MAX])
 	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
 	rewind(f);
 	err[0] = '\0';
-	Gbt *g = gbt_read(f, err);
+	Gbt *g = gbt_read(f, 1, err);
 	fclose(f);
 	return g;
 }
@@ -136,7 +136,7 @@ END_TEST
 static const struct {
 	const char *text, *why;
 } bad_files[] = {
-	{"", "empty file"},
+	{"", "line 1: the file ends"},
 	{"gbx 2 1 0\n1 -1 0\nend\n", "not a gbt model"},
 	{"gbt 2 1\n1 -1 0\nend\n", "base"},
 	{"gbt 2 1 0\n", "line 2"},                                /* no trees */
@@ -161,6 +161,23 @@ static const struct {
 	 "too long"},
 	{"gbt 2 1 0\n1 -1 \0010\nend\n", "byte"},
 };
+
+/* Lines count from where the trees begin in their file (a cost model's
+ * header before them). */
+START_TEST(read_counts_from_first_line)
+{
+	static const char text[] = "gbt 2 1 0\n1 -1 0 7\nend\n";
+	FILE *f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+	rewind(f);
+	char err[GBT_ERR_MAX];
+	Gbt *g = gbt_read(f, 12, err);
+	fclose(f);
+	ck_assert_ptr_null(g);
+	ck_assert_msg(strstr(err, "line 13: unexpected '7'"), "err '%s'", err);
+}
+END_TEST
 
 START_TEST(read_rejects)
 {
@@ -295,6 +312,7 @@ static Suite *gbt_suite(void)
 	tcase_add_test(tc, round_trip_exact);
 	tcase_add_test(tc, same_seed_same_model);
 	tcase_add_loop_test(tc, read_rejects, 0, (int)(sizeof bad_files / sizeof bad_files[0]));
+	tcase_add_test(tc, read_counts_from_first_line);
 	tcase_add_test(tc, read_accepts_valid);
 	tcase_add_test(tc, read_rejects_truncated);
 	tcase_add_test(tc, train_rejects_bad_input);
