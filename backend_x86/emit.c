@@ -76,6 +76,13 @@ enum { EMIT_MIN_FMA_PER_THREAD = 8 << 20 };
  * `stored` weights (the packed tensor's length).  Each slice of columns
  * runs in chunks of `chunk` columns, the last taking a remainder under half
  * a chunk, as x86_run does. */
+/* mod's function name of type ty, declared where it is not yet. */
+static LLVMValueRef extern_fn(LLVMModuleRef mod, const char *name, LLVMTypeRef ty)
+{
+	LLVMValueRef f = LLVMGetNamedFunction(mod, name);
+	return f ? f : LLVMAddFunction(mod, name, ty);
+}
+
 /* The bytes fn keeps on its stack: its entry block's fixed allocas (the
  * condensed X of lower_entry_alloca). */
 static unsigned long long stack_bytes(LLVMValueRef fn, LLVMTargetDataRef td)
@@ -87,8 +94,14 @@ static unsigned long long stack_bytes(LLVMValueRef fn, LLVMTargetDataRef td)
 	return bytes;
 }
 
+/* The stack of each thread _run starts: the kernel's buffers
+ * (stack_bytes) and EMIT_STACK_SLACK for its frames and the C library's
+ * (glibc takes static TLS out of it), whatever the C library's default
+ * (musl's is 128 KiB) or `ulimit -s` would give. */
+enum { EMIT_STACK_SLACK = 1 << 20, EMIT_ATTR_BYTES = 64 /* >= sizeof(pthread_attr_t): 56 in glibc and musl */ };
+
 static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
-                      int64_t N, int64_t chunk, double stored)
+                      int64_t N, int64_t chunk, double stored, unsigned long long stack)
 {
 	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i64 = LLVMInt64TypeInContext(ctx),
 	            i32 = LLVMInt32TypeInContext(ctx), vt = LLVMVoidTypeInContext(ctx);
@@ -154,6 +167,24 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef pcreate = LLVMGetNamedFunction(mod, "pthread_create");
 	if (!pcreate)
 		pcreate = LLVMAddFunction(mod, "pthread_create", pc_ty);
+	/* the threads' attributes: their stack (an attribute that cannot be
+	 * made leaves the C library's default) */
+	LLVMTypeRef a1_ty = LLVMFunctionType(i32, &ptr, 1, 0), a2_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, i64}, 2, 0);
+	LLVMValueRef attr = LLVMBuildAlloca(b, LLVMArrayType2(LLVMInt8TypeInContext(ctx), EMIT_ATTR_BYTES), "attr");
+	LLVMSetAlignment(attr, 16);
+	LLVMValueRef made = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildCall2(b, a1_ty, extern_fn(mod, "pthread_attr_init", a1_ty),
+	                                                               &attr, 1, ""),
+	                                  LLVMConstInt(i32, 0, 0), "attr_made");
+	const unsigned long long stack_size = (stack + EMIT_STACK_SLACK + 0xffff) & ~0xffffULL;
+	LLVMBasicBlockRef sized = LLVMAppendBasicBlockInContext(ctx, run, "attr_size"),
+	                  unsized = LLVMAppendBasicBlockInContext(ctx, run, "attr_done");
+	LLVMBuildCondBr(b, made, sized, unsized);
+	LLVMPositionBuilderAtEnd(b, sized);
+	LLVMBuildCall2(b, a2_ty, extern_fn(mod, "pthread_attr_setstacksize", a2_ty),
+	               (LLVMValueRef[]){attr, LLVMConstInt(i64, stack_size, 0)}, 2, "");
+	LLVMBuildBr(b, unsized);
+	LLVMPositionBuilderAtEnd(b, unsized);
+	LLVMValueRef attrp = LLVMBuildSelect(b, made, attr, LLVMConstNull(ptr), "attrp");
 	LLVMTypeRef pj_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){i64, ptr}, 2, 0);
 	LLVMValueRef pjoin = LLVMGetNamedFunction(mod, "pthread_join");
 	if (!pjoin)
@@ -173,7 +204,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, s, LLVMConstInt(i64, 0, 0), ""), spawn, next);
 	LLVMPositionBuilderAtEnd(b, spawn);
 	LLVMValueRef tidp = LLVMBuildGEP2(b, i64, tids, &s, 1, "");
-	LLVMValueRef rc = LLVMBuildCall2(b, pc_ty, pcreate, (LLVMValueRef[]){tidp, LLVMConstNull(ptr), tramp, rec}, 4, "");
+	LLVMValueRef rc = LLVMBuildCall2(b, pc_ty, pcreate, (LLVMValueRef[]){tidp, attrp, tramp, rec}, 4, "");
 	LLVMBuildStore(b, LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, rc, LLVMConstInt(i32, 0, 0), ""), i32, ""),
 	               LLVMBuildGEP2(b, i32, ok, &s, 1, ""));
 	LLVMBuildBr(b, next);
@@ -196,6 +227,13 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMBuildBr(b, done);
 	LLVMPositionBuilderAtEnd(b, done);
 	lower_loop_end(&lc, &l2);
+	LLVMBasicBlockRef destroy = LLVMAppendBasicBlockInContext(ctx, run, "attr_destroy"),
+	                  ret = LLVMAppendBasicBlockInContext(ctx, run, "ret");
+	LLVMBuildCondBr(b, made, destroy, ret);
+	LLVMPositionBuilderAtEnd(b, destroy);
+	LLVMBuildCall2(b, a1_ty, extern_fn(mod, "pthread_attr_destroy", a1_ty), &attr, 1, "");
+	LLVMBuildBr(b, ret);
+	LLVMPositionBuilderAtEnd(b, ret);
 	LLVMBuildRetVoid(b);
 	LLVMDisposeBuilder(b);
 }
@@ -246,8 +284,10 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	              " *                  multiply-adds: small ops use fewer)\n"
 	              " *   %s_OP_unpack   the dense masked weight W_s (M x K), for checking\n"
 	              " *   %s_OP_STACK_BYTES  the stack its kernel takes in each thread that\n"
-	              " *                  runs it (the caller's, where it runs on one): up to\n"
-	              " *                  1 MiB, beyond what a small thread stack holds\n"
+	              " *                  runs it: up to 1 MiB, beyond what a small thread\n"
+	              " *                  stack holds.  The threads _run starts get it (and\n"
+	              " *                  1 MiB more); the caller's, which runs the first\n"
+	              " *                  slice (all of it on one thread), must have it\n"
 	              " * The same packed tensors are in %s.safetensors, in the op's dtype (an\n"
 	              " * op of dtype f16 or bf16 computes here in f32 on its weights rounded to\n"
 	              " * it).  X and C aligned to 64 bytes run fastest (where N is a multiple\n"
@@ -311,7 +351,10 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		double stored = 1;
 		for (int j = 0; j < ir->nloops; j++)
 			stored *= (double)ir->loops[j].nnz;
-		build_run(ctx, mod, kernel, name, op->N, x86_chunk_columns(&lk), stored);
+		LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+		const unsigned long long stack = stack_bytes(kernel, td);
+		LLVMDisposeTargetData(td);
+		build_run(ctx, mod, kernel, name, op->N, x86_chunk_columns(&lk), stored, stack);
 		snprintf(name, sizeof name, "%.200s_unpack", pre);
 		build_unpack(ctx, mod, ukernel, name);
 		char paper[PIR_PAPER_MAX];
@@ -323,10 +366,8 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 		              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
 		          pre, (long long)pm.values, ir->nloops, pre);
 		sb_printf(&h, "extern const %s_weights %s_packed;\n", pre, pre);
-		LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
 		sb_printf(&h, "enum { %s_STACK_BYTES = %llu }; /* its buffers on the stack of each thread that runs it */\n",
-		          pre, stack_bytes(kernel, td));
-		LLVMDisposeTargetData(td);
+		          pre, stack);
 		if (e->schedules && e->schedules[i].threads > 0)
 			sb_printf(&h, "enum { %s_THREADS = %d }; /* the threads the search found fastest */\n", pre,
 			          e->schedules[i].threads);

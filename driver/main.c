@@ -9,6 +9,7 @@
  */
 #include "../frontend/frontend.h"
 #include "../support/outfile.h"
+#include "../support/pool.h"
 #include "../support/util.h"
 #include "../backend_x86/x86.h"
 #include "emit_weights.h"
@@ -1170,6 +1171,7 @@ static bool slurm_shard(Options *o)
 int main(int argc, char **argv)
 {
 	atexit(check_stdout); /* (first, so it runs last: after the temporary files' removal) */
+	util_stack_room(POOL_STACK_BYTES); /* (--run and --search run kernels on this thread too) */
 	if (argc > 1 && !strcmp(argv[1], "merge"))
 		return merge_main(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "train-cost-model"))

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <time.h>
 
 enum { SPIN_NS = 200000 }; /* how long an idle worker or a waiting caller spins */
@@ -27,10 +28,11 @@ typedef struct Pool {
 	void (*fn)(void *, int);
 	void *arg;
 	int n;
+	int base; /* the parts the caller runs: 0 .. base - 1; worker w runs w - 1 + base */
 } Pool;
 
 static Pool P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                 PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0};
+                 PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0, 1};
 
 typedef struct Worker {
 	int id;
@@ -88,8 +90,8 @@ static void *worker_main(void *arg)
 			pthread_mutex_unlock(&P.mu);
 		}
 		w->seen = atomic_load(&P.gen);
-		if (w->id < P.n)
-			P.fn(P.arg, w->id);
+		if (w->id - 1 + P.base < P.n)
+			P.fn(P.arg, w->id - 1 + P.base);
 		if (atomic_fetch_sub(&P.pending, 1) == 1) {
 			pthread_mutex_lock(&P.mu);
 			pthread_cond_broadcast(&P.done);
@@ -103,7 +105,19 @@ static void *worker_main(void *arg)
 static void reset_in_child(void)
 {
 	P = (Pool){PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	           PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0};
+	           PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0, 1};
+}
+
+/* Whether the calling threads have the stack a worker has: the main
+ * thread's is RLIMIT_STACK (raised where it can be: util_stack_room); a
+ * caller with less runs no part itself.  (Taken once: a system call per
+ * job would show in the times of small kernels.) */
+static bool caller_room;
+static pthread_once_t room_once = PTHREAD_ONCE_INIT;
+static void measure_room(void)
+{
+	struct rlimit r;
+	caller_room = getrlimit(RLIMIT_STACK, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= POOL_STACK_BYTES;
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -115,30 +129,39 @@ void pool_run(int n, void (*fn)(void *arg, int i), void *arg)
 		n = 1;
 	if (n > POOL_MAX_THREADS)
 		n = POOL_MAX_THREADS;
-	if (n == 1) {
+	pthread_once(&room_once, measure_room);
+	const int base = caller_room ? 1 : 0;
+	if (n == 1 && base) {
 		fn(arg, 0);
 		return;
 	}
 	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&P.run);
-	while (P.nworkers < n - 1) {
+	pthread_attr_t attr;
+	const bool sized = pthread_attr_init(&attr) == 0;
+	if (sized)
+		pthread_attr_setstacksize(&attr, POOL_STACK_BYTES);
+	while (P.nworkers < n - base) {
 		Worker *w = &workers[P.nworkers + 1];
 		*w = (Worker){P.nworkers + 1, atomic_load(&P.gen)};
 		pthread_t tid;
-		if (pthread_create(&tid, NULL, worker_main, w) != 0)
+		if (pthread_create(&tid, sized ? &attr : NULL, worker_main, w) != 0)
 			break;
 		pthread_detach(tid);
 		P.nworkers++;
 	}
-	P.fn = fn, P.arg = arg, P.n = n;
+	if (sized)
+		pthread_attr_destroy(&attr);
+	P.fn = fn, P.arg = arg, P.n = n, P.base = base;
 	atomic_store(&P.pending, P.nworkers);
 	pthread_mutex_lock(&P.mu);
 	atomic_fetch_add(&P.gen, 1);
 	pthread_cond_broadcast(&P.wake);
 	pthread_mutex_unlock(&P.mu);
 
-	fn(arg, 0);
-	for (int i = P.nworkers + 1; i < n; i++) /* parts no worker could take */
+	if (base)
+		fn(arg, 0);
+	for (int i = P.nworkers + base; i < n; i++) /* parts no worker could take */
 		fn(arg, i);
 	if (spin_while(busy, 0)) {
 		pthread_mutex_lock(&P.mu);

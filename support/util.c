@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -387,6 +388,15 @@ void util_die_with_parent(int parent)
 #endif
 	if (getppid() != (pid_t)parent)
 		_exit(1);
+}
+
+void util_stack_room(size_t bytes)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_STACK, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= bytes)
+		return;
+	r.rlim_cur = r.rlim_max == RLIM_INFINITY || r.rlim_max >= bytes ? (rlim_t)bytes : r.rlim_max;
+	(void)setrlimit(RLIMIT_STACK, &r);
 }
 
 void *util_alloc_timed(size_t bytes)

@@ -103,6 +103,11 @@ uint64_t util_hash_text(const char *s);
  * outlive a search that was killed; exits at once if parent is gone
  * already. */
 void util_die_with_parent(int parent);
+/* Raises this process's stack limit (RLIMIT_STACK, the main thread's) to
+ * at least bytes where it is lower and the hard limit allows: the kernels
+ * run part of their work on the calling thread, with up to 1 MiB of
+ * buffers on its stack.  A limit that cannot be raised stays. */
+void util_stack_room(size_t bytes);
 
 /* Creates directory path, or finds one there; false with errno set
  * (ENOTDIR: something else is there).  *created says whether this call

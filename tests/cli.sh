@@ -344,6 +344,53 @@ holds "the stack a kernel takes: stated ($stack bytes)" test "${stack:-0}" -ge 9
 expect "--run on a stack with that room" 0 sh -c 'ulimit -s 2048 && exec "$0" "$1" --run --threads=1' "$patc" \
 	"$tmp/stack.pat"
 has "--run reports a speedup" "$tmp/out" "speedup over dense"
+# the threads a kernel starts get that room whatever the C library's default (musl's is 128 KiB: set
+# here as the default), and the result is right; patc's own --run has it under `ulimit -s 512`
+cat >"$tmp/stack_main.c" <<'EOF2'
+#define _GNU_SOURCE
+#include "threads.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	pthread_attr_t a;
+	if (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, 128 << 10) || pthread_setattr_default_np(&a))
+		return 2;
+	enum { M = threads_t_M, K = threads_t_K, N = threads_t_N };
+	float *W = malloc(sizeof(float) * M * K), *X = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
+	if (!W || !X || !C)
+		return 2;
+	for (int i = 0; i < K * N; i++)
+		X[i] = (float)((i * 37 % 201) - 100) / 100;
+	threads_t_unpack(&threads_t_packed, W);
+	threads_t_run(X, C, &threads_t_packed, 4);
+	double err = 0, mag = 0;
+	for (int m = 0; m < M; m++)
+		for (int n = 0; n < N; n++) {
+			double ref = 0;
+			for (int k = 0; k < K; k++)
+				ref += (double)W[m * K + k] * X[k * N + n];
+			err = fmax(err, fabs(ref - C[m * N + n])), mag = fmax(mag, fabs(ref));
+		}
+	printf("relative error %g\n", err / mag);
+	return err <= 1e-5 * mag ? 0 : 1;
+}
+EOF2
+printf 'include "all.pat";\nop t: spmm(M = 32, K = 1920, N = 1024) { weights = random(seed = 1); apply block(16, 240, 50%%); }\n' \
+	>"$tmp/threads.pat"
+expect "a kernel on threads" 0 "$patc" "$tmp/threads.pat" -o "$tmp/threads"
+holds "a kernel on threads: its buffers on their stacks" grep -q "threads_t_STACK_BYTES = 9[0-9][0-9][0-9][0-9][0-9] " \
+	"$tmp/threads/threads.h"
+holds "a kernel's threads under a 128 KiB default stack: built" cc -O1 -iquote "$tmp/threads" -o "$tmp/stack_main" \
+	"$tmp/stack_main.c" "$tmp/threads/threads.o" -lm -lpthread
+expect "a kernel's threads under a 128 KiB default stack: run and right" 0 "$tmp/stack_main"
+for t in 1 2; do
+	expect "--run --threads=$t under ulimit -s 512" 0 sh -c 'ulimit -s 512 && exec "$0" "$1" --run --threads="$2"' \
+		"$patc" "$tmp/stack.pat" "$t"
+	has "--run --threads=$t under ulimit -s 512: a speedup" "$tmp/out" "speedup over dense"
+done
 has "--run checks the result" "$tmp/out" "relative error vs float64 on the masked weight"
 if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
 	expect "--run on a GPU target without a driver" 3 "$patc" "$tmp/w.pat" --run --target=sm_80
