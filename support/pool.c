@@ -101,24 +101,32 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Whether the calling threads have the stack a worker has (1, 0; -1 not
+ * known yet): the main thread's is RLIMIT_STACK (raised where it can be:
+ * util_stack_room); a caller with less runs no part itself.  (Taken once a
+ * process: a system call per job would show in the times of small
+ * kernels.) */
+static atomic_int caller_room = -1;
+
+static int room_of_callers(void)
+{
+	int room = atomic_load(&caller_room);
+	if (room < 0) {
+		struct rlimit r;
+		room = getrlimit(RLIMIT_STACK, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= POOL_STACK_BYTES;
+		atomic_store(&caller_room, room);
+	}
+	return room;
+}
+
 /* In a child of fork() only the forking thread exists: forget the workers. */
 static void reset_in_child(void)
 {
 	P = (Pool){PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
 	           PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0, 1};
+	atomic_store(&caller_room, -1); /* (a child may set its own limit) */
 }
 
-/* Whether the calling threads have the stack a worker has: the main
- * thread's is RLIMIT_STACK (raised where it can be: util_stack_room); a
- * caller with less runs no part itself.  (Taken once: a system call per
- * job would show in the times of small kernels.) */
-static bool caller_room;
-static pthread_once_t room_once = PTHREAD_ONCE_INIT;
-static void measure_room(void)
-{
-	struct rlimit r;
-	caller_room = getrlimit(RLIMIT_STACK, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= POOL_STACK_BYTES;
-}
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void register_atfork(void) { pthread_atfork(NULL, NULL, reset_in_child); }
@@ -129,13 +137,12 @@ void pool_run(int n, void (*fn)(void *arg, int i), void *arg)
 		n = 1;
 	if (n > POOL_MAX_THREADS)
 		n = POOL_MAX_THREADS;
-	pthread_once(&room_once, measure_room);
-	const int base = caller_room ? 1 : 0;
+	pthread_once(&atfork_once, register_atfork);
+	const int base = room_of_callers();
 	if (n == 1 && base) {
 		fn(arg, 0);
 		return;
 	}
-	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&P.run);
 	pthread_attr_t attr;
 	const bool sized = pthread_attr_init(&attr) == 0;

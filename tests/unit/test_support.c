@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -306,8 +307,9 @@ static void pool_part(void *arg, int i)
 		atomic_store(&c->part0_elsewhere, true);
 }
 
-/* Runs a job of n parts; true when each ran once and part 0 on the caller. */
-static bool pool_job_ok(int n)
+/* Runs a job of n parts; true when each ran once and part 0 on the caller
+ * (elsewhere: on a worker). */
+static bool pool_job_ran(int n, bool elsewhere)
 {
 	static PoolCheck c;
 	for (int i = 0; i < POOL_MAX_THREADS; i++)
@@ -318,8 +320,10 @@ static bool pool_job_ok(int n)
 	for (int i = 0; i < POOL_MAX_THREADS; i++)
 		if (atomic_load(&c.count[i]) != (i < n))
 			return false;
-	return !atomic_load(&c.part0_elsewhere);
+	return atomic_load(&c.part0_elsewhere) == elsewhere;
 }
+
+static bool pool_job_ok(int n) { return pool_job_ran(n, false); }
 
 START_TEST(pool_parts_once)
 {
@@ -350,6 +354,29 @@ START_TEST(pool_after_fork)
 }
 END_TEST
 
+/* A process whose stack limit is under a worker's runs no part on the
+ * calling thread (a kernel's buffers may not fit there): every part on a
+ * worker, one part too. */
+START_TEST(pool_small_stack)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		alarm(20);
+		struct rlimit r;
+		if (getrlimit(RLIMIT_STACK, &r) != 0)
+			_exit(2);
+		r.rlim_cur = 512 << 10;
+		if (setrlimit(RLIMIT_STACK, &r) != 0)
+			_exit(2);
+		_exit(pool_job_ran(1, true) && pool_job_ran(3, true) && pool_job_ran(8, true) ? 0 : 1);
+	}
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
 static Suite *support_suite(void)
 {
 	Suite *s = suite_create("support");
@@ -362,6 +389,7 @@ static Suite *support_suite(void)
 	tcase_add_test(tc, outfile_groups);
 	tcase_add_test(tc, pool_parts_once);
 	tcase_add_test(tc, pool_after_fork);
+	tcase_add_test(tc, pool_small_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }
