@@ -441,7 +441,7 @@ static int parse_args(int argc, char **argv, Options *o)
 			if (nlo >= sizeof lo || !parse_fraction(lo, &o->s.sparsity) || o->s.sparsity <= 0 || o->s.sparsity >= 1 ||
 			    (dots && (!parse_fraction(dots + 2, &o->s.max_sparsity) || !(o->s.max_sparsity > o->s.sparsity) ||
 			              o->s.max_sparsity >= 1)))
-				return usage_error("--sparsity takes a percentage between 0 and 100, such as 75%%, or a range "
+				return usage_error("--sparsity takes a percentage over 0 and under 100, such as 75%%, or a range "
 				                   "such as 70%%..80%%, not '%s'",
 				                   v);
 			o->s_given |= SET_SPARSITY;

@@ -708,6 +708,8 @@ for v in " 50%" "+50%" "0x.8" "1e-3" "-0%" "50%%" "."; do
 	expect "--budget='$v'" 2 "$patc" "$tmp/w.pat" --search --op=q --no-measure --budget="$v"
 	has "--budget='$v': why" "$tmp/err" "--budget takes a percentage"
 done
+expect "--sparsity=0%" 2 "$patc" "$tmp/w.pat" --search --op=q --no-measure --sparsity=0%
+has "--sparsity=0%: why" "$tmp/err" "a percentage over 0 and under 100, such as 75%, or a range such as 70%..80%, not '0%'"
 expect "--sparsity with a first part past 64 bytes" 2 "$patc" "$tmp/w.pat" --search --op=q --no-measure \
 	--sparsity="0.5$(printf '0%.0s' $(seq 70))x..0.9"
 # options that shape measurements are refused with --no-measure, which makes none
