@@ -306,9 +306,13 @@ static void check_load(const Line *l, int n)
 		need(k < ngot, "search_log_load took %d lines, line %d is the search's too", ngot, i + 1);
 		const SearchLogged *g = &got[k++];
 		const SearchLogEntry *e = &l[i].e;
-		/* the failure's text as valid UTF-8 in at most 119 bytes: the same
-		 * where it is printable ASCII that fits, else valid UTF-8 */
-		const char *failed = or_empty(e->failed);
+		/* the failure's text (an early stop's reason) as valid UTF-8 in at
+		 * most 119 bytes: the same where it is printable ASCII that fits,
+		 * else valid UTF-8 */
+		const char *failed = e->failed           ? e->failed
+		                     : !e->early         ? ""
+		                     : e->early_why      ? e->early_why
+		                                         : "stopped early (the log gives no reason)";
 		bool ascii = strlen(failed) < 116;
 		for (const char *c = failed; ascii && *c; c++)
 			ascii = *c >= 0x20 && *c < 0x7f;
