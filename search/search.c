@@ -308,8 +308,8 @@ static bool enumerate(const char *op, int64_t M, int64_t K, const SearchSettings
 
 typedef struct Regions {
 	int64_t bm, bk, rm, rk; /* the block; the blocks per axis */
-	float *sum;             /* rm x rk: a block's importance, to rank it */
-	double *dsum;           /* the same in double, for the kept importance */
+	float *sum;             /* rm x rk: a block's importance, to rank it (its rank among the blocks) */
+	double *dsum;           /* its importance, for the kept importance */
 	int64_t *count;         /* real weights per block */
 } Regions;
 
@@ -318,6 +318,17 @@ typedef struct RegionCache {
 	int n, cap;
 	int64_t hits; /* candidates scored on cached sums */
 } RegionCache;
+
+typedef struct ByValue {
+	double v;
+	int64_t i;
+} ByValue;
+
+static int cmp_by_value(const void *a, const void *b)
+{
+	const ByValue *x = a, *y = b;
+	return (x->v > y->v) - (x->v < y->v);
+}
 
 static const Regions *regions_get(RegionCache *rc, const float *imp, int64_t M, int64_t K, int64_t bm, int64_t bk)
 {
@@ -348,8 +359,24 @@ static const Regions *regions_get(RegionCache *rc, const float *imp, int64_t M, 
 			g.dsum[b] += imp[i * K + k];
 			g.count[b]++;
 		}
-	for (size_t b = 0; b < n; b++)
-		g.sum[b] = (float)g.dsum[b];
+	/* to rank by: the sums' ranks (equal sums equal), where float holds
+	 * them: the sums rounded to float would tie blocks that the mask of
+	 * the full weight, ranking in double, tells apart */
+	ByValue *order = n <= ((size_t)1 << 24) ? malloc(n * sizeof *order) : NULL;
+	if (order) {
+		for (size_t b = 0; b < n; b++)
+			order[b] = (ByValue){g.dsum[b], (int64_t)b};
+		qsort(order, n, sizeof *order, cmp_by_value);
+		float rank = 0;
+		for (size_t j = 0; j < n; j++) {
+			if (j > 0 && order[j].v != order[j - 1].v)
+				rank++;
+			g.sum[order[j].i] = rank;
+		}
+		free(order);
+	} else
+		for (size_t b = 0; b < n; b++)
+			g.sum[b] = (float)g.dsum[b];
 	rc->hits++;
 	rc->r[rc->n] = g;
 	return &rc->r[rc->n++];
