@@ -72,10 +72,6 @@ static LLVMValueRef slice_bound(LLVMBuilderRef b, LLVMTypeRef i64, LLVMValueRef 
  * so a kernel smaller than this per thread runs on fewer threads. */
 enum { EMIT_MIN_FMA_PER_THREAD = 8 << 20 };
 
-/* void P_run(const float *X, float *C, const weights *w, int threads);
- * `stored` weights (the packed tensor's length).  Each slice of columns
- * runs in chunks of `chunk` columns, the last taking a remainder under half
- * a chunk, as x86_run does. */
 /* mod's function name of type ty, declared where it is not yet. */
 static LLVMValueRef extern_fn(LLVMModuleRef mod, const char *name, LLVMTypeRef ty)
 {
@@ -100,6 +96,11 @@ static unsigned long long stack_bytes(LLVMValueRef fn, LLVMTargetDataRef td)
  * (musl's is 128 KiB) or `ulimit -s` would give. */
 enum { EMIT_STACK_SLACK = 1 << 20, EMIT_ATTR_BYTES = 64 /* >= sizeof(pthread_attr_t): 56 in glibc and musl */ };
 
+/* void P_run(const float *X, float *C, const weights *w, int threads);
+ * `stored` weights (the packed tensor's length).  Each slice of columns
+ * runs in chunks of `chunk` columns, the last taking a remainder under half
+ * a chunk, as x86_run does; its threads get `stack` bytes for the kernel's buffers
+ * and EMIT_STACK_SLACK more. */
 static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
                       int64_t N, int64_t chunk, double stored, unsigned long long stack)
 {
@@ -169,7 +170,8 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 		pcreate = LLVMAddFunction(mod, "pthread_create", pc_ty);
 	/* the threads' attributes: their stack (an attribute that cannot be
 	 * made leaves the C library's default) */
-	LLVMTypeRef a1_ty = LLVMFunctionType(i32, &ptr, 1, 0), a2_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, i64}, 2, 0);
+	LLVMTypeRef a1_ty = LLVMFunctionType(i32, &ptr, 1, 0);
+	LLVMTypeRef a2_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, i64}, 2, 0);
 	LLVMValueRef attr = LLVMBuildAlloca(b, LLVMArrayType2(LLVMInt8TypeInContext(ctx), EMIT_ATTR_BYTES), "attr");
 	LLVMSetAlignment(attr, 16);
 	LLVMValueRef made = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildCall2(b, a1_ty, extern_fn(mod, "pthread_attr_init", a1_ty),

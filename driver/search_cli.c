@@ -353,8 +353,10 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		if (!isnan(model.spearman))
 			snprintf(q, sizeof q, "; held-out Spearman %.2f", model.spearman);
 		if (!isnan(model.recall))
-			snprintf(q + strlen(q), sizeof q - strlen(q), ", top-10 recall %.2f, %.2f within 2%% of the 10th",
-			         model.recall, model.recall_tied);
+			snprintf(q + strlen(q), sizeof q - strlen(q), ", top-10 recall %.2f", model.recall);
+		if (!isnan(model.recall_tied))
+			snprintf(q + strlen(q), sizeof q - strlen(q), "%s%.2f within 2%% of the 10th",
+			         isnan(model.recall) ? ", top-10 recall " : ", ", model.recall_tied);
 		fprintf(stderr, "search: cost model %s (learned on %d kernels of %d searches on %s%s)\n", model_path,
 		        model.samples, model.groups, model.device, q);
 	} else

@@ -309,7 +309,7 @@ typedef struct Sample {
 	double us;     /* the fastest of its measurements */
 	double m[2];   /* its first two (m[1] 0: measured once) */
 	uint64_t kern; /* a hash of its PatternIR: one kernel (the backend's own schedule) */
-	uint64_t line[2]; /* hashes of m's log lines: a line read twice (a log given twice) is one measurement */
+	uint64_t line; /* a hash of its log line: a line read twice (a log given twice) is one measurement */
 	int group;     /* one search: source, op, shape, N, layout, threads */
 } Sample;
 
@@ -406,7 +406,7 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		s->m[1] = 0;
 		s->kern = util_hash_text(e.pir);
 		line[strcspn(line, "\r\n")] = 0;
-		s->line[0] = util_hash_text(line), s->line[1] = 0;
+		s->line = util_hash_text(line);
 		s->y = y;
 		s->group = group_of(S, key);
 		cJSON_Delete(j);
@@ -527,22 +527,25 @@ static bool merge_repeats(Samples *S, int *dups)
 		k[i] = (ByKernel){S->s[i].group, S->s[i].kern, i};
 	qsort(k, (size_t)S->n, sizeof *k, cmp_kernel);
 	int n = 0;
-	for (int i = 0; i < S->n; i++) {
+	for (int i = 0, run = 0; i < S->n; i++) { /* (run: where this kernel's samples begin in k) */
 		const Sample *s = &S->s[k[i].i];
 		if (i > 0 && k[i].group == k[i - 1].group && k[i].kern == k[i - 1].kern) {
 			Sample *o = &ns[n - 1];
-			if (s->line[0] == o->line[0] || (o->m[1] && s->line[0] == o->line[1])) {
+			bool again = false;
+			for (int j = run; j < i && !again; j++)
+				again = S->s[k[j].i].line == s->line;
+			if (again) {
 				(*dups)++; /* the same line again: no second measurement */
 				continue;
 			}
 			if (!o->m[1])
-				o->m[1] = s->us, o->line[1] = s->line[0];
+				o->m[1] = s->us;
 			if (s->us < o->us) {
 				o->y += log(s->us / o->us);
 				o->us = s->us;
 			}
 		} else
-			ns[n++] = *s;
+			ns[n++] = *s, run = i;
 	}
 	free(k);
 	free(S->s);

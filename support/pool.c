@@ -39,7 +39,7 @@ typedef struct Worker {
 	unsigned long seen; /* the generation this worker last ran */
 } Worker;
 
-static Worker workers[POOL_MAX_THREADS];
+static Worker workers[POOL_MAX_THREADS + 1]; /* 1 .. POOL_MAX_THREADS (all n parts where the caller runs none) */
 
 static int64_t now_ns(void)
 {
@@ -126,7 +126,6 @@ static void reset_in_child(void)
 	           PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0, 1};
 	atomic_store(&caller_room, -1); /* (a child may set its own limit) */
 }
-
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void register_atfork(void) { pthread_atfork(NULL, NULL, reset_in_child); }

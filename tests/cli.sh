@@ -355,9 +355,11 @@ cat >"$tmp/stack_main.c" <<'EOF2'
 #include <stdlib.h>
 int main(void)
 {
+#ifdef __GLIBC__ /* (elsewhere the C library's own default) */
 	pthread_attr_t a;
 	if (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, 128 << 10) || pthread_setattr_default_np(&a))
 		return 2;
+#endif
 	enum { M = threads_t_M, K = threads_t_K, N = threads_t_N };
 	float *W = malloc(sizeof(float) * M * K), *X = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
 	if (!W || !X || !C)

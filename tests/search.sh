@@ -542,10 +542,19 @@ rc=$?
 "$patc" train-cost-model "$tmp"/t?/tune.jsonl -o /nonexistent/dir/m.model >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc -eq 3 ] && grep -q "cannot write" "$tmp/err" && ok || bad "train-cost-model to an unwritable path: exit $rc"
-# a log given twice holds no second measurement (the same lines again)
+# a log given twice holds no second measurement (the same lines again), also of kernels measured
+# three times (search 6 a third time)
 "$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp/t6/tune.jsonl" -o "$tmp/twice.model" >"$tmp/out" 2>"$tmp/err" &&
 	grep -q "^cost model: $all measurements of $all kernels in 6 searches" "$tmp/out" &&
 	! grep -q "measured twice" "$tmp/out" && ok || bad "train-cost-model of a log given twice: $(cat "$tmp/out")"
+"$patc" "$tmp/t6.pat" --search --topk=20 --tune=0 --explore=50% --threads=1 --budget=100% -o "$tmp/t6c" \
+	>/dev/null 2>&1 || bad "training search 6 a third time"
+"$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp"/t6[bc]/tune.jsonl -o "$tmp/thrice.model" >"$tmp/out1" 2>&1 &&
+	"$patc" train-cost-model "$tmp"/t?/tune.jsonl "$tmp"/t6[bc]/tune.jsonl "$tmp"/t?/tune.jsonl "$tmp"/t6[bc]/tune.jsonl \
+		-o "$tmp/thrice2.model" >"$tmp/out2" 2>&1 &&
+	[ "$(grep "^cost model:" "$tmp/out1")" = "$(grep "^cost model:" "$tmp/out2")" ] &&
+	grep -q "^cost model: $((all + six + $(wc -l <"$tmp/t6c/tune.jsonl"))) measurements" "$tmp/out1" && ok ||
+	bad "train-cost-model of logs given twice, kernels measured three times: $(head -1 "$tmp/out1") / $(head -1 "$tmp/out2")"
 # latencies all equal rank nothing: no Spearman or recall claimed (the model says none)
 python3 - "$tmp" <<'EOF2'
 import json, sys
