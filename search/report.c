@@ -769,7 +769,7 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			/* (whole characters of valid UTF-8 that a Measured's why holds:
 			 * a log edited by hand is no reason for an invalid report) */
 			utf8_text(le.failed ? le.failed : le.early_why ? le.early_why : "", e->why, 120);
-			if (le.early && !le.early_why) /* (an older patc's log) */
+			if (le.early && !le.early_why && !le.failed) /* (an older patc's log) */
 				snprintf(e->why, sizeof e->why, "stopped early (the log gives no reason)");
 			if (!e->pir) {
 				(*n)--;
