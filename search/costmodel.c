@@ -459,32 +459,19 @@ double cost_spearman(const double *a, const double *b, int n)
 	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 2; /* (constant: no ranking to compare) */
 }
 
-typedef struct ByValue {
-	double v;
-	int i;
-} ByValue;
-
-static int cmp_value(const void *a, const void *b)
-{
-	const ByValue *x = a, *y = b;
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return x->i - y->i;
-}
-
 /* Of the `top` best predicted (n >= top), the share among the `top`
  * fastest measured; with tie > 0, also those measured within tie of the
  * top-th fastest. */
 static double recall_at(const double *pred, const double *meas, int n, int top, double tie)
 {
-	ByValue *a = malloc((size_t)n * 2 * sizeof *a);
+	UtilKeyed *a = malloc((size_t)n * 2 * sizeof *a);
 	if (!a)
 		return 0;
-	ByValue *b = a + n;
+	UtilKeyed *b = a + n;
 	for (int i = 0; i < n; i++)
-		a[i] = (ByValue){pred[i], i}, b[i] = (ByValue){meas[i], i};
-	qsort(a, (size_t)n, sizeof *a, cmp_value);
-	qsort(b, (size_t)n, sizeof *b, cmp_value);
+		a[i] = (UtilKeyed){pred[i], i}, b[i] = (UtilKeyed){meas[i], i};
+	qsort(a, (size_t)n, sizeof *a, util_keyed_cmp);
+	qsort(b, (size_t)n, sizeof *b, util_keyed_cmp);
 	const double limit = b[top - 1].v * (1 + tie);
 	int hit = 0;
 	for (int i = 0; i < top; i++)

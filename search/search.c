@@ -319,17 +319,6 @@ typedef struct RegionCache {
 	int64_t hits; /* candidates scored on cached sums */
 } RegionCache;
 
-typedef struct ByValue {
-	double v;
-	int64_t i;
-} ByValue;
-
-static int cmp_by_value(const void *a, const void *b)
-{
-	const ByValue *x = a, *y = b;
-	return (x->v > y->v) - (x->v < y->v);
-}
-
 static const Regions *regions_get(RegionCache *rc, const float *imp, int64_t M, int64_t K, int64_t bm, int64_t bk)
 {
 	for (int i = 0; i < rc->n; i++)
@@ -362,11 +351,11 @@ static const Regions *regions_get(RegionCache *rc, const float *imp, int64_t M, 
 	/* to rank by: the sums' ranks (equal sums equal), where float holds
 	 * them: the sums rounded to float would tie blocks that the mask of
 	 * the full weight, ranking in double, tells apart */
-	ByValue *order = n <= ((size_t)1 << 24) ? malloc(n * sizeof *order) : NULL;
+	UtilKeyed *order = n <= ((size_t)1 << 24) ? malloc(n * sizeof *order) : NULL;
 	if (order) {
 		for (size_t b = 0; b < n; b++)
-			order[b] = (ByValue){g.dsum[b], (int64_t)b};
-		qsort(order, n, sizeof *order, cmp_by_value);
+			order[b] = (UtilKeyed){g.dsum[b], (int64_t)b};
+		qsort(order, n, sizeof *order, util_keyed_cmp);
 		float rank = 0;
 		for (size_t j = 0; j < n; j++) {
 			if (j > 0 && order[j].v != order[j - 1].v)

@@ -390,6 +390,14 @@ void util_die_with_parent(int parent)
 		_exit(1);
 }
 
+int util_keyed_cmp(const void *a, const void *b)
+{
+	const UtilKeyed *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
 void util_stack_room(size_t bytes)
 {
 	struct rlimit r;

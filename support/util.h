@@ -98,6 +98,14 @@ const char *util_comment_text(const char *s, char *buf, size_t len);
  * these hashes, and the shipped model is what that order gives.) */
 uint64_t util_hash_text(const char *s);
 
+/* A value and its index, for qsort by util_keyed_cmp: ascending, ties by
+ * index (so the order does not depend on qsort's). */
+typedef struct UtilKeyed {
+	double v;
+	int64_t i;
+} UtilKeyed;
+int util_keyed_cmp(const void *a, const void *b);
+
 /* In a child just forked by parent: the child is killed when the parent
  * dies (where the system can: Linux), so that a measuring child does not
  * outlive a search that was killed; exits at once if parent is gone
