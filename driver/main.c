@@ -885,8 +885,18 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 	/* the files replace those of an earlier run together (outfile.h); an
 	 * earlier run's files that this one does not write again go with them
 	 * (its library would load that run's kernels and weights, its BASE.o
-	 * or BASE.ptx would sit beside a header it does not match) */
-	outfile_group_begin();
+	 * or BASE.ptx would sit beside a header it does not match); the
+	 * directory locked meanwhile against another run into it */
+	if (!outfile_group_begin(o->output, OUTFILE_WAIT_S)) {
+		if (errno == EWOULDBLOCK)
+			fprintf(stderr, "patc: error: another patc run is writing into '%s': waited %d s for it to finish\n",
+			        o->output, OUTFILE_WAIT_S);
+		else
+			fprintf(stderr, "patc: error: cannot write into '%s': %s\n", o->output, strerror(errno));
+		if (created)
+			rmdir(o->output);
+		return PATC_EXIT_ENV;
+	}
 	const struct {
 		const char *suffix;
 		bool written;

@@ -276,8 +276,10 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		snprintf(model_path, sizeof model_path, "%s", c->cost_model);
 	else if (!c->cost_model && !c->gpu && c->stdlib) {
 		snprintf(model_path, sizeof model_path, "%s/cost-x86-64.model", c->stdlib);
-		if (access(model_path, R_OK) != 0)
+		struct stat mst;
+		if (lstat(model_path, &mst) != 0 && errno == ENOENT)
 			model_path[0] = 0; /* none installed: the analytic one */
+		/* (one there that cannot be read: cost_model_load says why, by strerror) */
 	}
 	if (model_path[0] && !cost_model_load(model_path, &model, err)) {
 		fprintf(stderr, "patc: error: %s\n", err);
@@ -287,10 +289,11 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	 * little beside the kernels' structure); on a GPU, for that GPU only */
 	const bool model_gpu = !strncmp(model.target, "sm_", 3);
 	if (model.gbt && model.target[0] && (model_gpu != c->gpu || (c->gpu && strcmp(model.target, c->target)))) {
+		char qm[UTIL_QUOTE_BUF], qt[UTIL_QUOTE_BUF];
 		fprintf(stderr, "patc: error: the cost model '%s' was learned on measurements for target %s and cannot "
 		                "rank candidates for --target=%s: train one on this target's tuning logs (`patc "
 		                "train-cost-model LOG... --target=%s -o MODEL`) or give --cost-model=analytic\n",
-		        model_path, model.target, c->target, c->target);
+		        util_quote(model_path, qm), util_quote(model.target, qt), c->target, c->target);
 		cost_model_free(&model);
 		return PATC_EXIT_INPUT;
 	}
@@ -379,24 +382,36 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		snprintf(kfiles[i], sizeof kfiles[i], "%.140s%s", c->base, suffixes[c->gpu][i]);
 		kernel[i] = kfiles[i];
 	}
-	char old[8][160];
-	int nold = s.shards <= 1 ? earlier_kernel(c->dir, old) : 0; /* (shards may share a directory) */
 	/* the kernel, then the reports that name it, renamed into place together
 	 * (outfile.h) with the earlier search's kernel files that this one does
 	 * not write again removed: the reports never sit beside a kernel they do
-	 * not describe, even where the search is stopped while writing them */
+	 * not describe, even where the search is stopped while writing them;
+	 * the directory locked meanwhile (and before the earlier kernel is
+	 * read) against another run into it */
 	StrBuf kline;
 	sb_init(&kline);
-	outfile_group_begin();
-	remove_stale_kernel(c->dir, old, nold, r.best >= 0 ? kernel : NULL);
-	if (r.best >= 0)
+	const bool locked = outfile_group_begin(c->dir, OUTFILE_WAIT_S);
+	if (!locked) {
+		if (errno == EWOULDBLOCK)
+			fprintf(stderr, "patc: error: another patc run is writing into '%s': waited %d s for it to finish\n",
+			        c->dir, OUTFILE_WAIT_S);
+		else
+			fprintf(stderr, "patc: error: cannot write into '%s': %s\n", c->dir, strerror(errno));
+		rc = PATC_EXIT_ENV;
+	}
+	char old[8][160];
+	int nold = locked && s.shards <= 1 ? earlier_kernel(c->dir, old) : 0; /* (shards may share a directory) */
+	if (locked)
+		remove_stale_kernel(c->dir, old, nold, r.best >= 0 ? kernel : NULL);
+	if (locked && r.best >= 0)
 		rc = write_kernel(c, op, p, &r.c[r.best], cpu, &kline);
-	if (rc == PATC_EXIT_OK && !search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target,
-	                                                r.best >= 0 ? kernel : NULL, err)) {
+	if (locked && rc == PATC_EXIT_OK &&
+	    !search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target, r.best >= 0 ? kernel : NULL,
+	                          err)) {
 		fprintf(stderr, "patc: error: %s\n", err);
 		rc = PATC_EXIT_ENV;
 	}
-	if (!outfile_group_end(rc == PATC_EXIT_OK)) {
+	if (locked && !outfile_group_end(rc == PATC_EXIT_OK)) {
 		fprintf(stderr, "patc: error: cannot write the search's files into '%s': %s\n", c->dir, strerror(errno));
 		rc = PATC_EXIT_ENV;
 	}
@@ -584,9 +599,11 @@ int search_merge(int n, char *const *paths, const char *output)
 	int64_t *table = NULL; /* index into kept, -1: empty */
 	int rc = PATC_EXIT_OK, skipped = 0;
 	for (int i = 0; i < n && rc == PATC_EXIT_OK; i++) {
+		char qp[UTIL_QUOTE_BUF];
+		util_quote(paths[i], qp);
 		FILE *f = fopen(paths[i], "r");
 		if (!f) {
-			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
+			fprintf(stderr, "patc: error: cannot read '%s': %s\n", qp, strerror(errno));
 			rc = PATC_EXIT_INPUT;
 			break;
 		}
@@ -658,15 +675,15 @@ int search_merge(int n, char *const *paths, const char *output)
 			kept[nkept++] = (Merged){key, copy, when};
 		}
 		if (len < 0 && errno == EFBIG) {
-			fprintf(stderr, "patc: error: '%s' is not a tuning log: line %d is longer than %zu MiB\n", paths[i],
+			fprintf(stderr, "patc: error: '%s' is not a tuning log: line %d is longer than %zu MiB\n", qp,
 			        lineno + 1, SEARCH_LOG_LINE_MAX >> 20);
 			rc = PATC_EXIT_INPUT;
 		} else if (ferror(f)) { /* a directory, or a read error */
-			fprintf(stderr, "patc: error: cannot read '%s': %s\n", paths[i], strerror(errno));
+			fprintf(stderr, "patc: error: cannot read '%s': %s\n", qp, strerror(errno));
 			rc = PATC_EXIT_INPUT;
 		} else if (lines && !measurements) { /* (an empty log is one: a shard that measured nothing) */
 			fprintf(stderr, "patc: error: '%s' is not a tuning log: none of its %d line%s is a measurement\n",
-			        paths[i], lines, lines == 1 ? "" : "s");
+			        qp, lines, lines == 1 ? "" : "s");
 			rc = PATC_EXIT_INPUT;
 		}
 		free(line);
@@ -677,7 +694,9 @@ int search_merge(int n, char *const *paths, const char *output)
 	for (size_t k = 0; k < nkept; k++)
 		sb_printf(&all, "%s\n", kept[k].line);
 	if (rc == PATC_EXIT_OK && !util_write_file_atomic(output, all.data ? all.data : "", all.len)) {
-		fprintf(stderr, "patc: error: cannot write '%s': %s\n", output, strerror(errno));
+		const int e = errno;
+		char qo[UTIL_QUOTE_BUF];
+		fprintf(stderr, "patc: error: cannot write '%s': %s\n", util_quote(output, qo), strerror(e));
 		rc = PATC_EXIT_ENV;
 	}
 	if (rc == PATC_EXIT_OK && skipped)

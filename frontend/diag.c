@@ -1,5 +1,6 @@
 /* diag.c - GCC/clang-style diagnostics; see diag.h. */
 #include "diag.h"
+#include "../support/util.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -76,38 +77,70 @@ static int char_cols(const char *s, const char *end)
 }
 
 /* mark once for each column the characters starting in bytes [a, b) of
- * the line [p, eol) take (a tab for a tab, which the line shows too). */
-static void mark_cols(FILE *out, const char *a, const char *b, const char *eol, char mark)
+ * the line [p, eol) take (a tab for a tab, which the line shows too; one
+ * column for each byte that is not part of a valid UTF-8 character, as a
+ * terminal shows each such byte as U+FFFD). */
+static void mark_cols(FILE *out, const char *line, const char *a, const char *b, const char *eol, char mark)
 {
-	for (const char *c = a; c < b; c++) {
+	for (const char *c = a; c < b;) {
 		if (c >= eol) { /* (a range past the line's end: one mark a column) */
 			fputc(mark, out);
+			c++;
 			continue;
 		}
-		if (cont_byte(*c))
-			continue;
 		if (*c == '\t' && mark == ' ') {
 			fputc('\t', out);
+			c++;
 			continue;
 		}
-		for (int w = char_cols(c, eol); w > 0; w--)
+		if (cont_byte(*c)) { /* (the rest of a character begun before a, or a stray byte) */
+			const char *s = c;
+			while (s > line && c - s < 3 && cont_byte(*s))
+				s--;
+			if (util_utf8_len(s, (size_t)(eol - s)) > c - s) {
+				c++;
+				continue;
+			}
+		}
+		const int k = util_utf8_len(c, (size_t)(eol - c));
+		for (int w = k ? char_cols(c, eol) : 1; w > 0; w--)
 			fputc(mark, out);
+		c += k ? k : 1;
 	}
+}
+
+/* Where line starts in f (its end where the file has fewer lines; after a
+ * byte-order mark on line 1).  From the line found last where that comes
+ * before, so diagnostics in order of lines cost one pass over the file,
+ * not one each (100 errors in a 64 MiB file). */
+static const char *line_start(SrcFile *f, int line)
+{
+	if (f->shown_line == 0 || line < f->shown_line)
+		f->shown_line = 1, f->shown_off = 0;
+	const char *p = f->text + f->shown_off, *end = f->text + f->len;
+	int at = f->shown_line;
+	for (; at < line; at++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return end;
+		p = nl + 1;
+	}
+	f->shown_line = at, f->shown_off = (size_t)(p - f->text);
+	if (line == 1)
+		p += diag_bom_len(f->text, f->len);
+	return p;
 }
 
 /* Shows the line of loc with a caret under its first column and tildes
  * under the rest of the range (on that line). */
-static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
+static void show_line(Diag *d, SrcFile *f, SrcLoc loc)
 {
-	const char *p = f->text, *end = f->text + f->len;
-	for (int line = 1; line < loc.line && p < end; p++)
-		if (*p == '\n')
-			line++;
+	const char *p = line_start(f, loc.line), *end = f->text + f->len;
 	/* to its '\n' (a bare '\r' starts no line, for the lexer either), less a
 	 * CRLF's '\r' */
-	const char *eol = p;
-	while (eol < end && *eol != '\n')
-		eol++;
+	const char *eol = memchr(p, '\n', (size_t)(end - p));
+	if (!eol)
+		eol = end;
 	if (eol > p && eol[-1] == '\r')
 		eol--;
 	int last = loc.end_line == loc.line ? loc.end_col : (int)(eol - p);
@@ -128,14 +161,16 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	const char *cut_before = from > p ? "..." : "", *cut_after = to < eol ? "..." : "";
 	int w = fprintf(d->out, " %4d | ", loc.line) - 3;
 	fputs(cut_before, d->out);
-	for (const char *c = from; c < to; c++) /* (a bare '\r' shown would send the rest to column 1) */
-		fputc(*c == '\r' ? ' ' : *c, d->out);
+	/* (a bare '\r' shown would send the rest to column 1; a NUL or an escape
+	 * is nothing to send a terminal: each such control byte shows as a space) */
+	for (const char *c = from; c < to; c++)
+		fputc(((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f ? ' ' : *c, d->out);
 	fputs(cut_after, d->out);
 	fprintf(d->out, "\n%*s | %s", w, "", from > p ? "   " : "");
 	const int first = (int)(from - p) + 1; /* the column shown first */
 	/* marks by the columns a terminal shows: none for a UTF-8 continuation
 	 * byte, two for a wide character */
-	mark_cols(d->out, p + first - 1, p + loc.col - 1, eol, ' ');
+	mark_cols(d->out, p, p + first - 1, p + loc.col - 1, eol, ' ');
 	if (last > (int)(to - p))
 		last = (int)(to - p) > loc.col ? (int)(to - p) : loc.col;
 	if (d->color)
@@ -144,7 +179,7 @@ static void show_line(Diag *d, const SrcFile *f, SrcLoc loc)
 	const char *at = p + loc.col - 1; /* (a wide character's second column: '~') */
 	if (at < eol && !cont_byte(*at) && char_cols(at, eol) == 2)
 		fputc('~', d->out);
-	mark_cols(d->out, p + loc.col, p + last, eol, '~');
+	mark_cols(d->out, p, p + loc.col, p + last, eol, '~');
 	if (d->color)
 		fputs("\033[0m", d->out);
 	fputc('\n', d->out);
@@ -161,7 +196,7 @@ void diag_vreport(Diag *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list
 		d->warnings++;
 	if (level == DIAG_NOTE && d->errors > DIAG_MAX_ERRORS)
 		return;
-	const SrcFile *f = loc.file > 0 && loc.file < d->nfiles ? &d->files[loc.file] : NULL;
+	SrcFile *f = loc.file > 0 && loc.file < d->nfiles ? &d->files[loc.file] : NULL;
 	if (d->color)
 		fputs("\033[1m", d->out);
 	if (f && loc.line > 0)

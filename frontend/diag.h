@@ -16,15 +16,20 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef enum DiagLevel { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
 
 typedef struct SrcFile {
 	const char *path;    /* as given or resolved; shown in diagnostics */
-	const char *text;    /* NUL-terminated contents */
+	const char *text;    /* NUL-terminated contents (which may hold NULs too) */
 	size_t len;
 	int included_from;   /* file index, 0 for a root */
 	SrcLoc include_loc;
+	/* a line already found for a diagnostic: where line shown_line starts
+	 * (0: none), so that diagnostics in order scan the file once */
+	int shown_line;
+	size_t shown_off;
 } SrcFile;
 
 enum { DIAG_MAX_FILES = 256, DIAG_MAX_ERRORS = 100 };
@@ -37,6 +42,19 @@ typedef struct Diag {
 	int errors, warnings;
 	bool color;
 } Diag;
+
+/* After DIAG_MAX_ERRORS errors the next one says "too many errors,
+ * stopping" and no more are shown: from then on there is no point going on
+ * (the lexer ends its file, no more includes are loaded). */
+static inline bool diag_stopped(const Diag *d) { return d->errors > DIAG_MAX_ERRORS; }
+
+/* The length of a UTF-8 byte-order mark (EF BB BF) at text's start: 3 or 0.
+ * One there is skipped, and a file's first line counts its columns after
+ * it. */
+static inline size_t diag_bom_len(const char *text, size_t len)
+{
+	return len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
 
 void diag_init(Diag *d, Arena *arena, FILE *out);
 /* Registers a source text; returns its index (>= 1) or 0 when full. */

@@ -19,7 +19,11 @@ typedef struct ParseCtx {
 	int nbraces;
 	bool eof_reported; /* a syntax error was reported at end of file */
 	Item *items;    /* result, in source order */
-	const char *bad_string; /* the last string literal with an unknown escape, as decoded */
+	const char *bad_string; /* the last string literal with an unknown escape or a
+	                         * NUL byte, as decoded */
+	const char *text;  /* the file's own bytes (the scanner reads a copy) */
+	size_t off;        /* the lexer's position in text: next byte */
+	size_t tok_off;    /* where the current token starts in text */
 } ParseCtx;
 
 /* Parses one registered source file into ctx->items.  Returns the number of

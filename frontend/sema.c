@@ -13,9 +13,11 @@
 #include "frontend.h"
 #include "../support/util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const pat_dtype_names[PAT_NDTYPES] = {"f32", "f16", "bf16"};
@@ -91,6 +93,7 @@ typedef struct Sema {
 	int nprims; /* primitives applied to the op so far */
 	int napplies; /* patterns applied to it so far */
 	SrcLoc set_loc[5]; /* where each setting was given (line 0: not yet) */
+	bool *cycle_reported; /* by pattern index: in a recursion already reported */
 } Sema;
 
 static void error_at(Sema *S, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -155,6 +158,11 @@ static const Item *find_pattern(Sema *S, const char *name)
 {
 	const int i = S->ptable[pattern_slot(S, name)];
 	return i >= 0 ? S->patterns[i] : NULL;
+}
+
+static int pattern_index(Sema *S, const Item *pat)
+{
+	return S->ptable[pattern_slot(S, pat->u.pattern.name->name)];
 }
 
 static const char *suggest_pattern(Sema *S, const char *name)
@@ -550,6 +558,8 @@ static void run_apply(Sema *S, const Frame *f, const Stmt *st, int depth)
 	for (const Frame *g = f; g; g = g->parent)
 		if (g->pattern == pat) {
 			error_at(S, c->callee->loc, "pattern '%s' applies itself recursively", name);
+			for (const Frame *h = f; h != g->parent; h = h->parent)
+				S->cycle_reported[pattern_index(S, h->pattern)] = true;
 			note_frames(S, f);
 			S->op_failed = true;
 			return;
@@ -698,8 +708,18 @@ static bool bind_source(Sema *S, const Call *c, SrcLoc loc, bool allow_random, W
 		error_at(S, v[0].loc, "tensor files cannot be read here");
 		return false;
 	}
-	if (access(w.resolved, R_OK) != 0) {
-		error_at(S, v[0].loc, "file '%s' not found", w.path);
+	/* "not found" only when nothing is there; otherwise what the system says
+	 * (a path through a file, a name too long, no permission).  A directory,
+	 * a FIFO or a device is refused by the reader (weights/safetensors.c). */
+	struct stat sb;
+	int err = 0;
+	if (stat(w.resolved, &sb) != 0 || access(w.resolved, R_OK) != 0)
+		err = errno;
+	if (err) {
+		if (err == ENOENT)
+			error_at(S, v[0].loc, "file '%s' not found", w.path);
+		else
+			error_at(S, v[0].loc, "cannot read file '%s': %s", w.path, strerror(err));
 		if (strcmp(w.resolved, w.path) != 0)
 			diag_note(S->diag, v[0].loc, "looked for %s", w.resolved);
 		return false;
@@ -953,6 +973,78 @@ static void run_body(Sema *S, const Frame *f, const Stmt *body, int depth)
 	}
 }
 
+/* ---- recursion ---- */
+
+/* Reports the cycle closed by `st` (in pattern stack[depth - 1], applying
+ * stack[from]) unless each of its patterns is in one reported already. */
+static void report_cycle(Sema *S, const int *stack, const Stmt *const *via, int from, int depth,
+                         const Stmt *st)
+{
+	bool all = true;
+	for (int i = from; i < depth; i++)
+		all = all && S->cycle_reported[stack[i]];
+	if (all)
+		return;
+	for (int i = from; i < depth; i++)
+		S->cycle_reported[stack[i]] = true;
+	error_at(S, st->u.call.callee->loc, "pattern '%s' applies itself recursively",
+	         S->patterns[stack[from]]->u.pattern.name->name);
+	enum { MAX_NOTES = 8 };
+	for (int i = depth - 1; i > from; i--) {
+		if (depth - 1 - i == MAX_NOTES) {
+			diag_note(S->diag, via[i]->loc, "and %d more applications on the way", i - from);
+			break;
+		}
+		diag_note(S->diag, via[i]->loc, "in pattern '%s' applied here",
+		          S->patterns[stack[i]]->u.pattern.name->name);
+	}
+}
+
+/* A pattern may not apply itself, directly or through others: an error also
+ * where no op applies it (run_apply reports the cycles an op runs into, with
+ * the op's applications; this reports the others, once each).  Depth-first
+ * over the apply statements with an explicit stack: a file may chain
+ * thousands of patterns. */
+static void check_recursion(Sema *S)
+{
+	int n = S->npatterns;
+	unsigned char *state = arena_alloc(S->arena, (size_t)n + 1); /* 1 on the stack, 2 done */
+	int *stack = arena_alloc(S->arena, ((size_t)n + 1) * sizeof *stack);
+	const Stmt **next = arena_alloc(S->arena, ((size_t)n + 1) * sizeof *next);
+	const Stmt **via = arena_alloc(S->arena, ((size_t)n + 1) * sizeof *via);
+	for (int root = 0; root < n; root++) {
+		if (state[root])
+			continue;
+		int depth = 1;
+		stack[0] = root, next[0] = S->patterns[root]->u.pattern.body, via[0] = NULL;
+		state[root] = 1;
+		while (depth) {
+			const Stmt *st = next[depth - 1];
+			while (st && st->kind != STMT_APPLY)
+				st = st->next;
+			if (!st) {
+				state[stack[--depth]] = 2;
+				continue;
+			}
+			next[depth - 1] = st->next;
+			const Item *callee = find_pattern(S, st->u.call.callee->name);
+			if (!callee)
+				continue; /* unknown: reported where an op applies it */
+			int q = pattern_index(S, callee);
+			if (state[q] == 0) {
+				state[q] = 1;
+				stack[depth] = q, next[depth] = callee->u.pattern.body, via[depth] = st;
+				depth++;
+			} else if (state[q] == 1) {
+				int from = depth - 1;
+				while (stack[from] != q)
+					from--;
+				report_cycle(S, stack, via, from, depth, st);
+			}
+		}
+	}
+}
+
 /* ---- ops ---- */
 
 static bool symbol_of(Sema *S, const Value *v, const char *what, const char *const *names, int n,
@@ -1104,6 +1196,7 @@ int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, 
 	S.ptable = arena_alloc(arena, cap * sizeof *S.ptable);
 	memset(S.ptable, 0xff, cap * sizeof *S.ptable); /* (-1: empty) */
 	S.ptable_mask = cap - 1;
+	S.cycle_reported = arena_alloc(arena, (size_t)(np + 1) * sizeof *S.cycle_reported);
 	const Item **ops = arena_alloc(arena, (size_t)(no + 1) * sizeof *ops);
 	int nops = 0;
 	for (Item *it = items; it; it = it->next) {
@@ -1156,5 +1249,6 @@ int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, 
 	prog->nops = nops;
 	for (int i = 0; i < nops; i++)
 		build_op(&S, ops[i], &prog->ops[i]);
+	check_recursion(&S);
 	return S.errors;
 }

@@ -3,7 +3,10 @@
  * Include resolution: an absolute path as is; otherwise the including
  * file's directory, then each -I directory, then the stdlib directory.  A
  * file is read once (include-once, by canonical path); a file that includes
- * one of the files currently being loaded is an include cycle.
+ * one of the files currently being loaded is an include cycle.  A candidate
+ * that is not there (ENOENT, ENOTDIR) sends the search on; one that is there
+ * but cannot be read (a directory, no permission, a name too long) ends it
+ * with the system's reason.
  */
 #define _DEFAULT_SOURCE
 #include "frontend.h"
@@ -51,11 +54,20 @@ static const char *canonical(Arena *a, const char *path)
 	return arena_strdup(a, path);
 }
 
-static bool readable(const char *path)
+/* 0 where path is a regular file we may read; else an errno value: ENOENT
+ * or ENOTDIR where nothing is there, EISDIR for a directory or another
+ * non-file, EACCES, ENAMETOOLONG, ELOOP... where something is. */
+static int readable(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+	if (stat(path, &st) != 0)
+		return errno ? errno : ENOENT;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
+	return access(path, R_OK) == 0 ? 0 : errno;
 }
+
+static bool is_absent(int err) { return err == ENOENT || err == ENOTDIR; }
 
 static int load(Loader *L, const char *path, const char *text, int parent, SrcLoc from);
 
@@ -63,11 +75,12 @@ static void do_include(Loader *L, Item *it, int file)
 {
 	const char *want = it->u.include.path;
 	SrcLoc at = it->u.include.path_loc;
+	char q[UTIL_QUOTE_BUF], q2[UTIL_QUOTE_BUF];
 	if (it->u.include.path_bad)
 		return; /* (its escape is the error: no second one for a file never named) */
 	if (L->opt->sandbox) {
 		L->errors++;
-		diag_error(L->diag, at, "cannot include '%s': includes are disabled here", want);
+		diag_error(L->diag, at, "cannot include '%s': includes are disabled here", util_quote(want, q));
 		return;
 	}
 	if (!want || !want[0]) {
@@ -85,18 +98,25 @@ static void do_include(Loader *L, Item *it, int file)
 			dirs[ndirs++] = L->opt->stdlib_dir;
 	}
 	const char *found = NULL;
-	if (ndirs == 0)
-		found = readable(want) ? want : NULL;
-	for (int i = 0; i < ndirs && !found; i++) {
-		const char *cand = arena_printf(L->arena, "%s/%s", dirs[i], want);
-		if (readable(cand))
-			found = cand;
+	int err = ENOENT;
+	for (int i = 0; i < (ndirs ? ndirs : 1) && is_absent(err); i++) {
+		found = ndirs ? arena_printf(L->arena, "%s/%s", dirs[i], want) : want;
+		err = readable(found);
 	}
-	if (!found) {
+	if (err && !is_absent(err)) {
 		L->errors++;
-		diag_error(L->diag, at, "cannot find include file '%s'", want);
+		if (found == want)
+			diag_error(L->diag, at, "cannot read include file '%s': %s", util_quote(want, q), strerror(err));
+		else
+			diag_error(L->diag, at, "cannot read include file '%s' (as '%s'): %s", util_quote(want, q),
+			           util_quote(found, q2), strerror(err));
+		return;
+	}
+	if (err) {
+		L->errors++;
+		diag_error(L->diag, at, "cannot find include file '%s'", util_quote(want, q));
 		for (int i = 0; i < ndirs; i++)
-			diag_note(L->diag, (SrcLoc){0}, "searched %s", dirs[i]);
+			diag_note(L->diag, (SrcLoc){0}, "searched %s", util_quote(dirs[i], q));
 		return;
 	}
 	load(L, found, NULL, file, at);
@@ -105,15 +125,16 @@ static void do_include(Loader *L, Item *it, int file)
 static int load(Loader *L, const char *path, const char *text, int parent, SrcLoc from)
 {
 	const char *canon = text ? path : canonical(L->arena, path);
+	char q[UTIL_QUOTE_BUF];
 	for (int i = 0; i < L->depth; i++) {
 		if (strcmp(L->stack[i], canon) != 0)
 			continue;
 		L->errors++;
 		diag_error(L->diag, from, "include cycle: '%s' is already being included",
-		           L->diag->files[L->stack_file[i]].path);
+		           util_quote(L->diag->files[L->stack_file[i]].path, q));
 		for (int j = L->depth - 1; j > i; j--)
-			diag_note(L->diag, L->diag->files[L->stack_file[j]].include_loc,
-			          "'%s' is included from here", L->diag->files[L->stack_file[j]].path);
+			diag_note(L->diag, L->diag->files[L->stack_file[j]].include_loc, "'%s' is included from here",
+			          util_quote(L->diag->files[L->stack_file[j]].path, q));
 		return 0;
 	}
 	for (int i = 0; i < L->nloaded; i++)
@@ -135,9 +156,9 @@ static int load(Loader *L, const char *path, const char *text, int parent, SrcLo
 		if (!owned) {
 			L->errors++;
 			if (parent)
-				diag_error(L->diag, from, "cannot read '%s': %s", path, why);
+				diag_error(L->diag, from, "cannot read '%s': %s", util_quote(path, q), why);
 			else
-				diag_plain(L->diag, DIAG_ERROR, "cannot read '%s': %s", path, why);
+				diag_plain(L->diag, DIAG_ERROR, "cannot read '%s': %s", util_quote(path, q), why);
 			return 0;
 		}
 		text = arena_strndup(L->arena, owned, len);
@@ -155,7 +176,7 @@ static int load(Loader *L, const char *path, const char *text, int parent, SrcLo
 	L->stack[L->depth] = canon;
 	L->stack_file[L->depth] = file;
 	L->depth++;
-	for (Item *it = items; it; it = it->next)
+	for (Item *it = items; it && !diag_stopped(L->diag); it = it->next)
 		if (it->kind == ITEM_INCLUDE)
 			do_include(L, it, file);
 	L->depth--;

@@ -5,7 +5,8 @@
  * parse.c: the text form is an IR serialisation, not a user language, so it
  * does not go through the flex/bison front end.  Every block read is checked
  * with pir_verify.  The split/join records are provenance: they are read
- * and kept, not checked against the loops.  Errors carry LINE:COL.
+ * and kept, not checked against the loops.  Errors carry LINE:COL; a NUL
+ * byte is one (at its place), but in a comment.
  */
 #include "pir.h"
 
@@ -19,7 +20,7 @@
 typedef enum { T_EOF, T_IDENT, T_INT, T_PUNCT } TokKind;
 
 typedef struct Reader {
-	const char *p;
+	const char *p, *end; /* the next byte, the text's end */
 	int line, col;
 	/* current token */
 	TokKind kind;
@@ -60,22 +61,25 @@ static void rd_advance(Reader *r)
 static bool rd_next(Reader *r)
 {
 	for (;;) {
-		while (*r->p && isspace((unsigned char)*r->p))
+		while (r->p < r->end && isspace((unsigned char)*r->p))
 			rd_advance(r);
-		if (*r->p == '#') {
-			while (*r->p && *r->p != '\n')
-				rd_advance(r);
+		if (r->p < r->end && *r->p == '#') {
+			const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+			r->col += (int)((nl ? nl : r->end) - r->p); /* (a comment may hold NULs) */
+			r->p = nl ? nl : r->end;
 			continue;
 		}
 		break;
 	}
 	r->tline = r->line, r->tcol = r->col;
 	const char *s = r->p;
-	if (!*s) {
+	if (s == r->end) {
 		r->kind = T_EOF;
 		strcpy(r->text, "end of input");
 		return true;
 	}
+	if (!*s)
+		return rd_fail(r, "NUL byte (\\x00) in the text");
 	if (isalpha((unsigned char)*s) || *s == '_') {
 		size_t n = 0;
 		while (isalnum((unsigned char)r->p[0]) || r->p[0] == '_') {
@@ -117,7 +121,9 @@ static bool rd_next(Reader *r)
 		rd_advance(r);
 		return true;
 	}
-	return rd_fail(r, "unexpected character '%c'", isprint((unsigned char)*s) ? *s : '?');
+	if (isprint((unsigned char)*s))
+		return rd_fail(r, "unexpected character '%c'", *s);
+	return rd_fail(r, "unexpected byte \\x%02x", (unsigned char)*s);
 }
 
 static bool rd_is(Reader *r, const char *punct_or_word)
@@ -291,9 +297,22 @@ static bool rd_block(Reader *r, Pir *ir)
 	return true;
 }
 
+/* pir_read_text for text of len bytes, which may hold NUL bytes (text[len]
+ * must be one too): each is an error at its line and column.  A UTF-8
+ * byte-order mark at the start is skipped (columns count after it).
+ * (Declared here until pir.h declares it.) */
+int pir_read_text_len(const char *text, size_t len, Pir *out, int max, char *err, size_t errlen);
+
 int pir_read_text(const char *text, Pir *out, int max, char *err, size_t errlen)
 {
-	Reader r = {.p = text, .line = 1, .col = 1, .err = err, .errlen = errlen};
+	return pir_read_text_len(text, strlen(text), out, max, err, errlen);
+}
+
+int pir_read_text_len(const char *text, size_t len, Pir *out, int max, char *err, size_t errlen)
+{
+	Reader r = {.p = text, .end = text + len, .line = 1, .col = 1, .err = err, .errlen = errlen};
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		r.p += 3;
 	if (errlen)
 		err[0] = 0;
 	if (!rd_next(&r))

@@ -78,6 +78,13 @@ static bool paddable(const Pir *ir, const PirLoop *l)
 	return l->ncomp == 1 && l->comp[0].stride * l->len == ir->ext[l->comp[0].axis];
 }
 
+/* The most iterations a paddable loop may be padded to: its axis's padded
+ * extent stays within PIR_MAX_EXTENT (2^31). */
+static int64_t pad_limit(const PirLoop *l)
+{
+	return PIR_MAX_EXTENT / l->comp[0].stride;
+}
+
 /* Suggests padding loop l (of length len) to `to` iterations, or, where
  * padding is impossible, factors that fit. */
 static void hint_pad(PirReason *why, const Pir *ir, const PirLoop *l, int64_t len, int64_t to,
@@ -90,6 +97,12 @@ static void hint_pad(PirReason *why, const Pir *ir, const PirLoop *l, int64_t le
 		return;
 	}
 	PirAxis a = l->comp[0].axis;
+	if (to > pad_limit(l)) {
+		pass_hint(why, "padding '%s' to %lld would make axis %s longer than 2^31; choose "
+		               "factors whose product is %lld",
+		          l->name, (long long)to, pir_axis_names[a], (long long)len);
+		return;
+	}
 	int64_t s = l->comp[0].stride, from = ir->ext[a], grown = from + (to - len) * s;
 	char how[32] = "pad";
 	if (amount)
@@ -152,9 +165,22 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 	int64_t len = parent.len;
 	bool pad = p->u.split.pad;
 	int64_t want = p->u.split.pad_amount; /* -1: whatever is needed */
+	/* The size limit before divisibility: no factors make such a pad right
+	 * (and len + want stays in range below). */
+	if (pad && want > 0 && paddable(ir, &parent) && want > pad_limit(&parent) - len)
+		return pass_refuse(why, "padding loop '%s' of length %lld by %lld makes axis %s longer "
+		                        "than 2^31", name, (long long)len, (long long)want,
+		                   pir_axis_names[parent.comp[0].axis]);
+	if (pad && want > PIR_MAX_EXTENT)
+		return pass_refuse(why, "pad %lld of loop '%s' is more than 2^31", (long long)want, name);
 	if (wild >= 0) {
 		int64_t up = (len + known - 1) / known;
 		if (pad && want < 0) {
+			if (up * known > len && paddable(ir, &parent) && up * known > pad_limit(&parent))
+				return pass_refuse(why, "padding loop '%s' of length %lld to %lld (a multiple of "
+				                        "%lld) makes axis %s longer than 2^31", name,
+				                   (long long)len, (long long)(up * known), (long long)known,
+				                   pir_axis_names[parent.comp[0].axis]);
 			f[wild] = up;
 		} else {
 			int64_t target = len + (pad ? want : 0);
@@ -210,8 +236,8 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 		}
 		int64_t ext;
 		if (!util_mul_ok(parent.comp[0].stride, prod, &ext) || ext > PIR_MAX_EXTENT)
-			return pass_refuse(why, "padding loop '%s' to %lld makes axis %s too long", name,
-			                   (long long)prod, pir_axis_names[a]);
+			return pass_refuse(why, "padding loop '%s' to %lld makes axis %s longer than 2^31",
+			                   name, (long long)prod, pir_axis_names[a]);
 		if (padding >= prod / f[0])
 			pass_warn(why, "pad %lld on loop '%s' makes at least one '%s' iteration all padding",
 			          (long long)padding, name, p->u.split.names[0]);

@@ -20,9 +20,10 @@ static bool load(const WeightBinding *b, Tensor *t, char err[PRUNE_ERR_MAX])
 	                                         : npy_read_file(b->resolved, t, e);
 	if (ok)
 		return true;
-	/* A file too broken to list its tensors still names the one asked for. */
-	char quoted[TENSOR_NAME_MAX + 16];
-	snprintf(quoted, sizeof quoted, "'%s'", b->kind == WEIGHTS_SAFETENSORS ? b->tensor : "");
+	/* A file too broken to list its tensors still names the one asked for
+	 * (quoted as the readers quote it). */
+	char q[UTIL_QUOTE_BUF], quoted[UTIL_QUOTE_BUF + 2];
+	snprintf(quoted, sizeof quoted, "'%s'", util_quote(b->kind == WEIGHTS_SAFETENSORS ? b->tensor : "", q));
 	if (b->kind == WEIGHTS_SAFETENSORS && !strstr(e, quoted))
 		return tensor_fail(err, "%s (reading tensor %s)", e, quoted);
 	return tensor_fail(err, "%s", e);
@@ -40,8 +41,9 @@ static const char *shape_str(const Tensor *t, char *buf, size_t len)
 
 static const char *what(const WeightBinding *b, const Tensor *t, char *buf, size_t len)
 {
+	char q[UTIL_QUOTE_BUF];
 	if (b->kind == WEIGHTS_SAFETENSORS)
-		snprintf(buf, len, "%s: tensor '%s'", b->resolved, t->name);
+		snprintf(buf, len, "%s: tensor '%s'", b->resolved, util_quote(t->name, q));
 	else
 		snprintf(buf, len, "%s", b->resolved);
 	return buf;
@@ -149,10 +151,10 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			return false;
 		for (int64_t i = 0; i < M * K; i++)
 			if (scores[i] < 0) {
-				char who[400];
+				char who[400], q[UTIL_QUOTE_BUF];
 				if (op->scores.kind == WEIGHTS_SAFETENSORS)
 					snprintf(who, sizeof who, "%s: tensor '%s'", op->scores.resolved,
-					         op->scores.tensor);
+					         util_quote(op->scores.tensor, q));
 				else
 					snprintf(who, sizeof who, "%s", op->scores.resolved);
 				tensor_fail(err, "%s: score %g at [%lld, %lld] is negative; importance scores must be "

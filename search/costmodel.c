@@ -14,6 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A message into err[256] (util_say). */
+#define say(err, ...) util_say(err, 256, __VA_ARGS__)
+
 /* ---- features ---- */
 
 /* The innermost run along k (loops after the last one with m, up to and
@@ -210,37 +213,50 @@ static bool header_stat(const char *val, double lo, double *out)
  * +-COST_LOG_MAX: exp() of them is finite and not 0. */
 #define COST_LOG_MAX 300.0
 
+/* A header line of a cost model: at most HEADER_MAX bytes, no NUL. */
+enum { HEADER_MAX = 512 };
+
 bool cost_model_load(const char *path, CostModel *m, char err[256])
 {
 	memset(m, 0, sizeof *m);
+	char q[UTIL_QUOTE_BUF], qv[UTIL_QUOTE_BUF];
+	util_quote(path, q);
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		snprintf(err, 256, "cannot read cost model '%.200s': %s", path, strerror(errno));
+		say(err, "cannot read cost model '%s': %s", q, strerror(errno));
 		return false;
 	}
-	char line[512];
+	char *line = NULL;
+	size_t cap = 0;
 	int nfeat = -1, lineno = 1;
 	m->spearman = m->recall = m->recall_tied = NAN; /* (a header without them) */
-	errno = 0;
-	bool ok = fgets(line, sizeof line, f) != NULL;
+	/* (a line read whole, up to HEADER_MAX bytes, and its NUL bytes seen:
+	 * fgets would cut a long line into several and a NUL would end a value) */
+	ssize_t len = util_getline_max(&line, &cap, f, HEADER_MAX);
+	bool ok = len > 0 && strlen(line) == (size_t)len;
 	if (ok)
 		line[strcspn(line, "\r\n")] = 0;
 	if (!ok && ferror(f)) /* (a directory) */
-		snprintf(err, 256, "cannot read cost model '%.200s': %s", path, strerror(errno ? errno : EIO));
+		say(err, "cannot read cost model '%s': %s", q, strerror(errno ? errno : EIO));
 	else if (!ok || strcmp(line, MODEL_MAGIC)) {
-		snprintf(err, 256, "'%.180s' is not a patc cost model (its first line is not '%s')", path, MODEL_MAGIC);
+		say(err, "'%s' is not a patc cost model (its first line is not '%s')", q, MODEL_MAGIC);
 		ok = false;
 	}
 	/* key-value lines up to "trees" */
 	bool trees = false;
-	while (ok && !trees && fgets(line, sizeof line, f)) {
+	while (ok && !trees && (len = util_getline_max(&line, &cap, f, HEADER_MAX)) > 0) {
 		lineno++;
+		if (strlen(line) != (size_t)len) {
+			say(err, "cost model '%s', line %d: a NUL byte", q, lineno);
+			ok = false;
+			break;
+		}
 		line[strcspn(line, "\r\n")] = 0;
 		char key[32], val[160];
 		if (!strcmp(line, "trees"))
 			trees = true;
 		else if (sscanf(line, "%31s %159[^\n]", key, val) != 2) {
-			snprintf(err, 256, "cost model '%.160s', line %d: expected 'KEY VALUE'", path, lineno);
+			say(err, "cost model '%s', line %d: expected 'KEY VALUE'", q, lineno);
 			ok = false;
 		} else if (!strcmp(key, "target"))
 			snprintf(m->target, sizeof m->target, "%.31s", val);
@@ -249,43 +265,51 @@ bool cost_model_load(const char *path, CostModel *m, char err[256])
 		else if ((!strcmp(key, "features") && !header_int(val, &nfeat)) ||
 		         (!strcmp(key, "samples") && !header_int(val, &m->samples)) ||
 		         (!strcmp(key, "groups") && !header_int(val, &m->groups))) {
-			snprintf(err, 256, "cost model '%.120s', line %d: %s '%.40s' is not a count", path, lineno, key, val);
+			say(err, "cost model '%s', line %d: %s '%s' is not a count", q, lineno, key,
+			         util_quote(val, qv));
 			ok = false;
 		} else if ((!strcmp(key, "spearman") && !header_stat(val, -1, &m->spearman)) ||
 		           (!strcmp(key, "recall") && !header_stat(val, 0, &m->recall)) ||
 		           (!strcmp(key, "recall_tied") && !header_stat(val, 0, &m->recall_tied))) {
-			snprintf(err, 256, "cost model '%.100s', line %d: %s '%.30s' is neither 'none' nor a number in %d..1",
-			         path, lineno, key, val, !strcmp(key, "spearman") ? -1 : 0);
+			say(err, "cost model '%s', line %d: %s '%s' is neither 'none' nor a number in %d..1", q,
+			         lineno, key, util_quote(val, qv), !strcmp(key, "spearman") ? -1 : 0);
 			ok = false;
 		}
 		/* other keys (documentation) are skipped */
 	}
-	if (ok && !trees) {
-		snprintf(err, 256, "cost model '%.160s' ends before its 'trees' line (line %d)", path, lineno + 1);
+	if (ok && len < 0 && errno == EFBIG) {
+		say(err, "cost model '%s', line %d: longer than %d bytes", q, lineno + 1, HEADER_MAX);
+		ok = false;
+	} else if (ok && len < 0 && ferror(f)) {
+		say(err, "cannot read cost model '%s': %s", q, strerror(errno ? errno : EIO));
+		ok = false;
+	} else if (ok && !trees) {
+		say(err, "cost model '%s' ends before its 'trees' line (line %d)", q, lineno + 1);
 		ok = false;
 	} else if (ok && !m->target[0]) {
-		snprintf(err, 256, "cost model '%.160s' names no target (a 'target' line before 'trees')", path);
+		say(err, "cost model '%s' names no target (a 'target' line before 'trees')", q);
 		ok = false;
 	} else if (ok && nfeat != COST_NFEAT) {
-		snprintf(err, 256, "cost model '%.160s' has %d features where this patc computes %d: retrain it "
+		say(err, "cost model '%s' has %d features where this patc computes %d: retrain it "
 		                   "(patc train-cost-model)",
-		         path, nfeat, COST_NFEAT);
+		         q, nfeat, COST_NFEAT);
 		ok = false;
 	}
+	free(line);
 	if (ok) {
 		char gerr[GBT_ERR_MAX];
 		double lo, hi;
 		m->gbt = gbt_read(f, lineno + 1, gerr);
 		if (!m->gbt) {
-			snprintf(err, 256, "cost model '%.120s': %.120s", path, gerr);
+			say(err, "cost model '%s': %.120s", q, gerr);
 			ok = false;
 		} else if (gbt_nfeat(m->gbt) != COST_NFEAT) {
-			snprintf(err, 256, "cost model '%.160s': its trees take %d features, not %d", path,
-			         gbt_nfeat(m->gbt), COST_NFEAT);
+			say(err, "cost model '%s': its trees take %d features, not %d", q, gbt_nfeat(m->gbt),
+			         COST_NFEAT);
 			ok = false;
 		} else if (gbt_range(m->gbt, &lo, &hi), lo < -COST_LOG_MAX || hi > COST_LOG_MAX) { /* (exp: inf, 0) */
-			snprintf(err, 256, "cost model '%.140s': its predictions reach e^%.3g us a kept FMA (at most e^%g)",
-			         path, fabs(lo) > fabs(hi) ? lo : hi, COST_LOG_MAX);
+			say(err, "cost model '%s': its predictions reach e^%.3g us a kept FMA (at most e^%g)", q,
+			         fabs(lo) > fabs(hi) ? lo : hi, COST_LOG_MAX);
 			ok = false;
 		}
 	}
@@ -318,23 +342,78 @@ typedef struct Samples {
 	int n, cap;
 	char **groups;
 	int ngroups, gcap;
+	int *slot;   /* open addressing by the key's hash: group + 1, 0 empty */
+	size_t nslot; /* a power of two, at least twice gcap */
 	char device[128];
 } Samples;
 
+/* The group of key, a new one where none has it; -1 when out of memory.
+ * (A hash table: a log of many searches is read in linear time.) */
 static int group_of(Samples *S, const char *key)
 {
-	for (int i = 0; i < S->ngroups; i++)
-		if (!strcmp(S->groups[i], key))
-			return i;
+	if (S->nslot) {
+		for (size_t h = util_hash_text(key) & (S->nslot - 1);; h = (h + 1) & (S->nslot - 1)) {
+			const int g = S->slot[h] - 1;
+			if (g < 0)
+				break;
+			if (!strcmp(S->groups[g], key))
+				return g;
+		}
+	}
 	if (S->ngroups == S->gcap) {
 		int cap = S->gcap ? 2 * S->gcap : 32;
 		char **ng = realloc(S->groups, (size_t)cap * sizeof *ng);
-		if (!ng)
+		int *slot = calloc((size_t)cap * 2, sizeof *slot);
+		if (!ng || !slot) {
+			if (ng)
+				S->groups = ng;
+			free(slot);
 			return -1;
+		}
 		S->groups = ng, S->gcap = cap;
+		free(S->slot);
+		S->slot = slot, S->nslot = (size_t)cap * 2;
+		for (int g = 0; g < S->ngroups; g++) {
+			size_t h = util_hash_text(S->groups[g]) & (S->nslot - 1);
+			while (S->slot[h])
+				h = (h + 1) & (S->nslot - 1);
+			S->slot[h] = g + 1;
+		}
 	}
 	S->groups[S->ngroups] = strdup(key);
-	return S->groups[S->ngroups] ? S->ngroups++ : -1;
+	if (!S->groups[S->ngroups])
+		return -1;
+	size_t h = util_hash_text(key) & (S->nslot - 1);
+	while (S->slot[h])
+		h = (h + 1) & (S->nslot - 1);
+	S->slot[h] = S->ngroups + 1;
+	return S->ngroups++;
+}
+
+/* The samples of each group, in their order: those of group g are
+ * idx[start[g]] .. idx[start[g + 1] - 1] (start: ngroups + 1 entries, then
+ * idx: n).  NULL when out of memory.  (One pass, where a scan of every
+ * sample per group is quadratic in a log of many searches.) */
+static int *group_members(const Samples *S)
+{
+	int *start = calloc((size_t)S->ngroups + 1 + (size_t)S->n, sizeof *start);
+	if (!start)
+		return NULL;
+	int *idx = start + S->ngroups + 1;
+	for (int i = 0; i < S->n; i++)
+		start[S->s[i].group + 1]++;
+	for (int g = 0; g < S->ngroups; g++)
+		start[g + 1] += start[g];
+	int *at = malloc((size_t)(S->ngroups ? S->ngroups : 1) * sizeof *at);
+	if (!at) {
+		free(start);
+		return NULL;
+	}
+	memcpy(at, start, (size_t)S->ngroups * sizeof *at);
+	for (int i = 0; i < S->n; i++)
+		idx[at[S->s[i].group]++] = i;
+	free(at);
+	return start;
 }
 
 /* The measurements of one log for target; lines of other targets, failed
@@ -342,9 +421,11 @@ static int group_of(Samples *S, const char *key)
  * their latency is the fastest of 3 runs instead of ~50 ms of them. */
 static bool read_log(const char *path, const char *target, Samples *S, int *skipped, char err[256])
 {
+	char qp[UTIL_QUOTE_BUF];
+	util_quote(path, qp);
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		say(err, "cannot read '%s': %s", qp, strerror(errno));
 		return false;
 	}
 	char *line = NULL;
@@ -385,14 +466,20 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		snprintf(key, sizeof key, "%.200s|%.60s|%lldx%lldx%.0f|%.4s|%.0f",
 		         e.source ? e.source : "", e.op ? e.op : "", (long long)ir.len[PIR_AXIS_M],
 		         (long long)ir.len[PIR_AXIS_K], e.N, e.layout ? e.layout : "kn", e.threads);
-		if (!S->device[0] && e.device)
+		if (!S->device[0] && e.device) {
+			/* (a line of the model's header: a control character, a
+			 * newline above all, would begin another) */
 			snprintf(S->device, sizeof S->device, "%s", e.device);
+			for (char *d = S->device; *d; d++)
+				if ((unsigned char)*d < 0x20 || *d == 0x7f)
+					*d = '?';
+		}
 		if (S->n == S->cap) {
 			int ncap = S->cap ? 2 * S->cap : 256;
 			Sample *ns = realloc(S->s, (size_t)ncap * sizeof *ns);
 			if (!ns) {
 				cJSON_Delete(j);
-				snprintf(err, 256, "out of memory reading '%.200s'", path);
+				say(err, "out of memory reading '%s'", qp);
 				ok = false;
 				break;
 			}
@@ -411,18 +498,18 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		s->group = group_of(S, key);
 		cJSON_Delete(j);
 		if (s->group < 0) {
-			snprintf(err, 256, "out of memory reading '%.200s'", path);
+			say(err, "out of memory reading '%s'", qp);
 			ok = false;
 			break;
 		}
 		S->n++;
 	}
 	if (ok && len < 0 && errno == EFBIG) {
-		snprintf(err, 256, "'%.150s' is not a tuning log: line %d is longer than %zu MiB", path, lineno + 1,
+		say(err, "'%s' is not a tuning log: line %d is longer than %zu MiB", qp, lineno + 1,
 		         SEARCH_LOG_LINE_MAX >> 20);
 		ok = false;
 	} else if (ok && ferror(f)) { /* a directory, or a read error */
-		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		say(err, "cannot read '%s': %s", qp, strerror(errno));
 		ok = false;
 	}
 	free(line);
@@ -482,9 +569,21 @@ static double recall_at(const double *pred, const double *meas, int n, int top, 
 
 typedef struct ByKernel {
 	int group;
-	uint64_t kern;
+	uint64_t kern, line;
 	int i;
 } ByKernel;
+
+static int cmp_line(const void *a, const void *b)
+{
+	const ByKernel *x = a, *y = b;
+	if (x->group != y->group)
+		return x->group - y->group;
+	if (x->kern != y->kern)
+		return x->kern < y->kern ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->i - y->i;
+}
 
 static int cmp_kernel(const void *a, const void *b)
 {
@@ -510,19 +609,28 @@ static bool merge_repeats(Samples *S, int *dups)
 		free(ns);
 		return false;
 	}
+	/* the same line again (a log given twice): no second measurement; found
+	 * by sorting on the line's hash too, not by looking back over the
+	 * kernel's samples (quadratic in a log of one kernel measured often) */
+	bool *again = calloc((size_t)(S->n ? S->n : 1), sizeof *again);
+	if (!again) {
+		free(k);
+		free(ns);
+		return false;
+	}
 	for (int i = 0; i < S->n; i++)
-		k[i] = (ByKernel){S->s[i].group, S->s[i].kern, i};
+		k[i] = (ByKernel){S->s[i].group, S->s[i].kern, S->s[i].line, i};
+	qsort(k, (size_t)S->n, sizeof *k, cmp_line);
+	for (int i = 1; i < S->n; i++)
+		again[k[i].i] = k[i].group == k[i - 1].group && k[i].kern == k[i - 1].kern && k[i].line == k[i - 1].line;
 	qsort(k, (size_t)S->n, sizeof *k, cmp_kernel);
 	int n = 0;
-	for (int i = 0, run = 0; i < S->n; i++) { /* (run: where this kernel's samples begin in k) */
+	for (int i = 0; i < S->n; i++) {
 		const Sample *s = &S->s[k[i].i];
 		if (i > 0 && k[i].group == k[i - 1].group && k[i].kern == k[i - 1].kern) {
 			Sample *o = &ns[n - 1];
-			bool again = false;
-			for (int j = run; j < i && !again; j++)
-				again = S->s[k[j].i].line == s->line;
-			if (again) {
-				(*dups)++; /* the same line again: no second measurement */
+			if (again[k[i].i]) {
+				(*dups)++;
 				continue;
 			}
 			if (!o->m[1])
@@ -532,8 +640,9 @@ static bool merge_repeats(Samples *S, int *dups)
 				o->us = s->us;
 			}
 		} else
-			ns[n++] = *s, run = i;
+			ns[n++] = *s;
 	}
+	free(again);
 	free(k);
 	free(S->s);
 	S->s = ns, S->n = n, S->cap = n;
@@ -554,11 +663,19 @@ static int repeat_agreement(const Samples *S, double out[3])
 	if (!a)
 		return 0;
 	double *b = a + S->n;
+	int *start = group_members(S);
+	if (!start) {
+		free(a);
+		return 0;
+	}
+	const int *idx = start + S->ngroups + 1;
 	for (int g = 0; g < S->ngroups; g++) {
 		int n = 0;
-		for (int i = 0; i < S->n; i++)
-			if (S->s[i].group == g && S->s[i].m[1] > 0)
+		for (int j = start[g]; j < start[g + 1]; j++) {
+			const int i = idx[j];
+			if (S->s[i].m[1] > 0)
 				a[n] = S->s[i].m[0], b[n++] = S->s[i].m[1];
+		}
 		if (n < 20)
 			continue;
 		const double rho = cost_spearman(a, b, n);
@@ -569,6 +686,7 @@ static int repeat_agreement(const Samples *S, double out[3])
 		out[1] += (recall_at(a, b, n, 10, 0) + recall_at(b, a, n, 10, 0)) / 2;
 		out[2] += (recall_at(a, b, n, 10, COST_RECALL_TIE) + recall_at(b, a, n, 10, COST_RECALL_TIE)) / 2;
 	}
+	free(start);
 	free(a);
 	for (int j = 0; searches && j < 3; j++)
 		out[j] /= searches;
@@ -591,7 +709,7 @@ static Gbt *fit(const Samples *S, const bool *use, const GbtParams *gp, char err
 			}
 		g = gbt_train(X, y, n, COST_NFEAT, gp, err);
 	} else
-		snprintf(err, 256, "out of memory training the cost model");
+		say(err, "out of memory training the cost model");
 	free(X);
 	free(y);
 	return g;
@@ -607,13 +725,13 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		ok = read_log(o->logs[i], o->target, &S, &skipped, err);
 	int measurements = S.n, dups = 0;
 	if (ok && !merge_repeats(&S, &dups)) {
-		snprintf(err, 256, "out of memory reading the logs");
+		say(err, "out of memory reading the logs");
 		ok = false;
 	}
 	measurements -= dups;
 	const int folds = o->folds > 1 ? o->folds : 5;
 	if (ok && (S.n < 20 || S.ngroups < folds)) {
-		snprintf(err, 256, "%d measurements of %d searches for target %s: at least 20 of %d searches are needed "
+		say(err, "%d measurements of %d searches for target %s: at least 20 of %d searches are needed "
 		                   "(a search's log holds its measurements: --topk, --explore)",
 		         S.n, S.ngroups, o->target, folds);
 		ok = false;
@@ -627,7 +745,7 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 	double *pred = ok ? malloc((size_t)S.n * sizeof *pred) : NULL;
 	int *fold = ok ? malloc((size_t)S.ngroups * sizeof *fold) : NULL;
 	if (ok && (!use || !pred || !fold)) {
-		snprintf(err, 256, "out of memory training the cost model");
+		say(err, "out of memory training the cost model");
 		ok = false;
 	}
 	/* k-fold cross-validation over whole searches: every prediction is made
@@ -645,7 +763,7 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		for (int i = 0; i < S.n; i++)
 			ntrain += use[i] = fold[S.s[i].group] != k;
 		if (ntrain < 20) { /* (one search holds nearly all the kernels) */
-			snprintf(err, 256, "the cross-validation's fold %d of %d learns from %d kernel%s, the other searches': "
+			say(err, "the cross-validation's fold %d of %d learns from %d kernel%s, the other searches': "
 			                   "at least 20 are needed (logs of more searches, or fewer --folds)",
 			         k + 1, folds, ntrain, ntrain == 1 ? "" : "s");
 			ok = false;
@@ -665,24 +783,29 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 	int rho_n = 0, rec_n = 0;
 	if (ok) {
 		double *a = malloc((size_t)S.n * 3 * sizeof *a);
-		if (!a) {
-			snprintf(err, 256, "out of memory evaluating the cost model");
+		int *start = group_members(&S);
+		if (!a || !start) {
+			say(err, "out of memory evaluating the cost model");
 			ok = false;
 		}
+		const int *idx = start ? start + S.ngroups + 1 : NULL;
 		for (int g = 0; ok && g < S.ngroups; g++) {
 			double *p = a, *m = a + S.n, *an = a + 2 * S.n;
 			int n = 0;
-			for (int i = 0; i < S.n; i++)
-				if (S.s[i].group == g)
-					p[n] = pred[i], m[n] = S.s[i].us, an[n++] = S.s[i].f[5];
+			for (int j = start[g]; j < start[g + 1]; j++) {
+				const int i = idx[j];
+				p[n] = pred[i], m[n] = S.s[i].us, an[n++] = S.s[i].f[5];
+			}
 			if (n < 10)
 				continue;
+			char qg[UTIL_QUOTE_BUF]; /* (the name escaped: it holds the log's source and op) */
+			util_quote(S.groups[g], qg);
 			const double rho = cost_spearman(p, m, n), ana_rho = cost_spearman(an, m, n);
 			const double ana = ana_rho <= 1 ? ana_rho : 0; /* (a constant analytic prediction ranks nothing) */
 			if (rho > 1) { /* (every latency, or every prediction, the same: no ranking) */
 				if (report)
 					fprintf(report, "  %-60.60s %4d measured: no ranking (every latency or prediction the same)\n",
-					        S.groups[g], n);
+					        qg, n);
 				continue;
 			}
 			rho_sum += rho, ana_sum += ana, rho_n++;
@@ -693,10 +816,11 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 			}
 			if (report && rec >= 0)
 				fprintf(report, "  %-60.60s %4d measured: Spearman %.3f (analytic %.3f), top-10 recall %.2f (%.2f)\n",
-				        S.groups[g], n, rho, ana, rec, tied);
+				        qg, n, rho, ana, rec, tied);
 			else if (report)
-				fprintf(report, "  %-60.60s %4d measured: Spearman %.3f (analytic %.3f)\n", S.groups[g], n, rho, ana);
+				fprintf(report, "  %-60.60s %4d measured: Spearman %.3f (analytic %.3f)\n", qg, n, rho, ana);
 		}
+		free(start);
 		free(a);
 	}
 	CostModel m = {0};
@@ -755,7 +879,9 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		if (fclose(f) != 0 || !wrote) /* (a memory stream fails for want of memory alone) */
 			util_oom_for("the cost model's text");
 		if (!util_write_file_atomic(o->out, text, len)) {
-			snprintf(err, 256, "cannot write '%.200s': %s", o->out, strerror(errno));
+			const int e = errno;
+			char qo[UTIL_QUOTE_BUF];
+			say(err, "cannot write '%s': %s", util_quote(o->out, qo), strerror(e));
 			ok = false, unwritable = true;
 		}
 		free(text);
@@ -767,6 +893,7 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 	for (int i = 0; i < S.ngroups; i++)
 		free(S.groups[i]);
 	free(S.groups);
+	free(S.slot);
 	free(S.s);
 	return ok ? PATC_EXIT_OK : unwritable ? PATC_EXIT_ENV : PATC_EXIT_INPUT;
 }

@@ -14,6 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+/* A message into err[256] (util_say). */
+#define say(err, ...) util_say(err, 256, __VA_ARGS__)
+
 void search_device_name(char *buf, size_t len)
 {
 	snprintf(buf, len, "unknown CPU");
@@ -360,7 +363,9 @@ static bool write_text(const char *dir, const char *name, const char *text, char
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	if (!util_write_file_atomic(path, text, strlen(text))) {
-		snprintf(err, 256, "cannot write '%.200s': %s", path, strerror(errno));
+		const int e = errno;
+		char q[UTIL_QUOTE_BUF];
+		say(err, "cannot write '%s': %s", util_quote(path, q), strerror(e));
 		return false;
 	}
 	return true;
@@ -413,7 +418,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 {
 	int *order = malloc((size_t)(r->n ? r->n : 1) * sizeof *order);
 	if (!order) {
-		snprintf(err, 256, "out of memory writing the report");
+		say(err, "out of memory writing the report");
 		return false;
 	}
 	for (int i = 0; i < r->n; i++)
@@ -666,9 +671,28 @@ static bool log_pir_reads(const char *text)
 	return ok;
 }
 
+/* Whether a JSON text escapes a NUL (\u0000) in one of its strings: cJSON
+ * ends the C string there, so "x86-64\u0000 and more" would read as
+ * another valid value, "x86-64". */
+static bool json_escapes_nul(const char *s, size_t len)
+{
+	bool in = false;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"')
+			in = !in;
+		else if (in && s[i] == '\\') {
+			if (i + 5 < len && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4))
+				return true;
+			i++; /* the escaped character */
+		}
+	}
+	return false;
+}
+
 cJSON *search_log_parse(const char *line, size_t len)
 {
-	return strlen(line) == len ? cJSON_ParseWithOpts(line, NULL, 1) : NULL;
+	/* (a raw NUL byte, or an escaped one: not a line patc wrote) */
+	return strlen(line) == len && !json_escapes_nul(line, len) ? cJSON_ParseWithOpts(line, NULL, 1) : NULL;
 }
 
 bool search_log_entry(const cJSON *line, SearchLogEntry *e)
@@ -715,11 +739,12 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 {
 	*out = NULL;
 	*n = 0;
+	char q[UTIL_QUOTE_BUF];
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		if (errno == ENOENT)
 			return true; /* nothing logged yet */
-		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		say(err, "cannot read '%s': %s", util_quote(path, q), strerror(errno));
 		return false;
 	}
 	int cap = 0;
@@ -750,7 +775,7 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 				SearchLogged *nl = realloc(*out, (size_t)cap * sizeof *nl);
 				if (!nl) {
 					cJSON_Delete(j);
-					snprintf(err, 256, "out of memory reading '%.200s'", path);
+					say(err, "out of memory reading '%s'", util_quote(path, q));
 					ok = false;
 					break;
 				}
@@ -774,7 +799,7 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			if (!e->pir) {
 				(*n)--;
 				ok = false;
-				snprintf(err, 256, "out of memory reading '%.200s'", path);
+				say(err, "out of memory reading '%s'", util_quote(path, q));
 			}
 		}
 		cJSON_Delete(j);
@@ -782,11 +807,11 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			break;
 	}
 	if (ok && len < 0 && errno == EFBIG) {
-		snprintf(err, 256, "'%.150s' is not a tuning log: line %d is longer than %zu MiB", path, lineno + 1,
-		         SEARCH_LOG_LINE_MAX >> 20);
+		say(err, "'%s' is not a tuning log: line %d is longer than %zu MiB", util_quote(path, q),
+		         lineno + 1, SEARCH_LOG_LINE_MAX >> 20);
 		ok = false;
 	} else if (ok && ferror(f)) { /* a directory, or a read error */
-		snprintf(err, 256, "cannot read '%.200s': %s", path, strerror(errno));
+		say(err, "cannot read '%s': %s", util_quote(path, q), strerror(errno));
 		ok = false;
 	}
 	free(line);

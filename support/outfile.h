@@ -10,7 +10,8 @@
  * kernel) replaces the set before it as one: a failure or an interruption
  * before the end leaves the earlier set whole (only a rename that fails
  * part way through the end, which the directory's writes before make
- * unlikely, leaves it mixed).  util_write_file_atomic uses this; so does
+ * unlikely, leaves it mixed), and a SIGKILL leaves it for the next run
+ * into the directory to make whole (outfile_group_begin).  util_write_file_atomic uses this; so does
  * every other writer of a temporary file in patc.  For one thread, the one
  * that first writes a file: other threads write none (a signal that lands
  * on one of them is passed on to it).
@@ -29,8 +30,30 @@ bool outfile_finish(const char *tmp);
 /* tmp is abandoned: removed and no longer tracked. */
 void outfile_drop(const char *tmp);
 
-/* Starts a group (groups do not nest). */
-void outfile_group_begin(void);
+/* How long a run waits for another that writes into the same directory. */
+enum { OUTFILE_WAIT_S = 300 };
+
+/* Starts a group (groups do not nest) whose files go into the directory
+ * dir, and locks it: flock() on the directory's own descriptor, which
+ * leaves no file behind and which the kernel releases when the process
+ * ends, however (SIGKILL too).  Where another process holds the lock,
+ * says so on stderr and waits for it up to wait_s seconds; then false
+ * with errno EWOULDBLOCK, no group begun.  With the lock, what a run
+ * killed inside its group left there is dealt with first (a note on
+ * stderr): where it had begun its renames (its journal, .patc-journal,
+ * written whole before the first), they are completed, so that its new
+ * set is whole; the temporary files it had made there (listed in
+ * .patc-pending before each was made) are removed.  false with errno
+ * where the directory cannot be opened or that journal completed (it
+ * stays for the next run).  A file system without flock() gets the group
+ * unlocked, as before.
+ *
+ * Test hook: the environment variable PATC_TEST_KILL_AT=N makes
+ * outfile_group_end(true) raise SIGKILL before its Nth step (1: the links
+ * kept for a rollback made; 2: the journal written; then each removal,
+ * then each rename, in order; last: the journal removed), and
+ * PATC_TEST_KILL_AT=N:stop SIGSTOP there; for tests only. */
+bool outfile_group_begin(const char *dir, int wait_s);
 /* At the group's end, path (a file of the set before that this one does not
  * write again) is removed before the renames. */
 void outfile_group_remove(const char *path);

@@ -167,6 +167,27 @@ char *util_read_file_max(const char *path, size_t max, size_t *len)
 	return sb_take(&sb);
 }
 
+ssize_t util_read_range(int fd, uint64_t off, void *buf, size_t len)
+{
+	size_t got = 0;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	while (got < len) {
+		size_t want = len - got < ((size_t)1 << 30) ? len - got : (size_t)1 << 30;
+		ssize_t n = pread(fd, (char *)buf + got, want, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break; /* the end of the file */
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
 ssize_t util_getline_max(char **line, size_t *cap, FILE *f, size_t max)
 {
 	size_t n = 0;
@@ -221,6 +242,71 @@ const char *util_comment_text(const char *s, char *buf, size_t len)
 	}
 	buf[o < len ? o : len - 1] = 0;
 	return buf;
+}
+
+int util_utf8_len(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (n == 0)
+		return 0;
+	if (u[0] < 0x80)
+		return 1;
+	int k = u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+	if (k == 0 || (size_t)k > n)
+		return 0; /* a continuation byte, C0/C1 (overlong 2-byte), F5-FF, truncated */
+	for (int i = 1; i < k; i++)
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+	/* the second byte's range rules out overlong forms, surrogates and
+	 * code points past U+10FFFF (RFC 3629's table) */
+	if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] > 0x9f) ||
+	    (u[0] == 0xf0 && u[1] < 0x90) || (u[0] == 0xf4 && u[1] > 0x8f))
+		return 0;
+	return k;
+}
+
+void util_say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	const int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n < len || len < 2)
+		return;
+	size_t last = len - 1; /* where the last character begins */
+	while (last > 0 && ((unsigned char)buf[last - 1] & 0xc0) == 0x80)
+		last--;
+	if (last > 0)
+		last--;
+	if ((size_t)util_utf8_len(buf + last, len - 1 - last) != len - 1 - last)
+		buf[last] = 0;
+}
+
+const char *util_quote_n(const char *s, size_t len, char buf[UTIL_QUOTE_BUF])
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i = 0;
+	for (int chars = 0; i < len && chars < UTIL_QUOTE_CHARS; chars++) {
+		const unsigned char c = (unsigned char)s[i];
+		const int k = util_utf8_len(s + i, len - i);
+		if (k == 0 || c < 0x20 || c == 0x7f) {
+			buf[o++] = '\\', buf[o++] = 'x', buf[o++] = hex[c >> 4], buf[o++] = hex[c & 15];
+			i++;
+			continue;
+		}
+		memcpy(buf + o, s + i, (size_t)k);
+		o += (size_t)k, i += (size_t)k;
+	}
+	if (i < len)
+		memcpy(buf + o, "...", 3), o += 3;
+	buf[o] = 0;
+	return buf;
+}
+
+const char *util_quote(const char *s, char buf[UTIL_QUOTE_BUF])
+{
+	/* (64 characters take at most 256 bytes: more than that is cut anyway) */
+	return util_quote_n(s, strnlen(s, UTIL_QUOTE_CHARS * 4 + 1), buf);
 }
 
 bool util_make_dir(const char *path, bool *created)

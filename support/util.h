@@ -65,6 +65,13 @@ char *util_read_file(const char *path, size_t *len);
  * longer one (a pipe or /dev/zero included), read no further. */
 char *util_read_file_max(const char *path, size_t max, size_t *len);
 
+/* Reads len bytes at offset off of the open file fd (pread: the file
+ * position is left alone), retrying where a read returns less or is
+ * interrupted.  Returns the number of bytes read: len, or fewer where the
+ * file ends first (it is shorter than its reader was told, or shrank
+ * while read); -1 with errno set on a read error. */
+ssize_t util_read_range(int fd, uint64_t off, void *buf, size_t len);
+
 /* getline(), for lines of at most max bytes (the newline included): the
  * line's length, or -1 at the end of the file (errno 0), on a read error
  * (errno set; ferror) or, with errno EFBIG, where the line is longer, read
@@ -88,10 +95,29 @@ char *util_output_target(const char *path, bool *in_place);
  * path is opened and written as it is (EISDIR for a directory). */
 bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
+/* snprintf into buf (len > 0 bytes), where the text is cut at the end a
+ * UTF-8 character cut short there dropped (a message quoting a name). */
+void util_say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* s for a C block comment: each '*' followed by '/' (a path such as
  * "star*" then "/x") gets a '_' between them; the copy goes to buf (cut
  * to len). */
 const char *util_comment_text(const char *s, char *buf, size_t len);
+
+/* A name or string from the input, for a diagnostic's quotes: its first
+ * UTIL_QUOTE_CHARS characters, then "..." where it goes on; each control
+ * byte (NUL and tab included), DEL and each byte that is not part of a
+ * valid UTF-8 character (a lone continuation byte, a truncated, overlong or
+ * surrogate sequence, one past U+10FFFF) as \xNN, counted as one
+ * character.  util_quote_n reads at most len bytes (NUL bytes included),
+ * util_quote up to the first NUL; neither reads further than the cut.  The
+ * text goes to buf and is returned. */
+enum { UTIL_QUOTE_CHARS = 64, UTIL_QUOTE_BUF = UTIL_QUOTE_CHARS * 4 + 4 };
+const char *util_quote_n(const char *s, size_t len, char buf[UTIL_QUOTE_BUF]);
+const char *util_quote(const char *s, char buf[UTIL_QUOTE_BUF]);
+/* The length of the valid UTF-8 character at s (at most n bytes: 1 to 4),
+ * or 0 where s does not start one (ASCII counts as valid). */
+int util_utf8_len(const char *s, size_t n);
 
 /* A 64-bit FNV-1a hash of s.  (Its start, 1469598103934665603, is not
  * FNV's published basis but stays: train-cost-model orders its samples by

@@ -199,6 +199,33 @@ has "weights from a FIFO: said" "$tmp/err" "fifo.npy: cannot read: not a regular
 expect "weights from /dev/zero" 1 timeout 20 "$patc" "$tmp/zero.pat"
 has "weights from /dev/zero: said" "$tmp/err" "zero.safetensors: cannot read: not a regular file"
 
+# semahard (issue 42): a tensor file that exists but cannot be read says why, never "not found":
+# a directory, a path through a file, a 5,000-character name, no permission (as another user
+# where we are root, since root reads anything); weights, calibration and importance alike
+mkdir "$tmp/sh" "$tmp/sh/dir.npy" && : >"$tmp/sh/file"
+printf 'op a: spmm(M = 8, K = 8, N = 8) { weights = npy("dir.npy"); }\n' >"$tmp/sh/dir.pat"
+expect "weights from a directory" 1 timeout 20 "$patc" "$tmp/sh/dir.pat"
+has "weights from a directory: said" "$tmp/err" "dir.npy: cannot read: Is a directory"
+holds "weights from a directory: not 'not found'" sh -c '! grep -q "not found" "$1"' sh "$tmp/err"
+printf 'op a: spmm(M = 8, K = 8, N = 8) {\n  weights = random(1);\n  calibration = npy("file/x.npy");\n}\n' >"$tmp/sh/notdir.pat"
+expect "calibration through a file" 1 "$patc" "$tmp/sh/notdir.pat"
+has "calibration through a file: said" "$tmp/err" "error: cannot read file 'file/x.npy': Not a directory"
+has "calibration through a file: where" "$tmp/err" "note: looked for $tmp/sh/file/x.npy"
+printf 'op a: spmm(M = 8, K = 8, N = 8) {\n  weights = random(1);\n  importance = safetensors("%s.safetensors", "s");\n}\n' \
+	"$(head -c 5000 /dev/zero | tr '\0' a)" >"$tmp/sh/long.pat"
+expect "importance with a 5,000-character name" 1 "$patc" "$tmp/sh/long.pat"
+has "importance with a 5,000-character name: said" "$tmp/err" ": File name too long"
+holds "importance with a 5,000-character name: not 'not found'" sh -c '! grep -q "not found" "$1"' sh "$tmp/err"
+shperm=$(mktemp -d) && chmod 755 "$shperm" && printf 'x' >"$shperm/secret.npy" && chmod 000 "$shperm/secret.npy"
+printf 'op a: spmm(M = 8, K = 8, N = 8) { weights = npy("secret.npy"); }\n' >"$shperm/perm.pat"
+as_other=()
+[ "$(id -u)" = 0 ] && as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if [ "$(id -u)" != 0 ] || { command -v setpriv >/dev/null && "${as_other[@]}" test -x "$patc" -a -r "$shperm/perm.pat"; }; then
+	expect "weights without read permission" 1 "${as_other[@]}" env PATC_STDLIB="$PATC_STDLIB" "$patc" "$shperm/perm.pat"
+	has "weights without read permission: said" "$tmp/err" "error: cannot read file 'secret.npy': Permission denied"
+fi
+rm -rf "$shperm"
+
 # -o DIR: objects, headers and weights (tests/c_api.sh links and runs them)
 expect "objects need weights" 1 "$patc" "$root/examples/gemm.pat" -o "$tmp/objs"
 has "objects name the op without weights" "$tmp/err" "op 'conv3x3' has no weights"
@@ -446,7 +473,11 @@ npy(sys.argv[1] + "/huge.npy", [1.0] * 31 + [1e20])
 EOF2
 expect "weights past f16" 1 "$patc" "$tmp/range.pat"
 has "f16 range named" "$tmp/err" "op 'h': weight 70000 at \[3, 7\] is outside the range of its dtype f16"
-has "l2 overflow named" "$tmp/err" "op 'l': the l2 importance of the weight at \[3, 7\] (1e+20) is past float32's range"
+# issue 42 (scores in float32): l2 scores are scaled by one power of two (prune/importance.c), so
+# the square of 1e20 is no longer past float32's range; 1e20 keeps its place among the kept four
+grep -v "^op h" "$tmp/range.pat" >"$tmp/range_l2.pat"
+expect "l2 of a weight of 1e20" 0 "$patc" "$tmp/range_l2.pat" --explain
+has "l2 of 1e20: retained" "$tmp/out" "retained importance 100"
 # finite weights (2e38) whose products with activations float32 cannot hold: the output error is
 # still measured (0.5: half of equal weights pruned), in --explain and the metadata, not NaN; --run
 # blames the input (exit 1), not the kernel, as the float64 reference is past float32's range (X is
@@ -467,7 +498,8 @@ expect "output error past float32: --explain" 0 "$patc" "$tmp/bigw.pat" --explai
 has "output error past float32: measured" "$tmp/out" "relative output error ||WX - W_sX|| / ||WX|| = 0\.5000"
 expect "output error past float32: --emit=weights" 0 "$patc" "$tmp/bigw.pat" --emit=weights -o "$tmp/bigw.safetensors"
 python3 "$root/tests/read_safetensors.py" "$tmp/bigw.safetensors" >"$tmp/out" 2>&1
-has "output error past float32: in the metadata" "$tmp/out" "^meta b.output_error 0\.5\(0000[0-9]*\)\?$"
+# (0.5 within float32's sgemm: 0.499999848 where OpenBLAS sums in another order, as on Xeon)
+has "output error past float32: in the metadata" "$tmp/out" "^meta b.output_error \(0\.5\(0000[0-9]*\)\?\|0\.49999[89][0-9]*\|0\.50000[01][0-9]*\)$"
 expect "--run of a product past float32" 1 "$patc" "$tmp/bigw.pat" --run --threads=2
 ovf="op 'b': the product of its weights and --run's activations overflows float32"
 has "--run: the overflow named" "$tmp/err" "$ovf: C\[[0-9]*, [0-9]*\] is .* in float64, past float32's range"
@@ -827,6 +859,142 @@ has "__metadata__ twice: why" "$tmp/err" "__metadata__ appears twice in the head
 printf 'op a: spmm(M = 2, K = 2, N = 4) { weights = safetensors("huge.safetensors", "w"); }\n' >"$tmp/huge.pat"
 expect "a shape of 2^53 + 1" 1 "$patc" "$tmp/huge.pat"
 has "a shape of 2^53 + 1: why" "$tmp/err" "below 2^53"
+
+# Big checkpoints (issue 42): a tensor is read by its header and its own bytes. A sparse 3 GiB
+# safetensors file (no disk taken) whose header names a 16 KiB tensor and a 3 GiB one: binding
+# the small one, naming a missing one (the list of names), and a sparse 3 GiB .npy with bytes
+# past its data each stay under 200 MB of peak memory (ru_maxrss of the run); timeout: a hang guard.
+python3 - "$tmp" <<'EOF2'
+import json, os, struct, sys
+small = 64 * 64 * 4
+big = 786432 * 1024 * 4
+h = json.dumps({"small": {"dtype": "F32", "shape": [64, 64], "data_offsets": [0, small]},
+                "big": {"dtype": "F32", "shape": [786432, 1024], "data_offsets": [small, small + big]}}).encode()
+p = "%s/bigfile.safetensors" % sys.argv[1]
+with open(p, "wb") as f:
+	f.write(struct.pack("<Q", len(h)) + h + struct.pack("<4096f", *[(i % 7) - 3 for i in range(4096)]))
+os.truncate(p, 8 + len(h) + small + big)
+hdr = b"{'descr': '<f4', 'fortran_order': False, 'shape': (64, 64), }"
+hdr += b" " * (63 - (10 + len(hdr)) % 64) + b"\n"
+p = "%s/bigfile.npy" % sys.argv[1]
+with open(p, "wb") as f:
+	f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr + b"\0" * small)
+os.truncate(p, 3 << 30)
+EOF2
+peak_kb() { # command...: runs it, its exit status as its own; its peak memory (KiB) in $tmp/peak
+	python3 -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[2:]).returncode
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)' "$tmp/peak" "$@"
+}
+under_200mb() { [ "$(cat "$tmp/peak")" -lt 200000 ] || { echo "  peak $(cat "$tmp/peak") KiB"; false; }; }
+printf 'op a: spmm(M = 64, K = 64, N = 4) { weights = safetensors("bigfile.safetensors", "small"); }\n' >"$tmp/bigfile.pat"
+expect "a 16 KiB tensor of a sparse 3 GiB file" 0 peak_kb timeout 60 "$patc" "$tmp/bigfile.pat"
+holds "a 16 KiB tensor of a sparse 3 GiB file: under 200 MB" under_200mb
+printf 'op a: spmm(M = 64, K = 64, N = 4) { weights = safetensors("bigfile.safetensors", "smal"); }\n' >"$tmp/bigmiss.pat"
+expect "a missing tensor of a sparse 3 GiB file" 1 peak_kb timeout 60 "$patc" "$tmp/bigmiss.pat"
+has "a missing tensor of a sparse 3 GiB file: the names listed" "$tmp/err" "no tensor 'smal' in the file (it holds 2: 'small', 'big')"
+holds "a missing tensor of a sparse 3 GiB file: under 200 MB" under_200mb
+printf 'op a: spmm(M = 64, K = 64, N = 4) { weights = npy("bigfile.npy"); }\n' >"$tmp/bignpy.pat"
+expect "a sparse 3 GiB .npy with a 16 KiB array" 1 peak_kb timeout 60 "$patc" "$tmp/bignpy.pat"
+has "a sparse 3 GiB .npy: why" "$tmp/err" "bytes after the data the shape describes"
+holds "a sparse 3 GiB .npy: under 200 MB" under_200mb
+
+# An output directory against SIGKILL and a second run at once (support/outfile.h; PATC_TEST_KILL_AT is
+# its test hook): killed before each step of the set's end (1: links kept, 2: journal, 3-5: renames,
+# 6: journal removed), the directory shows the old set whole until the journal, a journal after it;
+# the next run into it (here one that fails at its link: it writes nothing of its own) leaves the old
+# set whole (a kill before the journal) or the new one (after), and no temporary file or journal.
+mkdir "$tmp/kp" "$tmp/kp/re"
+printf 'op k: spmm(M = 8, K = 8, N = 1) { weights = random(seed = 3); perforate k keep 4; }\n' >"$tmp/kp/w.pat"
+sed 's/seed = 3/seed = 7/' "$tmp/kp/w.pat" >"$tmp/kp/re/w.pat"
+expect "kill hook: the old set" 0 "$patc" "$tmp/kp/w.pat" -o "$tmp/kold"
+expect "kill hook: the new set" 0 "$patc" "$tmp/kp/re/w.pat" -o "$tmp/knew"
+for n in 1 2 3 4 5 6; do
+	rm -rf "$tmp/kd" && cp -a "$tmp/kold" "$tmp/kd"
+	expect "killed before step $n of the set's end" 137 sh -c 'PATC_TEST_KILL_AT=$1 "$2" "$3" -o "$4"; exit $?' \
+		sh $n "$patc" "$tmp/kp/re/w.pat" "$tmp/kd"
+	if [ $n -le 2 ]; then
+		expect "killed before step $n: the old set in place" 0 sh -c "cd '$tmp/kd' && cmp w.o ../kold/w.o &&
+			cmp w.h ../kold/w.h && cmp w.safetensors ../kold/w.safetensors && ! test -e .patc-journal"
+	else
+		expect "killed before step $n: a journal says the set is not whole" 0 test -e "$tmp/kd/.patc-journal"
+	fi
+	expect "the run after a kill at step $n" 3 env CC=false "$patc" "$tmp/kp/w.pat" -o "$tmp/kd" --emit=so
+	want=kold && [ $n -gt 2 ] && want=knew
+	holds "killed before step $n, then a run: the $want set whole, nothing else" diff -r "$tmp/$want" "$tmp/kd"
+done
+# two runs into one directory at once: the first stopped between its renames, the second waits for its
+# lock (saying so), then replaces its set whole; the set is never the two mixed
+rm -rf "$tmp/kd" && cp -a "$tmp/knew" "$tmp/kd"
+PATC_TEST_KILL_AT=4:stop "$patc" "$tmp/kp/re/w.pat" -o "$tmp/kd" 2>/dev/null &
+first=$!
+for _ in $(seq 300); do [ "$(awk '{print $3}' /proc/$first/stat 2>/dev/null)" = T ] && break; sleep 0.1; done
+timeout 60 "$patc" "$tmp/kp/w.pat" -o "$tmp/kd" 2>"$tmp/second.err" &
+second=$!
+for _ in $(seq 300); do grep -qs "waiting for another patc run" "$tmp/second.err" && break; sleep 0.1; done
+has "a second run into a directory in use: it waits" "$tmp/second.err" \
+	"patc: waiting for another patc run writing into '.*kd' to finish"
+expect "a second run into a directory in use: still waiting" 0 kill -0 $second
+kill -CONT $first
+wait $first
+expect "a second run into a directory in use: the first done (exit $?)" 0 test $? -eq 0
+wait $second
+expect "a second run into a directory in use: then the second (exit $?)" 0 test $? -eq 0
+holds "a second run into a directory in use: its set whole" diff -r "$tmp/kold" "$tmp/kd"
+
+# Hostile bytes in sources (lexer and PatternIR reader): multi-MB runs of
+# NULs and of other bytes, NULs in comments and strings, a binary include
+# end in an answer, never a hang (timeout 20 is only a guard), with a
+# bounded stderr ("too many errors, stopping"); a byte-order mark at the
+# start is accepted.  (The small cases are goldens: errors/lexhard_*.)
+python3 - "$tmp/lexhard" <<'EOF'
+import os, sys
+d = sys.argv[1]
+os.makedirs(d)
+N = 10 << 20
+op = b'op a: spmm(M = 64, K = 64, N = 8);\n'
+def w(name, data):
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(data)
+w('nul_line_comment.pat', b'// ' + b'\0' * 100000 + b'\n' + op)
+w('nul_block_comment.pat', b'/*' + b'\0' * N + b'*/\n' + op)
+w('nul_string.pat', b'include "' + b'\0' * 100000 + b'";\n' + op)
+w('nul_escapes.pat', b'include "' + b'\\\0' * 100000 + b'";\n' + op)
+w('nul_10mb.pat', b'\0' * N)
+w('nul_lines_10mb.pat', b'\0\n' * (N // 2))
+w('ff_10mb.pat', b'\xff' * N)
+w('digits_10mb.pat', b'9' * N)
+w('bad_escapes.pat', b'include "' + b'\\q' * 150000 + b'";\n')
+w('nul_10mb.pir', b'\0' * N)
+w('binary.bin', bytes(range(256)) * (N // 256))
+w('inc_binary.pat', b'include "binary.bin";\n' + op)
+w('bom.pat', b'\xef\xbb\xbf' + op)
+w('bom.pir', b'\xef\xbb\xbfpir a m=4 k=4 {\n  loop m 4 = m[4]*1\n  loop k 4 = k[4]*1\n}\n')
+EOF
+for f in nul_line_comment nul_block_comment bom; do
+	expect "hostile bytes: $f.pat compiles" 0 timeout 20 "$patc" "$tmp/lexhard/$f.pat"
+done
+expect "hostile bytes: bom.pir reads" 0 timeout 20 "$patc" "$tmp/lexhard/bom.pir" --emit=pir
+for f in nul_string nul_escapes nul_10mb nul_lines_10mb ff_10mb digits_10mb bad_escapes inc_binary; do
+	expect "hostile bytes: $f.pat refused" 1 timeout 20 "$patc" "$tmp/lexhard/$f.pat"
+	holds "hostile bytes: $f.pat's stderr bounded" test "$(wc -c <"$tmp/err")" -lt 65536
+done
+expect "hostile bytes: nul_string.pat" 1 timeout 20 "$patc" "$tmp/lexhard/nul_string.pat"
+has "hostile bytes: a NUL in a string is an error at its column" "$tmp/err" "nul_string.pat:1:10: error: NUL byte"
+expect "hostile bytes: inc_binary.pat" 1 timeout 20 "$patc" "$tmp/lexhard/inc_binary.pat"
+has "hostile bytes: a binary include stops" "$tmp/err" "too many errors, stopping"
+expect "hostile bytes: bad_escapes.pat" 1 timeout 20 "$patc" "$tmp/lexhard/bad_escapes.pat"
+has "hostile bytes: 150,000 bad escapes stop" "$tmp/err" "too many errors, stopping"
+expect "hostile bytes: nul_10mb.pir refused" 1 timeout 20 "$patc" "$tmp/lexhard/nul_10mb.pir"
+if [ "$(id -u)" != 0 ]; then # (root reads any file)
+	printf 'op a: spmm(M = 64, K = 64, N = 8);\n' >"$tmp/lexhard/locked.pat"
+	chmod 000 "$tmp/lexhard/locked.pat"
+	printf 'include "locked.pat";\n' >"$tmp/lexhard/inc_locked.pat"
+	expect "an unreadable include" 1 "$patc" "$tmp/lexhard/inc_locked.pat"
+	has "an unreadable include: its reason" "$tmp/err" "cannot read include file 'locked.pat'.*: Permission denied"
+fi
+rm -rf "$tmp/lexhard"
 
 holds "nothing written into the working directory" test -z "$(ls -A "$tmp/cwd")"
 

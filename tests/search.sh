@@ -849,5 +849,58 @@ else
 	ok
 fi
 
+# 12. issue 42 (hardening): the tuning log and the cost model read as untrusted input. A NUL
+# escaped in a JSON string (\u0000) would end the C string there and read as another valid
+# value ("x86-64"): the line is no measurement (an escaped backslash before "u0000" is text);
+# 10 MB of one byte value, as a line or a model, is refused at once with a short message; a
+# quoted path is cut to 64 characters and escaped; a standard-library model that is there but
+# cannot be read says why (strerror), never falling back to the analytic model in silence.
+h42() { timeout 20 "$@" >"$tmp/out" 2>"$tmp/err"; }
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/"target":"x86-64"/"target":"x86-64\\u0000 x"/' >"$tmp/nul42.jsonl"
+h42 "$patc" merge "$tmp/nul42.jsonl" -o "$tmp/nul42m.jsonl"
+[ $? -eq 1 ] && grep -q "none of its 1 line is a measurement" "$tmp/err" && ok ||
+	bad "a \\u0000 in the target read as another: $(cat "$tmp/out" "$tmp/err")"
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/"device":"[^"]*"/"device":"a\\\\u0000"/' >"$tmp/bs42.jsonl"
+h42 "$patc" merge "$tmp/bs42.jsonl" -o "$tmp/bs42m.jsonl" && grep -q 'a\\\\u0000' "$tmp/bs42m.jsonl" && ok ||
+	bad "an escaped backslash before u0000 refused: $(cat "$tmp/err")"
+for b in '\000' '\377' 'a' '\n'; do
+	head -c 10000000 /dev/zero | tr '\000' "$b" >"$tmp/big42"
+	h42 "$patc" merge "$tmp/big42" -o "$tmp/big42m.jsonl"
+	rc=$?
+	[ $rc -eq 1 ] || [ $rc -eq 0 -a "$b" = '\n' ] && [ "$(wc -c <"$tmp/err")" -lt 400 ] && ok ||
+		bad "merge of 10 MB of $b: exit $rc, $(wc -c <"$tmp/err") bytes of stderr"
+	h42 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/big42" -o "$tmp/cm42"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -c <"$tmp/err")" -lt 400 ] && ok ||
+		bad "a cost model of 10 MB of $b: exit $rc, $(wc -c <"$tmp/err") bytes of stderr"
+	h42 "$patc" train-cost-model "$tmp/big42" -o "$tmp/big42.model"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -c <"$tmp/err")" -lt 400 ] && ok ||
+		bad "train-cost-model of 10 MB of $b: exit $rc, $(wc -c <"$tmp/err") bytes of stderr"
+done
+rm -f "$tmp/big42"
+# a header line of 10 MB; a NUL in a header value (once read as "x86-64")
+{ echo "patc-cost-model 1"; printf 'device '; head -c 10000000 /dev/zero | tr '\000' x; echo; } >"$tmp/long42.model"
+h42 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/long42.model" -o "$tmp/cm42"
+[ $? -eq 1 ] && grep -q "line 2: longer than 512 bytes" "$tmp/err" && ok || bad "a 10 MB header line: $(head -c 300 "$tmp/err")"
+sed 's/^target x86-64$/target x86-64\x00sm_90/' "$tmp/cost.model" >"$tmp/nul42.model"
+h42 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/nul42.model" -o "$tmp/cm42"
+[ $? -eq 1 ] && grep -q "line 2: a NUL byte" "$tmp/err" && ok || bad "a NUL in a model's target: $(cat "$tmp/err")"
+# quoted paths: 64 characters, control bytes escaped
+long=$(printf 'p%.0s' $(seq 3000))
+h42 "$patc" merge "$tmp/$long" -o "$tmp/l42.jsonl"
+[ $? -eq 1 ] && [ "$(wc -c <"$tmp/err")" -lt 300 ] && grep -q "p\.\.\.': File name too long" "$tmp/err" && ok ||
+	bad "merge of a long path: $(head -c 300 "$tmp/err")"
+h42 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/$(printf 'a\033[31mb')" -o "$tmp/cm42"
+[ $? -eq 1 ] && grep -q 'a\\x1b\[31mb' "$tmp/err" && ! grep -q "$(printf '\033')" "$tmp/err" && ok ||
+	bad "a model's path with ESC: $(cat -v "$tmp/err")"
+# the standard library's model there but unreadable (a symlink loop: as root too)
+mkdir -p "$tmp/lib42"
+for f in "$root"/stdlib/*; do [ "${f##*/}" = cost-x86-64.model ] || ln -s "$f" "$tmp/lib42/"; done
+ln -s cost-x86-64.model "$tmp/lib42/cost-x86-64.model"
+PATC_STDLIB=$tmp/lib42 h42 "$patc" "$tmp/op.pat" --search --no-measure -o "$tmp/cm42"
+[ $? -eq 1 ] && grep -q "cannot read cost model '.*cost-x86-64.model': Too many levels of symbolic links" "$tmp/err" &&
+	ok || bad "an unreadable standard-library model: $(cat "$tmp/err")"
+
 echo "search: $pass passed, $fail failed"
 [ $fail -eq 0 ]

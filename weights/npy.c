@@ -5,7 +5,8 @@
  * a Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape':
  * (M, K), } padded with spaces and a newline; then the data.  Only the
  * restricted literal NumPy writes is accepted.  Little-endian f4 and f2 are
- * read; Fortran order is converted to C order.
+ * read; Fortran order is converted to C order.  A file is read by ranges:
+ * the header, then the data (its size is known from the file's, by fstat).
  */
 #include "tensor.h"
 #include "../support/util.h"
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { NPY_MAX_HEADER = 1 << 20, NPY_CHUNK = 1 << 20 };
 
 typedef struct Lit {
 	const char *p, *end;
@@ -65,14 +68,24 @@ static bool lit_word(Lit *l, const char *w)
 	return false;
 }
 
-bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
-                  char err[TENSOR_ERR_MAX])
+/* Reads the header (at start, hl bytes), then the data. */
+static bool npy_parse(const TensorSrc *src, const char *hdr, size_t start, size_t hl, Tensor *out,
+                      char err[TENSOR_ERR_MAX]);
+
+bool npy_read_src(const TensorSrc *src, Tensor *out, char err[TENSOR_ERR_MAX])
 {
 	memset(out, 0, sizeof *out);
+	const char *file = src->file;
+	const uint64_t len = src->len;
+	uint8_t buf[12];
+	if (len >= 6 && !tensor_src_read(src, 0, buf, 6, err))
+		return false;
 	if (len < 6 || memcmp(buf, "\x93NUMPY", 6) != 0)
 		return tensor_fail(err, "%s: not a .npy file (no \\x93NUMPY magic)", file);
 	if (len < 10)
 		return tensor_fail(err, "%s: truncated in the header", file);
+	if (!tensor_src_read(src, 6, buf + 6, len < 12 ? 4 : 6, err))
+		return false;
 	int major = buf[6];
 	size_t hl, start;
 	if (major == 1) {
@@ -87,9 +100,26 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 		return tensor_fail(err, "%s: .npy version %d.%d (patc reads 1.0 to 3.0)", file, major, buf[7]);
 	}
 	if (hl > len - start)
-		return tensor_fail(err, "%s: header length %zu runs past the end of the file (%zu bytes)", file,
-		            hl, len);
-	Lit l = {(const char *)buf + start, (const char *)buf + start + hl};
+		return tensor_fail(err, "%s: header length %zu runs past the end of the file (%llu bytes)", file,
+		            hl, (unsigned long long)len);
+	if (hl > NPY_MAX_HEADER) /* (NumPy writes a few hundred bytes; a sparse file could claim 4 GiB) */
+		return tensor_fail(err, "%s: header of %zu bytes is larger than the %d allowed", file, hl,
+		                   NPY_MAX_HEADER);
+	char *hdr = malloc(hl + 1);
+	if (!hdr)
+		util_oom();
+	bool ok = tensor_src_read(src, start, hdr, hl, err) && npy_parse(src, hdr, start, hl, out, err);
+	free(hdr);
+	return ok;
+}
+
+static bool npy_parse(const TensorSrc *src, const char *hdr, size_t start, size_t hl, Tensor *out,
+                      char err[TENSOR_ERR_MAX])
+{
+	const char *file = src->file;
+	const uint64_t len = src->len;
+	char q[UTIL_QUOTE_BUF];
+	Lit l = {hdr, hdr + hl};
 	char descr[32] = "";
 	bool have_descr = false, have_order = false, have_shape = false, fortran = false;
 	if (!eat(&l, '{'))
@@ -100,7 +130,7 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 			return tensor_fail(err, "%s: malformed header (expected 'key': value)", file);
 		if ((!strcmp(key, "descr") && have_descr) || (!strcmp(key, "shape") && have_shape) ||
 		    (!strcmp(key, "fortran_order") && have_order))
-			return tensor_fail(err, "%s: header key '%s' appears twice", file, key);
+			return tensor_fail(err, "%s: header key '%s' appears twice", file, util_quote(key, q));
 		if (strcmp(key, "descr") == 0) {
 			if (!lit_string(&l, descr, sizeof descr))
 				return tensor_fail(err, "%s: malformed 'descr' in the header", file);
@@ -135,7 +165,7 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 			}
 			have_shape = true;
 		} else {
-			return tensor_fail(err, "%s: unknown header key '%s'", file, key);
+			return tensor_fail(err, "%s: unknown header key '%s'", file, util_quote(key, q));
 		}
 		if (!eat(&l, ',')) {
 			if (!eat(&l, '}'))
@@ -156,38 +186,54 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 	else if (strcmp(descr, "<f2") == 0)
 		item = 2, dt = DT_F16;
 	else if (strcmp(descr, ">f4") == 0 || strcmp(descr, ">f2") == 0)
-		return tensor_fail(err, "%s: big-endian data ('%s'); save it little-endian", file, descr);
+		return tensor_fail(err, "%s: big-endian data ('%s'); save it little-endian", file,
+		                   util_quote(descr, q));
 	else
 		return tensor_fail(err, "%s: dtype '%s' (patc reads little-endian float32 '<f4' and float16 "
-		                 "'<f2')", file, descr);
+		                 "'<f2')", file, util_quote(descr, q));
 	int64_t count = 1;
 	for (int d = 0; d < out->rank; d++)
 		if (__builtin_mul_overflow(count, out->shape[d], &count))
 			return tensor_fail(err, "%s: shape is too large", file);
 	if (count == 0)
 		return tensor_fail(err, "%s: the array is empty", file);
-	size_t data = start + hl;
-	if (count > (int64_t)((len - data) / (size_t)item))
-		return tensor_fail(err, "%s: truncated: the shape needs %lld values of %d bytes, the file has %zu "
-		                 "bytes of data", file, (long long)count, item, len - data);
-	if ((size_t)count * (size_t)item != len - data)
-		return tensor_fail(err, "%s: %zu bytes after the data the shape describes", file,
-		            len - data - (size_t)count * (size_t)item);
+	const uint64_t data = start + hl;
+	if ((uint64_t)count > (len - data) / (uint64_t)item)
+		return tensor_fail(err, "%s: truncated: the shape needs %lld values of %d bytes, the file has %llu "
+		                 "bytes of data", file, (long long)count, item, (unsigned long long)(len - data));
+	if ((uint64_t)count * (uint64_t)item != len - data)
+		return tensor_fail(err, "%s: %llu bytes after the data the shape describes", file,
+		            (unsigned long long)(len - data - (uint64_t)count * (uint64_t)item));
 	out->stored = dt;
 	out->count = count;
 	float *raw = malloc((size_t)count * sizeof(float));
 	if (!raw)
 		util_oom_for("%s: %lld values", file, (long long)count);
-	const uint8_t *p = buf + data;
-	for (int64_t i = 0; i < count; i++, p += item) {
-		if (item == 4) {
-			uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			             (uint32_t)p[3] << 24;
-			memcpy(&raw[i], &u, 4);
-		} else {
-			raw[i] = fp16_to_f32((uint16_t)(p[0] | p[1] << 8));
+	/* the data a chunk at a time, converted as it comes */
+	const int64_t per_chunk = NPY_CHUNK / item;
+	uint8_t *chunk = malloc((size_t)(count < per_chunk ? count : per_chunk) * (size_t)item);
+	if (!chunk)
+		util_oom();
+	for (int64_t at = 0; at < count; at += per_chunk) {
+		const int64_t k = count - at < per_chunk ? count - at : per_chunk;
+		if (!tensor_src_read(src, data + (uint64_t)(at * item), chunk, (size_t)(k * item), err)) {
+			free(chunk);
+			free(raw);
+			out->count = 0;
+			return false;
+		}
+		const uint8_t *p = chunk;
+		for (int64_t i = at; i < at + k; i++, p += item) {
+			if (item == 4) {
+				uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				             (uint32_t)p[3] << 24;
+				memcpy(&raw[i], &u, 4);
+			} else {
+				raw[i] = fp16_to_f32((uint16_t)(p[0] | p[1] << 8));
+			}
 		}
 	}
+	free(chunk);
 	if (fortran && out->rank > 1) {
 		/* element (i0, ..., in-1) is at sum i_d * prod_{e<d} shape_e */
 		float *c = malloc((size_t)count * sizeof(float));
@@ -215,13 +261,20 @@ bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
 	return true;
 }
 
+bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
+                  char err[TENSOR_ERR_MAX])
+{
+	TensorSrc src = tensor_src_mem(buf, len, file);
+	return npy_read_src(&src, out, err);
+}
+
 bool npy_read_file(const char *path, Tensor *out, char err[TENSOR_ERR_MAX])
 {
-	size_t len;
-	char *buf = tensor_read_whole(path, &len, err);
-	if (!buf)
+	memset(out, 0, sizeof *out);
+	TensorSrc src;
+	if (!tensor_src_open(&src, path, err))
 		return false;
-	bool ok = npy_read_mem((const uint8_t *)buf, len, path, out, err);
-	free(buf);
+	bool ok = npy_read_src(&src, out, err);
+	tensor_src_close(&src);
 	return ok;
 }

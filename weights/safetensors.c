@@ -5,13 +5,17 @@
  * "__metadata__" object of strings), then the data section; offsets are
  * relative to its start.  The reader trusts nothing: every entry of the
  * header is checked (not only the tensor asked for) before any data is read.
- * JSON parsing is cJSON's.
+ * A file is read by ranges: the length, the header, then the tensor asked
+ * for, in chunks converted as they come (a 16 KiB tensor of a 3 GiB
+ * checkpoint costs its 16 KiB).  JSON parsing is cJSON's.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "tensor.h"
 #include "../support/util.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *const tensor_dtype_names[DT_COUNT] = {
 #define X(e, name, bytes) name,
@@ -32,7 +37,7 @@ const int tensor_dtype_bytes[DT_COUNT] = {
 #undef X
 };
 
-enum { ST_MAX_HEADER = 100 << 20, ST_MAX_TENSORS = 1 << 16 };
+enum { ST_MAX_HEADER = 100 << 20, ST_MAX_TENSORS = 1 << 16, ST_CHUNK = 1 << 20 };
 
 void tensor_free(Tensor *t)
 {
@@ -50,17 +55,58 @@ bool tensor_fail(char err[TENSOR_ERR_MAX], const char *fmt, ...)
 	return false;
 }
 
-char *tensor_read_whole(const char *path, size_t *len, char err[TENSOR_ERR_MAX])
+bool tensor_src_open(TensorSrc *s, const char *path, char err[TENSOR_ERR_MAX])
 {
+	*s = (TensorSrc){.file = path, .fd = -1};
+	/* (O_NONBLOCK: opening a FIFO does not wait for a writer; fstat refuses it) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
 	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) { /* (a directory: read's EISDIR) */
-		tensor_fail(err, "%s: cannot read: not a regular file", path);
-		return NULL;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return tensor_fail(err, "%s: cannot read: %s", path, strerror(e));
 	}
-	char *buf = util_read_file(path, len);
-	if (!buf)
-		tensor_fail(err, "%s: cannot read: %s", path, strerror(errno));
-	return buf;
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return tensor_fail(err, "%s: cannot read: %s", path,
+		                   S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+	}
+	s->fd = fd;
+	s->len = (uint64_t)st.st_size;
+	return true;
+}
+
+TensorSrc tensor_src_mem(const uint8_t *buf, size_t len, const char *file)
+{
+	return (TensorSrc){.file = file, .mem = buf, .fd = -1, .len = len};
+}
+
+void tensor_src_close(TensorSrc *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+bool tensor_src_read(const TensorSrc *s, uint64_t off, void *buf, size_t n, char err[TENSOR_ERR_MAX])
+{
+	if (off > s->len || n > s->len - off) /* (the readers check first: a caller's slip) */
+		return tensor_fail(err, "%s: %zu bytes at offset %llu are past the end of the file (%llu bytes)",
+		                   s->file, n, (unsigned long long)off, (unsigned long long)s->len);
+	if (s->mem) {
+		memcpy(buf, s->mem + off, n);
+		return true;
+	}
+	ssize_t got = util_read_range(s->fd, off, buf, n);
+	if (got < 0)
+		return tensor_fail(err, "%s: cannot read: %s", s->file, strerror(errno));
+	if ((size_t)got < n)
+		return tensor_fail(err, "%s: the file ended at byte %llu, but it had %llu bytes when opened "
+		                   "(did it change while read?)",
+		                   s->file, (unsigned long long)(off + (uint64_t)got), (unsigned long long)s->len);
+	return true;
 }
 
 void tensor_sanitize(char *msg)
@@ -71,10 +117,10 @@ void tensor_sanitize(char *msg)
 }
 
 /* A JSON value as text, for messages. */
-static const char *json_text(const cJSON *j, char *buf, size_t len)
+static const char *json_text(const cJSON *j, char buf[UTIL_QUOTE_BUF])
 {
 	char *s = cJSON_PrintUnformatted(j);
-	snprintf(buf, len, "%.40s%s", s ? s : "?", s && strlen(s) > 40 ? "..." : "");
+	util_quote(s ? s : "?", buf);
 	free(s);
 	return buf;
 }
@@ -182,7 +228,8 @@ bool tensor_check_finite(const Tensor *t, const char *file, char err[TENSOR_ERR_
 		if (!t->name[0]) /* an npy file holds one unnamed array */
 			return tensor_fail(err, "%s: the array holds %s at [%s]", file,
 			            isnan(t->data[i]) ? "NaN" : "Inf", at);
-		return tensor_fail(err, "%s: tensor '%s' holds %s at [%s]", file, t->name,
+		char q[UTIL_QUOTE_BUF];
+		return tensor_fail(err, "%s: tensor '%s' holds %s at [%s]", file, util_quote(t->name, q),
 		            isnan(t->data[i]) ? "NaN" : "Inf", at);
 	}
 	return true;
@@ -222,55 +269,76 @@ static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *ds
 
 /* Validates the header; when list is not NULL, hands over the entries
  * instead of reading a tensor. */
-static bool st_parse(const uint8_t *buf, size_t len, const char *file, const char *name,
-                     Tensor *out, StInfo **list, int *nlist, char err[TENSOR_ERR_MAX])
+static bool st_parse(const TensorSrc *src, const char *name, Tensor *out, StInfo **list, int *nlist,
+                     char err[TENSOR_ERR_MAX])
 {
 	memset(out, 0, sizeof *out);
+	const char *file = src->file;
+	const uint64_t len = src->len;
 	if (len < 8)
-		return tensor_fail(err, "%s: %zu bytes is too short for a safetensors file (8-byte header "
-		                 "length missing)", file, len);
-	uint64_t n = le64(buf);
+		return tensor_fail(err, "%s: %llu bytes is too short for a safetensors file (8-byte header "
+		                 "length missing)", file, (unsigned long long)len);
+	uint8_t lenbuf[8];
+	if (!tensor_src_read(src, 0, lenbuf, 8, err))
+		return false;
+	uint64_t n = le64(lenbuf);
 	if (n > len - 8)
-		return tensor_fail(err, "%s: header length %llu runs past the end of the file (%zu bytes)", file,
-		            (unsigned long long)n, len);
+		return tensor_fail(err, "%s: header length %llu runs past the end of the file (%llu bytes)", file,
+		            (unsigned long long)n, (unsigned long long)len);
 	if (n > ST_MAX_HEADER)
 		return tensor_fail(err, "%s: header of %llu bytes is larger than the %d allowed", file,
 		            (unsigned long long)n, ST_MAX_HEADER);
 	if (n < 2)
 		return tensor_fail(err, "%s: header of %llu bytes cannot hold a JSON object", file,
 		            (unsigned long long)n);
-	const char *hdr = (const char *)buf + 8;
-	if (hdr[0] != '{') /* (as the reference implementation: no byte-order mark, no space before it) */
+	char *hdr = malloc((size_t)n);
+	if (!hdr)
+		util_oom_for("%s: a header of %llu bytes", file, (unsigned long long)n);
+	if (!tensor_src_read(src, 8, hdr, (size_t)n, err)) {
+		free(hdr);
+		return false;
+	}
+	if (hdr[0] != '{') { /* (as the reference implementation: no byte-order mark, no space before it) */
+		free(hdr);
 		return tensor_fail(err, "%s: header does not begin with '{'", file);
+	}
 	for (uint64_t i = 0; i < n; i++) {
-		if (hdr[i] == 0)
+		if (hdr[i] == 0) {
+			free(hdr);
 			return tensor_fail(err, "%s: header holds a NUL byte at offset %llu", file,
 			            (unsigned long long)(8 + i));
-		/* nor one escaped: a name would end at it */
-		if (hdr[i] == '\\' && i + 1 < n && hdr[i + 1] == '\\')
+		}
+		/* nor one escaped: a name would end at it (and match a shorter one) */
+		if (hdr[i] == '\\' && i + 1 < n && hdr[i + 1] == '\\') {
 			i++;
-		else if (hdr[i] == '\\' && i + 5 < n && !memcmp(hdr + i + 1, "u0000", 5))
+		} else if (hdr[i] == '\\' && i + 5 < n && !memcmp(hdr + i + 1, "u0000", 5)) {
+			free(hdr);
 			return tensor_fail(err, "%s: header holds an escaped NUL (\\u0000) at offset %llu", file,
 			            (unsigned long long)(8 + i));
+		}
 	}
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)n, &end, false);
 	if (!root) {
 		const char *at = cJSON_GetErrorPtr();
 		long off = at && at >= hdr && at <= hdr + n ? (long)(at - hdr) + 8 : -1;
+		free(hdr);
 		return tensor_fail(err, "%s: header is not valid JSON (error near byte %ld)", file, off);
 	}
 	for (const char *p = end; p < hdr + n; p++)
 		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+			long off = (long)(p - hdr) + 8;
 			cJSON_Delete(root);
-			return tensor_fail(err, "%s: header has data after its JSON object (byte %ld)", file,
-			            (long)(p - hdr) + 8);
+			free(hdr);
+			return tensor_fail(err, "%s: header has data after its JSON object (byte %ld)", file, off);
 		}
+	free(hdr); /* (cJSON holds copies) */
 	bool ok = false;
 	Entry *entries = NULL, **order = NULL;
+	uint8_t *chunk = NULL;
 	int ne = 0;
-	const uint64_t data_len = len - 8 - n;
-	const uint8_t *data = buf + 8 + n;
+	const uint64_t data_len = len - 8 - n, data_at = 8 + n;
+	char q1[UTIL_QUOTE_BUF], q2[UTIL_QUOTE_BUF];
 	PATC_ASSERT(cJSON_IsObject(root)); /* (it begins with '{') */
 	int members = cJSON_GetArraySize(root);
 	if (members > ST_MAX_TENSORS) {
@@ -297,20 +365,22 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			for (const cJSON *m = j->child; m; m = m->next)
 				if (!cJSON_IsString(m)) {
 					tensor_fail(err, "%s: __metadata__ value '%s' is not a string", file,
-					     m->string ? m->string : "");
+					     util_quote(m->string ? m->string : "", q1));
 					goto done;
 				}
 			continue;
 		}
 		Entry *e = &entries[ne];
 		e->name = tn;
+		const char *qn = util_quote(tn, q1);
 		if (!cJSON_IsObject(j)) {
-			tensor_fail(err, "%s: tensor '%s': header entry is not an object", file, tn);
+			tensor_fail(err, "%s: tensor '%s': header entry is not an object", file, qn);
 			goto done;
 		}
 		const char *twice = json_dup_key(j); /* readers would differ on which one counts */
 		if (twice) {
-			tensor_fail(err, "%s: tensor '%s': header entry has '%.40s' twice", file, tn, twice);
+			tensor_fail(err, "%s: tensor '%s': header entry has '%s' twice", file, qn,
+			            util_quote(twice, q2));
 			goto done;
 		}
 		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
@@ -318,7 +388,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		const cJSON *of = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");
 		if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of)) {
 			tensor_fail(err, "%s: tensor '%s': header entry needs a string 'dtype', an array 'shape' "
-			          "and an array 'data_offsets'", file, tn);
+			          "and an array 'data_offsets'", file, qn);
 			goto done;
 		}
 		int d;
@@ -326,49 +396,49 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 			if (strcmp(dt->valuestring, tensor_dtype_names[d]) == 0)
 				break;
 		if (d == DT_COUNT) {
-			tensor_fail(err, "%s: tensor '%s': unknown dtype '%.40s'", file, tn, dt->valuestring);
+			tensor_fail(err, "%s: tensor '%s': unknown dtype '%s'", file, qn,
+			            util_quote(dt->valuestring, q2));
 			goto done;
 		}
 		e->dtype = (TensorDtype)d;
 		e->rank = cJSON_GetArraySize(sh);
 		if (e->rank > TENSOR_READ_RANK) {
-			tensor_fail(err, "%s: tensor '%s': rank %d (at most %d)", file, tn, e->rank, TENSOR_READ_RANK);
+			tensor_fail(err, "%s: tensor '%s': rank %d (at most %d)", file, qn, e->rank, TENSOR_READ_RANK);
 			goto done;
 		}
 		int64_t bytes = tensor_dtype_bytes[d];
 		int r = 0;
 		for (const cJSON *s = sh->child; s; s = s->next, r++) {
 			if (!json_uint(s, &e->shape[r])) {
-				char v[64];
 				tensor_fail(err, "%s: tensor '%s': shape holds %s, not a non-negative integer below "
-				          "2^53", file, tn, json_text(s, v, sizeof v));
+				          "2^53", file, qn, json_text(s, q2));
 				goto done;
 			}
 			if (__builtin_mul_overflow(bytes, e->shape[r], &bytes)) {
-				tensor_fail(err, "%s: tensor '%s': shape is too large", file, tn);
+				tensor_fail(err, "%s: tensor '%s': shape is too large", file, qn);
 				goto done;
 			}
 		}
 		if (cJSON_GetArraySize(of) != 2 || !json_uint(of->child, &e->begin) ||
 		    !json_uint(of->child->next, &e->end)) {
 			tensor_fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers below 2^53",
-			     file, tn);
+			     file, qn);
 			goto done;
 		}
 		if (e->end < e->begin) {
-			tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", file, tn,
+			tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", file, qn,
 			     (long long)e->begin, (long long)e->end);
 			goto done;
 		}
 		if ((uint64_t)e->end > data_len) {
 			tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] run past the data section (%llu "
-			          "bytes)", file, tn, (long long)e->begin, (long long)e->end,
+			          "bytes)", file, qn, (long long)e->begin, (long long)e->end,
 			     (unsigned long long)data_len);
 			goto done;
 		}
 		if (e->end - e->begin != bytes) {
 			tensor_fail(err, "%s: tensor '%s': %s shape needs %lld bytes but data_offsets hold %lld",
-			     file, tn, tensor_dtype_names[d], (long long)bytes,
+			     file, qn, tensor_dtype_names[d], (long long)bytes,
 			     (long long)(e->end - e->begin));
 			goto done;
 		}
@@ -378,7 +448,8 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	qsort(order, (size_t)ne, sizeof *order, cmp_name);
 	for (int i = 1; i < ne; i++)
 		if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
-			tensor_fail(err, "%s: tensor '%s' appears twice in the header", file, order[i]->name);
+			tensor_fail(err, "%s: tensor '%s' appears twice in the header", file,
+			            util_quote(order[i]->name, q1));
 			goto done;
 		}
 	qsort(order, (size_t)ne, sizeof *order, cmp_begin);
@@ -390,13 +461,14 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		const Entry *e = order[i];
 		if (e->begin > covered) {
 			tensor_fail(err, "%s: %lld bytes of the data section before tensor '%s' belong to no tensor",
-			     file, (long long)(e->begin - covered), e->name);
+			     file, (long long)(e->begin - covered), util_quote(e->name, q1));
 			goto done;
 		}
 		if (e->begin < covered) { /* (so i > 0, and the one before ends at covered) */
 			const Entry *o = order[i - 1];
-			tensor_fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file, o->name,
-			     (long long)o->begin, (long long)o->end, e->name, (long long)e->begin, (long long)e->end);
+			tensor_fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file,
+			     util_quote(o->name, q1), (long long)o->begin, (long long)o->end, util_quote(e->name, q2),
+			     (long long)e->begin, (long long)e->end);
 			goto done;
 		}
 		covered = e->end;
@@ -426,14 +498,15 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	for (int i = 0; i < ne; i++)
 		if (strcmp(entries[i].name, name) == 0)
 			want = &entries[i];
+	const char *qname = util_quote(name, q1);
 	if (!want) {
 		/* The first few names, as many as fit. */
 		char names[200] = "";
 		size_t o = 0;
 		int shown = 0;
 		for (int i = 0; i < ne; i++) {
-			int w = snprintf(names + o, sizeof names - o, "%s'%.60s'", i ? ", " : "",
-			                 entries[i].name);
+			int w = snprintf(names + o, sizeof names - o, "%s'%s'", i ? ", " : "",
+			                 util_quote(entries[i].name, q2));
 			if (w < 0 || (size_t)w >= sizeof names - o - 8) {
 				names[o] = 0;
 				break;
@@ -443,13 +516,13 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 		}
 		if (shown < ne)
 			snprintf(names + o, sizeof names - o, "%s...", shown ? ", " : "");
-		tensor_fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, name, ne,
+		tensor_fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, qname, ne,
 		     ne ? names : "none");
 		goto done;
 	}
 	if (want->dtype != DT_F32 && want->dtype != DT_F16 && want->dtype != DT_BF16 &&
 	    want->dtype != DT_F64) {
-		tensor_fail(err, "%s: tensor '%s' has dtype %s; patc reads F32, F16, BF16 or F64", file, name,
+		tensor_fail(err, "%s: tensor '%s' has dtype %s; patc reads F32, F16, BF16 or F64", file, qname,
 		     tensor_dtype_names[want->dtype]);
 		goto done;
 	}
@@ -457,7 +530,7 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	for (int d = 0; d < want->rank; d++)
 		count *= want->shape[d];
 	if (count == 0) {
-		tensor_fail(err, "%s: tensor '%s' is empty", file, name);
+		tensor_fail(err, "%s: tensor '%s' is empty", file, qname);
 		goto done;
 	}
 	snprintf(out->name, sizeof out->name, "%s", name);
@@ -467,50 +540,75 @@ static bool st_parse(const uint8_t *buf, size_t len, const char *file, const cha
 	out->count = count;
 	out->data = malloc((size_t)count * sizeof(float));
 	if (!out->data)
-		util_oom_for("%s: tensor '%s': %lld values", file, name, (long long)count);
-	int64_t bad = -1;
-	if (!convert(data + want->begin, want->dtype, count, out->data, &bad)) {
-		tensor_fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
-		     name, (long long)bad);
-		tensor_free(out);
-		goto done;
+		util_oom_for("%s: tensor '%s': %lld values", file, qname, (long long)count);
+	/* Only this tensor's bytes, a chunk at a time. */
+	const int item = tensor_dtype_bytes[want->dtype];
+	const int64_t per_chunk = ST_CHUNK / item;
+	chunk = malloc((size_t)(count < per_chunk ? count : per_chunk) * (size_t)item);
+	if (!chunk)
+		util_oom();
+	for (int64_t at = 0; at < count; at += per_chunk) {
+		const int64_t k = count - at < per_chunk ? count - at : per_chunk;
+		int64_t bad = -1;
+		if (!tensor_src_read(src, data_at + (uint64_t)want->begin + (uint64_t)(at * item), chunk,
+		                     (size_t)(k * item), err)) {
+			tensor_free(out);
+			goto done;
+		}
+		if (!convert(chunk, want->dtype, k, out->data + at, &bad)) {
+			tensor_fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
+			     qname, (long long)(at + bad));
+			tensor_free(out);
+			goto done;
+		}
 	}
 	ok = tensor_check_finite(out, file, err);
 	if (!ok)
 		tensor_free(out);
 done:
+	free(chunk);
 	free(entries);
 	free(order);
 	cJSON_Delete(root);
 	return ok;
 }
 
+bool st_read_src(const TensorSrc *src, const char *name, Tensor *out, char err[TENSOR_ERR_MAX])
+{
+	return st_parse(src, name, out, NULL, NULL, err);
+}
+
+bool st_list_src(const TensorSrc *src, StInfo **out, int *n, char err[TENSOR_ERR_MAX])
+{
+	Tensor unused;
+	return st_parse(src, "", &unused, out, n, err);
+}
+
 bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *name, Tensor *out,
                  char err[TENSOR_ERR_MAX])
 {
-	return st_parse(buf, len, file, name, out, NULL, NULL, err);
+	TensorSrc src = tensor_src_mem(buf, len, file);
+	return st_read_src(&src, name, out, err);
 }
 
 bool st_list_file(const char *path, StInfo **out, int *n, char err[TENSOR_ERR_MAX])
 {
-	size_t len;
-	char *buf = tensor_read_whole(path, &len, err);
-	if (!buf)
+	TensorSrc src;
+	if (!tensor_src_open(&src, path, err))
 		return false;
-	Tensor unused;
-	bool ok = st_parse((const uint8_t *)buf, len, path, "", &unused, out, n, err);
-	free(buf);
+	bool ok = st_list_src(&src, out, n, err);
+	tensor_src_close(&src);
 	return ok;
 }
 
 bool st_read_file(const char *path, const char *name, Tensor *out, char err[TENSOR_ERR_MAX])
 {
-	size_t len;
-	char *buf = tensor_read_whole(path, &len, err);
-	if (!buf)
+	memset(out, 0, sizeof *out);
+	TensorSrc src;
+	if (!tensor_src_open(&src, path, err))
 		return false;
-	bool ok = st_read_mem((const uint8_t *)buf, len, path, name, out, err);
-	free(buf);
+	bool ok = st_read_src(&src, name, out, err);
+	tensor_src_close(&src);
 	return ok;
 }
 

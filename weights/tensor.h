@@ -4,9 +4,10 @@
  *
  * Every reader validates the whole file before trusting any byte of it and
  * reports problems as one message that names the file and the tensor.  Data
- * read is converted to f32 in C order; NaN and Inf are refused.  Readers work
- * on memory buffers (the file readers load the file first) so that they can
- * be fuzzed directly.
+ * read is converted to f32 in C order; NaN and Inf are refused.  Readers take
+ * their bytes from a TensorSrc: an open file read by ranges (pread: a tensor
+ * costs its header and its own bytes, not the whole checkpoint's) or a
+ * memory image (so that they can be fuzzed directly).
  */
 #ifndef PATC_TENSOR_H
 #define PATC_TENSOR_H
@@ -49,6 +50,29 @@ typedef struct Tensor {
 
 void tensor_free(Tensor *t);
 
+/* ---- where a reader's bytes come from (safetensors.c) ---- */
+
+/* A tensor file: an open file read by ranges, or a memory image (mem not
+ * NULL).  len is the file's size (fstat's), which every check of the
+ * readers trusts; a file that is shorter when read (it shrank, or changed)
+ * is an error, not a crash. */
+typedef struct TensorSrc {
+	const char *file; /* names the file in messages */
+	const uint8_t *mem;
+	int fd;
+	uint64_t len;
+} TensorSrc;
+
+/* Opens path for reading by ranges: only a regular file (a FIFO would
+ * block, a device be endless); false with err set ("cannot read: ..."). */
+bool tensor_src_open(TensorSrc *s, const char *path, char err[TENSOR_ERR_MAX]);
+/* A memory image of len bytes, named file in messages. */
+TensorSrc tensor_src_mem(const uint8_t *buf, size_t len, const char *file);
+void tensor_src_close(TensorSrc *s);
+/* Reads n bytes at off into buf; false with err set where they are not
+ * all there (a read error, or the file ended early). */
+bool tensor_src_read(const TensorSrc *s, uint64_t off, void *buf, size_t n, char err[TENSOR_ERR_MAX]);
+
 /* ---- safetensors (safetensors.c) ---- */
 
 /* Reads tensor `name` from a .safetensors image.  `file` names the file in
@@ -58,6 +82,9 @@ void tensor_free(Tensor *t);
 bool st_read_mem(const uint8_t *buf, size_t len, const char *file, const char *name, Tensor *out,
                  char err[TENSOR_ERR_MAX]);
 bool st_read_file(const char *path, const char *name, Tensor *out, char err[TENSOR_ERR_MAX]);
+/* The same from a source: reads the 8-byte length and the header, then the
+ * tensor's own byte range only. */
+bool st_read_src(const TensorSrc *src, const char *name, Tensor *out, char err[TENSOR_ERR_MAX]);
 
 /* The tensors a .safetensors file holds (validated as st_read_mem does):
  * names and shapes, in header order.  Free with st_list_free. */
@@ -68,6 +95,7 @@ typedef struct StInfo {
 	int64_t shape[TENSOR_MAX_RANK];
 } StInfo;
 bool st_list_file(const char *path, StInfo **out, int *n, char err[TENSOR_ERR_MAX]);
+bool st_list_src(const TensorSrc *src, StInfo **out, int *n, char err[TENSOR_ERR_MAX]); /* (the header only) */
 
 /* One tensor to write: raw little-endian bytes of the given dtype. */
 typedef struct StWrite {
@@ -90,6 +118,7 @@ bool st_write_file(const char *path, const StWrite *t, int n, const char *const 
 bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,
                   char err[TENSOR_ERR_MAX]);
 bool npy_read_file(const char *path, Tensor *out, char err[TENSOR_ERR_MAX]);
+bool npy_read_src(const TensorSrc *src, Tensor *out, char err[TENSOR_ERR_MAX]);
 
 /* ---- half precision (fp16.c) ---- */
 float fp16_to_f32(uint16_t h);
@@ -123,9 +152,9 @@ void synth_weights(float *w, int64_t M, int64_t K, uint64_t seed, SynthKind kind
  * reader can `return tensor_fail(err, ...)`. */
 bool tensor_fail(char err[TENSOR_ERR_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The whole of the tensor file at path (malloc'd), or NULL with err set:
- * only a regular file (a FIFO would block, a device be endless). */
-char *tensor_read_whole(const char *path, size_t *len, char err[TENSOR_ERR_MAX]);
+/* (A name or string read from a file, or asked for, is quoted in a
+ * message by util_quote, support/util.h: cut to its first 64 characters,
+ * control bytes and invalid UTF-8 as \xNN.) */
 
 /* Replaces control characters in a message (names read from files may hold
  * them) so it prints on one line. */

@@ -8,11 +8,14 @@
  *               ones must verify and round-trip, refused ones must leave the
  *               IR untouched;
  *   otherwise   .pat source through the whole front end (sandboxed: no file
- *               access), then every op's IR through print/read and metrics.
+ *               access), then every op's IR through print/read and metrics;
+ *               an input with NUL bytes is also lexed and parsed whole (the
+ *               front end's entry takes a C string).
  * Any violated property aborts, which libFuzzer reports as a crash.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "frontend/frontend.h"
+#include "frontend/parse.h"
 #include "ir/pir.h"
 
 #include <stdint.h>
@@ -21,6 +24,8 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* (declared by ir/pir_read.c until ir/pir.h declares it) */
+int pir_read_text_len(const char *text, size_t len, Pir *out, int max, char *err, size_t errlen);
 
 static void check_round_trip(const Pir *ir)
 {
@@ -42,11 +47,14 @@ static void check_round_trip(const Pir *ir)
 	pir_check_gpu(ir, v, PIR_MAX_LOOPS);
 }
 
-static void fuzz_pir(const char *text)
+static void fuzz_pir(const char *text, size_t len)
 {
 	Pir *out = malloc(4 * sizeof *out);
 	char err[256];
-	int n = pir_read_text(text, out, 4, err, sizeof err);
+	int n = pir_read_text_len(text, len, out, 4, err, sizeof err);
+	/* a NUL is an error with its place, never the end of the text */
+	if (memchr(text, 0, len) && n >= 0 && !memchr(text, '#', len))
+		abort();
 	for (int i = 0; i < n; i++)
 		check_round_trip(&out[i]);
 	free(out);
@@ -109,7 +117,7 @@ static void fuzz_prims(const uint8_t *d, size_t n)
 	}
 }
 
-static void fuzz_pat(const char *text)
+static void fuzz_pat(const char *text, size_t len)
 {
 	static FILE *sink;
 	if (!sink)
@@ -121,6 +129,14 @@ static void fuzz_pat(const char *text)
 	FrontendOptions fo = {.sandbox = true, .target = "sm_80", .gpu = true, .trace = true};
 	Program prog;
 	frontend_compile(&fo, &diag, &arena, "fuzz.pat", text, &prog);
+	if (memchr(text, 0, len)) { /* the bytes past the first NUL too */
+		Diag whole;
+		diag_init(&whole, &arena, sink);
+		int file = diag_add_file(&whole, "fuzz-bytes.pat", text, len);
+		Item *items = NULL;
+		if (pat_parse_file(&whole, &arena, file, &items) == 0 && !memchr(text, '/', len))
+			abort(); /* (a NUL outside a comment must be an error) */
+	}
 	for (int i = 0; i < prog.nops; i++) {
 		if (prog.ops[i].ir)
 			check_round_trip(prog.ops[i].ir);
@@ -146,9 +162,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = 0;
 	if (size >= 4 && memcmp(text, "pir ", 4) == 0)
-		fuzz_pir(text);
+		fuzz_pir(text, size);
 	else
-		fuzz_pat(text);
+		fuzz_pat(text, size);
 	free(text);
 	return 0;
 }

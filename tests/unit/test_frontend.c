@@ -7,6 +7,7 @@
 #include "support/util.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 typedef struct Run {
 	Arena arena;
@@ -180,6 +181,69 @@ START_TEST(limits)
 }
 END_TEST
 
+/* A pattern that applies itself is an error also where no op applies it:
+ * a 50000-pattern cycle is reported once (with a bounded list of notes and
+ * no recursion deep enough to overflow a stack), a shared sub-pattern
+ * (a diamond, not a cycle) is not reported. */
+START_TEST(recursion_without_op)
+{
+	enum { N = 50000 };
+	StrBuf sb;
+	sb_init(&sb);
+	for (int i = 0; i < N; i++)
+		sb_printf(&sb, "pattern p%d() { apply p%d(); }\n", i, (i + 1) % N);
+	sb_puts(&sb, "pattern d0() { reorder m, k; }\n");
+	for (int i = 1; i <= 30; i++)
+		sb_printf(&sb, "pattern d%d() { apply d%d(); apply d%d(); }\n", i, i - 1, i - 1);
+	sb_puts(&sb, "pattern self() { apply self(); apply self(); }\n");
+	Run r;
+	compile(&r, sb.data, false);
+	ck_assert_int_eq(r.errors, 2);
+	ck_assert_ptr_nonnull(strstr(r.out, "error: pattern 'p0' applies itself recursively"));
+	ck_assert_ptr_nonnull(strstr(r.out, "note: in pattern 'p49999' applied here"));
+	ck_assert_ptr_nonnull(strstr(r.out, "note: and 49991 more applications on the way"));
+	ck_assert_ptr_null(strstr(r.out, "'p49991' applied here"));
+	ck_assert_ptr_nonnull(strstr(r.out, "error: pattern 'self' applies itself recursively"));
+	ck_assert_ptr_null(strstr(r.out, "'d"));
+	done(&r);
+	sb_free(&sb);
+}
+END_TEST
+
+/* A tensor file that cannot be read says why; "not found" is for a file
+ * that is not there (every access() failure was "not found"). */
+START_TEST(unreadable_file_says_why)
+{
+	char file[] = "/tmp/patc_semahard_XXXXXX";
+	int fd = mkstemp(file);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	StrBuf sb;
+	sb_init(&sb);
+	sb_printf(&sb, "op a: spmm(M = 4, K = 4, N = 1) {\n  weights = npy(\"%s/w.npy\");\n"
+	               "  calibration = npy(\"%s/x.npy\");\n"
+	               "  importance = safetensors(\"%s/s.safetensors\", \"s\");\n}\n",
+	          file, file, file);
+	sb_puts(&sb, "op b: spmm(M = 4, K = 4, N = 1) { weights = npy(\"/");
+	for (int i = 0; i < 5000; i++)
+		sb_putc(&sb, 'a');
+	sb_puts(&sb, ".npy\"); }\n");
+	sb_puts(&sb, "op c: spmm(M = 4, K = 4, N = 1) { weights = npy(\"/nonexistent-patc/w.npy\"); }\n");
+	Run r;
+	compile(&r, sb.data, false);
+	unlink(file);
+	ck_assert_int_eq(r.errors, 5);
+	ck_assert_ptr_nonnull(strstr(r.out, "t.pat:2:17: error: cannot read file"));
+	ck_assert_ptr_nonnull(strstr(r.out, "/w.npy': Not a directory"));
+	ck_assert_ptr_nonnull(strstr(r.out, "/x.npy': Not a directory"));
+	ck_assert_ptr_nonnull(strstr(r.out, "/s.safetensors': Not a directory"));
+	ck_assert_ptr_nonnull(strstr(r.out, ": File name too long"));
+	ck_assert_ptr_nonnull(strstr(r.out, "error: file '/nonexistent-patc/w.npy' not found"));
+	done(&r);
+	sb_free(&sb);
+}
+END_TEST
+
 /* parse(print(ir)) is structurally equal to ir, for every op of every
  * PatternIR golden. */
 START_TEST(goldens_parse_print_equal)
@@ -229,6 +293,8 @@ static Suite *frontend_suite(void)
 	tcase_add_test(tc, gpu_rule_reported_at_perforate);
 	tcase_add_test(tc, sandbox_refuses_files);
 	tcase_add_test(tc, limits);
+	tcase_add_test(tc, recursion_without_op);
+	tcase_add_test(tc, unreadable_file_says_why);
 	tcase_add_test(tc, goldens_parse_print_equal);
 	suite_add_tcase(s, tc);
 	return s;

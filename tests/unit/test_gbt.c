@@ -5,6 +5,7 @@
 #include "search/gbt.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 enum { NFEAT = 4, NTRAIN = 600, NTEST = 300 };
 
@@ -205,6 +206,32 @@ START_TEST(read_accepts_valid)
 }
 END_TEST
 
+/* Issue 42: NUL bytes and 10 MB of one byte value are refused at once
+ * with a short message (the cost model's header around the trees:
+ * tests/search.sh, whose patc links the backends that costmodel.h needs). */
+START_TEST(read_hostile)
+{
+	char err[GBT_ERR_MAX];
+	static const char nul[] = "gbt 2 1 0\n1 -1 0\0 7\nend\n";
+	ck_assert_ptr_null(read_text(nul, sizeof nul - 1, err));
+	ck_assert_msg(strstr(err, "line 2: unexpected byte 0x00"), "err '%s'", err);
+	enum { BIG = 10 << 20 };
+	char *big = malloc(BIG + 16);
+	ck_assert_ptr_nonnull(big);
+	static const char bytes[] = {0, (char)0xff, '9', ' ', '\n', 'x'};
+	for (size_t b = 0; b < sizeof bytes; b++) {
+		memset(big, bytes[b], BIG);
+		ck_assert_ptr_null(read_text(big, BIG, err));
+		ck_assert_msg(err[0] && strlen(err) < 120, "byte 0x%02x: err '%s'", (unsigned char)bytes[b], err);
+		/* after a valid start: a tree of 10 MB */
+		memcpy(big, "gbt 2 1 0\n1 -1 ", 15);
+		ck_assert_ptr_null(read_text(big, BIG, err));
+		ck_assert_msg(err[0] && strlen(err) < 120, "byte 0x%02x: err '%s'", (unsigned char)bytes[b], err);
+	}
+	free(big);
+}
+END_TEST
+
 START_TEST(read_rejects_truncated)
 {
 	Gbt *g = train_std(5, true);
@@ -315,6 +342,7 @@ static Suite *gbt_suite(void)
 	tcase_add_test(tc, read_counts_from_first_line);
 	tcase_add_test(tc, read_accepts_valid);
 	tcase_add_test(tc, read_rejects_truncated);
+	tcase_add_test(tc, read_hostile);
 	tcase_add_test(tc, train_rejects_bad_input);
 	tcase_add_test(tc, stump_exact_split);
 	tcase_add_test(tc, constant_and_tied_data);

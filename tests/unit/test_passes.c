@@ -7,6 +7,8 @@
  */
 #include "testutil.h"
 
+#include <math.h>
+
 #define COMMA ,
 
 static Pir base(int64_t m, int64_t k)
@@ -361,6 +363,104 @@ START_TEST(random_primitives_property)
 }
 END_TEST
 
+/* keep = round(len * P / 100), halves up, the other way round from
+ * perforate.c (no 128 bits): with len = a * hundred + b,
+ * len * num / hundred = a * num + b * num / hundred, and b * num < 10^16. */
+static int64_t keep_reference(int64_t len, int64_t num, int64_t hundred, bool *exact)
+{
+	int64_t a = len / hundred, b = len % hundred, bn = b * num;
+	*exact = bn % hundred == 0;
+	int64_t whole = bn / hundred, rest = bn % hundred;
+	return a * num + whole + (2 * rest >= hundred);
+}
+
+/* A length-biased random 1..2^31: the bit length first, then the bits. */
+static int64_t random_extent(void)
+{
+	int bits = 1 + (int)rnd(31);
+	uint64_t v = ((uint64_t)rnd(1u << 16) << 16 | rnd(1u << 16)) & ((1ull << bits) - 1);
+	return rnd(8) == 0 ? PIR_MAX_EXTENT - (int64_t)rnd(3) : 1 + (int64_t)v;
+}
+
+/* Percentages of joined loops up to 2^62 iterations: every keep count (and
+ * the warning's "rounds to N", and the "keeps none" refusal) agrees with
+ * exact arithmetic, halves rounding up; a 64-bit product overflowed here. */
+START_TEST(perforate_percent_exact_up_to_2_62)
+{
+	rng_state = 20261206;
+	for (int round = 0; round < 3000; round++) {
+		int64_t M = random_extent(), K = random_extent();
+		Pir ir = base(M, K);
+		APPLY_OK(&ir, JOIN({"m" COMMA "k"}, "mk"));
+		int64_t len = ir.loops[0].len;
+		ck_assert_int_eq(len, M * K);
+		int dec = (int)rnd(7);
+		int64_t hundred = 100;
+		for (int i = 0; i < dec; i++)
+			hundred *= 10;
+		int64_t num;
+		switch (rnd(4)) {
+		case 0: num = hundred / 2; break;                      /* 50% */
+		case 1: num = 1 + (int64_t)rnd(hundred < 1000 ? (uint32_t)hundred : 1000); break; /* small */
+		case 2: num = hundred - (int64_t)rnd(3); break;        /* near 100% */
+		default: num = 1 + (int64_t)rnd((uint32_t)hundred); break;
+		}
+		bool exact;
+		int64_t want = keep_reference(len, num, hundred, &exact);
+		PirPrim p = prim_perforate_pct("mk", num, dec);
+		PirReason why;
+		char text[128];
+		pir_prim_format(&p, text, sizeof text);
+		if (want < 1) {
+			ck_assert_msg(!pir_apply(&ir, &p, &why), "%s of %lld accepted", text, (long long)len);
+			ck_assert_ptr_nonnull(strstr(why.error, "keeps none"));
+			continue;
+		}
+		ck_assert_msg(pir_apply(&ir, &p, &why), "%s of %lld: %s", text, (long long)len, why.error);
+		ck_assert_msg(ir.loops[0].nnz == want, "%s of %lld keeps %lld, not %lld", text,
+		              (long long)len, (long long)ir.loops[0].nnz, (long long)want);
+		if (want == len) {
+			ck_assert_ptr_nonnull(strstr(why.warning, "stays dense"));
+		} else if (!exact) {
+			char says[64];
+			snprintf(says, sizeof says, "rounds to %lld (", (long long)want);
+			const char *at = strstr(why.warning, says);
+			ck_assert_msg(at, "%s of %lld: %s", text, (long long)len, why.warning);
+			double shown = strtod(at + strlen(says), NULL);
+			double real = 100.0 * (double)want / (double)len;
+			const char *dot = strchr(at + strlen(says), '.'), *dots = strstr(at, "...");
+			if (dots && dot) { /* exact digits, cut: below by less than their last one */
+				double ulp = pow(10, -(double)(dots - dot - 1));
+				ck_assert_msg(shown <= real * (1 + 1e-15) && real - shown < ulp + 1e-15 * real,
+				              "%s", why.warning);
+			} else {
+				ck_assert_msg(fabs(shown - real) <= 1e-5 * real, "%s", why.warning);
+			}
+			/* it shows the change: not the request again, as %g would */
+			char asked[64], g[64], *end = strstr(at, "%)");
+			ck_assert_ptr_nonnull(end);
+			pir_percent_format(p.u.perforate.percent, asked, sizeof asked);
+			snprintf(g, sizeof g, "%.6g", strtod(asked, NULL));
+			*end = 0;
+			ck_assert_msg(strcmp(at + strlen(says), asked) != 0 && strcmp(at + strlen(says), g) != 0,
+			              "%s%%)", why.warning);
+		} else {
+			ck_assert_str_eq(why.warning, "");
+		}
+	}
+	/* halves round up at the largest odd length: (2^31 - 1)^2 * 50% */
+	Pir ir = base(PIR_MAX_EXTENT - 1, PIR_MAX_EXTENT - 1);
+	APPLY_OK(&ir, JOIN({"m" COMMA "k"}, "mk"));
+	PirPrim p = prim_perforate_pct("mk", 50, 0);
+	PirReason why;
+	ck_assert(pir_apply(&ir, &p, &why));
+	ck_assert_int_eq(ir.loops[0].nnz, (ir.loops[0].len + 1) / 2);
+	/* a share %g would print as the request itself is written out exactly */
+	ck_assert_str_eq(why.warning, "keep 50% of 4611686014132420609 iterations of 'mk' rounds to "
+	                              "2305843007066210305 (50.0000000000000000108...%)");
+}
+END_TEST
+
 static Suite *passes_suite(void)
 {
 	Suite *s = suite_create("passes");
@@ -379,6 +479,7 @@ static Suite *passes_suite(void)
 	TCase *prop = tcase_create("property");
 	tcase_set_timeout(prop, 60);
 	tcase_add_test(prop, random_primitives_property);
+	tcase_add_test(prop, perforate_percent_exact_up_to_2_62);
 	suite_add_tcase(s, prop);
 	return s;
 }

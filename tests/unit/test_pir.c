@@ -1,6 +1,7 @@
 /* test_pir.c - PatternIR core: construction, the verifier, the paper
  * notation, the text form and its reader. */
 #include "testutil.h"
+#include "support/util.h"
 
 #define COMMA ,
 
@@ -158,6 +159,107 @@ START_TEST(reader_rejects)
 }
 END_TEST
 
+/* (declared by pir_read.c until pir.h declares it) */
+int pir_read_text_len(const char *text, size_t len, Pir *out, int max, char *err, size_t errlen);
+
+/* Texts with NUL bytes (their length given), a byte-order mark, stray
+ * bytes: a NUL is an error at its line and column, but in a comment. */
+typedef struct LenText {
+	const char *text;
+	size_t len;
+	int blocks; /* -1: refused */
+	const char *expect;
+} LenText;
+#define LT(s, n, e) {s, sizeof s - 1, n, e}
+static const LenText len_texts[] = {
+	LT("pir a m=4 k=4 {\n  loop m 4 = m[4]*1\0 loop k 4 = k[4]*1 }", -1, "2:20: NUL byte (\\x00)"),
+	LT("pir a\0b m=4 k=4 { loop m 4 = m[4]*1 loop k 4 = k[4]*1 }", -1, "1:6: NUL byte"),
+	LT("\0", -1, "1:1: NUL byte"),
+	LT("# a comment \0 with NULs \0\npir a m=4 k=4 { loop m 4 = m[4]*1 loop k 4 = k[4]*1 }", 1, ""),
+	LT("pir a m=4 k=4 { loop m 4 = m[4]*1 loop k 4 = k[4]*1 } # \0", 1, ""),
+	LT("\xef\xbb\xbfpir a m=4 k=4 { loop m 4 = m[4]*1 loop k 4 = k[4]*1 }", 1, ""),
+	LT("\xef\xbb\xbfpir a m=4 k=4 { loop m 4 = m[4]*1 loop k 4 = k[4]*1 } \x01", -1, "1:55: unexpected byte \\x01"),
+	LT("pir a m=4 k=4 { \xef\xbb\xbf }", -1, "1:17: unexpected byte \\xef"),
+	LT("pir a m=4 k=4 { \xff }", -1, "unexpected byte \\xff"),
+};
+
+START_TEST(reader_nul_bom_bytes)
+{
+	const LenText *t = &len_texts[_i];
+	Pir out[2];
+	char err[256];
+	ck_assert_int_eq(pir_read_text_len(t->text, t->len, out, 2, err, sizeof err), t->blocks);
+	ck_assert_msg(strstr(err, t->expect), "'%s': '%s' lacks '%s'", t->text, err, t->expect);
+}
+END_TEST
+
+/* A 4 MiB text of each byte value is refused or read, never hangs (the
+ * reader is linear: ctest's timeout is the guard). */
+START_TEST(reader_big_single_byte)
+{
+	enum { N = 4 << 20 };
+	char *text = malloc(N + 1);
+	ck_assert_ptr_nonnull(text);
+	Pir out[1];
+	char err[256];
+	for (int b = 0; b < 256; b += 1) {
+		memset(text, b, N);
+		text[N] = 0;
+		pir_read_text_len(text, N, out, 1, err, sizeof err);
+	}
+	free(text);
+}
+END_TEST
+
+/* util_quote: at most 64 characters, control bytes and invalid UTF-8 as
+ * \xNN (the one quoting of names in diagnostics; support/util.c). */
+static const struct {
+	const char *in;
+	size_t len;
+	const char *out;
+} quotes[] = {
+	{"plain", 5, "plain"},
+	{"a\0b", 3, "a\\x00b"},
+	{"tab\there\n", 9, "tab\\x09here\\x0a"},
+	{"\xc3\xa9\xe9\x87\x8d\xf0\x9f\x98\x80", 9, "\xc3\xa9\xe9\x87\x8d\xf0\x9f\x98\x80"}, /* é 重 😀 */
+	{"\xc0\xaf", 2, "\\xc0\\xaf"},             /* overlong '/' */
+	{"\xe0\x80\xaf", 3, "\\xe0\\x80\\xaf"},    /* overlong, 3 bytes */
+	{"\xed\xa0\x80", 3, "\\xed\\xa0\\x80"},    /* a surrogate */
+	{"\xf4\x90\x80\x80", 4, "\\xf4\\x90\\x80\\x80"}, /* past U+10FFFF */
+	{"\xe2\x82", 2, "\\xe2\\x82"},             /* truncated */
+	{"\xef\xbb\xbf", 3, "\xef\xbb\xbf"},       /* U+FEFF itself is valid */
+	{"\x7f\xff", 2, "\\x7f\\xff"},
+	{"0123456789012345678901234567890123456789012345678901234567890123", 64,
+	 "0123456789012345678901234567890123456789012345678901234567890123"},
+	{"01234567890123456789012345678901234567890123456789012345678901234", 65,
+	 "0123456789012345678901234567890123456789012345678901234567890123..."},
+};
+
+START_TEST(quote_cuts_and_escapes)
+{
+	char buf[UTIL_QUOTE_BUF];
+	ck_assert_str_eq(util_quote_n(quotes[_i].in, quotes[_i].len, buf), quotes[_i].out);
+	if (!memchr(quotes[_i].in, 0, quotes[_i].len))
+		ck_assert_str_eq(util_quote(quotes[_i].in, buf), quotes[_i].out);
+}
+END_TEST
+
+START_TEST(quote_long_inputs)
+{
+	/* 64 4-byte characters fill the buffer; escaped bytes take 4 each */
+	static char in[1 << 20];
+	char buf[UTIL_QUOTE_BUF];
+	for (size_t i = 0; i < sizeof in; i += 4)
+		memcpy(in + i, "\xf0\x9f\x98\x80", 4);
+	ck_assert_uint_eq(strlen(util_quote_n(in, sizeof in, buf)), 64 * 4 + 3);
+	memset(in, 0xff, sizeof in);
+	ck_assert_uint_eq(strlen(util_quote_n(in, sizeof in, buf)), 64 * 4 + 3);
+	memset(in, 0, sizeof in);
+	ck_assert_uint_eq(strlen(util_quote_n(in, sizeof in, buf)), 64 * 4 + 3);
+	ck_assert_str_eq(util_quote(in, buf), "");
+}
+END_TEST
+
 START_TEST(equal_ignores_locations_only)
 {
 	Pir a = sample(), b = sample();
@@ -182,6 +284,10 @@ static Suite *pir_suite(void)
 	tcase_add_test(tc, text_joined_components_and_comments);
 	tcase_add_loop_test(tc, reader_rejects, 0, (int)(sizeof bad_texts / sizeof bad_texts[0]));
 	tcase_add_test(tc, equal_ignores_locations_only);
+	tcase_add_loop_test(tc, reader_nul_bom_bytes, 0, (int)(sizeof len_texts / sizeof len_texts[0]));
+	tcase_add_test(tc, reader_big_single_byte);
+	tcase_add_loop_test(tc, quote_cuts_and_escapes, 0, (int)(sizeof quotes / sizeof quotes[0]));
+	tcase_add_test(tc, quote_long_inputs);
 	suite_add_tcase(s, tc);
 	return s;
 }

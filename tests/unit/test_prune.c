@@ -393,13 +393,129 @@ START_TEST(importance_kinds)
 	const float w[4] = {-2, 1, 3, -1};     /* 2 x 2 */
 	const float x[6] = {1, 0, 1, 2, 1, 2}; /* 3 tokens x 2: column norms sqrt 3, sqrt 8 */
 	float imp[4];
+	/* l2 and wanda are scaled by one power of two (importance.c): ratios */
 	prune_importance(PAT_IMP_L2, w, NULL, NULL, 0, 2, 2, imp);
-	ck_assert(imp[0] == 4 && imp[3] == 1);
+	ck_assert(imp[0] == 4 * imp[3] && imp[1] == imp[3] && imp[2] == 9 * imp[3]);
+	ck_assert(imp[2] >= 0x1p62f && imp[2] < 0x1p64f);
 	prune_importance(PAT_IMP_WANDA, w, NULL, x, 3, 2, 2, imp);
-	ck_assert(fabs(imp[0] - 2 * sqrt(3.0)) < 1e-5 && fabs(imp[1] - sqrt(8.0)) < 1e-5);
+	ck_assert(fabs(imp[0] / imp[1] - 2 * sqrt(3.0) / sqrt(8.0)) < 1e-6);
+	ck_assert(fabs(imp[2] / imp[1] - 3 * sqrt(3.0) / sqrt(8.0)) < 1e-6);
 	const float s[4] = {0.5f, -0.0f, 2, 1};
 	prune_importance(PAT_IMP_TENSOR, w, s, NULL, 0, 2, 2, imp);
 	ck_assert(imp[0] == 0.5f && imp[2] == 2 && !signbit(imp[1]));
+}
+END_TEST
+
+/* Scores of tiny and huge weights (issue 42): w*w of 1e-30 underflowed
+ * float32 to 0, so l2 tied weights that differ and kept the lower index;
+ * wanda's |w| ||X_k|| sank or overflowed the same way.  Now l2 keeps what
+ * magnitude keeps on element-wise patterns (w*w ranks as |w|), and the
+ * retained importance and its bound match float64 sums: exactly (1e-12)
+ * where the squares are exact in float32 (12-bit weights), to float32's
+ * rounding of each score (2^-24) otherwise. */
+static void tiny_weights(float *w, int64_t n, int bits)
+{
+	for (int64_t i = 0; i < n; i++) {
+		/* 1e-30..1e-25: 2^-99.7..2^-83 */
+		const int e = -99 + (int)rnd(16);
+		const uint32_t mant = (1u << (bits - 1)) | rnd(1u << (bits - 1));
+		w[i] = ldexpf((float)mant, e - bits);
+		if (rnd(2))
+			w[i] = -w[i];
+	}
+}
+
+static int cmp_double_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x < y) - (x > y);
+}
+
+static void float64_metrics(const float *w, const uint8_t *mask, int64_t n, double *r, double *ru)
+{
+	double total = 0, kept = 0;
+	int64_t nkept = 0;
+	double *sq = malloc((size_t)n * sizeof *sq);
+	for (int64_t i = 0; i < n; i++) {
+		sq[i] = (double)w[i] * w[i];
+		total += sq[i];
+		if (mask[i])
+			kept += sq[i], nkept++;
+	}
+	qsort(sq, (size_t)n, sizeof *sq, cmp_double_desc);
+	double top = 0;
+	for (int64_t i = 0; i < nkept; i++)
+		top += sq[i];
+	free(sq);
+	*r = kept / total;
+	*ru = top / total;
+}
+
+START_TEST(scores_tiny_and_huge)
+{
+	rs = 42;
+	enum { M = 16, K = 64, N = M * K };
+	Pir nm, rows;
+	pir_init(&nm, "nm", M, K);
+	APPLY_OK(&nm, SPLIT("k", {"k0" COMMA "k1"}, {0 COMMA 4}, false, -1));
+	APPLY_OK(&nm, prim_perforate("k1", 2));
+	pir_init(&rows, "rows", M, K);
+	APPLY_OK(&rows, prim_perforate("k", 7));
+	Pir *pats[] = {&nm, &rows};
+	float *w = malloc(N * sizeof *w), *imp = malloc(N * sizeof *imp), *mag = malloc(N * sizeof *mag);
+	uint8_t *ml2 = malloc(N), *mmag = malloc(N);
+	for (int bits = 12; bits <= 24; bits += 12)
+		for (int p = 0; p < 2; p++) {
+			tiny_weights(w, N, bits);
+			prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, mag);
+			prune_importance(PAT_IMP_L2, w, NULL, NULL, 0, M, K, imp);
+			for (int64_t i = 0; i < N; i++)
+				ck_assert(imp[i] > 0);
+			mask_of(pats[p], mag, PAT_RANK_LOOKAHEAD, mmag);
+			mask_of(pats[p], imp, PAT_RANK_LOOKAHEAD, ml2);
+			ck_assert_msg(memcmp(ml2, mmag, N) == 0, "l2 and magnitude differ (%d bits)", bits);
+			PruneMask pm;
+			prune_mask_build(pats[p], imp, M, K, PAT_RANK_LOOKAHEAD, &pm);
+			PruneMetrics m;
+			prune_metrics(pats[p], &pm, imp, NULL, w, NULL, 0, M, K, &m);
+			prune_mask_free(&pm);
+			double r, ru;
+			float64_metrics(w, ml2, N, &r, &ru);
+			const double tol = bits == 12 ? 1e-12 : 1.2e-7; /* squares exact, or each rounded */
+			ck_assert_msg(fabs(m.retained - r) <= tol * r, "R %.17g, float64 %.17g", m.retained, r);
+			ck_assert_msg(fabs(m.bound_retained - ru) <= tol * ru, "R_u %.17g, float64 %.17g",
+			              m.bound_retained, ru);
+			ck_assert(m.loss_over_bound >= -1e-15);
+		}
+	/* wanda: equal column norms rank as magnitude; weights of 1e-30 with
+	 * activations of 1e-20 (product 1e-50) and 1e30 with 1e20 (1e50) */
+	float x[2 * K];
+	for (int scale = 0; scale < 2; scale++) {
+		tiny_weights(w, N, 24);
+		for (int64_t i = 0; i < N && scale; i++)
+			w[i] = ldexpf(w[i], 200);
+		for (int64_t i = 0; i < 2 * K; i++)
+			x[i] = scale ? 1e20f : 1e-20f;
+		prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, mag);
+		prune_importance(PAT_IMP_WANDA, w, NULL, x, 2, M, K, imp);
+		for (int64_t i = 0; i < N; i++)
+			ck_assert(imp[i] > 0 && isfinite(imp[i]));
+		mask_of(&nm, mag, PAT_RANK_LOOKAHEAD, mmag);
+		mask_of(&nm, imp, PAT_RANK_LOOKAHEAD, ml2);
+		ck_assert_msg(memcmp(ml2, mmag, N) == 0, "wanda and magnitude differ");
+	}
+	/* l2 of 1e18..1e23 (once past float32's range) is finite, and ranks as |w| */
+	tiny_weights(w, N, 24);
+	for (int64_t i = 0; i < N; i++)
+		w[i] = ldexpf(w[i], 160);
+	prune_importance(PAT_IMP_L2, w, NULL, NULL, 0, M, K, imp);
+	prune_importance(PAT_IMP_MAGNITUDE, w, NULL, NULL, 0, M, K, mag);
+	for (int64_t i = 0; i < N; i++)
+		ck_assert(isfinite(imp[i]));
+	mask_of(&rows, mag, PAT_RANK_LOOKAHEAD, mmag);
+	mask_of(&rows, imp, PAT_RANK_LOOKAHEAD, ml2);
+	ck_assert(memcmp(ml2, mmag, N) == 0);
+	free(w), free(imp), free(mag), free(ml2), free(mmag);
 }
 END_TEST
 
@@ -550,6 +666,7 @@ static Suite *prune_suite(void)
 	tcase_add_test(tc, fig6_layout);
 	tcase_add_test(tc, top_sum_and_metrics);
 	tcase_add_test(tc, importance_kinds);
+	tcase_add_test(tc, scores_tiny_and_huge);
 	tcase_add_test(tc, stdlib_round_trip);
 	tcase_add_test(tc, check_error);
 	suite_add_tcase(s, tc);

@@ -25,8 +25,10 @@ START_TEST(arena_zeroed_aligned)
 	for (int i = 1; i < 3000; i += 7) {
 		unsigned char *p = arena_alloc(&a, (size_t)i);
 		ck_assert_int_eq((uintptr_t)p % 16, 0);
+		int nonzero = 0; /* (one check a block: each ck_assert writes to Check's pipe) */
 		for (int j = 0; j < i; j++)
-			ck_assert_int_eq(p[j], 0);
+			nonzero += p[j] != 0;
+		ck_assert_int_eq(nonzero, 0);
 		p[i - 1] = 0xAA;
 	}
 	void *big = arena_alloc(&a, 1 << 20); /* larger than a block */
@@ -215,7 +217,7 @@ START_TEST(outfile_groups)
 	ck_assert(util_write_file_atomic(old, "old\n", 4));
 	/* a group: nothing in place before its end, then all of it, the file
 	 * named removed */
-	outfile_group_begin();
+	ck_assert(outfile_group_begin(dir, 1));
 	outfile_group_remove(old);
 	ck_assert(util_write_file_atomic(a, "a\n", 2));
 	ck_assert(util_write_file_atomic(b, "b\n", 2));
@@ -224,7 +226,7 @@ START_TEST(outfile_groups)
 	ck_assert(exists(dir, "a.txt") && exists(dir, "b.txt") && !exists(dir, "old.txt"));
 	ck_assert_int_eq(count_entries(dir), 2);
 	/* a group given up: the earlier files as they were */
-	outfile_group_begin();
+	ck_assert(outfile_group_begin(dir, 1));
 	ck_assert(util_write_file_atomic(a, "A\n", 2));
 	ck_assert(outfile_group_end(false));
 	char *back = util_read_file(a, NULL);
@@ -238,7 +240,7 @@ START_TEST(outfile_groups)
 	char c[300];
 	snprintf(c, sizeof c, "%s/c.txt", dir);
 	ck_assert(util_write_file_atomic(old, "old\n", 4));
-	outfile_group_begin();
+	ck_assert(outfile_group_begin(dir, 1));
 	outfile_group_remove(old);
 	ck_assert(util_write_file_atomic(a, "A\n", 2));
 	ck_assert(util_write_file_atomic(c, "c\n", 2));
@@ -267,7 +269,7 @@ START_TEST(outfile_groups)
 		if (pid == 0) {
 			pthread_t t;
 			pthread_create(&t, NULL, idle_thread, NULL);
-			outfile_group_begin();
+			outfile_group_begin(dir, 1);
 			if (!util_write_file_atomic(c, "c\n", 2) || !util_write_file_atomic(a, "new\n", 4))
 				_exit(9);
 			if (how == 1)
@@ -290,6 +292,126 @@ START_TEST(outfile_groups)
 	ck_assert_int_eq(unlink(a), 0);
 	ck_assert_int_eq(unlink(b), 0);
 	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* Every entry of dir, hidden ones too (.patc-pending, .patc-journal). */
+static int all_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static bool holds_text(const char *path, const char *text)
+{
+	char *back = util_read_file(path, NULL);
+	const bool same = back && !strcmp(back, text);
+	free(back);
+	return same;
+}
+
+/* A run killed by the test hook before each step of its group's end (and
+ * one that reaches the end: the loop's last): the next run into the
+ * directory (a group begun and given up) leaves the old set whole where the
+ * kill came before the journal, the new set whole after it, and neither a
+ * temporary file nor a journal in either case. */
+START_TEST(outfile_killed_at_each_step)
+{
+	signal(SIGTERM, SIG_DFL);
+	char dir[] = "/tmp/patc-test-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char a[300], b[300], c[300], old[300];
+	snprintf(a, sizeof a, "%s/a.txt", dir);
+	snprintf(b, sizeof b, "%s/b.txt", dir);
+	snprintf(c, sizeof c, "%s/c.txt", dir);
+	snprintf(old, sizeof old, "%s/old.txt", dir);
+	int n = 1;
+	for (;; n++) {
+		unlink(c);
+		ck_assert(util_write_file_atomic(a, "old a\n", 6) && util_write_file_atomic(b, "old b\n", 6) &&
+		          util_write_file_atomic(old, "old\n", 4));
+		fflush(NULL);
+		const pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			char at[16];
+			snprintf(at, sizeof at, "%d", n);
+			setenv("PATC_TEST_KILL_AT", at, 1);
+			if (!outfile_group_begin(dir, 1))
+				_exit(9);
+			outfile_group_remove(old);
+			if (!util_write_file_atomic(a, "new a\n", 6) || !util_write_file_atomic(b, "new b\n", 6) ||
+			    !util_write_file_atomic(c, "new c\n", 6))
+				_exit(9);
+			_exit(outfile_group_end(true) ? 0 : 9);
+		}
+		int st;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		const bool killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+		ck_assert_msg(killed || (WIFEXITED(st) && WEXITSTATUS(st) == 0), "step %d", n);
+		if (n <= 2) /* before the journal: the old set untouched */
+			ck_assert(holds_text(a, "old a\n") && holds_text(b, "old b\n") && holds_text(old, "old\n"));
+		ck_assert(outfile_group_begin(dir, 1)); /* (the next run) */
+		ck_assert(outfile_group_end(false));
+		ck_assert_int_eq(all_entries(dir), 3);
+		if (n <= 2)
+			ck_assert(holds_text(a, "old a\n") && holds_text(b, "old b\n") && holds_text(old, "old\n"));
+		else
+			ck_assert_msg(holds_text(a, "new a\n") && holds_text(b, "new b\n") && holds_text(c, "new c\n"),
+			              "step %d", n);
+		if (!killed)
+			break;
+	}
+	ck_assert_int_eq(n, 8); /* links, journal, a removal, 3 renames, the journal removed; then none */
+	ck_assert(unlink(a) == 0 && unlink(b) == 0 && unlink(c) == 0 && rmdir(dir) == 0);
+}
+END_TEST
+
+/* Two groups into one directory: the second waits for the first's lock,
+ * then gives up (EWOULDBLOCK); once the first is killed (SIGKILL: the
+ * kernel drops its lock) the second gets it at once and removes the
+ * temporary file the first left. */
+START_TEST(outfile_directory_locked)
+{
+	signal(SIGTERM, SIG_DFL);
+	char dir[] = "/tmp/patc-test-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char a[300];
+	snprintf(a, sizeof a, "%s/a.txt", dir);
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	fflush(NULL);
+	const pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (!outfile_group_begin(dir, 1) || !util_write_file_atomic(a, "first\n", 6) || write(ready[1], "x", 1) != 1)
+			_exit(9);
+		for (;;)
+			pause();
+	}
+	char x;
+	ck_assert_int_eq(read(ready[0], &x, 1), 1);
+	ck_assert_int_eq(all_entries(dir), 2); /* its temporary file and its list */
+	errno = 0;
+	ck_assert(!outfile_group_begin(dir, 1));
+	ck_assert_int_eq(errno, EWOULDBLOCK);
+	kill(pid, SIGKILL);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(all_entries(dir), 2);
+	ck_assert(outfile_group_begin(dir, 1));
+	ck_assert_int_eq(all_entries(dir), 0);
+	ck_assert(util_write_file_atomic(a, "second\n", 7));
+	ck_assert(outfile_group_end(true));
+	ck_assert(holds_text(a, "second\n"));
+	ck_assert_int_eq(all_entries(dir), 1);
+	close(ready[0]);
+	close(ready[1]);
+	ck_assert(unlink(a) == 0 && rmdir(dir) == 0);
 }
 END_TEST
 
@@ -387,6 +509,8 @@ static Suite *support_suite(void)
 	tcase_add_test(tc, getline_bounded);
 	tcase_add_test(tc, measured_memory);
 	tcase_add_test(tc, outfile_groups);
+	tcase_add_test(tc, outfile_killed_at_each_step);
+	tcase_add_test(tc, outfile_directory_locked);
 	tcase_add_test(tc, pool_parts_once);
 	tcase_add_test(tc, pool_after_fork);
 	tcase_add_test(tc, pool_small_stack);

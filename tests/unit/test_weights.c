@@ -6,6 +6,7 @@
 #include "testutil.h"
 #include "frontend/frontend.h"
 #include "prune/prune.h"
+#include "support/util.h"
 #include "weights/tensor.h"
 
 #include <float.h>
@@ -228,6 +229,112 @@ START_TEST(safetensors_many_keys)
 }
 END_TEST
 
+/* A file is read by ranges: a tensor in the middle of a file (over a
+ * chunk of 1 MiB, F16) is read whole; a file that shrinks after it was
+ * opened (the header claims more than is left) is an error naming where it
+ * ended, while what lies before the cut still reads. */
+START_TEST(range_reader)
+{
+	char path[] = "/tmp/patc-range-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	enum { BN = 600 * 1000 };
+	uint16_t *b = malloc(BN * sizeof *b);
+	ck_assert_ptr_nonnull(b);
+	for (int i = 0; i < BN; i++)
+		b[i] = f32_to_fp16((float)(i % 1000) * 0.5f - 100);
+	const float a[4] = {1, 2, 3, 4}, c[2] = {5, 6};
+	StWrite t[] = {{"a", DT_F32, 1, {4}, a}, {"b", DT_F16, 2, {600, 1000}, b}, {"c", DT_F32, 1, {2}, c}};
+	char err[TENSOR_ERR_MAX];
+	ck_assert_msg(st_write_file(path, t, 3, NULL, NULL, 0, err), "%s", err);
+	Tensor r;
+	ck_assert_msg(st_read_file(path, "b", &r, err), "%s", err);
+	ck_assert_int_eq(r.count, BN);
+	for (int i = 0; i < BN; i++)
+		if (r.data[i] != (float)(i % 1000) * 0.5f - 100)
+			ck_abort_msg("b[%d] = %g", i, (double)r.data[i]);
+	tensor_free(&r);
+	ck_assert_msg(st_read_file(path, "c", &r, err), "%s", err);
+	ck_assert(r.data[0] == 5 && r.data[1] == 6);
+	tensor_free(&r);
+
+	/* opened, then cut in the middle of b */
+	TensorSrc src;
+	ck_assert_msg(tensor_src_open(&src, path, err), "%s", err);
+	const uint64_t full = src.len;
+	ck_assert_int_eq(truncate(path, (off_t)(full - 8 - BN)), 0);
+	err[0] = 0;
+	ck_assert(!st_read_src(&src, "b", &r, err));
+	ck_assert_msg(strstr(err, "the file ended at byte") && strstr(err, "when opened"), "%s", err);
+	ck_assert_msg(st_read_src(&src, "a", &r, err), "%s", err); /* (before the cut) */
+	ck_assert(r.data[3] == 4);
+	tensor_free(&r);
+	ck_assert(!st_read_src(&src, "c", &r, err));
+	StInfo *info;
+	int n;
+	ck_assert_msg(st_list_src(&src, &info, &n, err), "%s", err); /* the header alone */
+	ck_assert_int_eq(n, 3);
+	free(info);
+	uint8_t tail[64];
+	ck_assert_int_eq(util_read_range(src.fd, full - 8 - BN - 10, tail, sizeof tail), 10);
+	tensor_src_close(&src);
+	/* reopened, the file's own size is checked first */
+	ck_assert(!st_read_file(path, "a", &r, err));
+	ck_assert_msg(strstr(err, "run past the data section"), "%s", err);
+
+	/* npy: cut in its data after opening */
+	uint8_t img[256];
+	const float one[2] = {1, 2};
+	size_t len = npy_image(img, 1, "<f4", false, 1, 2, one, sizeof one);
+	FILE *f = fopen(path, "wb");
+	ck_assert(f && fwrite(img, 1, len, f) == len && fclose(f) == 0);
+	ck_assert_msg(npy_read_file(path, &r, err), "%s", err);
+	ck_assert(r.data[1] == 2);
+	tensor_free(&r);
+	ck_assert(tensor_src_open(&src, path, err));
+	ck_assert_int_eq(truncate(path, (off_t)(len - 2)), 0);
+	ck_assert(!npy_read_src(&src, &r, err));
+	ck_assert_msg(strstr(err, "the file ended at byte"), "%s", err);
+	tensor_src_close(&src);
+	/* not a regular file */
+	ck_assert(!st_read_file("/tmp", "w", &r, err));
+	ck_assert_msg(strstr(err, "cannot read: Is a directory"), "%s", err);
+	free(b);
+	unlink(path);
+}
+END_TEST
+
+/* Names and dtype strings from a file are quoted by util_quote (its own
+ * cases are in test_pir.c): their first 64 characters, control bytes and
+ * invalid UTF-8 as \xNN. */
+START_TEST(readers_quote_names)
+{
+	char long_name[300];
+	memset(long_name, '\x01', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = 0;
+	uint8_t buf[4096];
+	char err[TENSOR_ERR_MAX], hdr[2048];
+	Tensor t;
+	const float one[2] = {1, 2};
+	/* a name with a control escape and a raw invalid byte, an unknown dtype of 200 characters */
+	snprintf(hdr, sizeof hdr, "{\"w\\u0007\xff\":{\"dtype\":\"%0200d\",\"shape\":[1,2],\"data_offsets\":[0,8]}}", 7);
+	size_t len = st_image(buf, hdr, one, sizeof one);
+	ck_assert(!st_read_mem(buf, len, "q.st", "w", &t, err));
+	ck_assert_msg(strstr(err, "tensor 'w\\x07\\xff': unknown dtype '0000"), "%s", err);
+	ck_assert_msg(strstr(err, "0007") == NULL && strstr(err, "...'"), "%s", err);
+	/* a missing tensor: the list of names and the name asked for, each cut */
+	snprintf(hdr, sizeof hdr, "{\"%s\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}", long_name);
+	for (char *p = hdr; *p; p++)
+		if (*p == '\x01')
+			*p = 'x';
+	len = st_image(buf, hdr, one, sizeof one);
+	ck_assert(!st_read_mem(buf, len, "q.st", long_name, &t, err));
+	ck_assert_msg(strstr(err, "no tensor '\\x01\\x01") && strstr(err, "...' in the file (it holds 1: 'xxxx") &&
+	              strlen(err) < 500, "%s", err);
+}
+END_TEST
+
 START_TEST(synthetic_is_seeded)
 {
 	float a[64 * 48], b[64 * 48], c[64 * 48];
@@ -293,6 +400,8 @@ static Suite *weights_suite(void)
 	tcase_add_test(tc, npy_orders_and_versions);
 	tcase_add_test(tc, readers_refuse_ambiguity);
 	tcase_add_test(tc, safetensors_many_keys);
+	tcase_add_test(tc, range_reader);
+	tcase_add_test(tc, readers_quote_names);
 	tcase_add_test(tc, synthetic_is_seeded);
 	tcase_add_test(tc, synthetic_preferences);
 	suite_add_tcase(s, tc);
