@@ -589,7 +589,7 @@ typedef struct Merged {
 	char *key, *line, *time; /* time: the line's, "" where it has none */
 } Merged;
 
-int search_merge(int n, char *const *paths, const char *output)
+int search_merge(int n, const char *const *paths, const char *output)
 {
 	/* each kernel's newest line, in the order first seen; found through an
 	 * open-addressing table of indices (a linear search was quadratic in

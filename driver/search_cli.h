@@ -23,7 +23,7 @@ int search_cli(const SearchCli *c, const Program *prog, const PruneOp *pruned, S
 /* `patc merge LOG... -o OUT`: the tuning logs' measurements, each kernel
  * once (its newest measurement, in its first's place), in one log written
  * atomically.  Returns patc's exit code. */
-int search_merge(int n, char *const *paths, const char *output);
+int search_merge(int n, const char *const *paths, const char *output);
 
 /* `patc train-cost-model LOG... -o MODEL`.  Returns patc's exit code. */
 int search_train(const CostTrainOptions *o);

@@ -125,25 +125,6 @@ static const char *where(Sema *S, const Frame *f)
 
 /* ---- names ---- */
 
-static int edit_distance(const char *a, const char *b)
-{
-	size_t n = strlen(a), m = strlen(b);
-	if (n > 31 || m > 31)
-		return 99;
-	int d[32][32];
-	for (size_t i = 0; i <= n; i++)
-		d[i][0] = (int)i;
-	for (size_t j = 0; j <= m; j++)
-		d[0][j] = (int)j;
-	for (size_t i = 1; i <= n; i++)
-		for (size_t j = 1; j <= m; j++) {
-			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-			d[i][j] = c < del ? (c < ins ? c : ins) : (del < ins ? del : ins);
-		}
-	return d[n][m];
-}
-
 /* The slot of name in S->ptable: where it is, or the empty one where it
  * would go (a file of 40000 patterns took seconds searched linearly). */
 static size_t pattern_slot(const Sema *S, const char *name)
@@ -171,7 +152,7 @@ static const char *suggest_pattern(Sema *S, const char *name)
 	int bestd = 3;
 	for (int i = 0; i < S->npatterns; i++) {
 		const char *cand = S->patterns[i]->u.pattern.name->name;
-		int d = edit_distance(name, cand);
+		int d = util_edit_distance(name, cand);
 		if (d < bestd)
 			bestd = d, best = cand;
 	}

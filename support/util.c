@@ -265,6 +265,25 @@ int util_utf8_len(const char *s, size_t n)
 	return k;
 }
 
+int util_edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 31 || m > 31)
+		return 99;
+	int d[32][32];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = c < del ? (c < ins ? c : ins) : (del < ins ? del : ins);
+		}
+	return d[n][m];
+}
+
 void util_say(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;

@@ -119,6 +119,10 @@ const char *util_quote(const char *s, char buf[UTIL_QUOTE_BUF]);
  * or 0 where s does not start one (ASCII counts as valid). */
 int util_utf8_len(const char *s, size_t n);
 
+/* The edit distance (insertions, deletions, substitutions) between a and
+ * b, for "did you mean" suggestions; 99 where either is over 31 bytes. */
+int util_edit_distance(const char *a, const char *b);
+
 /* A 64-bit FNV-1a hash of s.  (Its start, 1469598103934665603, is not
  * FNV's published basis but stays: train-cost-model orders its samples by
  * these hashes, and the shipped model is what that order gives.) */

@@ -50,6 +50,31 @@ if [ -w /dev/full ]; then
 	expect "a summary to /dev/full" 3 sh -c "exec \"\$0\" \"\$1\" >/dev/full" "$patc" "$root/examples/gemm.pat"
 fi
 expect "unknown option" 2 "$patc" --frobnicate x.pat
+has "unknown option: named" "$tmp/err" "unknown option '--frobnicate'$"
+# getopt_long's conventions: --opt value, prefixes, --, and a suggestion
+expect "a misspelt option" 2 "$patc" "$root/examples/gemm.pat" --targt=sm_80
+has "a misspelt option: the nearest one suggested" "$tmp/err" "unknown option '--targt=sm_80'; did you mean '--target'?"
+expect "an ambiguous prefix" 2 "$patc" "$root/examples/gemm.pat" --se
+has "an ambiguous prefix: its options listed" "$tmp/err" "ambiguous option '--se': --search, --seed"
+expect "a value given to an option of none" 2 "$patc" "$root/examples/gemm.pat" --search=yes
+has "a value given to an option of none: said" "$tmp/err" "error: --search takes no value"
+expect "a value missing" 2 "$patc" "$root/examples/gemm.pat" --threads
+has "a value missing: said" "$tmp/err" "error: --threads needs an argument"
+expect "--opt=value" 0 "$patc" "$root/examples/gemm.pat" --emit=pir --target=sm_80
+cp "$tmp/out" "$tmp/eq.out"
+expect "--opt value, and an unambiguous prefix" 0 "$patc" --emi pir "$root/examples/gemm.pat" --target sm_80
+holds "--opt value and a prefix read as --opt=value" cmp -s "$tmp/out" "$tmp/eq.out"
+mkdir "$tmp/dash" && cp "$root/examples/gemm.pat" "$tmp/dash/-x.pat"
+expect "-- ends the options" 0 sh -c 'cd "$1" && exec "$0" --emit=pir --target sm_80 -- -x.pat' "$patc" "$tmp/dash"
+holds "-- ends the options: the file after it read" cmp -s "$tmp/out" "$tmp/eq.out"
+expect "a file named like an option, without --" 2 sh -c 'cd "$1" && exec "$0" --emit=pir -x.pat' "$patc" "$tmp/dash"
+expect "merge: an unknown option" 2 "$patc" merge --outpt=x a.jsonl
+has "merge: an unknown option, its command named" "$tmp/err" "unknown option '--outpt=x' of patc merge"
+expect "train-cost-model: a misspelt option" 2 "$patc" train-cost-model --sed=3 a.jsonl -o m
+has "train-cost-model: a misspelt option, suggested" "$tmp/err" "did you mean '--seed'?"
+has "train-cost-model: its usage pointed to" "$tmp/err" "run 'patc train-cost-model --help'"
+expect "train-cost-model: --folds K" 2 "$patc" train-cost-model --folds 1 a.jsonl -o m
+has "train-cost-model: --folds K read" "$tmp/err" "--folds takes a count from 2 to 20, not '1'"
 expect "unknown target" 2 "$patc" "$root/examples/gemm.pat" --target=sm_70
 expect "unknown emit" 2 "$patc" "$root/examples/gemm.pat" --emit=cubin
 expect "two inputs" 2 "$patc" a.pat b.pat
