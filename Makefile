@@ -4,9 +4,12 @@
 #   make test    install missing packages, build, run every test: the suite,
 #                the suite again under ASan+UBSan, and a bounded fuzz run
 #   make docs    regenerate README.md and docs/*.md from docs/src/
+#   make install install patc, its standard library, man page and docs under
+#                PREFIX (default /usr/local), staged under DESTDIR if given
 #   make fetch-weights   a real pretrained model as data/use-lite.safetensors
 #   make accuracy        the accuracy study (bench/results/accuracy.md)
-#   make bench           the CPU kernels beside OpenBLAS, Eigen and librsb (bench/results/cpu.csv)
+#   make bench           the CPU kernels beside OpenBLAS, Eigen and librsb (bench/results/cpu.csv;
+#                        installs Eigen and librsb, which only this target needs)
 #   make bench-prune     the pruning benchmark (bench/results/prune.csv)
 #   make cost-model      measure tuning logs here (~20 min, quiet machine) and retrain
 #                        the search's cost model (stdlib/cost-x86-64.model)
@@ -21,9 +24,11 @@ FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all deps build demo docs test test-main test-asan test-fuzz clean \
-	fetch-weights accuracy bench bench-prune bench-gpu gpu-carry cost-model
+.PHONY: all deps build demo docs install test test-main test-asan test-fuzz clean \
+	fetch-weights accuracy bench bench-deps bench-prune bench-gpu gpu-carry cost-model
 
 all: build
 
@@ -42,6 +47,11 @@ demo: build
 	@echo
 	@echo '$$ patc examples/gemm.pat --emit=pir'
 	@$(BUILD)/patc examples/gemm.pat --emit=pir
+
+# GNUInstallDirs' layout under PREFIX: bin/patc, share/patc/stdlib,
+# share/man/man1/patc.1, share/doc/patc; DESTDIR stages it (packaging).
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 # README.md and docs/*.md from docs/src/, with every example run again.
 docs: build
@@ -90,7 +100,19 @@ OPENBLAS_CORE := $(shell grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
 
 # The CPU kernels beside OpenBLAS, Eigen and librsb (bench/results/cpu.csv);
 # BENCH=quick keeps the smaller shapes; BENCH=64/576/3136,128/576/784 those.
-bench: build
+bench-deps:
+	@scripts/deps.sh --bench
+
+# A build configured before Eigen and librsb were there has no cpu_bench:
+# configure it again to find them.
+bench: bench-deps build
+	@if [ ! -x $(BUILD)/cpu_bench ]; then \
+		cmake -S . -B $(BUILD) >/dev/null && \
+		cmake --build $(BUILD) -j $(JOBS) --target cpu_bench || { \
+			echo "make bench: no cpu_bench: it needs Eigen and librsb (Debian:" \
+				"apt-get install libeigen3-dev librsb-dev, or scripts/deps.sh --bench)" >&2; \
+			exit 2; }; \
+	fi
 	@mkdir -p bench/results
 	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/cpu_bench stdlib bench/results/cpu.csv $(BENCH)
 

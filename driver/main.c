@@ -12,6 +12,7 @@
 #include "../support/pool.h"
 #include "../support/util.h"
 #include "../backend_x86/x86.h"
+#include "emit_kernels.h"
 #include "emit_weights.h"
 #include "emit_cuda.h"
 #include "link.h"
@@ -276,41 +277,6 @@ static bool overwrites_input(const Options *o, const Program *prog, const Diag *
 	return false;
 }
 
-static int compile_gpu(const Options *o, const Program *prog, const PruneOp *pruned, const char *base)
-{
-	char cerr[512];
-	PtxSchedule *scheds = calloc((size_t)prog->nops + 1, sizeof *scheds); /* patc's, but the flags */
-	if (!scheds)
-		util_oom();
-	for (int i = 0; i < prog->nops; i++)
-		scheds[i] = gpu_given(o);
-	int rc = emit_cuda_program(o->output, base, PATC_VERSION, o->input, o->target, prog, pruned, scheds,
-	                           o->emit_llvm, cerr);
-	free(scheds);
-	if (rc != PATC_EXIT_OK)
-		fprintf(stderr, "patc: error: %s\n", cerr);
-	return rc;
-}
-
-static int compile_x86(const Options *o, const Program *prog, const PruneOp *pruned, const char *base)
-{
-	const char *cpu = x86_target_cpu(o->target);
-	X86Emit e = {o->output, base, cpu, cpu ? "" : NULL, PATC_VERSION, o->input, prog->nops,
-	             prog->ops, pruned, NULL, o->emit_llvm, o->emit_asm};
-	char err[X86_ERR_MAX];
-	if (!x86_emit(&e, err)) {
-		fprintf(stderr, "patc: error: %s\n", err);
-		return PATC_EXIT_ENV;
-	}
-	char path[4096], terr[TENSOR_ERR_MAX];
-	snprintf(path, sizeof path, "%s/%s.safetensors", o->output, base);
-	if (!emit_weights(path, prog, pruned, false, PATC_VERSION, terr)) {
-		fprintf(stderr, "patc: error: %s\n", terr);
-		return PATC_EXIT_ENV;
-	}
-	return PATC_EXIT_OK;
-}
-
 static int compile_objects(const Options *o, const Program *prog, const PruneOp *pruned)
 {
 	PATC_ASSERT(prog->nops > 0);
@@ -350,7 +316,17 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 		if (!files[i].written && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
 			outfile_group_remove(path);
 	}
-	int rc = o->gpu ? compile_gpu(o, prog, pruned, base) : compile_x86(o, prog, pruned, base);
+	KernelSchedule *given = NULL; /* patc's, but the GPU flags */
+	if (o->gpu) {
+		given = calloc((size_t)prog->nops + 1, sizeof *given);
+		if (!given)
+			util_oom();
+		for (int i = 0; i < prog->nops; i++)
+			given[i] = (KernelSchedule){.wg = o->wgmma, .wsum = o->wsum};
+	}
+	const KernelFiles kf = {o->output, base, o->input, o->target, o->gpu, prog, pruned, given, o->emit_llvm, o->emit_asm};
+	int rc = emit_kernels(&kf);
+	free(given);
 	if (rc == PATC_EXIT_OK && o->emit_so) /* (linked from the files before they are in place: one of them) */
 		rc = emit_shared(o, base);
 	if (!outfile_group_end(rc == PATC_EXIT_OK)) {
