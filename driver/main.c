@@ -504,6 +504,210 @@ static int train_main(int argc, char **argv)
 	return rc != PATC_EXIT_OK ? rc : search_train(&t);
 }
 
+/* What a compilation of a .pat program holds, stage by stage. */
+typedef struct Run {
+	Arena arena;
+	Diag diag;
+	char stdlib_buf[4096];
+	const char *stdlib;
+	Program prog;
+	PruneOp *pruned; /* per op; have[i]: pruned[i] is (the op has weights) */
+	bool *have;
+	StrBuf out; /* what goes to -o's file or stdout */
+} Run;
+
+static int errors_generated(int errors)
+{
+	fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
+	return PATC_EXIT_INPUT;
+}
+
+/* The front end and the passes: r->prog from the .pat file. */
+static int load(const Options *o, Run *r)
+{
+	diag_init(&r->diag, &r->arena, stderr);
+	r->diag.color = want_color(o);
+	r->stdlib = find_stdlib(r->stdlib_buf, sizeof r->stdlib_buf);
+	FrontendOptions fo = {
+		.include_dirs = o->includes,
+		.ninclude = o->ninclude,
+		.stdlib_dir = r->stdlib,
+		.gpu = o->gpu,
+		.target = o->target,
+		.trace = o->explain || o->dump_after,
+		.rank = o->rank,
+		.importance_set = o->importance_set,
+		.importance = o->importance,
+	};
+	const int errors = frontend_compile(&fo, &r->diag, &r->arena, o->input, NULL, &r->prog);
+	return errors ? errors_generated(errors) : PATC_EXIT_OK;
+}
+
+/* Prunes every op that has weights (all of them for --emit=weights, --run
+ * and -o DIR, where an op without them is an error). */
+static int prune(const Options *o, Run *r)
+{
+	r->pruned = calloc((size_t)r->prog.nops + 1, sizeof *r->pruned);
+	r->have = calloc((size_t)r->prog.nops + 1, sizeof *r->have);
+	if (!r->pruned || !r->have)
+		util_oom();
+	int errors = 0;
+	for (int i = 0; i < r->prog.nops; i++) {
+		const OpResult *op = &r->prog.ops[i];
+		if (op->weights.kind == WEIGHTS_NONE && (o->search || (!o->emit_weights && !o->run && !objects(o))))
+			continue;
+		char err[PRUNE_ERR_MAX];
+		SrcLoc where;
+		if (!prune_op(op, &r->pruned[i], err, &where)) {
+			diag_error(&r->diag, where, "%s", err);
+			errors++;
+			continue;
+		}
+		r->have[i] = true;
+	}
+	return errors ? errors_generated(errors) : PATC_EXIT_OK;
+}
+
+/* What is said of each op: --dump-after's steps (on stderr), the
+ * --explain report, the PatternIR (--emit=pir) or the summary line; then
+ * whether what was asked for has ops to be made of, and whether -o would
+ * write over an input. */
+static int describe(const Options *o, Run *r)
+{
+	for (int i = 0; i < r->prog.nops; i++) {
+		const OpResult *op = &r->prog.ops[i];
+		const PruneOp *p = r->have[i] ? &r->pruned[i] : NULL;
+		if (o->dump_after) { /* to stderr, so it never mixes with the output */
+			StrBuf dump;
+			sb_init(&dump);
+			dump_after(o, op, &dump);
+			fputs(dump.data ? dump.data : "", stderr);
+			sb_free(&dump);
+		}
+		if (o->explain) {
+			sb_puts(&r->out, i ? "\n" : "");
+			explain_op(&r->out, op, &r->diag, p);
+			if (o->gpu)
+				explain_gpu(&r->out, op, o->target, gpu_given(o));
+		} else if (o->emit_pir) {
+			char *t = pir_print_text(op->ir);
+			sb_printf(&r->out, "%s%s", i ? "\n" : "", t);
+			free(t);
+		} else if (!o->emit_weights && !o->run && !objects(o) && !o->search) {
+			explain_summary(&r->out, op->ir, p ? &p->metrics : NULL);
+		}
+	}
+	if (r->prog.nops == 0) { /* an error only where what was asked for is made of ops */
+		const char *asked = o->search ? "--search has nothing to search"
+		                    : o->run ? "--run has nothing to run"
+		                    : objects(o) ? "-o has no kernel to write"
+		                    : o->emit_weights ? "--emit=weights has no weights to write" : NULL;
+		if (asked) {
+			fprintf(stderr, "patc: error: '%s' defines no op: %s\n", o->input, asked);
+			return PATC_EXIT_INPUT;
+		}
+		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o->input);
+	}
+	return overwrites_input(o, &r->prog, &r->diag) ? PATC_EXIT_USAGE : PATC_EXIT_OK;
+}
+
+/* --search: its settings from the options, else from the op's own
+ * `search = search(...)`, else the defaults. */
+static int search(const Options *o, Run *r)
+{
+	char base[128], dir[4096];
+	program_base(o->input, base, sizeof base);
+	snprintf(dir, sizeof dir, "%s.search", base);
+	SearchCli sc = {o->input, o->output ? o->output : dir, base, o->search_op, o->target, o->gpu, o->resume,
+	                r->stdlib, o->s, o->cost_model};
+	sc.s.gpu = o->gpu;
+	for (int i = 0; i < r->prog.nops; i++) {
+		const OpSearch *os = &r->prog.ops[i].search;
+		if (!os->given || (o->search_op && strcmp(o->search_op, r->prog.ops[i].name)) ||
+		    r->prog.ops[i].weights.kind == WEIGHTS_NONE)
+			continue;
+		if (os->sparsity >= 0 && !(o->s_given & SET_SPARSITY))
+			sc.s.sparsity = os->sparsity;
+		if (os->max_sparsity >= 0 && !(o->s_given & SET_SPARSITY))
+			sc.s.max_sparsity = os->max_sparsity;
+		if (os->tolerance >= 0 && !(o->s_given & SET_TOLERANCE))
+			sc.s.tolerance = os->tolerance;
+		if (os->budget >= 0 && !(o->s_given & SET_BUDGET))
+			sc.s.budget = os->budget;
+		if (os->max_depth >= 0 && !(o->s_given & SET_DEPTH))
+			sc.s.max_depth = os->max_depth;
+		if (os->topk >= 0 && !(o->s_given & SET_TOPK))
+			sc.s.topk = os->topk;
+		if (os->min_length >= 0 && !(o->s_given & SET_MINLEN))
+			sc.s.min_length = os->min_length;
+		if (os->max_pattern >= 0 && !(o->s_given & SET_MAXPAT))
+			sc.s.max_pattern = os->max_pattern;
+	}
+	sc.s.threads = o->threads ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int rc = search_cli(&sc, &r->prog, r->pruned, &r->out);
+	const int erc = emit_stdout(&r->out);
+	return rc == PATC_EXIT_OK ? erc : rc;
+}
+
+/* --run: each op's kernel timed beside the baselines, its report written. */
+static int run(const Options *o, Run *r)
+{
+	char err[512];
+	int code, rc = PATC_EXIT_OK;
+	if (o->gpu) {
+		if (!run_ops_gpu(&r->prog, r->pruned, o->target, gpu_given(o), &r->out, err, &code)) {
+			emit_failed_run(o, &r->out);
+			fprintf(stderr, "patc: error: %s\n", err);
+			return code;
+		}
+		return emit(o, &r->out);
+	}
+	if (!x86_host_runs(x86_target_cpu(o->target))) {
+		fprintf(stderr, "patc: error: --run: this machine cannot run %s code (run it where it can, or use "
+		                "--target=x86-64, the host's)\n",
+		        o->target);
+		return PATC_EXIT_ENV;
+	}
+	const int threads = o->threads ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	for (int i = 0; i < r->prog.nops; i++) { /* each op, whether one before it failed or not */
+		if (!run_op(&r->prog.ops[i], &r->pruned[i], x86_target_cpu(o->target), threads, &r->out, err, &code)) {
+			fprintf(stderr, "patc: error: %s\n", err);
+			if (rc != PATC_EXIT_INTERNAL) /* a wrong kernel outranks the environment */
+				rc = code;
+		}
+	}
+	if (rc != PATC_EXIT_OK) {
+		emit_failed_run(o, &r->out);
+		return rc;
+	}
+	return emit(o, &r->out);
+}
+
+/* --emit=weights: the packed weights (and with --mask the masks) to -o. */
+static int write_weights(const Options *o, Run *r)
+{
+	char err[TENSOR_ERR_MAX];
+	if (!emit_weights(o->output, &r->prog, r->pruned, o->mask, PATC_VERSION, err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		return PATC_EXIT_ENV;
+	}
+	return PATC_EXIT_OK;
+}
+
+/* Does what was asked, with what describe() wrote in r->out. */
+static int act(const Options *o, Run *r)
+{
+	if (o->search)
+		return search(o, r);
+	if (objects(o))
+		return compile_objects(o, &r->prog, r->pruned);
+	if (o->run)
+		return run(o, r);
+	if (o->emit_weights)
+		return write_weights(o, r);
+	return emit(o, &r->out);
+}
+
 int main(int argc, char **argv)
 {
 	atexit(check_stdout); /* (first, so it runs last: after the temporary files' removal) */
@@ -516,191 +720,28 @@ int main(int argc, char **argv)
 	int rc = options_parse(argc, argv, &o);
 	if (rc != PATC_EXIT_OK)
 		return rc;
-	if (o.help) {
-		options_usage(stdout);
-		exit_printed();
-	}
-	if (o.version) {
-		version();
+	if (o.help || o.version) {
+		o.help ? options_usage(stdout) : version();
 		exit_printed();
 	}
 	if (ends_with(o.input, ".pir"))
 		return run_pir_file(&o);
 
-	Arena arena;
-	arena_init(&arena);
-	Diag diag;
-	diag_init(&diag, &arena, stderr);
-	diag.color = want_color(&o);
-	char stdlib_buf[4096];
-	const char *stdlib = find_stdlib(stdlib_buf, sizeof stdlib_buf);
-	FrontendOptions fo = {
-		.include_dirs = o.includes,
-		.ninclude = o.ninclude,
-		.stdlib_dir = stdlib,
-		.gpu = o.gpu,
-		.target = o.target,
-		.trace = o.explain || o.dump_after,
-		.rank = o.rank,
-		.importance_set = o.importance_set,
-		.importance = o.importance,
-	};
-	Program prog;
-	rc = PATC_EXIT_OK;
-	int errors = frontend_compile(&fo, &diag, &arena, o.input, NULL, &prog);
-	if (errors) {
-		fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
-		arena_free(&arena);
-		return PATC_EXIT_INPUT;
-	}
-	/* Prune every op that has weights (all of them for --emit=weights). */
-	PruneOp *pruned = calloc((size_t)prog.nops + 1, sizeof *pruned);
-	bool *have = calloc((size_t)prog.nops + 1, sizeof *have);
-	if (!pruned || !have)
-		util_oom();
-	for (int i = 0; i < prog.nops; i++) {
-		const OpResult *op = &prog.ops[i];
-		if (op->weights.kind == WEIGHTS_NONE && !o.emit_weights && !o.run && !objects(&o))
-			continue;
-		if (o.search && op->weights.kind == WEIGHTS_NONE)
-			continue;
-		char err[PRUNE_ERR_MAX];
-		SrcLoc where;
-		if (!prune_op(op, &pruned[i], err, &where)) {
-			diag_error(&diag, where, "%s", err);
-			errors++;
-			continue;
-		}
-		have[i] = true;
-	}
-	rc = PATC_EXIT_OK;
-	StrBuf out;
-	sb_init(&out);
-	if (errors) {
-		fprintf(stderr, "%d error%s generated.\n", errors, errors == 1 ? "" : "s");
-		rc = PATC_EXIT_INPUT;
-		goto finish;
-	}
-	for (int i = 0; i < prog.nops; i++) {
-		const OpResult *op = &prog.ops[i];
-		const PruneOp *p = have[i] ? &pruned[i] : NULL;
-		if (o.dump_after) { /* to stderr, so it never mixes with the output */
-			StrBuf dump;
-			sb_init(&dump);
-			dump_after(&o, op, &dump);
-			fputs(dump.data ? dump.data : "", stderr);
-			sb_free(&dump);
-		}
-		if (o.explain) {
-			sb_puts(&out, i ? "\n" : "");
-			explain_op(&out, op, &diag, p);
-			if (o.gpu)
-				explain_gpu(&out, op, o.target, gpu_given(&o));
-		} else if (o.emit_pir) {
-			char *t = pir_print_text(op->ir);
-			sb_printf(&out, "%s%s", i ? "\n" : "", t);
-			free(t);
-		} else if (!o.emit_weights && !o.run && !objects(&o) && !o.search) {
-			explain_summary(&out, op->ir, p ? &p->metrics : NULL);
-		}
-	}
-	if (prog.nops == 0) { /* an error only where what was asked for is made of ops */
-		const char *asked = o.search ? "--search has nothing to search"
-		                    : o.run ? "--run has nothing to run"
-		                    : objects(&o) ? "-o has no kernel to write"
-		                    : o.emit_weights ? "--emit=weights has no weights to write" : NULL;
-		if (asked) {
-			fprintf(stderr, "patc: error: '%s' defines no op: %s\n", o.input, asked);
-			rc = PATC_EXIT_INPUT;
-			goto finish;
-		}
-		fprintf(stderr, "patc: note: '%s' defines no op; nothing to compile\n", o.input);
-	}
-	if (overwrites_input(&o, &prog, &diag)) {
-		rc = PATC_EXIT_USAGE;
-		goto finish;
-	}
-	if (o.search) {
-		char base[128], dir[4096];
-		program_base(o.input, base, sizeof base);
-		snprintf(dir, sizeof dir, "%s.search", base);
-		SearchCli sc = {o.input, o.output ? o.output : dir, base, o.search_op, o.target, o.gpu, o.resume, stdlib, o.s,
-		                o.cost_model};
-		sc.s.gpu = o.gpu;
-		/* the op's own settings where the command line gives none */
-		for (int i = 0; i < prog.nops; i++) {
-			const OpSearch *os = &prog.ops[i].search;
-			if (!os->given || (o.search_op && strcmp(o.search_op, prog.ops[i].name)) ||
-			    prog.ops[i].weights.kind == WEIGHTS_NONE)
-				continue;
-			if (os->sparsity >= 0 && !(o.s_given & SET_SPARSITY))
-				sc.s.sparsity = os->sparsity;
-			if (os->max_sparsity >= 0 && !(o.s_given & SET_SPARSITY))
-				sc.s.max_sparsity = os->max_sparsity;
-			if (os->tolerance >= 0 && !(o.s_given & SET_TOLERANCE))
-				sc.s.tolerance = os->tolerance;
-			if (os->budget >= 0 && !(o.s_given & SET_BUDGET))
-				sc.s.budget = os->budget;
-			if (os->max_depth >= 0 && !(o.s_given & SET_DEPTH))
-				sc.s.max_depth = os->max_depth;
-			if (os->topk >= 0 && !(o.s_given & SET_TOPK))
-				sc.s.topk = os->topk;
-			if (os->min_length >= 0 && !(o.s_given & SET_MINLEN))
-				sc.s.min_length = os->min_length;
-			if (os->max_pattern >= 0 && !(o.s_given & SET_MAXPAT))
-				sc.s.max_pattern = os->max_pattern;
-		}
-		sc.s.threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-		rc = search_cli(&sc, &prog, pruned, &out);
-		int erc = emit_stdout(&out);
-		if (rc == PATC_EXIT_OK)
-			rc = erc;
-	} else if (objects(&o)) {
-		rc = compile_objects(&o, &prog, pruned);
-	} else if (o.run && o.gpu) {
-		char err[512];
-		int code;
-		if (!run_ops_gpu(&prog, pruned, o.target, gpu_given(&o), &out, err, &code)) {
-			emit_failed_run(&o, &out);
-			fprintf(stderr, "patc: error: %s\n", err);
-			rc = code;
-		} else
-			rc = emit(&o, &out);
-	} else if (o.run && !x86_host_runs(x86_target_cpu(o.target))) {
-		fprintf(stderr, "patc: error: --run: this machine cannot run %s code (run it where it can, or use "
-		                "--target=x86-64, the host's)\n",
-		        o.target);
-		rc = PATC_EXIT_ENV;
-	} else if (o.run) {
-		int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-		for (int i = 0; i < prog.nops; i++) { /* each op, whether one before it failed or not */
-			char err[512];
-			int code;
-			if (!run_op(&prog.ops[i], &pruned[i], x86_target_cpu(o.target), threads, &out, err, &code)) {
-				fprintf(stderr, "patc: error: %s\n", err);
-				if (rc != PATC_EXIT_INTERNAL) /* a wrong kernel outranks the environment */
-					rc = code;
-			}
-		}
-		if (rc == PATC_EXIT_OK)
-			rc = emit(&o, &out);
-		else
-			emit_failed_run(&o, &out);
-	} else if (o.emit_weights) {
-		char err[TENSOR_ERR_MAX];
-		if (!emit_weights(o.output, &prog, pruned, o.mask, PATC_VERSION, err)) {
-			fprintf(stderr, "patc: error: %s\n", err);
-			rc = PATC_EXIT_ENV;
-		}
-	} else {
-		rc = emit(&o, &out);
-	}
-finish:
-	for (int i = 0; i < prog.nops; i++)
-		prune_op_free(&pruned[i]);
-	free(pruned);
-	free(have);
-	sb_free(&out);
-	arena_free(&arena);
+	Run r = {0};
+	arena_init(&r.arena);
+	sb_init(&r.out);
+	rc = load(&o, &r);
+	if (rc == PATC_EXIT_OK)
+		rc = prune(&o, &r);
+	if (rc == PATC_EXIT_OK)
+		rc = describe(&o, &r);
+	if (rc == PATC_EXIT_OK)
+		rc = act(&o, &r);
+	for (int i = 0; r.pruned && i < r.prog.nops; i++)
+		prune_op_free(&r.pruned[i]);
+	free(r.pruned);
+	free(r.have);
+	sb_free(&r.out);
+	arena_free(&r.arena);
 	return rc;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gen-docs.py - build docs/*.md from docs/src/*.md by running every example.
 
-    scripts/gen-docs.py PATC           rewrite README.md, docs/language.md, docs/pir.md
+    scripts/gen-docs.py PATC           rewrite README.md and docs/{language,pir,cli,status}.md
     scripts/gen-docs.py PATC --check   exit 1 (with a diff) when they are stale
 
 A template may hold two markers:
@@ -18,7 +18,8 @@ import difflib, os, re, shutil, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "docs", "src")
 # template (in docs/src) -> page (in the tree)
-PAGES = {"language.md": "docs/language.md", "pir.md": "docs/pir.md", "README.md": "README.md"}
+PAGES = {"language.md": "docs/language.md", "pir.md": "docs/pir.md", "cli.md": "docs/cli.md",
+         "status.md": "docs/status.md", "README.md": "README.md"}
 
 
 def main():
