@@ -267,6 +267,248 @@ static bool convert(const uint8_t *src, TensorDtype dt, int64_t count, float *ds
 	return true;
 }
 
+/* The header's JSON object, checked as text: its length, no NUL (nor an
+ * escaped one), nothing after the object.  NULL with err on failure;
+ * *data_at: where the data section begins. */
+static cJSON *st_header(const TensorSrc *src, uint64_t *data_at, char err[TENSOR_ERR_MAX])
+{
+	const char *file = src->file;
+	const uint64_t len = src->len;
+	if (len < 8) {
+		tensor_fail(err, "%s: %llu bytes is too short for a safetensors file (8-byte header length missing)", file,
+		            (unsigned long long)len);
+		return NULL;
+	}
+	uint8_t lenbuf[8];
+	if (!tensor_src_read(src, 0, lenbuf, 8, err))
+		return NULL;
+	const uint64_t n = le64(lenbuf);
+	if (n > len - 8) {
+		tensor_fail(err, "%s: header length %llu runs past the end of the file (%llu bytes)", file,
+		            (unsigned long long)n, (unsigned long long)len);
+		return NULL;
+	}
+	if (n > ST_MAX_HEADER) {
+		tensor_fail(err, "%s: header of %llu bytes is larger than the %d allowed", file, (unsigned long long)n,
+		            ST_MAX_HEADER);
+		return NULL;
+	}
+	if (n < 2) {
+		tensor_fail(err, "%s: header of %llu bytes cannot hold a JSON object", file, (unsigned long long)n);
+		return NULL;
+	}
+	char *hdr = malloc((size_t)n);
+	if (!hdr)
+		util_oom_for("%s: a header of %llu bytes", file, (unsigned long long)n);
+	cJSON *root = NULL;
+	if (!tensor_src_read(src, 8, hdr, (size_t)n, err))
+		goto done;
+	if (hdr[0] != '{') { /* (as the reference implementation: no byte-order mark, no space before it) */
+		tensor_fail(err, "%s: header does not begin with '{'", file);
+		goto done;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (hdr[i] == 0) {
+			tensor_fail(err, "%s: header holds a NUL byte at offset %llu", file, (unsigned long long)(8 + i));
+			goto done;
+		}
+		/* nor one escaped: a name would end at it (and match a shorter one) */
+		if (hdr[i] == '\\' && i + 1 < n && hdr[i + 1] == '\\') {
+			i++;
+		} else if (hdr[i] == '\\' && i + 5 < n && !memcmp(hdr + i + 1, "u0000", 5)) {
+			tensor_fail(err, "%s: header holds an escaped NUL (\\u0000) at offset %llu", file,
+			            (unsigned long long)(8 + i));
+			goto done;
+		}
+	}
+	const char *end = NULL;
+	root = cJSON_ParseWithLengthOpts(hdr, (size_t)n, &end, false);
+	if (!root) {
+		const char *at = cJSON_GetErrorPtr();
+		long off = at && at >= hdr && at <= hdr + n ? (long)(at - hdr) + 8 : -1;
+		tensor_fail(err, "%s: header is not valid JSON (error near byte %ld)", file, off);
+		goto done;
+	}
+	for (const char *p = end; p < hdr + n; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+			tensor_fail(err, "%s: header has data after its JSON object (byte %ld)", file, (long)(p - hdr) + 8);
+			cJSON_Delete(root);
+			root = NULL;
+			goto done;
+		}
+	PATC_ASSERT(cJSON_IsObject(root)); /* (it begins with '{') */
+	*data_at = 8 + n;
+done:
+	free(hdr); /* (cJSON holds copies) */
+	return root;
+}
+
+/* __metadata__: an object of strings. */
+static bool st_metadata(const cJSON *j, const char *file, char err[TENSOR_ERR_MAX])
+{
+	char q[UTIL_QUOTE_BUF];
+	if (!cJSON_IsObject(j))
+		return tensor_fail(err, "%s: __metadata__ is not an object", file);
+	for (const cJSON *m = j->child; m; m = m->next)
+		if (!cJSON_IsString(m))
+			return tensor_fail(err, "%s: __metadata__ value '%s' is not a string", file,
+			                   util_quote(m->string ? m->string : "", q));
+	return true;
+}
+
+/* One tensor's header entry j into e, checked against itself and the data
+ * section's length. */
+static bool st_entry(const cJSON *j, const char *file, uint64_t data_len, Entry *e, char err[TENSOR_ERR_MAX])
+{
+	char q1[UTIL_QUOTE_BUF], q2[UTIL_QUOTE_BUF];
+	e->name = j->string ? j->string : "";
+	const char *qn = util_quote(e->name, q1);
+	if (!cJSON_IsObject(j))
+		return tensor_fail(err, "%s: tensor '%s': header entry is not an object", file, qn);
+	const char *twice = json_dup_key(j); /* readers would differ on which one counts */
+	if (twice)
+		return tensor_fail(err, "%s: tensor '%s': header entry has '%s' twice", file, qn, util_quote(twice, q2));
+	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
+	const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shape");
+	const cJSON *of = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");
+	if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of))
+		return tensor_fail(err, "%s: tensor '%s': header entry needs a string 'dtype', an array 'shape' and an "
+		                   "array 'data_offsets'", file, qn);
+	int d;
+	for (d = 0; d < DT_COUNT; d++)
+		if (strcmp(dt->valuestring, tensor_dtype_names[d]) == 0)
+			break;
+	if (d == DT_COUNT)
+		return tensor_fail(err, "%s: tensor '%s': unknown dtype '%s'", file, qn, util_quote(dt->valuestring, q2));
+	e->dtype = (TensorDtype)d;
+	e->rank = cJSON_GetArraySize(sh);
+	if (e->rank > TENSOR_READ_RANK)
+		return tensor_fail(err, "%s: tensor '%s': rank %d (at most %d)", file, qn, e->rank, TENSOR_READ_RANK);
+	int64_t bytes = tensor_dtype_bytes[d];
+	int r = 0;
+	for (const cJSON *s = sh->child; s; s = s->next, r++) {
+		if (!json_uint(s, &e->shape[r]))
+			return tensor_fail(err, "%s: tensor '%s': shape holds %s, not a non-negative integer below 2^53", file,
+			                   qn, json_text(s, q2));
+		if (__builtin_mul_overflow(bytes, e->shape[r], &bytes))
+			return tensor_fail(err, "%s: tensor '%s': shape is too large", file, qn);
+	}
+	if (cJSON_GetArraySize(of) != 2 || !json_uint(of->child, &e->begin) || !json_uint(of->child->next, &e->end))
+		return tensor_fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers below 2^53", file,
+		                   qn);
+	if (e->end < e->begin)
+		return tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", file, qn,
+		                   (long long)e->begin, (long long)e->end);
+	if ((uint64_t)e->end > data_len)
+		return tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] run past the data section (%llu bytes)",
+		                   file, qn, (long long)e->begin, (long long)e->end, (unsigned long long)data_len);
+	if (e->end - e->begin != bytes)
+		return tensor_fail(err, "%s: tensor '%s': %s shape needs %lld bytes but data_offsets hold %lld", file, qn,
+		                   tensor_dtype_names[d], (long long)bytes, (long long)(e->end - e->begin));
+	return true;
+}
+
+/* The entries' names distinct, and their bytes covering the data section
+ * exactly, one after another, as the reference implementation requires: a
+ * gap or a tail is a sign of a bad file, and so is a tensor (an empty one
+ * too) inside another.  Sorts order. */
+static bool st_layout(Entry **order, int ne, const char *file, uint64_t data_len, char err[TENSOR_ERR_MAX])
+{
+	char q1[UTIL_QUOTE_BUF], q2[UTIL_QUOTE_BUF];
+	qsort(order, (size_t)ne, sizeof *order, cmp_name);
+	for (int i = 1; i < ne; i++)
+		if (strcmp(order[i - 1]->name, order[i]->name) == 0)
+			return tensor_fail(err, "%s: tensor '%s' appears twice in the header", file,
+			                   util_quote(order[i]->name, q1));
+	qsort(order, (size_t)ne, sizeof *order, cmp_begin);
+	int64_t covered = 0;
+	for (int i = 0; i < ne; i++) {
+		const Entry *e = order[i];
+		if (e->begin > covered)
+			return tensor_fail(err, "%s: %lld bytes of the data section before tensor '%s' belong to no tensor",
+			                   file, (long long)(e->begin - covered), util_quote(e->name, q1));
+		if (e->begin < covered) { /* (so i > 0, and the one before ends at covered) */
+			const Entry *o = order[i - 1];
+			return tensor_fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file,
+			                   util_quote(o->name, q1), (long long)o->begin, (long long)o->end,
+			                   util_quote(e->name, q2), (long long)e->begin, (long long)e->end);
+		}
+		covered = e->end;
+	}
+	if ((uint64_t)covered != data_len)
+		return tensor_fail(err, "%s: the last %llu bytes of the data section belong to no tensor", file,
+		                   (unsigned long long)(data_len - (uint64_t)covered));
+	return true;
+}
+
+/* "no tensor NAME", with the first few names the file holds, as many as
+ * fit. */
+static bool st_not_found(const Entry *entries, int ne, const char *file, const char *name, char err[TENSOR_ERR_MAX])
+{
+	char q1[UTIL_QUOTE_BUF], q2[UTIL_QUOTE_BUF], names[200] = "";
+	size_t o = 0;
+	int shown = 0;
+	for (int i = 0; i < ne; i++) {
+		int w = snprintf(names + o, sizeof names - o, "%s'%s'", i ? ", " : "", util_quote(entries[i].name, q2));
+		if (w < 0 || (size_t)w >= sizeof names - o - 8) {
+			names[o] = 0;
+			break;
+		}
+		o += (size_t)w;
+		shown++;
+	}
+	if (shown < ne)
+		snprintf(names + o, sizeof names - o, "%s...", shown ? ", " : "");
+	return tensor_fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, util_quote(name, q1), ne,
+	                   ne ? names : "none");
+}
+
+/* The tensor of entry want into out (as f32), reading only its bytes, a
+ * chunk at a time, from the data section at data_at. */
+static bool st_values(const TensorSrc *src, const Entry *want, uint64_t data_at, const char *name, Tensor *out,
+                      char err[TENSOR_ERR_MAX])
+{
+	const char *file = src->file;
+	char q[UTIL_QUOTE_BUF];
+	const char *qname = util_quote(name, q);
+	if (want->dtype != DT_F32 && want->dtype != DT_F16 && want->dtype != DT_BF16 && want->dtype != DT_F64)
+		return tensor_fail(err, "%s: tensor '%s' has dtype %s; patc reads F32, F16, BF16 or F64", file, qname,
+		                   tensor_dtype_names[want->dtype]);
+	int64_t count = 1;
+	for (int d = 0; d < want->rank; d++)
+		count *= want->shape[d];
+	if (count == 0)
+		return tensor_fail(err, "%s: tensor '%s' is empty", file, qname);
+	snprintf(out->name, sizeof out->name, "%s", name);
+	out->stored = want->dtype;
+	out->rank = want->rank;
+	memcpy(out->shape, want->shape, sizeof out->shape);
+	out->count = count;
+	out->data = malloc((size_t)count * sizeof(float));
+	if (!out->data)
+		util_oom_for("%s: tensor '%s': %lld values", file, qname, (long long)count);
+	const int item = tensor_dtype_bytes[want->dtype];
+	const int64_t per_chunk = ST_CHUNK / item;
+	uint8_t *chunk = malloc((size_t)(count < per_chunk ? count : per_chunk) * (size_t)item);
+	if (!chunk)
+		util_oom();
+	bool ok = true;
+	for (int64_t at = 0; ok && at < count; at += per_chunk) {
+		const int64_t k = count - at < per_chunk ? count - at : per_chunk;
+		int64_t bad = -1;
+		ok = tensor_src_read(src, data_at + (uint64_t)want->begin + (uint64_t)(at * item), chunk, (size_t)(k * item),
+		                     err);
+		if (ok && !convert(chunk, want->dtype, k, out->data + at, &bad))
+			ok = tensor_fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
+			                 qname, (long long)(at + bad));
+	}
+	free(chunk);
+	ok = ok && tensor_check_finite(out, file, err);
+	if (!ok)
+		tensor_free(out);
+	return ok;
+}
+
 /* Validates the header; when list is not NULL, hands over the entries
  * instead of reading a tensor. */
 static bool st_parse(const TensorSrc *src, const char *name, Tensor *out, StInfo **list, int *nlist,
@@ -274,73 +516,15 @@ static bool st_parse(const TensorSrc *src, const char *name, Tensor *out, StInfo
 {
 	memset(out, 0, sizeof *out);
 	const char *file = src->file;
-	const uint64_t len = src->len;
-	if (len < 8)
-		return tensor_fail(err, "%s: %llu bytes is too short for a safetensors file (8-byte header "
-		                 "length missing)", file, (unsigned long long)len);
-	uint8_t lenbuf[8];
-	if (!tensor_src_read(src, 0, lenbuf, 8, err))
+	uint64_t data_at = 0;
+	cJSON *root = st_header(src, &data_at, err);
+	if (!root)
 		return false;
-	uint64_t n = le64(lenbuf);
-	if (n > len - 8)
-		return tensor_fail(err, "%s: header length %llu runs past the end of the file (%llu bytes)", file,
-		            (unsigned long long)n, (unsigned long long)len);
-	if (n > ST_MAX_HEADER)
-		return tensor_fail(err, "%s: header of %llu bytes is larger than the %d allowed", file,
-		            (unsigned long long)n, ST_MAX_HEADER);
-	if (n < 2)
-		return tensor_fail(err, "%s: header of %llu bytes cannot hold a JSON object", file,
-		            (unsigned long long)n);
-	char *hdr = malloc((size_t)n);
-	if (!hdr)
-		util_oom_for("%s: a header of %llu bytes", file, (unsigned long long)n);
-	if (!tensor_src_read(src, 8, hdr, (size_t)n, err)) {
-		free(hdr);
-		return false;
-	}
-	if (hdr[0] != '{') { /* (as the reference implementation: no byte-order mark, no space before it) */
-		free(hdr);
-		return tensor_fail(err, "%s: header does not begin with '{'", file);
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		if (hdr[i] == 0) {
-			free(hdr);
-			return tensor_fail(err, "%s: header holds a NUL byte at offset %llu", file,
-			            (unsigned long long)(8 + i));
-		}
-		/* nor one escaped: a name would end at it (and match a shorter one) */
-		if (hdr[i] == '\\' && i + 1 < n && hdr[i + 1] == '\\') {
-			i++;
-		} else if (hdr[i] == '\\' && i + 5 < n && !memcmp(hdr + i + 1, "u0000", 5)) {
-			free(hdr);
-			return tensor_fail(err, "%s: header holds an escaped NUL (\\u0000) at offset %llu", file,
-			            (unsigned long long)(8 + i));
-		}
-	}
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)n, &end, false);
-	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		long off = at && at >= hdr && at <= hdr + n ? (long)(at - hdr) + 8 : -1;
-		free(hdr);
-		return tensor_fail(err, "%s: header is not valid JSON (error near byte %ld)", file, off);
-	}
-	for (const char *p = end; p < hdr + n; p++)
-		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-			long off = (long)(p - hdr) + 8;
-			cJSON_Delete(root);
-			free(hdr);
-			return tensor_fail(err, "%s: header has data after its JSON object (byte %ld)", file, off);
-		}
-	free(hdr); /* (cJSON holds copies) */
-	bool ok = false;
+	const uint64_t data_len = src->len - data_at;
+	bool ok = false, meta = false;
 	Entry *entries = NULL, **order = NULL;
-	uint8_t *chunk = NULL;
 	int ne = 0;
-	const uint64_t data_len = len - 8 - n, data_at = 8 + n;
-	char q1[UTIL_QUOTE_BUF], q2[UTIL_QUOTE_BUF];
-	PATC_ASSERT(cJSON_IsObject(root)); /* (it begins with '{') */
-	int members = cJSON_GetArraySize(root);
+	const int members = cJSON_GetArraySize(root);
 	if (members > ST_MAX_TENSORS) {
 		tensor_fail(err, "%s: header lists %d tensors (at most %d)", file, members, ST_MAX_TENSORS);
 		goto done;
@@ -349,136 +533,24 @@ static bool st_parse(const TensorSrc *src, const char *name, Tensor *out, StInfo
 	order = calloc((size_t)members + 1, sizeof *order);
 	if (!entries || !order)
 		util_oom();
-	bool meta = false;
 	for (const cJSON *j = root->child; j; j = j->next) {
-		const char *tn = j->string ? j->string : "";
-		if (strcmp(tn, "__metadata__") == 0) {
+		if (j->string && strcmp(j->string, "__metadata__") == 0) {
 			if (meta) { /* (which one a reader takes is its own choice) */
 				tensor_fail(err, "%s: __metadata__ appears twice in the header", file);
 				goto done;
 			}
 			meta = true;
-			if (!cJSON_IsObject(j)) {
-				tensor_fail(err, "%s: __metadata__ is not an object", file);
+			if (!st_metadata(j, file, err))
 				goto done;
-			}
-			for (const cJSON *m = j->child; m; m = m->next)
-				if (!cJSON_IsString(m)) {
-					tensor_fail(err, "%s: __metadata__ value '%s' is not a string", file,
-					     util_quote(m->string ? m->string : "", q1));
-					goto done;
-				}
 			continue;
 		}
-		Entry *e = &entries[ne];
-		e->name = tn;
-		const char *qn = util_quote(tn, q1);
-		if (!cJSON_IsObject(j)) {
-			tensor_fail(err, "%s: tensor '%s': header entry is not an object", file, qn);
+		if (!st_entry(j, file, data_len, &entries[ne], err))
 			goto done;
-		}
-		const char *twice = json_dup_key(j); /* readers would differ on which one counts */
-		if (twice) {
-			tensor_fail(err, "%s: tensor '%s': header entry has '%s' twice", file, qn,
-			            util_quote(twice, q2));
-			goto done;
-		}
-		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
-		const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shape");
-		const cJSON *of = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");
-		if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of)) {
-			tensor_fail(err, "%s: tensor '%s': header entry needs a string 'dtype', an array 'shape' "
-			          "and an array 'data_offsets'", file, qn);
-			goto done;
-		}
-		int d;
-		for (d = 0; d < DT_COUNT; d++)
-			if (strcmp(dt->valuestring, tensor_dtype_names[d]) == 0)
-				break;
-		if (d == DT_COUNT) {
-			tensor_fail(err, "%s: tensor '%s': unknown dtype '%s'", file, qn,
-			            util_quote(dt->valuestring, q2));
-			goto done;
-		}
-		e->dtype = (TensorDtype)d;
-		e->rank = cJSON_GetArraySize(sh);
-		if (e->rank > TENSOR_READ_RANK) {
-			tensor_fail(err, "%s: tensor '%s': rank %d (at most %d)", file, qn, e->rank, TENSOR_READ_RANK);
-			goto done;
-		}
-		int64_t bytes = tensor_dtype_bytes[d];
-		int r = 0;
-		for (const cJSON *s = sh->child; s; s = s->next, r++) {
-			if (!json_uint(s, &e->shape[r])) {
-				tensor_fail(err, "%s: tensor '%s': shape holds %s, not a non-negative integer below "
-				          "2^53", file, qn, json_text(s, q2));
-				goto done;
-			}
-			if (__builtin_mul_overflow(bytes, e->shape[r], &bytes)) {
-				tensor_fail(err, "%s: tensor '%s': shape is too large", file, qn);
-				goto done;
-			}
-		}
-		if (cJSON_GetArraySize(of) != 2 || !json_uint(of->child, &e->begin) ||
-		    !json_uint(of->child->next, &e->end)) {
-			tensor_fail(err, "%s: tensor '%s': data_offsets must be two non-negative integers below 2^53",
-			     file, qn);
-			goto done;
-		}
-		if (e->end < e->begin) {
-			tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", file, qn,
-			     (long long)e->begin, (long long)e->end);
-			goto done;
-		}
-		if ((uint64_t)e->end > data_len) {
-			tensor_fail(err, "%s: tensor '%s': data_offsets [%lld, %lld] run past the data section (%llu "
-			          "bytes)", file, qn, (long long)e->begin, (long long)e->end,
-			     (unsigned long long)data_len);
-			goto done;
-		}
-		if (e->end - e->begin != bytes) {
-			tensor_fail(err, "%s: tensor '%s': %s shape needs %lld bytes but data_offsets hold %lld",
-			     file, qn, tensor_dtype_names[d], (long long)bytes,
-			     (long long)(e->end - e->begin));
-			goto done;
-		}
-		order[ne] = e;
+		order[ne] = &entries[ne];
 		ne++;
 	}
-	qsort(order, (size_t)ne, sizeof *order, cmp_name);
-	for (int i = 1; i < ne; i++)
-		if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
-			tensor_fail(err, "%s: tensor '%s' appears twice in the header", file,
-			            util_quote(order[i]->name, q1));
-			goto done;
-		}
-	qsort(order, (size_t)ne, sizeof *order, cmp_begin);
-	/* The tensors must cover the data section exactly, one after another,
-	 * as the reference implementation requires: a gap or a tail is a sign
-	 * of a bad file, and so is a tensor (an empty one too) inside another. */
-	int64_t covered = 0;
-	for (int i = 0; i < ne; i++) {
-		const Entry *e = order[i];
-		if (e->begin > covered) {
-			tensor_fail(err, "%s: %lld bytes of the data section before tensor '%s' belong to no tensor",
-			     file, (long long)(e->begin - covered), util_quote(e->name, q1));
-			goto done;
-		}
-		if (e->begin < covered) { /* (so i > 0, and the one before ends at covered) */
-			const Entry *o = order[i - 1];
-			tensor_fail(err, "%s: tensors '%s' [%lld, %lld] and '%s' [%lld, %lld] overlap", file,
-			     util_quote(o->name, q1), (long long)o->begin, (long long)o->end, util_quote(e->name, q2),
-			     (long long)e->begin, (long long)e->end);
-			goto done;
-		}
-		covered = e->end;
-	}
-	if ((uint64_t)covered != data_len) {
-		tensor_fail(err, "%s: the last %llu bytes of the data section belong to no tensor", file,
-		     (unsigned long long)(data_len - (uint64_t)covered));
+	if (!st_layout(order, ne, file, data_len, err))
 		goto done;
-	}
-
 	if (list) {
 		*list = calloc((size_t)ne + 1, sizeof **list);
 		if (!*list)
@@ -498,75 +570,8 @@ static bool st_parse(const TensorSrc *src, const char *name, Tensor *out, StInfo
 	for (int i = 0; i < ne; i++)
 		if (strcmp(entries[i].name, name) == 0)
 			want = &entries[i];
-	const char *qname = util_quote(name, q1);
-	if (!want) {
-		/* The first few names, as many as fit. */
-		char names[200] = "";
-		size_t o = 0;
-		int shown = 0;
-		for (int i = 0; i < ne; i++) {
-			int w = snprintf(names + o, sizeof names - o, "%s'%s'", i ? ", " : "",
-			                 util_quote(entries[i].name, q2));
-			if (w < 0 || (size_t)w >= sizeof names - o - 8) {
-				names[o] = 0;
-				break;
-			}
-			o += (size_t)w;
-			shown++;
-		}
-		if (shown < ne)
-			snprintf(names + o, sizeof names - o, "%s...", shown ? ", " : "");
-		tensor_fail(err, "%s: no tensor '%s' in the file (it holds %d: %s)", file, qname, ne,
-		     ne ? names : "none");
-		goto done;
-	}
-	if (want->dtype != DT_F32 && want->dtype != DT_F16 && want->dtype != DT_BF16 &&
-	    want->dtype != DT_F64) {
-		tensor_fail(err, "%s: tensor '%s' has dtype %s; patc reads F32, F16, BF16 or F64", file, qname,
-		     tensor_dtype_names[want->dtype]);
-		goto done;
-	}
-	int64_t count = 1;
-	for (int d = 0; d < want->rank; d++)
-		count *= want->shape[d];
-	if (count == 0) {
-		tensor_fail(err, "%s: tensor '%s' is empty", file, qname);
-		goto done;
-	}
-	snprintf(out->name, sizeof out->name, "%s", name);
-	out->stored = want->dtype;
-	out->rank = want->rank;
-	memcpy(out->shape, want->shape, sizeof out->shape);
-	out->count = count;
-	out->data = malloc((size_t)count * sizeof(float));
-	if (!out->data)
-		util_oom_for("%s: tensor '%s': %lld values", file, qname, (long long)count);
-	/* Only this tensor's bytes, a chunk at a time. */
-	const int item = tensor_dtype_bytes[want->dtype];
-	const int64_t per_chunk = ST_CHUNK / item;
-	chunk = malloc((size_t)(count < per_chunk ? count : per_chunk) * (size_t)item);
-	if (!chunk)
-		util_oom();
-	for (int64_t at = 0; at < count; at += per_chunk) {
-		const int64_t k = count - at < per_chunk ? count - at : per_chunk;
-		int64_t bad = -1;
-		if (!tensor_src_read(src, data_at + (uint64_t)want->begin + (uint64_t)(at * item), chunk,
-		                     (size_t)(k * item), err)) {
-			tensor_free(out);
-			goto done;
-		}
-		if (!convert(chunk, want->dtype, k, out->data + at, &bad)) {
-			tensor_fail(err, "%s: tensor '%s': F64 value at flat index %lld is out of float32 range", file,
-			     qname, (long long)(at + bad));
-			tensor_free(out);
-			goto done;
-		}
-	}
-	ok = tensor_check_finite(out, file, err);
-	if (!ok)
-		tensor_free(out);
+	ok = want ? st_values(src, want, data_at, name, out, err) : st_not_found(entries, ne, file, name, err);
 done:
-	free(chunk);
 	free(entries);
 	free(order);
 	cJSON_Delete(root);
