@@ -297,7 +297,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	              " * Compiled for the CPU %s (%s): it runs on CPUs with its instructions\n"
 	              " * (--target=x86-64 compiles for the compiling machine's CPU;\n"
 	              " * x86-64-avx2 and x86-64-avx512 for those ISAs).\n */\n"
-	              "#ifndef %s_PATC_H\n#define %s_PATC_H\n\n#include <stdint.h>\n\n"
+	              "#ifndef PATC_%s_H\n#define PATC_%s_H\n\n#include <stdint.h>\n\n"
 	              "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
 	          e->base, e->version, util_comment_text(e->source, source, sizeof source), e->base, e->base, e->base,
 	          e->base, e->base, e->base, cpu, width == 16 ? "AVX-512" : width == 8 ? "AVX" : "SSE", e->base, e->base);

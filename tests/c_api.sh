@@ -16,6 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 for f in layer.o layer.h layer.safetensors layer.ll layer.s layer.so; do
 	[ -s "$tmp/out/$f" ] || { echo "FAIL: no $f"; exit 1; }
 done
+# the generated headers of both backends guard as PATC_BASE_H (cuda_api.sh checks the GPU's)
+grep -qx '#ifndef PATC_layer_H' "$tmp/out/layer.h" || { echo "FAIL: layer.h's guard is not PATC_layer_H"; exit 1; }
 cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/c_api/main.c" "$tmp/out/layer.o" \
 	-lm -lpthread -o "$tmp/demo"
 "$tmp/demo"
@@ -30,4 +32,4 @@ mkdir "$tmp/copy" && cp "$root/examples/c_api/layer.pat" "$root/examples/c_api/m
 bindir=$(cd "$(dirname "$patc")" && pwd)
 (cd "$tmp/copy" && PATH="$bindir:$PATH" && eval "$line") >/dev/null ||
 	{ echo "FAIL: the documented build line: $line"; exit 1; }
-echo "c_api: 4 passed, 0 failed"
+echo "c_api: 5 passed, 0 failed"
