@@ -230,3 +230,15 @@ void diag_plain(Diag *d, DiagLevel level, const char *fmt, ...)
 	diag_vreport(d, level, (SrcLoc){0}, fmt, ap);
 	va_end(ap);
 }
+
+SrcLoc src_from_pir(PirLoc l)
+{
+	return (SrcLoc){(int)l.file, (int)l.line, (int)l.col, (int)l.line,
+	                (int)(l.col + (l.len ? l.len - 1 : 0))};
+}
+
+PirLoc src_to_pir(SrcLoc l)
+{
+	uint32_t len = l.end_line == l.line && l.end_col >= l.col ? (uint32_t)(l.end_col - l.col + 1) : 1;
+	return (PirLoc){(uint32_t)l.file, (uint32_t)l.line, (uint32_t)l.col, len};
+}

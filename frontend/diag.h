@@ -13,6 +13,7 @@
 
 #include "ast.h"
 #include "../support/arena.h"
+#include "../ir/pir.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,5 +69,10 @@ void diag_vreport(Diag *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list
 /* A location-less message: "patc: error: ...". */
 void diag_plain(Diag *d, DiagLevel level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A location between the front end's and the IR's form (PirLoc: a
+ * length on one line). */
+SrcLoc src_from_pir(PirLoc l);
+PirLoc src_to_pir(SrcLoc l);
 
 #endif

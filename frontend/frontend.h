@@ -141,12 +141,9 @@ char *frontend_read_source(const char *path, size_t *len, char why[128]);
 int frontend_compile(const FrontendOptions *opt, Diag *diag, Arena *arena, const char *path,
                      const char *text, Program *prog);
 
-/* ---- internal: source.c -> sema.c ---- */
+/* ---- internal: frontend.c's stages (source.c, then sema.c) ---- */
 int frontend_load(const FrontendOptions *opt, Diag *diag, Arena *arena, const char *path,
                   const char *text, Item **items);
 int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, Program *prog);
-
-SrcLoc src_from_pir(PirLoc l);
-PirLoc src_to_pir(SrcLoc l);
 
 #endif

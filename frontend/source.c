@@ -197,30 +197,6 @@ int frontend_load(const FrontendOptions *opt, Diag *diag, Arena *arena, const ch
 	return L.errors;
 }
 
-int frontend_compile(const FrontendOptions *opt, Diag *diag, Arena *arena, const char *path,
-                     const char *text, Program *prog)
-{
-	Item *items = NULL;
-	prog->nops = 0;
-	prog->ops = NULL;
-	int errors = frontend_load(opt, diag, arena, path, text, &items);
-	if (errors)
-		return errors; /* no semantic checks on text that did not parse */
-	return sema_run(opt, diag, arena, items, prog);
-}
-
-SrcLoc src_from_pir(PirLoc l)
-{
-	return (SrcLoc){(int)l.file, (int)l.line, (int)l.col, (int)l.line,
-	                (int)(l.col + (l.len ? l.len - 1 : 0))};
-}
-
-PirLoc src_to_pir(SrcLoc l)
-{
-	uint32_t len = l.end_line == l.line && l.end_col >= l.col ? (uint32_t)(l.end_col - l.col + 1) : 1;
-	return (PirLoc){(uint32_t)l.file, (uint32_t)l.line, (uint32_t)l.col, len};
-}
-
 char *frontend_read_source(const char *path, size_t *len, char why[128])
 {
 	char *text = util_read_file_max(path, PAT_SOURCE_MAX, len);
