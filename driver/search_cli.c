@@ -6,6 +6,7 @@
 #include "../support/outfile.h"
 #include "../weights/tensor.h"
 #include "emit_cuda.h"
+#include "emit_kernels.h"
 #include "emit_weights.h"
 
 #include <cjson/cJSON.h>
@@ -180,9 +181,8 @@ static bool gpu_probe(const char *sm, bool emulate, char *name, size_t len)
  * the caller's group of output files), its files named in out; returns
  * PATC_EXIT_OK or the error's code. */
 static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p, const SearchCandidate *b,
-                        const char *cpu, StrBuf *out)
+                        StrBuf *out)
 {
-	int rc = PATC_EXIT_OK;
 	OpResult best = *op;
 	Pir ir = b->ir;
 	best.ir = &ir;
@@ -191,32 +191,15 @@ static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p
 	prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask);
 	/* from the full mask (the search may have scored it on block sums: the same numbers) */
 	prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
-	X86Emit e = {c->dir, c->base, cpu, cpu ? "" : NULL, PATC_VERSION, c->input, 1, &best, &bp, &b->sched,
-	             false, false};
-	char xerr[X86_ERR_MAX];
 	Program one = {1, &best};
-	char path[4096], terr[TENSOR_ERR_MAX];
-	snprintf(path, sizeof path, "%s/%s.safetensors", c->dir, c->base);
-	if (c->gpu) {
-		const KernelSchedule *ks = &b->sched;
-		PtxSchedule gs = ptx_schedule_of(ks);
-		int grc = emit_cuda_program(c->dir, c->base, PATC_VERSION, c->input, c->target, &one, &bp, &gs, false,
-		                            xerr);
-		if (grc != PATC_EXIT_OK)
-			fprintf(stderr, "patc: error: %s\n", xerr);
-		else
-			sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n",
-			          c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base);
-		rc = grc;
-	} else if (!x86_emit(&e, xerr)) {
-		fprintf(stderr, "patc: error: %s\n", xerr);
-		rc = PATC_EXIT_ENV;
-	} else if (!emit_weights(path, &one, &bp, false, PATC_VERSION, terr)) {
-		fprintf(stderr, "patc: error: %s\n", terr);
-		rc = PATC_EXIT_ENV;
-	} else
-		sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base,
-		          c->dir, c->base);
+	const KernelFiles kf = {c->dir, c->base, c->input, c->target, c->gpu, &one, &bp, &b->sched, false, false};
+	const int rc = emit_kernels(&kf);
+	if (rc == PATC_EXIT_OK && c->gpu)
+		sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n", c->dir,
+		          c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base, c->dir, c->base);
+	else if (rc == PATC_EXIT_OK)
+		sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base, c->dir,
+		          c->base);
 	prune_mask_free(&bp.mask);
 	return rc;
 }
@@ -404,7 +387,7 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	if (locked)
 		remove_stale_kernel(c->dir, old, nold, r.best >= 0 ? kernel : NULL);
 	if (locked && r.best >= 0)
-		rc = write_kernel(c, op, p, &r.c[r.best], cpu, &kline);
+		rc = write_kernel(c, op, p, &r.c[r.best], &kline);
 	if (locked && rc == PATC_EXIT_OK &&
 	    !search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target, r.best >= 0 ? kernel : NULL,
 	                          err)) {
@@ -419,7 +402,7 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	s.model = NULL;
 	int measured = 0, failed = 0, nref = 0;
 	for (int i = 0; i < r.n; i++) {
-		if (!search_schedule_default(&r.c[i].sched))
+		if (!kernel_schedule_is_default(&r.c[i].sched))
 			continue; /* a tuned schedule: counted in r.tuned */
 		if (r.c[i].ref[0]) {
 			nref += r.c[i].status == SEARCH_MEASURED;
@@ -474,7 +457,7 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	}
 	const SearchCandidate *b = &r.c[r.best];
 	char sched[128];
-	search_schedule_text(&b->sched, sched, sizeof sched);
+	kernel_schedule_text(&b->sched, sched, sizeof sched);
 	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n", b->notation, sched, b->ref[0] ? " (the standard library's " : "",
 	          b->ref, b->ref[0] ? ")" : "");
 	sb_printf(out, "        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", 100 * b->metrics.density,
@@ -508,7 +491,7 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		int nrefs = 0, fit = 0, early = 0; /* (of the backend's own schedules) */
 		for (int i = 0; i < r.n; i++) {
 			const SearchCandidate *f = &r.c[i];
-			if (!f->ref[0] || !search_schedule_default(&f->sched))
+			if (!f->ref[0] || !kernel_schedule_is_default(&f->sched))
 				continue;
 			const bool in = !f->off_target && f->metrics.loss_over_bound <= s.budget;
 			nrefs++, fit += in, early += in && f->status == SEARCH_MEASURED && f->early;
@@ -578,9 +561,9 @@ static char *merge_key(const SearchLogEntry *e)
 	for (int i = 0; i < 5; i++)
 		sb_printf(&b, "%zu:%s\n", strlen(str[i]), str[i]);
 	sb_printf(&b, "%.17g %.17g %.17g %.17g\n", e->M, e->K, e->N, e->threads);
-	sb_printf(&b, "%d %d %lld %d %d %d %d %d %d %d %d %d %d %d\n", k->vector_width, k->col_tiles,
-	          (long long)k->chunk, k->stage, k->threads, k->bx, k->by, k->v, k->r, k->ksplit, k->wg, k->wsum, k->tcs,
-	          k->tcw);
+	for (int f = 0; f < SCHED_NFIELDS; f++)
+		sb_printf(&b, "%lld%c", (long long)kernel_schedule_get(k, (KernelScheduleField)f),
+		          f + 1 < SCHED_NFIELDS ? ' ' : '\n');
 	sb_puts(&b, e->pir);
 	return sb_take(&b);
 }

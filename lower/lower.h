@@ -25,29 +25,9 @@
 
 #include "../frontend/frontend.h"
 #include "../ir/pir.h"
+#include "schedule.h" /* KernelSchedule, generated from schedule.def */
 
 #include <llvm-c/Core.h>
-
-/* A kernel schedule: the choices beyond the pattern that a backend would
- * otherwise make by itself, tuned by the search.  Zero fields keep the
- * backend's own choice. */
-typedef struct KernelSchedule {
-	int vector_width; /* floats per vector register, at most the target's (x86: 8 or 16) */
-	int col_tiles;    /* vector accumulators along N per row (x86: at most the default) */
-	int64_t chunk;    /* x86: columns per chunk (x86_chunk_columns); -1: no chunks */
-	int stage;        /* x86: 1 copy X into panels wherever the tiles are vectors, -1 never;
-	                   * GPU: 1 stage X in shared memory where it applies, 0 not (with
-	                   * bx), -1 not (patc's other choices) */
-	int threads;      /* the threads to run it with (0: the caller's) */
-	/* GPU (ptx.h's PtxSchedule): threads along the columns, row groups per
-	 * block, columns and rows per thread, parts of the walk along k; bx 0:
-	 * patc's choice, else all of them given */
-	int bx, by, v, r, ksplit;
-	int wg; /* GPU, sm_90: 1 the tensor-core kernel on wgmma where it qualifies (PtxSchedule's wg) */
-	int wsum; /* GPU: 1 a split walk's parts summed through a workspace (PtxSchedule's wsum) */
-	int tcs, tcw; /* GPU: the staged tensor-core kernels' buffers and warps a block (PtxSchedule's
-	               * tcs and tcw; 0: patc's) */
-} KernelSchedule;
 
 typedef struct LowerKernel {
 	const Pir *ir;

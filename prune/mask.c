@@ -158,6 +158,18 @@ typedef struct Leaf {
 	Cand *scratch;
 } Leaf;
 
+/* out[o] = the sum of row o of the rows x len values at rows. */
+static void row_sums(const double *rows, int64_t n, int64_t len, double *out)
+{
+	for (int64_t o = 0; o < n; o++) {
+		const double *row = rows + o * len;
+		double s = 0;
+		for (int64_t v = 0; v < len; v++)
+			s += row[v];
+		out[o] = s;
+	}
+}
+
 static double reduce_row(const double *row, const double *krow, const PirLoop *l, PatRank rank,
                          int32_t *sel, Cand *scratch, double *kept);
 
@@ -556,22 +568,9 @@ void prune_mask_build_ws(const Pir *ir, const float *imp, int64_t M, int64_t K, 
 	for (int j = leaf.fused ? n - 3 : n - 2; j >= 0; j--) {
 		const PirLoop *l = &ir->loops[j];
 		if (!sel[j]) { /* a dense level: plain sums, no call per row */
-			const int64_t len = l->len;
-			for (int64_t o = 0; o < size[j]; o++) {
-				const double *row = R[j + 1] + o * len;
-				double s = 0;
-				for (int64_t v = 0; v < len; v++)
-					s += row[v];
-				R[j][o] = s;
-			}
+			row_sums(R[j + 1], size[j], l->len, R[j]);
 			if (Kp[j])
-				for (int64_t o = 0; o < size[j]; o++) {
-					const double *row = Kp[j + 1] + o * len;
-					double s = 0;
-					for (int64_t v = 0; v < len; v++)
-						s += row[v];
-					Kp[j][o] = s;
-				}
+				row_sums(Kp[j + 1], size[j], l->len, Kp[j]);
 			continue;
 		}
 		for (int64_t o = 0; o < size[j]; o++) {

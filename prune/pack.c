@@ -213,25 +213,28 @@ float *prune_pack_new(const Pir *ir, const PruneMask *m, const float *w, int64_t
 	return values;
 }
 
-void prune_pack(const Pir *ir, const PruneMask *m, const float *w, int64_t M, int64_t K,
-                float *values)
+/* One walk of mode over the kept weights, from src into dst. */
+static void walk_once(const Pir *ir, const PruneMask *m, int64_t M, int64_t K, WalkMode mode, const float *src,
+                      float *dst)
 {
 	Packer p;
 	packer_init(&p, ir, m, M, K);
-	p.mode = WALK_PACK, p.src = w, p.dst = values;
+	p.mode = mode, p.src = src, p.dst = dst;
 	walk(&p);
 	packer_free(&p);
+}
+
+void prune_pack(const Pir *ir, const PruneMask *m, const float *w, int64_t M, int64_t K,
+                float *values)
+{
+	walk_once(ir, m, M, K, WALK_PACK, w, values);
 }
 
 void prune_unpack(const Pir *ir, const PruneMask *m, const float *values, int64_t M, int64_t K,
                   float *w)
 {
 	memset(w, 0, (size_t)(M * K) * sizeof *w);
-	Packer p;
-	packer_init(&p, ir, m, M, K);
-	p.mode = WALK_UNPACK, p.src = values, p.dst = w;
-	walk(&p);
-	packer_free(&p);
+	walk_once(ir, m, M, K, WALK_UNPACK, values, w);
 }
 
 void prune_kept_sum(const Pir *ir, const PruneMask *m, const float *v, int64_t M, int64_t K,

@@ -444,7 +444,7 @@ static bool read_log(const char *path, const char *target, Samples *S, int *skip
 		const bool usable = search_log_entry(j, &e) && e.target && !strcmp(e.target, target) &&
 		                    e.latency_us > 0 && isfinite(e.latency_us) && e.N >= 1 && e.N <= 1e7 &&
 		                    e.threads >= 1 && e.threads <= 4096 && e.density > 0 && e.density <= 1 &&
-		                    search_schedule_default(&e.sched);
+		                    kernel_schedule_is_default(&e.sched);
 		if (!usable) {
 			(*skipped)++;
 			cJSON_Delete(j);

@@ -37,20 +37,6 @@ void search_device_name(char *buf, size_t len)
 	fclose(f);
 }
 
-bool search_schedule_equal(const KernelSchedule *a, const KernelSchedule *b)
-{
-	return a->vector_width == b->vector_width && a->col_tiles == b->col_tiles && a->chunk == b->chunk &&
-	       a->stage == b->stage && a->threads == b->threads && a->bx == b->bx && a->by == b->by && a->v == b->v &&
-	       a->r == b->r && a->ksplit == b->ksplit && a->wg == b->wg && a->wsum == b->wsum && a->tcs == b->tcs &&
-	       a->tcw == b->tcw;
-}
-
-bool search_schedule_default(const KernelSchedule *s)
-{
-	const KernelSchedule none = {0};
-	return search_schedule_equal(s, &none);
-}
-
 void search_sparsity_text(const SearchSettings *s, char *buf, size_t len)
 {
 	if (s->max_sparsity > s->sparsity)
@@ -59,67 +45,14 @@ void search_sparsity_text(const SearchSettings *s, char *buf, size_t len)
 		snprintf(buf, len, "%.4g%%", 100 * s->sparsity);
 }
 
-void search_schedule_text(const KernelSchedule *s, char *buf, size_t len)
-{
-	if (search_schedule_default(s)) {
-		snprintf(buf, len, "default");
-		return;
-	}
-	size_t n = 0;
-	buf[0] = 0;
-	if (s->vector_width)
-		n += (size_t)snprintf(buf + n, len - n, "vector %d", s->vector_width);
-	if (s->col_tiles && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%s%d tile%s", n ? ", " : "", s->col_tiles,
-		                      s->col_tiles == 1 ? "" : "s");
-	if (s->chunk && n < len) {
-		if (s->chunk < 0)
-			n += (size_t)snprintf(buf + n, len - n, "%sno chunks", n ? ", " : "");
-		else
-			n += (size_t)snprintf(buf + n, len - n, "%schunk %lld", n ? ", " : "", (long long)s->chunk);
-	}
-	if (s->bx && n < len) /* a GPU schedule */
-		n += (size_t)snprintf(buf + n, len - n, "%s%d x %d threads, %d col%s and %d row%s a thread, k in %d%s",
-		                      n ? ", " : "", s->bx, s->by, s->v, s->v == 1 ? "" : "s", s->r, s->r == 1 ? "" : "s",
-		                      s->ksplit, s->stage > 0 ? ", X staged" : "");
-	else if (s->stage && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s->stage > 0 ? "X staged" : "X not staged");
-	if (s->wg && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%swgmma", n ? ", " : "");
-	if (s->wsum && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%sk's parts summed in a workspace", n ? ", " : "");
-	if (s->tcs && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%s%d buffers", n ? ", " : "", s->tcs);
-	if (s->tcw && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%sblocks of %d warps", n ? ", " : "", s->tcw);
-	if (s->threads && n < len)
-		snprintf(buf + n, len - n, "%s%d thread%s", n ? ", " : "", s->threads, s->threads == 1 ? "" : "s");
-}
+/* The tcs and tcw a log line may hold (schedule.def) are what the backend takes. */
+_Static_assert(SCHED_TC_MAX_STAGES == PTX_TC_MAX_STAGES && SCHED_TC_MAX_WARPS == PTX_TC_MAX_WARPS,
+               "schedule.h's tensor-core ranges are ptx.h's");
 
 /* The schedule as a JSON object (zero fields: the backend's own). */
 static void add_schedule(cJSON *j, const KernelSchedule *s)
 {
-	cJSON *o = cJSON_AddObjectToObject(j, "schedule");
-	cJSON_AddNumberToObject(o, "vector_width", s->vector_width);
-	cJSON_AddNumberToObject(o, "col_tiles", s->col_tiles);
-	cJSON_AddNumberToObject(o, "chunk", (double)s->chunk);
-	cJSON_AddNumberToObject(o, "stage", s->stage);
-	cJSON_AddNumberToObject(o, "threads", s->threads);
-	if (s->wg)
-		cJSON_AddNumberToObject(o, "wg", s->wg);
-	if (s->wsum)
-		cJSON_AddNumberToObject(o, "wsum", s->wsum);
-	if (s->tcs)
-		cJSON_AddNumberToObject(o, "tcs", s->tcs);
-	if (s->tcw)
-		cJSON_AddNumberToObject(o, "tcw", s->tcw);
-	if (s->bx) { /* a GPU schedule */
-		cJSON_AddNumberToObject(o, "bx", s->bx);
-		cJSON_AddNumberToObject(o, "by", s->by);
-		cJSON_AddNumberToObject(o, "v", s->v);
-		cJSON_AddNumberToObject(o, "r", s->r);
-		cJSON_AddNumberToObject(o, "ksplit", s->ksplit);
-	}
+	cJSON_AddItemToObject(j, "schedule", kernel_schedule_to_json(s));
 }
 
 static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double budget, int rank)
@@ -136,7 +69,7 @@ static cJSON *candidate_json(const SearchCandidate *c, double dense_us, double b
 	free(text);
 	cJSON_AddStringToObject(j, "mask_key", c->key);
 	char sched[128];
-	search_schedule_text(&c->sched, sched, sizeof sched);
+	kernel_schedule_text(&c->sched, sched, sizeof sched);
 	cJSON_AddStringToObject(j, "schedule_text", sched);
 	add_schedule(j, &c->sched);
 	cJSON_AddStringToObject(j, "status", search_status_names[c->status]);
@@ -386,7 +319,7 @@ static void csv_field(StrBuf *b, const char *s)
  * candidates with the backend's schedule. */
 static bool ranked_by_model(const SearchCandidate *c)
 {
-	return c->status == SEARCH_MEASURED && !c->early && !c->ref[0] && search_schedule_default(&c->sched);
+	return c->status == SEARCH_MEASURED && !c->early && !c->ref[0] && kernel_schedule_is_default(&c->sched);
 }
 
 /* Spearman's rank correlation of the cost model's predictions with the
@@ -516,7 +449,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 		sb_putc(&csv, ',');
 		csv_field(&csv, c->ref);
 		char sched[128];
-		search_schedule_text(&c->sched, sched, sizeof sched);
+		kernel_schedule_text(&c->sched, sched, sizeof sched);
 		sb_putc(&csv, ',');
 		csv_field(&csv, sched);
 		sb_printf(&csv, ",%s,%.6f,%.6f,%.6f,%.6f,", search_status_names[c->status], c->metrics.density,
@@ -593,54 +526,15 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 	return line;
 }
 
-/* A schedule's field key of o: 1 and *v where it is an integer in lo..hi,
- * 0 (and *v 0) where it is absent and not needed, -1 where it is malformed
- * (another type, a fraction, out of range: a line edited or corrupted is
- * no measurement of any kernel). */
-static int sched_field(const cJSON *o, const char *key, double lo, double hi, bool need, int64_t *v)
-{
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, key);
-	*v = 0;
-	if (!f)
-		return need ? -1 : 0;
-	const double d = cJSON_IsNumber(f) ? f->valuedouble : NAN;
-	if (!(d >= lo && d <= hi) || d != floor(d))
-		return -1;
-	*v = (int64_t)d;
-	return 1;
-}
-
-/* A log line's schedule (none: the backend's own); false where it is malformed. */
+/* A log line's schedule (none: the backend's own); false where it is
+ * malformed, or its GPU mapping is none that the backend takes. */
 static bool log_schedule(const cJSON *line, KernelSchedule *s)
 {
-	memset(s, 0, sizeof *s);
+	*s = kernel_schedule_default;
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(line, "schedule");
 	if (!o)
 		return true; /* logs before schedules: the backend's own */
-	/* the fields after the first three absent in logs before them: 0, the backend's own */
-	int64_t vw, ct, ch, st, th, wg, ws, tb, tw;
-	if (sched_field(o, "vector_width", 0, 64, true, &vw) < 0 || sched_field(o, "col_tiles", 0, 64, true, &ct) < 0 ||
-	    sched_field(o, "chunk", -1, 1e9, true, &ch) < 0 || sched_field(o, "stage", -1, 1, false, &st) < 0 ||
-	    sched_field(o, "threads", 0, 4096, false, &th) < 0 || sched_field(o, "wg", 0, 1, false, &wg) < 0 ||
-	    sched_field(o, "wsum", 0, 1, false, &ws) < 0 ||
-	    sched_field(o, "tcs", 2, PTX_TC_MAX_STAGES, false, &tb) < 0 ||
-	    sched_field(o, "tcw", 1, PTX_TC_MAX_WARPS, false, &tw) < 0)
-		return false;
-	s->vector_width = (int)vw, s->col_tiles = (int)ct, s->chunk = ch, s->stage = (int)st, s->threads = (int)th;
-	s->wg = (int)wg, s->wsum = (int)ws, s->tcs = (int)tb, s->tcw = (int)tw;
-	/* a GPU schedule: all five, or none */
-	static const char *const gpu[5] = {"bx", "by", "v", "r", "ksplit"};
-	static const double most[5] = {1024, 1024, 64, 1024, 4096};
-	int *dst[5] = {&s->bx, &s->by, &s->v, &s->r, &s->ksplit}, given = 0;
-	for (int i = 0; i < 5; i++) {
-		int64_t v;
-		const int got = sched_field(o, gpu[i], 1, most[i], false, &v);
-		if (got < 0)
-			return false;
-		if (got > 0)
-			*dst[i] = (int)v, given++;
-	}
-	return (given == 0 || (given == 5 && ptx_bx_legal(s->bx))) && (int64_t)s->bx * s->by <= 1024;
+	return kernel_schedule_from_json(o, s) && (!s->bx || ptx_bx_legal(s->bx)) && (int64_t)s->bx * s->by <= 1024;
 }
 
 /* A log line's field: NULL or absent where it is not there; *bad where it

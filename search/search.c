@@ -780,7 +780,7 @@ static bool taken_over(const SearchSettings *s, const SearchCandidate *c, Measur
 	const SearchLogged *e = NULL;
 	for (int i = 0; text && i < s->nlogged; i++) {
 		const SearchLogged *l = &s->logged[i];
-		if (!strcmp(l->pir, text) && search_schedule_equal(&l->sched, &c->sched) &&
+		if (!strcmp(l->pir, text) && kernel_schedule_equal(&l->sched, &c->sched) &&
 		    (!e || strcmp(l->time, e->time) >= 0))
 			e = l;
 	}
@@ -1015,7 +1015,7 @@ static void bench_one(Bench *b, int i, const char *kind)
 	r->stopped += m.ok && m.early;
 	consider_fastest(b, i);
 	char sched[128];
-	search_schedule_text(&c->sched, sched, sizeof sched);
+	kernel_schedule_text(&c->sched, sched, sizeof sched);
 	if (!m.ok)
 		progress_line(&b->pr, "search: %s%s (%s) FAILED: %s", kind, c->notation, sched, m.why);
 	else if (!b->pr.tty)
@@ -1033,7 +1033,7 @@ static int bench_variant(Bench *b, int from, const KernelSchedule *sc, int *cur)
 	SearchResult *r = b->r;
 	for (int i = 0; i < r->n; i++) {
 		const SearchCandidate *t = &r->c[i];
-		if ((t->status == SEARCH_MEASURED || t->status == SEARCH_FAILED) && search_schedule_equal(&t->sched, sc) &&
+		if ((t->status == SEARCH_MEASURED || t->status == SEARCH_FAILED) && kernel_schedule_equal(&t->sched, sc) &&
 		    pir_equal(&t->ir, &r->c[from].ir)) {
 			if (t->status == SEARCH_MEASURED && !t->early && t->measured_us < r->c[*cur].measured_us)
 				*cur = i;
@@ -1474,7 +1474,7 @@ int search_run(const OpResult *op, const float *w, const float *imp, const Searc
 			b.p.which = -1;
 			int same = -1; /* a searched candidate with the same nest, measured already (a hopeless one too) */
 			for (int k = 0; k < out->n && same < 0; k++)
-				if (!out->c[k].ref[0] && search_schedule_default(&out->c[k].sched) &&
+				if (!out->c[k].ref[0] && kernel_schedule_is_default(&out->c[k].sched) &&
 				    (out->c[k].status == SEARCH_MEASURED || out->c[k].status == SEARCH_FAILED) &&
 				    pir_equal(&out->c[k].ir, &c->ir))
 					same = k;

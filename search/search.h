@@ -187,13 +187,8 @@ int search_run(const OpResult *op, const float *w, const float *imp, const Searc
                FILE *progress, SearchResult *out, char err[256]);
 void search_result_free(SearchResult *r);
 
-/* Whether s is the backend's own schedule (all zero); whether a and b are one. */
-bool search_schedule_default(const KernelSchedule *s);
-bool search_schedule_equal(const KernelSchedule *a, const KernelSchedule *b);
 /* "75%", or "70%..80%" for a range. */
 void search_sparsity_text(const SearchSettings *s, char *buf, size_t len);
-/* The schedule in words ("default", "vector 8, 2 tiles, chunk 128"). */
-void search_schedule_text(const KernelSchedule *s, char *buf, size_t len);
 
 /* ---- the tuning log's functions (report.c) ---- */
 

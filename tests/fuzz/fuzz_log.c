@@ -131,7 +131,7 @@ static bool same_number(double a, double b) { return memcmp(&a, &b, sizeof a) ==
  * and patc version). */
 static bool same_kernel(const SearchLogEntry *a, const SearchLogEntry *b)
 {
-	return !strcmp(a->pir, b->pir) && search_schedule_equal(&a->sched, &b->sched) &&
+	return !strcmp(a->pir, b->pir) && kernel_schedule_equal(&a->sched, &b->sched) &&
 	       !strcmp(or_empty(a->target), or_empty(b->target)) &&
 	       !strcmp(or_empty(a->device), or_empty(b->device)) && same_number(a->M, b->M) &&
 	       same_number(a->K, b->K) && same_number(a->N, b->N) && same_number(a->threads, b->threads) &&
@@ -318,7 +318,7 @@ static void check_load(const Line *l, int n)
 			ascii = *c >= 0x20 && *c < 0x7f;
 		need(g->pir && !strcmp(g->pir, e->pir) && same_number(g->latency_us, e->latency_us) &&
 		             same_number(g->dense_us, e->dense_us) && same_number(g->rel_err, e->rel_err) &&
-		             search_schedule_equal(&g->sched, &e->sched) && g->early == e->early &&
+		             kernel_schedule_equal(&g->sched, &e->sched) && g->early == e->early &&
 		             (ascii ? !strcmp(g->why, failed) : valid_utf8(g->why) && strlen(g->why) < 120),
 		     "search_log_load's entry %d is not line %d as read", k, i + 1);
 		need(g->latency_us < 0 ? g->latency_us == -1
@@ -438,7 +438,7 @@ static void check_train(const Line *l, int n)
 		const bool usable = l[i].accepted && e->target && !strcmp(e->target, target) && e->latency_us > 0 &&
 		                    isfinite(e->latency_us) && e->N >= 1 && e->N <= 1e7 && e->threads >= 1 &&
 		                    e->threads <= 4096 && e->density > 0 && e->density <= 1 &&
-		                    search_schedule_default(&e->sched);
+		                    kernel_schedule_is_default(&e->sched);
 		if (!usable)
 			continue;
 		Pir ir;
