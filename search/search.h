@@ -190,7 +190,7 @@ void search_result_free(SearchResult *r);
 /* "75%", or "70%..80%" for a range. */
 void search_sparsity_text(const SearchSettings *s, char *buf, size_t len);
 
-/* ---- the tuning log's functions (report.c) ---- */
+/* ---- the tuning log's functions (tunelog.c) ---- */
 
 /* The line for candidate c (malloc'd, no newline; NULL when out of memory). */
 char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, double dense_us);

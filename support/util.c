@@ -265,6 +265,23 @@ int util_utf8_len(const char *s, size_t n)
 	return k;
 }
 
+const char *util_utf8_text(const char *s, char *buf, size_t len)
+{
+	size_t o = 0, left = strlen(s);
+	while (*s && o + 4 < len) {
+		const int n = util_utf8_len(s, left);
+		if (n) {
+			memcpy(buf + o, s, (size_t)n);
+			o += (size_t)n, s += n, left -= (size_t)n;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3, s++, left--;
+		}
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 int util_edit_distance(const char *a, const char *b)
 {
 	size_t n = strlen(a), m = strlen(b);

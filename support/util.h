@@ -119,6 +119,10 @@ const char *util_quote(const char *s, char buf[UTIL_QUOTE_BUF]);
  * or 0 where s does not start one (ASCII counts as valid). */
 int util_utf8_len(const char *s, size_t n);
 
+/* s as valid UTF-8 (for a JSON string), each byte of an invalid sequence
+ * as U+FFFD, cut where buf (len bytes) would overflow; returns buf. */
+const char *util_utf8_text(const char *s, char *buf, size_t len);
+
 /* The edit distance (insertions, deletions, substitutions) between a and
  * b, for "did you mean" suggestions; 99 where either is over 31 bytes. */
 int util_edit_distance(const char *a, const char *b);

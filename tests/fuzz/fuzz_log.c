@@ -281,7 +281,7 @@ static bool valid_utf8(const char *s)
 	return true;
 }
 
-/* Whether the search with info takes line e over (report.c, search_log_load). */
+/* Whether the search with info takes line e over (tunelog.c, search_log_load). */
 static bool mine(const SearchLogEntry *e, const SearchLogInfo *info)
 {
 	return e->target && e->device && e->version && !strcmp(e->version, info->version) &&
