@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 for f in layer.o layer.h layer.safetensors layer.ll layer.s layer.so; do
 	[ -s "$tmp/out/$f" ] || { echo "FAIL: no $f"; exit 1; }
 done
-# the generated headers of both backends guard as PATC_BASE_H (cuda_api.sh checks the GPU's)
+# the generated headers guard as PATC_BASE_H, a GPU's as PATC_BASE_GPU_H (cuda_api.sh checks it)
 grep -qx '#ifndef PATC_layer_H' "$tmp/out/layer.h" || { echo "FAIL: layer.h's guard is not PATC_layer_H"; exit 1; }
 cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/c_api/main.c" "$tmp/out/layer.o" \
 	-lm -lpthread -o "$tmp/demo"

@@ -18,8 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 for f in layer.ptx layer.h layer_launch.c layer.bin layer.safetensors layer.ll layer.so; do
 	[ -s "$tmp/out/$f" ] || { echo "FAIL: no $f"; exit 1; }
 done
-# the generated headers of both backends guard as PATC_BASE_H (c_api.sh checks the x86-64 one's)
-grep -qx '#ifndef PATC_layer_H' "$tmp/out/layer.h" || { echo "FAIL: layer.h's guard is not PATC_layer_H"; exit 1; }
+# the generated headers guard as PATC_BASE_H (x86-64) and PATC_BASE_GPU_H (a GPU's: its functions
+# are BASE_gpu_*), so that a program's two headers go together (c_api.sh checks the x86-64 one's)
+grep -qx '#ifndef PATC_layer_GPU_H' "$tmp/out/layer.h" || { echo "FAIL: layer.h's guard is not PATC_layer_GPU_H"; exit 1; }
 cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/cuda_api/main.c" "$tmp/out/layer_launch.c" \
 	-ldl -lm -o "$tmp/demo"
 cc -std=c11 -O2 -Wall -Wextra -Werror -iquote "$tmp/out" "$root/examples/cuda_api/main.c" "$tmp/out/layer.so" \
