@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Makefile - the two commands of the README, and a few more.
 #
 #   make demo    install missing packages, build, compile examples/gemm.pat

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda.c - the CUDA driver API and cuBLAS through dlopen; see cuda.h.
  *
  * The prototypes are written here from the driver's documented ABI (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda.h - the CUDA driver API and cuBLAS, loaded at run time with dlopen
  * ("libcuda.so.1", "libcublas.so.13"), so that patc builds, runs and
  * passes its tests on machines with no GPU and no driver.  Every call's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu.c - one SpMM on the GPU; see gpu.h.
  *
  * C is poisoned with NaN before the checked run, so an element that no

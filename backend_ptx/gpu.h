@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu.h - one SpMM on the GPU: compile, upload, check against a float64
  * reference, and time beside cuBLAS.  Shared by `--run` and the GPU
  * benchmark. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptx.c - the NVPTX backend; see ptx.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx_impl.h"
@@ -34,15 +35,11 @@ bool ptx_target_known(const char *sm)
 	return false;
 }
 
-/* Threads that keep a GPU of this class busy: 132 multiprocessors (H100,
- * H200; an A100 has 108) with 1024 resident threads each, half the
- * maximum.  Measured on an H200 (tests/gpu/run.sh, SWEEP=1): splitting
- * the walk along k pays only on grids far below it (the zeroing of C and
- * the atomics cost more than the idle multiprocessors at 93.75%), and 4
- * rows per thread beat 8 and 2 (then with one 4-byte load per weight).
- * So below a quarter of it the walk is split (up to 4 parts), then rows
- * per thread go from 4 to 2; the wide tiles (ptx_plan) are taken only
- * above it. */
+/* Threads that keep a GPU of this class busy: 132 multiprocessors with
+ * 1024 resident threads each, half the maximum.  Below a quarter of it the
+ * walk is split (up to 4 parts), then rows per thread go from 4 to 2; the
+ * wide tiles (ptx_plan) are taken only above it.  Why these numbers: see
+ * docs/design/ptx-schedule.md. */
 static const double FILL_THREADS = 132.0 * 1024;
 static const double SPLIT_BELOW = 132.0 * 1024 / 4;
 
@@ -56,13 +53,12 @@ static int group_rows(const PirLoop *g, int want)
 }
 
 /* Whether the rows of the group keep the same k: the loops after it are
- * dense. */
+ * dense (for the group Nest.mloop, Nest.mloop_shares_k). */
 static bool rows_share_k(const Pir *ir, int group)
 {
-	bool shared = group >= 0;
-	for (int i = group + 1; shared && i < ir->nloops; i++)
-		shared = !pir_loop_is_perforated(&ir->loops[i]);
-	return shared;
+	Nest nest;
+	nest_of(ir, &nest);
+	return group >= 0 && nest.next_perf[group + 1] == nest.nloops;
 }
 
 /* Threads the plan launches for n columns. */
@@ -207,31 +203,21 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	ps->v = ps->v < 1 ? 1 : ps->v > PTX_MAX_V ? PTX_MAX_V : ps->v;
 	ps->r = ps->r < 1 ? 1 : ps->r > PTX_MAX_R ? PTX_MAX_R : ps->r;
 	const int n = ir->nloops;
-	int last = -1;
-	for (int i = 0; i < n; i++)
-		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M))
-			last = i;
-	const PirLoop *g = last >= 0 ? &ir->loops[last] : NULL;
-	plan->group = -1;
-	plan->nspread = last + 1;
-	if (g && !pir_loop_is_perforated(g) && g->ncomp == 1 && g->comp[0].axis == PIR_AXIS_M) {
-		plan->group = last;
-		int prev = last - 1;
-		while (prev >= 0 && !pir_loop_has_axis(&ir->loops[prev], PIR_AXIS_M))
-			prev--;
-		plan->nspread = prev + 1;
-	}
+	Nest nest;
+	nest_of(ir, &nest);
+	/* the group: the dense m loop above the k run; the loops the blocks
+	 * spread over: those above it down to the last with m */
+	plan->group = nest.mloop;
+	plan->nspread = nest.mloop >= 0 ? nest.m_above + 1 : nest.split;
+	const PirLoop *g = nest.mloop >= 0 ? &ir->loops[nest.mloop] : NULL;
 	const bool shared = rows_share_k(ir, plan->group);
 	ps->r = shared ? group_rows(g, ps->r) : 1;
 	plan_sets(ir, plan);
-	bool dense_m = true, spread_k = false;
-	for (int i = 0; i < n; i++) {
-		const PirLoop *l = &ir->loops[i];
-		if (i < plan->nspread && i != plan->group)
-			spread_k |= pir_loop_has_axis(l, PIR_AXIS_K);
-		if (pir_loop_has_axis(l, PIR_AXIS_M) && pir_loop_is_perforated(l))
-			dense_m = false;
-	}
+	const bool dense_m = nest.m_dense;
+	bool spread_k = false;
+	for (int i = 0; i < plan->nspread; i++)
+		if (i != plan->group)
+			spread_k |= pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K);
 	plan->atomic = spread_k;
 	/* Split the walk along k over blockIdx.z (the parts add into a zeroed
 	 * C with atomics): the loop the thread walks with the most digits, in
@@ -458,16 +444,6 @@ bool ptx_grid_fits(const PtxPlan *plan, int64_t n, char err[PTX_ERR_MAX])
 
 /* ---- what the blocks move (ptx_traffic) ---- */
 
-/* C's traffic: zeroed first where the plan needs it, then stored once, or
- * read and written by the atomics of each of the adders to an element. */
-double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders)
-{
-	const double c = (double)k->M * (double)k->N * 4;
-	if (plan->wsum) /* each part's slice stored, the slices read by the last, C stored */
-		return (plan->zero ? c : 0) + (2 * (double)plan->nsplit + 1) * c;
-	return (plan->zero ? c : 0) + (plan->atomic ? 2 * c * (double)adders : c);
-}
-
 bool ptx_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 {
 	memset(t, 0, sizeof *t);
@@ -549,33 +525,6 @@ typedef struct GpuArg {
 	LLVMTypeRef fma_ty, v4;
 } GpuArg;
 
-static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
-
-LLVMValueRef ptx_sreg(LowerCtx *c, const char *name)
-{
-	const PtxPlan *plan = c->backend;
-	if (plan->emulate) { /* a global the host's emulator sets per thread */
-		char gname[64];
-		snprintf(gname, sizeof gname, "patc_emu_%s", name);
-		for (char *q = gname; *q; q++)
-			if (*q == '.')
-				*q = '_';
-		LLVMValueRef g = LLVMGetNamedGlobal(c->mod, gname);
-		if (!g) {
-			g = LLVMAddGlobal(c->mod, c->i32, gname);
-			LLVMSetInitializer(g, LLVMConstInt(c->i32, 0, 0));
-		}
-		return LLVMBuildZExt(c->b, LLVMBuildLoad2(c->b, c->i32, g, name), c->i64, "");
-	}
-	char full[64];
-	snprintf(full, sizeof full, "llvm.nvvm.read.ptx.sreg.%s", name);
-	unsigned id = LLVMLookupIntrinsicID(full, strlen(full));
-	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, NULL, 0);
-	LLVMTypeRef t = LLVMIntrinsicGetType(c->ctx, id, NULL, 0);
-	LLVMValueRef v = LLVMBuildCall2(c->b, t, f, NULL, 0, name);
-	return LLVMBuildZExt(c->b, v, c->i64, "");
-}
-
 static LLVMValueRef load_f32(LowerCtx *c, LLVMValueRef base, LLVMValueRef at, const char *name)
 {
 	LLVMValueRef l = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, base, &at, 1, ""), name);
@@ -596,55 +545,6 @@ static LLVMValueRef lane(LowerCtx *c, LLVMValueRef v, int i)
 	return LLVMBuildExtractElement(c->b, v, LLVMConstInt(c->i32, (unsigned)i, 0), "");
 }
 
-LLVMValueRef ptx_c_ptr(LowerCtx *c, LLVMValueRef m, LLVMValueRef col)
-{
-	const LowerKernel *k = c->k;
-	LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-	                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), col, "")
-	                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->M), ""), m, "");
-	return LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
-}
-
-static void emu_global(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write, LLVMValueRef from);
-
-void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v)
-{
-	const PtxPlan *plan = c->backend;
-	emu_global(c, p, 4, true, c->C);
-	if (plan->atomic)
-		LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
-	else
-		LLVMBuildStore(c->b, v, p);
-}
-
-void ptx_c_add(LowerCtx *c, LLVMValueRef p, LLVMValueRef *v, int n)
-{
-	const PtxPlan *plan = c->backend;
-	if (plan->emulate) { /* checked and counted as the one access it is on the GPU */
-		p = ptx_emu_access(c, p, 4 * (unsigned)n, true);
-		for (int e = 0; e < n; e++) {
-			LLVMValueRef at = i64c(c, e);
-			LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpFAdd, LLVMBuildGEP2(c->b, c->f32, p, &at, 1, ""), v[e],
-			                   LLVMAtomicOrderingMonotonic, 0);
-		}
-		return;
-	}
-	LLVMTypeRef params[5] = {LLVMPointerTypeInContext(c->ctx, 1), c->f32, c->f32, c->f32, c->f32};
-	LLVMValueRef args[5] = {LLVMBuildAddrSpaceCast(c->b, p, params[0], "cg"), v[0], v[1], n > 2 ? v[2] : NULL,
-	                        n > 2 ? v[3] : NULL};
-	const char *text = n > 2 ? "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};"
-	                         : "red.global.add.v2.f32 [$0], {$1, $2};";
-	const char *cons = n > 2 ? "l,f,f,f,f,~{memory}" : "l,f,f,~{memory}";
-	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, (unsigned)n + 1, 0);
-	LLVMValueRef red = LLVMGetInlineAsm(ty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
-	LLVMBuildCall2(c->b, ty, red, args, (unsigned)n + 1, "");
-}
-
-LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
-{
-	return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, y, ""), x, y, "");
-}
-
 /* The innermost point: the X elements of the thread's columns, r
  * weights, r v FMAs. */
 static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
@@ -656,8 +556,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	/* staged: the point's row jrow of the stage, row `rows` of the buffers */
 	LLVMValueRef jrow = plan->stage ? LLVMBuildLoad2(c->b, c->i64, a->j, "j") : NULL, rows = NULL;
 	if (plan->stage)
-		rows = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->buf, i64c(c, plan->stage_u * plan->stage_p), ""),
-		                       jrow, "");
+		rows = ll_add(c, ll_mul(c, a->buf, plan->stage_u * plan->stage_p), jrow);
 	LLVMValueRef w[PTX_MAX_R];
 	for (int r = 0; r < a->r; r++) { /* weights: in bounds (padding holds zeros) */
 		if (a->wk)
@@ -667,16 +566,15 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			LLVMValueRef v =
 				plan->wstage
 					? load_v4(c, a, a->ws,
-				                  LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, rows, i64c(c, br), ""),
-				                                  LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->ty, i64c(c, a->r), ""),
-				                                                  i64c(c, r), ""),
+				                  LLVMBuildNSWAdd(c->b, ll_mul(c, rows, br),
+				                                  ll_add(c, ll_mul(c, a->ty, a->r), ll_i64(c, r)),
 				                                  ""),
 				                  "ws4")
-					: load_v4(c, a, c->values, LLVMBuildNSWAdd(c->b, p->row, i64c(c, r), ""), "w4");
+					: load_v4(c, a, c->values, ll_add(c, p->row, ll_i64(c, r)), "w4");
 			for (int e = 0; e < 4; e++)
 				w[r + e] = lane(c, v, e);
 		} else if (!a->wr)
-			w[r] = load_f32(c, c->values, LLVMBuildNSWAdd(c->b, p->row, i64c(c, r * a->row_step), ""), "w");
+			w[r] = load_f32(c, c->values, ll_add(c, p->row, ll_i64(c, r * a->row_step)), "w");
 	}
 	/* a padding column of W (only where k is padded): no X row */
 	bool kpad = k->ir->ext[PIR_AXIS_K] > k->K && !plan->stage; /* staged: the loader clamps */
@@ -684,15 +582,15 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	if (kpad) {
 		body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "point");
 		skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pad");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, k->K), ""), body, skip);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, k->K), ""), body, skip);
 		LLVMPositionBuilderAtEnd(c->b, body);
 	}
 	LLVMValueRef x[PTX_MAX_V];
 	if (plan->stage) { /* X from the stage: row j of the buffer */
-		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, jrow, i64c(c, 1), ""), a->j);
-		LLVMValueRef rowat = LLVMBuildNSWMul(c->b, rows, i64c(c, stage_width(k, plan)), "");
+		LLVMBuildStore(c->b, ll_add(c, jrow, ll_i64(c, 1)), a->j);
+		LLVMValueRef rowat = LLVMBuildNSWMul(c->b, rows, ll_i64(c, stage_width(k, plan)), "");
 		for (int g = 0; g < a->v; g += 4) {
-			LLVMValueRef at = LLVMBuildNSWAdd(c->b, rowat, a->scol[g], "");
+			LLVMValueRef at = ll_add(c, rowat, a->scol[g]);
 			LLVMValueRef v = load_v4(c, a, a->xs, at, "xs4");
 			for (int e = 0; e < 4; e++)
 				x[g + e] = lane(c, v, e);
@@ -701,7 +599,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	for (int j = 0; j < a->v && !plan->stage; j++) {
 		if (a->xvec) {
 			if (j % 4 == 0) {
-				LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->col[j], "");
+				LLVMValueRef at = ll_add(c, ll_mul(c, p->k, k->N), a->col[j]);
 				LLVMValueRef v = load_v4(c, a, c->X, at, "x4");
 				for (int e = 0; e < 4; e++)
 					x[j + e] = lane(c, v, e);
@@ -709,8 +607,8 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			continue;
 		}
 		LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-		                      ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->col[j], "")
-		                      : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a->col[j], i64c(c, k->K), ""), p->k, "");
+		                      ? ll_add(c, ll_mul(c, p->k, k->N), a->col[j])
+		                      : ll_add(c, ll_mul(c, a->col[j], k->K), p->k);
 		x[j] = load_f32(c, c->X, at, "x");
 	}
 	for (int r = 0; r < a->r; r++)
@@ -737,27 +635,27 @@ static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
 	const PirLoop *l = &c->k->ir->loops[a->inner];
 	LowerLoop loop;
 	bool split = plan->split == a->inner;
-	LLVMValueRef from = split ? LLVMBuildUDiv(c->b, a->zlo, i64c(c, 4), "") : i64c(c, 0);
-	LLVMValueRef to = split ? LLVMBuildUDiv(c->b, a->zhi, i64c(c, 4), "") : i64c(c, l->nnz / 4);
+	LLVMValueRef from = split ? ll_udiv(c, a->zlo, 4) : ll_i64(c, 0);
+	LLVMValueRef to = split ? ll_udiv(c, a->zhi, 4) : ll_i64(c, l->nnz / 4);
 	LLVMValueRef d4 = lower_loop_begin(c, &loop, from, to, "d4");
-	LLVMValueRef d = LLVMBuildNSWMul(c->b, d4, i64c(c, 4), "");
+	LLVMValueRef d = ll_mul(c, d4, 4);
 	if (plan->wstage) { /* row r of the thread: row r by + ty of the buffer, its points from j on */
 		LLVMValueRef j = LLVMBuildLoad2(c->b, c->i64, a->j, "j");
-		LLVMValueRef rows = LLVMBuildNSWMul(c->b, a->buf, i64c(c, (int64_t)plan->s.by * a->r), "");
+		LLVMValueRef rows = LLVMBuildNSWMul(c->b, a->buf, ll_i64(c, (int64_t)plan->s.by * a->r), "");
 		for (int r = 0; r < a->r; r++) {
 			LLVMValueRef slot =
-			        LLVMBuildNSWAdd(c->b, rows, LLVMBuildNSWAdd(c->b, a->ty, i64c(c, r * plan->s.by), ""), "");
-			LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, slot, i64c(c, a->wrow), ""), j, "");
+			        ll_add(c, rows, ll_add(c, a->ty, ll_i64(c, r * plan->s.by)));
+			LLVMValueRef at = ll_add(c, ll_mul(c, slot, a->wrow), j);
 			a->wv[r] = load_v4(c, a, a->ws, at, "ws4");
 		}
 	} else {
-		LLVMValueRef row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, l->nnz), ""), d, "");
+		LLVMValueRef row = ll_add(c, ll_mul(c, p->row, l->nnz), d);
 		for (int r = 0; r < a->r; r++)
-			a->wv[r] = load_v4(c, a, c->values, LLVMBuildNSWAdd(c->b, row, i64c(c, r * a->row_step), ""), "w4");
+			a->wv[r] = load_v4(c, a, c->values, ll_add(c, row, ll_i64(c, r * a->row_step)), "w4");
 	}
 	for (a->u = 0; a->u < 4; a->u++) {
-		c->lo[a->inner] = LLVMBuildNSWAdd(c->b, d, i64c(c, a->u), "");
-		c->hi[a->inner] = LLVMBuildNSWAdd(c->b, c->lo[a->inner], i64c(c, 1), "");
+		c->lo[a->inner] = ll_add(c, d, ll_i64(c, a->u));
+		c->hi[a->inner] = ll_add(c, c->lo[a->inner], ll_i64(c, 1));
 		lower_nest(c, a->inner, a->inner + 1, p, gpu_point, a);
 	}
 	c->lo[a->inner] = c->hi[a->inner] = NULL;
@@ -765,19 +663,6 @@ static void gpu_chunk(LowerCtx *c, const LowerPoint *p, void *arg)
 }
 
 /* ---- staging X in shared memory ---- */
-
-LLVMValueRef ptx_call_typed(LowerCtx *c, const char *name, LLVMTypeRef *types, unsigned ntypes, LLVMValueRef *args,
-                            unsigned nargs)
-{
-	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-	LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, types, ntypes);
-	return LLVMBuildCall2(c->b, LLVMIntrinsicGetType(c->ctx, id, types, ntypes), f, args, nargs, "");
-}
-
-LLVMValueRef ptx_call(LowerCtx *c, const char *name, LLVMValueRef *args, unsigned nargs)
-{
-	return ptx_call_typed(c, name, NULL, 0, args, nargs);
-}
 
 /* k of point jj (0 <= jj < stage_p, storage order, the group skipped) of
  * iteration d of the first walked loop, from the point p before it. */
@@ -792,22 +677,22 @@ static LLVMValueRef stage_k(LowerCtx *c, const GpuArg *a, const LowerPoint *p, L
 		if (i == group)
 			continue;
 		int64_t nnz = ir->loops[i].nnz;
-		digit[i] = LLVMBuildURem(c->b, rest, i64c(c, nnz), "");
-		rest = LLVMBuildUDiv(c->b, rest, i64c(c, nnz), "");
+		digit[i] = ll_urem(c, rest, nnz);
+		rest = ll_udiv(c, rest, nnz);
 	}
 	LLVMValueRef row = p->row, k = p->k;
 	for (int i = outer; i < n; i++) {
 		if (i == group)
 			continue; /* the loops after it are dense: their rows are not needed */
 		const PirLoop *l = &ir->loops[i];
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, row, i64c(c, l->nnz), ""), digit[i], "");
+		LLVMValueRef at = ll_add(c, ll_mul(c, row, l->nnz), digit[i]);
 		LLVMValueRef v = digit[i];
 		if (c->idx[i])
 			v = lower_index(c, i, at);
 		row = at;
 		LLVMValueRef dm, dk;
 		lower_offsets(c, l, v, &dm, &dk);
-		k = LLVMBuildNSWAdd(c->b, k, dk, "");
+		k = ll_add(c, k, dk);
 	}
 	return k;
 }
@@ -832,15 +717,15 @@ static LLVMValueRef stage_k_inner(LowerCtx *c, const GpuArg *a, LLVMValueRef jj,
 	 * linear in its digit where its parts are out of order) */
 	*linear = loops <= 1 && !joined;
 	int first = outer + 1 == group ? outer + 2 : outer + 1; /* its digit: what the others leave of jj */
-	LLVMValueRef k = i64c(c, 0), rest = jj;
+	LLVMValueRef k = ll_i64(c, 0), rest = jj;
 	for (int i = n - 1; i >= first; i--) {
 		if (i == group)
 			continue;
 		const PirLoop *l = &ir->loops[i];
 		LLVMValueRef dm, dk;
-		lower_offsets(c, l, i == first ? rest : LLVMBuildURem(c->b, rest, i64c(c, l->nnz), ""), &dm, &dk);
-		rest = LLVMBuildUDiv(c->b, rest, i64c(c, l->nnz), "");
-		k = LLVMBuildNSWAdd(c->b, k, dk, "");
+		lower_offsets(c, l, i == first ? rest : ll_urem(c, rest, l->nnz), &dm, &dk);
+		rest = ll_udiv(c, rest, l->nnz);
+		k = ll_add(c, k, dk);
 	}
 	return k;
 }
@@ -857,223 +742,10 @@ typedef struct StageCopy {
 static LLVMValueRef stage_d(LowerCtx *c, const GpuArg *a, const StageCopy *sc, LLVMValueRef u)
 {
 	LLVMValueRef d = LLVMBuildNSWAdd(
-		c->b, sc->olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->s, i64c(c, a->plan->stage_u), ""), u, ""), "");
+		c->b, sc->olo, ll_add(c, ll_mul(c, sc->s, a->plan->stage_u), u), "");
 	if (a->ragged) /* past the end: any real row */
-		d = ptx_min(c, d, LLVMBuildNSWSub(c->b, sc->ohi, i64c(c, 1), ""));
+		d = ptx_min(c, d, LLVMBuildNSWSub(c->b, sc->ohi, ll_i64(c, 1), ""));
 	return d;
-}
-
-/* &name[i] of an emulator's global of n i64 (zeroed), made where missing. */
-static LLVMValueRef emu_word(LowerCtx *c, const char *name, int n, LLVMValueRef i)
-{
-	LLVMTypeRef aty = LLVMArrayType2(c->i64, (uint64_t)n);
-	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, name);
-	if (!g) {
-		g = LLVMAddGlobal(c->mod, aty, name);
-		LLVMSetInitializer(g, LLVMConstNull(aty));
-	}
-	LLVMValueRef at[2] = {i64c(c, 0), i};
-	return LLVMBuildInBoundsGEP2(c->b, aty, g, at, 2, "");
-}
-
-void ptx_emu_count(LowerCtx *c, int what, LLVMValueRef bytes)
-{
-	LLVMValueRef p = emu_word(c, "patc_emu_copied", 2, i64c(c, what));
-	LLVMBuildStore(c->b, LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i64, p, ""), bytes, ""), p);
-}
-
-/* The buffer a GEP (instructions or constants, nested) indexes; any other
- * value is its own (a select or a cast of a buffer is not seen through:
- * its accesses go unchecked for bounds). */
-static LLVMValueRef gep_base(LLVMValueRef p)
-{
-	while (LLVMIsAGetElementPtrInst(p) ||
-	       (LLVMIsAConstantExpr(p) && LLVMGetConstOpcode(p) == LLVMGetElementPtr))
-		p = LLVMGetOperand(p, 0);
-	return p;
-}
-
-/* Stores v into patc_emu_bad[i] where bad. */
-static void emu_flag(LowerCtx *c, int i, LLVMValueRef bad, int64_t v)
-{
-	LLVMValueRef q = emu_word(c, "patc_emu_bad", 2, i64c(c, i));
-	LLVMBuildStore(c->b, LLVMBuildSelect(c->b, bad, i64c(c, v), LLVMBuildLoad2(c->b, c->i64, q, ""), ""), q);
-}
-
-/* The bytes of a block's shared-memory buffer (a global array of floats or
- * integers), or 0 for any other global. */
-static int64_t shared_bytes(LLVMValueRef g)
-{
-	if (!LLVMIsAGlobalVariable(g) || LLVMGetTypeKind(LLVMGlobalGetValueType(g)) != LLVMArrayTypeKind)
-		return 0;
-	LLVMTypeRef aty = LLVMGlobalGetValueType(g), ety = LLVMGetElementType(aty);
-	const LLVMTypeKind kind = LLVMGetTypeKind(ety);
-	const int64_t esize = kind == LLVMFloatTypeKind     ? 4
-	                      : kind == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(ety) / 8
-	                                                    : 0;
-	return (int64_t)LLVMGetArrayLength2(aty) * esize;
-}
-
-/* PATC_EMU_INJECT (tests only): "misaligned" or "outside" moves every
- * checked access 4 bytes, or a buffer's length, further on; "barrier"
- * meets one more barrier each time in the block's second warp or row of
- * threads; "nobarrier" drops every barrier, "nocopy" every cp.async,
- * "nofence" every fence.proxy.async (tc.c); "wait" waits for one group of
- * copies fewer each time; "nopad" drops the padding of the stages' rows
- * (right results, bank conflicts: PtxEmuStats).  So the checks are seen to
- * catch what they are for. */
-bool ptx_emu_inject(const char *what)
-{
-	const char *v = getenv("PATC_EMU_INJECT");
-	return v && !strcmp(v, what);
-}
-
-LLVMValueRef ptx_emu_hook(LowerCtx *c, const char *name)
-{
-	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, name);
-	if (!g) {
-		g = LLVMAddGlobal(c->mod, c->ptr, name);
-		LLVMSetInitializer(g, LLVMConstNull(c->ptr));
-	}
-	return g;
-}
-
-void ptx_emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueRef *args, unsigned n)
-{
-	LLVMTypeRef ty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, n, 0);
-	LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, ptx_emu_hook(c, name), name);
-	LLVMValueRef call = LLVMBuildCall2(c->b, ty, fn, args, n, "");
-	/* never a jump: the emulator tells the instructions apart by the
-	 * address each call returns to */
-	LLVMSetTailCallKind(call, LLVMTailCallKindNoTail);
-}
-
-/* Where counted (plan->emu_count), an access of `bytes` at p (write: a
- * store) to the operand `from` (X, the values, C), through
- * patc_emu_global. */
-static void emu_global(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write, LLVMValueRef from)
-{
-	const PtxPlan *plan = c->backend;
-	if (!plan->emu_count || !(from == c->X || from == c->values || from == c->C))
-		return;
-	LLVMTypeRef params[4] = {c->ptr, c->i64, c->i32, c->ptr};
-	LLVMValueRef args[4] = {p, i64c(c, bytes), LLVMConstInt(c->i32, write, 0), from};
-	ptx_emu_call(c, "patc_emu_global", params, args, 4);
-}
-
-/* ptx_emu_check; *base and *size: the buffer p lies in where it is the
- * block's shared memory (else NULL and 0); *from: the operand it lies in
- * where that is a parameter (else NULL). */
-static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok, LLVMValueRef *shared,
-                              int64_t *shared_size, LLVMValueRef *from)
-{
-	*shared = NULL, *shared_size = 0, *from = NULL;
-	const bool ptr = LLVMGetTypeKind(LLVMTypeOf(p)) == LLVMPointerTypeKind;
-	LLVMValueRef at = ptr ? LLVMBuildPtrToInt(c->b, p, c->i64, "") : p;
-	if (ptx_emu_inject("misaligned"))
-		at = LLVMBuildAdd(c->b, at, i64c(c, 4), "");
-	emu_flag(c, 0, LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, at, i64c(c, bytes - 1), ""), i64c(c, 0), ""),
-	         bytes);
-	if (!ptr)
-		return p;
-	LLVMValueRef base = gep_base(p);
-	*from = base;
-	int64_t size = shared_bytes(base);
-	int what = 1;
-	if (!size && base == c->X) {
-		const PtxPlan *plan = c->backend;
-		size = c->k->K * c->k->N * (plan->tc ? 2 : 4), what = 2;
-	}
-	if (!size)
-		return p;
-	if (what == 1)
-		*shared = base, *shared_size = size;
-	LLVMValueRef off = LLVMBuildSub(c->b, at, LLVMBuildPtrToInt(c->b, base, c->i64, ""), "");
-	if (ptx_emu_inject("outside"))
-		off = LLVMBuildAdd(c->b, off, i64c(c, size), "");
-	LLVMValueRef bad = size < (int64_t)bytes
-	                           ? LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0)
-	                           : LLVMBuildICmp(c->b, LLVMIntUGT, off, i64c(c, size - (int64_t)bytes), "outside");
-	emu_flag(c, 1, ok ? LLVMBuildAnd(c->b, bad, ok, "") : bad, what);
-	/* the host's access goes to the buffer's start instead (flagged above) */
-	return LLVMBuildSelect(c->b, bad, base, p, "");
-}
-
-LLVMValueRef ptx_emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMValueRef ok)
-{
-	LLVMValueRef shared, from;
-	int64_t size;
-	return emu_check(c, p, bytes, ok, &shared, &size, &from);
-}
-
-LLVMValueRef ptx_emu_access(LowerCtx *c, LLVMValueRef p, unsigned bytes, bool write)
-{
-	LLVMValueRef shared, from;
-	int64_t size;
-	p = emu_check(c, p, bytes, NULL, &shared, &size, &from);
-	emu_global(c, p, bytes, write, from);
-	if (shared) {
-		LLVMTypeRef params[5] = {c->ptr, c->i64, c->i32, c->ptr, c->i64};
-		LLVMValueRef args[5] = {p, i64c(c, bytes), LLVMConstInt(c->i32, write, 0), shared, i64c(c, size)};
-		ptx_emu_call(c, "patc_emu_touch", params, args, 5);
-	}
-	return p;
-}
-
-void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
-{
-	const PtxPlan *plan = c->backend;
-	if (!plan->emulate) {
-		LLVMSetAlignment(inst, bytes);
-		return;
-	}
-	/* the check before the access, which then takes its safe address */
-	LLVMSetAlignment(inst, 1);
-	const unsigned op = LLVMIsAStoreInst(inst) ? 1 : 0;
-	LLVMPositionBuilderBefore(c->b, inst);
-	LLVMSetOperand(inst, op, ptx_emu_access(c, LLVMGetOperand(inst, op), bytes, op == 1));
-	LLVMPositionBuilderAtEnd(c->b, LLVMGetInstructionParent(inst));
-}
-
-void ptx_emu_cp(LowerCtx *c, LLVMValueRef dst, LLVMValueRef src, unsigned bytes, LLVMValueRef ok)
-{
-	LLVMValueRef shared, from = gep_base(src), unused;
-	int64_t size;
-	src = ptx_emu_check(c, src, bytes, ok);
-	dst = emu_check(c, dst, bytes, NULL, &shared, &size, &unused);
-	if (ptx_emu_inject("nocopy"))
-		return;
-	LLVMTypeRef params[7] = {c->ptr, c->ptr, c->i32, c->i32, c->ptr, c->i64, c->ptr};
-	LLVMValueRef args[7] = {dst,
-	                        src,
-	                        LLVMConstInt(c->i32, bytes, 0),
-	                        ok ? LLVMBuildZExt(c->b, ok, c->i32, "") : LLVMConstInt(c->i32, 1, 0),
-	                        shared ? shared : LLVMConstNull(c->ptr),
-	                        i64c(c, size),
-	                        from == c->X || from == c->values ? from : LLVMConstNull(c->ptr)};
-	ptx_emu_call(c, "patc_emu_cp", params, args, 7);
-}
-
-void ptx_cp_commit(LowerCtx *c)
-{
-	const PtxPlan *plan = c->backend;
-	if (plan->emulate)
-		ptx_emu_call(c, "patc_emu_commit", NULL, NULL, 0);
-	else
-		ptx_call(c, "llvm.nvvm.cp.async.commit.group", NULL, 0);
-}
-
-void ptx_cp_wait(LowerCtx *c, int pending)
-{
-	const PtxPlan *plan = c->backend;
-	LLVMValueRef n = LLVMConstInt(c->i32, (unsigned)pending, 0);
-	if (!plan->emulate) {
-		ptx_call(c, "llvm.nvvm.cp.async.wait.group", &n, 1);
-		return;
-	}
-	if (ptx_emu_inject("wait")) /* one group fewer than asked */
-		n = LLVMConstInt(c->i32, (unsigned)pending + 1, 0);
-	ptx_emu_call(c, "patc_emu_wait", &c->i32, &n, 1);
 }
 
 /* Copies `bytes` (16 or 4) from global src to shared dst: cp.async
@@ -1081,7 +753,7 @@ void ptx_cp_wait(LowerCtx *c, int pending)
 static void stage_copy(LowerCtx *c, const GpuArg *a, LLVMValueRef dst, LLVMValueRef src, int bytes, int what)
 {
 	if (a->plan->emulate) {
-		ptx_emu_count(c, what, i64c(c, bytes));
+		ptx_emu_count(c, what, ll_i64(c, bytes));
 		ptx_emu_cp(c, dst, src, (unsigned)bytes, NULL);
 		return;
 	}
@@ -1098,12 +770,12 @@ static void stage_pieces(LowerCtx *c, GpuArg *a, const StageCopy *sc, int64_t to
 {
 	const int64_t threads = (int64_t)a->plan->s.bx * a->plan->s.by;
 	for (int64_t i = 0; i * threads < total; i++) {
-		LLVMValueRef q = LLVMBuildNSWAdd(c->b, a->tid, i64c(c, i * threads), "q");
+		LLVMValueRef q = LLVMBuildNSWAdd(c->b, a->tid, ll_i64(c, i * threads), "q");
 		LLVMBasicBlockRef next = NULL;
 		if ((i + 1) * threads > total) {
 			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stgq");
 			next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stgn");
-			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, i64c(c, total), ""), body, next);
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, ll_i64(c, total), ""), body, next);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
 		piece(c, a, sc, q, i);
@@ -1140,29 +812,29 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		 * stage, then across; where the threads cover whole columns of
 		 * them, a thread's later pieces are threads / rows columns on */
 		const bool keep = threads % (4 * rows) == 0;
-		LLVMValueRef lane = LLVMBuildURem(c->b, keep ? a->tid : q, i64c(c, 32), "");
-		LLVMValueRef b8 = LLVMBuildUDiv(c->b, keep ? a->tid : q, i64c(c, 32), "");
-		LLVMValueRef down = LLVMBuildURem(c->b, b8, i64c(c, rows / 8), "");
-		LLVMValueRef across = LLVMBuildUDiv(c->b, b8, i64c(c, rows / 8), "");
-		jrow = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, down, i64c(c, 8), ""),
-		                       LLVMBuildURem(c->b, lane, i64c(c, 8), ""), "");
-		g = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, across, i64c(c, 4), ""),
-		                    LLVMBuildUDiv(c->b, lane, i64c(c, 8), ""), "");
+		LLVMValueRef lane = ll_urem(c, keep ? a->tid : q, 32);
+		LLVMValueRef b8 = ll_udiv(c, keep ? a->tid : q, 32);
+		LLVMValueRef down = ll_urem(c, b8, rows / 8);
+		LLVMValueRef across = ll_udiv(c, b8, rows / 8);
+		jrow = LLVMBuildNSWAdd(c->b, ll_mul(c, down, 8),
+		                       ll_urem(c, lane, 8), "");
+		g = LLVMBuildNSWAdd(c->b, ll_mul(c, across, 4),
+		                    ll_udiv(c, lane, 8), "");
 		if (keep)
-			g = LLVMBuildNSWAdd(c->b, g, i64c(c, i * (threads / rows)), "");
+			g = ll_add(c, g, ll_i64(c, i * (threads / rows)));
 	} else if (nk && threads % rows == 0) {
-		jrow = LLVMBuildURem(c->b, a->tid, i64c(c, rows), "");
-		g = LLVMBuildNSWAdd(c->b, LLVMBuildUDiv(c->b, a->tid, i64c(c, rows), ""), i64c(c, i * (threads / rows)), "");
+		jrow = ll_urem(c, a->tid, rows);
+		g = LLVMBuildNSWAdd(c->b, ll_udiv(c, a->tid, rows), ll_i64(c, i * (threads / rows)), "");
 	} else if (nk) {
-		jrow = LLVMBuildURem(c->b, q, i64c(c, rows), "");
-		g = LLVMBuildUDiv(c->b, q, i64c(c, rows), "");
+		jrow = ll_urem(c, q, rows);
+		g = ll_udiv(c, q, rows);
 	} else if (T) {
-		jrow = LLVMBuildUDiv(c->b, a->tid, i64c(c, pieces), "");
+		jrow = ll_udiv(c, a->tid, pieces);
 		jrow_add = i * T;
-		g = LLVMBuildURem(c->b, a->tid, i64c(c, pieces), "");
+		g = ll_urem(c, a->tid, pieces);
 	} else {
-		jrow = LLVMBuildUDiv(c->b, q, i64c(c, pieces), "");
-		g = LLVMBuildURem(c->b, q, i64c(c, pieces), "");
+		jrow = ll_udiv(c, q, pieces);
+		g = ll_urem(c, q, pieces);
 	}
 	/* the stage's iteration u, its point jj + jj_add; stated where the
 	 * compiler cannot see it, so that the copies of one iteration share
@@ -1172,16 +844,16 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	LLVMValueRef u, jj;
 	int64_t jj_add = 0;
 	if (plan->stage_u == 1)
-		u = i64c(c, 0), jj = jrow, jj_add = jrow_add;
+		u = ll_i64(c, 0), jj = jrow, jj_add = jrow_add;
 	else if (T && plan->stage_p % T == 0)
-		u = i64c(c, i * T / plan->stage_p), jj = jrow, jj_add = i * T % plan->stage_p;
+		u = ll_i64(c, i * T / plan->stage_p), jj = jrow, jj_add = i * T % plan->stage_p;
 	else {
-		LLVMValueRef r = LLVMBuildNSWAdd(c->b, jrow, i64c(c, jrow_add), "");
-		u = LLVMBuildUDiv(c->b, r, i64c(c, plan->stage_p), ""), jj = LLVMBuildURem(c->b, r, i64c(c, plan->stage_p), "");
+		LLVMValueRef r = ll_add(c, jrow, ll_i64(c, jrow_add));
+		u = ll_udiv(c, r, plan->stage_p), jj = ll_urem(c, r, plan->stage_p);
 	}
 	/* columns past N: any real one (never stored) */
-	LLVMValueRef col = ptx_min(c, LLVMBuildNSWAdd(c->b, a->base, nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), ""),
-	                         i64c(c, k->N - (nk ? 1 : 4)));
+	LLVMValueRef col = ptx_min(c, ll_add(c, a->base, nk ? g : ll_mul(c, g, 4)),
+	                         ll_i64(c, k->N - (nk ? 1 : 4)));
 	LLVMValueRef d = stage_d(c, a, sc, u);
 	/* where the loops after the walked one are dense and K is not padded,
 	 * the address is X's row (kn) or element (nk) at the iteration's first
@@ -1194,38 +866,38 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	if (k->ir->ext[PIR_AXIS_K] == k->K) {
 		kin = stage_k_inner(c, a, jj, &linear);
 		if (kin && jj_add && !linear)
-			kin = stage_k_inner(c, a, LLVMBuildNSWAdd(c->b, jj, i64c(c, jj_add), ""), &linear);
+			kin = stage_k_inner(c, a, ll_add(c, jj, ll_i64(c, jj_add)), &linear);
 	}
 	LLVMValueRef src;
 	if (kin) {
-		LLVMValueRef k0 = stage_k(c, a, sc->p, d, i64c(c, 0));
-		LLVMValueRef rel = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kin, "")
-		                      : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kin, i64c(c, k->N), ""), col, "");
-		LLVMValueRef at0 = nk ? k0 : LLVMBuildNSWMul(c->b, k0, i64c(c, k->N), "");
+		LLVMValueRef k0 = stage_k(c, a, sc->p, d, ll_i64(c, 0));
+		LLVMValueRef rel = nk ? ll_add(c, ll_mul(c, col, k->K), kin)
+		                      : ll_add(c, ll_mul(c, kin, k->N), col);
+		LLVMValueRef at0 = nk ? k0 : ll_mul(c, k0, k->N);
 		src = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, sc->x1, &at0, 1, "xrow"), &rel, 1, "");
 		if (jj_add && linear) {
 			bool unused;
-			LLVMValueRef add = stage_k_inner(c, a, i64c(c, jj_add), &unused);
+			LLVMValueRef add = stage_k_inner(c, a, ll_i64(c, jj_add), &unused);
 			if (!nk)
-				add = LLVMBuildNSWMul(c->b, add, i64c(c, k->N), "");
+				add = ll_mul(c, add, k->N);
 			src = LLVMBuildGEP2(c->b, c->f32, src, &add, 1, "");
 		}
 	} else {
-		LLVMValueRef kk = stage_k(c, a, sc->p, d, LLVMBuildNSWAdd(c->b, jj, i64c(c, jj_add), ""));
+		LLVMValueRef kk = stage_k(c, a, sc->p, d, ll_add(c, jj, ll_i64(c, jj_add)));
 		if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
-			kk = ptx_min(c, kk, i64c(c, k->K - 1));
-		LLVMValueRef src_at = nk ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, col, i64c(c, k->K), ""), kk, "")
-		                         : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
+			kk = ptx_min(c, kk, ll_i64(c, k->K - 1));
+		LLVMValueRef src_at = nk ? ll_add(c, ll_mul(c, col, k->K), kk)
+		                         : ll_add(c, ll_mul(c, kk, k->N), col);
 		src = LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, "");
 	}
 	/* the buffer, the piece's place in it, the constant for later pieces */
-	LLVMValueRef buf_at = LLVMBuildNSWMul(c->b, sc->buf, i64c(c, rows * width), "");
-	LLVMValueRef dst_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, jrow, i64c(c, width), ""),
-	                                      nk ? g : LLVMBuildNSWMul(c->b, g, i64c(c, 4), ""), "");
+	LLVMValueRef buf_at = ll_mul(c, sc->buf, rows * width);
+	LLVMValueRef dst_at = LLVMBuildNSWAdd(c->b, ll_mul(c, jrow, width),
+	                                      nk ? g : ll_mul(c, g, 4), "");
 	LLVMValueRef xbuf = LLVMBuildGEP2(c->b, c->f32, a->xs, &buf_at, 1, "xbuf");
 	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, xbuf, &dst_at, 1, "");
 	if (jrow_add) {
-		LLVMValueRef add = i64c(c, jrow_add * width);
+		LLVMValueRef add = ll_i64(c, jrow_add * width);
 		dst = LLVMBuildGEP2(c->b, c->f32, dst, &add, 1, "");
 	}
 	stage_copy(c, a, dst, src, nk ? 4 : 16, 0);
@@ -1240,18 +912,18 @@ static LLVMValueRef stage_w_src(LowerCtx *c, const GpuArg *a, const StageCopy *s
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops, outer = plan->outer;
 	LLVMValueRef digit[PIR_MAX_LOOPS] = {0};
-	digit[outer] = stage_d(c, a, sc, LLVMBuildUDiv(c->b, pt, i64c(c, plan->stage_p), ""));
+	digit[outer] = stage_d(c, a, sc, ll_udiv(c, pt, plan->stage_p));
 	digit[plan->group] = g;
-	LLVMValueRef rest = LLVMBuildURem(c->b, pt, i64c(c, plan->stage_p), "");
+	LLVMValueRef rest = ll_urem(c, pt, plan->stage_p);
 	for (int l = n - 1; l > outer; l--) {
 		if (l == plan->group)
 			continue;
-		digit[l] = LLVMBuildURem(c->b, rest, i64c(c, ir->loops[l].nnz), "");
-		rest = LLVMBuildUDiv(c->b, rest, i64c(c, ir->loops[l].nnz), "");
+		digit[l] = ll_urem(c, rest, ir->loops[l].nnz);
+		rest = ll_udiv(c, rest, ir->loops[l].nnz);
 	}
 	LLVMValueRef at = sc->p->row;
 	for (int l = outer; l < n; l++)
-		at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, at, i64c(c, ir->loops[l].nnz), ""), digit[l], "");
+		at = ll_add(c, ll_mul(c, at, ir->loops[l].nnz), digit[l]);
 	return at;
 }
 
@@ -1263,16 +935,16 @@ static void w_piece_rows(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueR
 {
 	const PtxPlan *plan = a->plan;
 	const int64_t br = (int64_t)plan->s.by * a->r;
-	LLVMValueRef pt = LLVMBuildUDiv(c->b, q, i64c(c, br / 4), "");
-	LLVMValueRef g4 = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, br / 4), ""), i64c(c, 4), "");
-	LLVMValueRef first = LLVMBuildNSWSub(c->b, a->glo, LLVMBuildNSWMul(c->b, a->ty, i64c(c, a->r), ""), "");
-	LLVMValueRef src_at = stage_w_src(c, a, sc, pt, LLVMBuildNSWAdd(c->b, first, g4, ""));
+	LLVMValueRef pt = ll_udiv(c, q, br / 4);
+	LLVMValueRef g4 = ll_mul(c, ll_urem(c, q, br / 4), 4);
+	LLVMValueRef first = LLVMBuildNSWSub(c->b, a->glo, ll_mul(c, a->ty, a->r), "");
+	LLVMValueRef src_at = stage_w_src(c, a, sc, pt, ll_add(c, first, g4));
 	LLVMValueRef dst_at = LLVMBuildNSWAdd(
 		c->b,
 		LLVMBuildNSWMul(
 			c->b,
-			LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, sc->buf, i64c(c, plan->stage_u * plan->stage_p), ""), pt, ""),
-			i64c(c, br), ""),
+			ll_add(c, ll_mul(c, sc->buf, plan->stage_u * plan->stage_p), pt),
+			ll_i64(c, br), ""),
 		g4, "");
 	stage_copy(c, a, LLVMBuildGEP2(c->b, c->f32, a->ws, &dst_at, 1, ""),
 	           LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, ""), 16, 1);
@@ -1305,29 +977,26 @@ static void w_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		q = a->tid;
 	LLVMValueRef slot, pt;
 	if (eights) {
-		LLVMValueRef e = LLVMBuildURem(c->b, q, i64c(c, 8 * per), "");
-		LLVMValueRef eights8 = LLVMBuildNSWMul(c->b, LLVMBuildUDiv(c->b, q, i64c(c, 8 * per), ""), i64c(c, 8), "");
-		slot = LLVMBuildNSWAdd(c->b, eights8, LLVMBuildURem(c->b, e, i64c(c, 8), ""), "");
-		pt = LLVMBuildNSWMul(c->b, LLVMBuildUDiv(c->b, e, i64c(c, 8), ""), i64c(c, 4), "");
+		LLVMValueRef e = ll_urem(c, q, 8 * per);
+		LLVMValueRef eights8 = ll_mul(c, ll_udiv(c, q, 8 * per), 8);
+		slot = ll_add(c, eights8, ll_urem(c, e, 8));
+		pt = ll_mul(c, ll_udiv(c, e, 8), 4);
 	} else {
-		slot = LLVMBuildUDiv(c->b, q, i64c(c, per), "");
-		pt = LLVMBuildNSWMul(c->b, LLVMBuildURem(c->b, q, i64c(c, per), ""), i64c(c, 4), "");
+		slot = ll_udiv(c, q, per);
+		pt = ll_mul(c, ll_urem(c, q, per), 4);
 	}
-	LLVMValueRef y = LLVMBuildURem(c->b, slot, i64c(c, by), ""), r = LLVMBuildUDiv(c->b, slot, i64c(c, by), "");
-	LLVMValueRef row = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, y, a->ty, ""), i64c(c, a->r), "");
-	LLVMValueRef g = LLVMBuildNSWAdd(c->b, a->glo, LLVMBuildNSWAdd(c->b, row, r, ""), "");
+	LLVMValueRef y = ll_urem(c, slot, by), r = ll_udiv(c, slot, by);
+	LLVMValueRef row = ll_mul(c, LLVMBuildNSWSub(c->b, y, a->ty, ""), a->r);
+	LLVMValueRef g = ll_add(c, a->glo, ll_add(c, row, r));
 	LLVMValueRef src_at = stage_w_src(c, a, sc, pt, g);
-	LLVMValueRef buf_at = LLVMBuildNSWMul(c->b, sc->buf, i64c(c, by * a->r * a->wrow), "");
-	LLVMValueRef dst_at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, slot, i64c(c, a->wrow), ""), pt, "");
+	LLVMValueRef buf_at = ll_mul(c, sc->buf, by * a->r * a->wrow);
+	LLVMValueRef dst_at = ll_add(c, ll_mul(c, slot, a->wrow), pt);
 	LLVMValueRef wbuf = LLVMBuildGEP2(c->b, c->f32, a->ws, &buf_at, 1, "wbuf");
 	LLVMValueRef dst = LLVMBuildGEP2(c->b, c->f32, wbuf, &dst_at, 1, "");
 	LLVMValueRef src = LLVMBuildGEP2(c->b, c->f32, sc->w1, &src_at, 1, "");
 	if (ahead) {
-		const Pir *ir = c->k->ir;
-		int64_t along = ahead / by; /* rows of the group further on */
-		for (int l = plan->group + 1; l < ir->nloops; l++)
-			along *= ir->loops[l].nnz;
-		LLVMValueRef sa = i64c(c, along), da = i64c(c, ahead * a->wrow);
+		const int64_t along = ahead / by * c->nest->stride[plan->group]; /* rows of the group further on */
+		LLVMValueRef sa = ll_i64(c, along), da = ll_i64(c, ahead * a->wrow);
 		src = LLVMBuildGEP2(c->b, c->f32, src, &sa, 1, "");
 		dst = LLVMBuildGEP2(c->b, c->f32, dst, &da, 1, "");
 	}
@@ -1353,27 +1022,6 @@ static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRe
 		stage_pieces(c, a, &sc, (int64_t)plan->s.by * a->r * rows / 4, w_piece);
 }
 
-void ptx_barrier(LowerCtx *c)
-{
-	const PtxPlan *plan = c->backend;
-	if (!plan->emulate) {
-		ptx_call(c, "llvm.nvvm.barrier0", NULL, 0);
-		return;
-	}
-	if (ptx_emu_inject("nobarrier"))
-		return;
-	ptx_emu_call(c, "patc_emu_sync", NULL, NULL, 0);
-	if (ptx_emu_inject("barrier")) { /* the block's second row of threads, once more */
-		LLVMBasicBlockRef more = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "injbar");
-		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "injbarn");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, ptx_sreg(c, "tid.y"), i64c(c, 1), ""), more, next);
-		LLVMPositionBuilderAtEnd(c->b, more);
-		ptx_emu_call(c, "patc_emu_sync", NULL, NULL, 0);
-		LLVMBuildBr(c->b, next);
-		LLVMPositionBuilderAtEnd(c->b, next);
-	}
-}
-
 /* Waits for all but the last `wait` groups of the thread's copies (none:
  * wait < 0), then for the block. */
 static void stage_sync(LowerCtx *c, int wait)
@@ -1392,38 +1040,38 @@ static void gpu_stages(LowerCtx *c, const LowerPoint *p, void *arg)
 	const Pir *ir = c->k->ir;
 	const int outer = plan->outer, n = ir->nloops;
 	const int64_t U = plan->stage_u, P = plan->stage_p;
-	LLVMValueRef olo = c->lo[outer] ? c->lo[outer] : i64c(c, 0);
-	LLVMValueRef ohi = c->hi[outer] ? c->hi[outer] : i64c(c, ir->loops[outer].nnz);
+	LLVMValueRef olo = c->lo[outer] ? c->lo[outer] : ll_i64(c, 0);
+	LLVMValueRef ohi = c->hi[outer] ? c->hi[outer] : ll_i64(c, ir->loops[outer].nnz);
 	/* whether the last stage can run past the loop's end (a split loop's
 	 * part, or stages that do not divide it) */
 	a->ragged = c->lo[outer] || ir->loops[outer].nnz % U;
 	LLVMValueRef nst = LLVMBuildUDiv(
-		c->b, LLVMBuildNSWAdd(c->b, LLVMBuildNSWSub(c->b, ohi, olo, ""), i64c(c, U - 1), ""), i64c(c, U), "nst");
-	stage_issue(c, a, p, i64c(c, 0), i64c(c, 0), olo, ohi);
+		c->b, ll_add(c, LLVMBuildNSWSub(c->b, ohi, olo, ""), ll_i64(c, U - 1)), ll_i64(c, U), "nst");
+	stage_issue(c, a, p, ll_i64(c, 0), ll_i64(c, 0), olo, ohi);
 	ptx_cp_commit(c);
 	LowerLoop sl;
-	LLVMValueRef s = lower_loop_begin(c, &sl, i64c(c, 0), nst, "stage");
-	a->buf = LLVMBuildAnd(c->b, s, i64c(c, 1), "buf");
-	LLVMValueRef s1 = LLVMBuildNSWAdd(c->b, s, i64c(c, 1), "");
+	LLVMValueRef s = lower_loop_begin(c, &sl, ll_i64(c, 0), nst, "stage");
+	a->buf = LLVMBuildAnd(c->b, s, ll_i64(c, 1), "buf");
+	LLVMValueRef s1 = ll_add(c, s, ll_i64(c, 1));
 	LLVMBasicBlockRef pre = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "prefetch");
 	LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "compute");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, s1, nst, ""), pre, go);
 	LLVMPositionBuilderAtEnd(c->b, pre);
-	stage_issue(c, a, p, s1, LLVMBuildXor(c->b, a->buf, i64c(c, 1), ""), olo, ohi);
+	stage_issue(c, a, p, s1, LLVMBuildXor(c->b, a->buf, ll_i64(c, 1), ""), olo, ohi);
 	LLVMBuildBr(c->b, go);
 	LLVMPositionBuilderAtEnd(c->b, go);
 	ptx_cp_commit(c);
 	stage_sync(c, 1); /* stage s has landed, for every thread */
 	for (int64_t u = 0; u < U; u++) {
 		LLVMValueRef d = LLVMBuildNSWAdd(
-			c->b, olo, LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, s, i64c(c, U), ""), i64c(c, u), ""), "");
+			c->b, olo, ll_add(c, ll_mul(c, s, U), ll_i64(c, u)), "");
 		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "iter");
 		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "itern");
 		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, d, ohi, ""), body, next);
 		LLVMPositionBuilderAtEnd(c->b, body);
-		LLVMBuildStore(c->b, i64c(c, u * P), a->j);
+		LLVMBuildStore(c->b, ll_i64(c, u * P), a->j);
 		c->lo[outer] = d;
-		c->hi[outer] = LLVMBuildNSWAdd(c->b, d, i64c(c, 1), "");
+		c->hi[outer] = ll_add(c, d, ll_i64(c, 1));
 		if (a->wk)
 			lower_nest(c, outer, n - 1, p, gpu_chunk, a);
 		else
@@ -1444,7 +1092,7 @@ enum { TILE_C, TILE_PART, TILE_SUM };
 /* The workspace's slice of part z (i64), which ptx_c_ptr addresses as it does C. */
 static LLVMValueRef wsum_part(LowerCtx *c, LLVMValueRef ws, LLVMValueRef z)
 {
-	LLVMValueRef at = LLVMBuildNSWMul(c->b, z, i64c(c, c->k->M * c->k->N), "");
+	LLVMValueRef at = ll_mul(c, z, c->k->M * c->k->N);
 	return LLVMBuildGEP2(c->b, c->f32, ws, &at, 1, "part");
 }
 
@@ -1484,8 +1132,8 @@ static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *va
 	LLVMTypeRef vty = nvec > 1 ? LLVMVectorType(c->f32, (unsigned)nvec) : c->f32;
 	LLVMValueRef C = c->C, part = how == TILE_PART ? wsum_part(c, ws, ptx_sreg(c, "ctaid.z")) : NULL;
 	for (int r = 0; r < a->r; r += rstep) {
-		LLVMValueRef m = LLVMBuildNSWAdd(c->b, m0, i64c(c, r * a->m_step), "m");
-		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
+		LLVMValueRef m = LLVMBuildNSWAdd(c->b, m0, ll_i64(c, r * a->m_step), "m");
+		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->M), "");
 		for (int j = 0; j < a->v; j += jstep) {
 			LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
 			LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
@@ -1495,7 +1143,7 @@ static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *va
 			if (how == TILE_SUM) { /* part 0's slice, then each next one added */
 				LLVMValueRef sum = NULL;
 				for (int64_t z = 0; z < plan->nsplit; z++) {
-					c->C = wsum_part(c, ws, i64c(c, z));
+					c->C = wsum_part(c, ws, ll_i64(c, z));
 					LLVMValueRef l = wsum_access(c, LLVMBuildLoad2(c->b, vty, ptx_c_ptr(c, m, ncol[j]), "part"),
 					                             4 * (unsigned)nvec);
 					LLVMSetVolatile(l, 1); /* (from L2: other blocks wrote it) */
@@ -1570,11 +1218,11 @@ static void wsum_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *val
 	LLVMValueRef cnt = module_array(c, c->i32, (int64_t)grid[0] * grid[1] * block[0] * block[1], "wcount");
 	write_tile(c, a, m0, valid, ncol, TILE_PART, ws);
 	gpu_fence(c);
-	LLVMValueRef blk = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ptx_sreg(c, "ctaid.y"), i64c(c, grid[0]), ""),
+	LLVMValueRef blk = LLVMBuildNSWAdd(c->b, ll_mul(c, ptx_sreg(c, "ctaid.y"), grid[0]),
 	                                   ptx_sreg(c, "ctaid.x"), "");
-	LLVMValueRef thr = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ptx_sreg(c, "tid.y"), i64c(c, block[0]), ""),
+	LLVMValueRef thr = LLVMBuildNSWAdd(c->b, ll_mul(c, ptx_sreg(c, "tid.y"), block[0]),
 	                                   ptx_sreg(c, "tid.x"), "");
-	LLVMValueRef slot = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, blk, i64c(c, (int64_t)block[0] * block[1]), ""),
+	LLVMValueRef slot = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, blk, ll_i64(c, (int64_t)block[0] * block[1]), ""),
 	                                    thr, "slot");
 	LLVMValueRef at = LLVMBuildGEP2(c->b, c->i32, cnt, &slot, 1, "");
 	LLVMValueRef before = LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, at, LLVMConstInt(c->i32, 1, 0),
@@ -1610,10 +1258,10 @@ static void gpu_body(LowerCtx *c)
 
 	LLVMValueRef tx = ptx_sreg(c, "tid.x"), ty = ptx_sreg(c, "tid.y");
 	LLVMValueRef cx = ptx_sreg(c, "ctaid.x"), cy = ptx_sreg(c, "ctaid.y");
-	LLVMValueRef set = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, cx, i64c(c, plan->s.by), ""), ty, "set");
+	LLVMValueRef set = LLVMBuildNSWAdd(c->b, ll_mul(c, cx, plan->s.by), ty, "set");
 	LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "work");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "done");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, set, i64c(c, plan->nsets), ""), work, done);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, set, ll_i64(c, plan->nsets), ""), work, done);
 	LLVMPositionBuilderAtEnd(c->b, work);
 
 	/* the set's digits, innermost first: the group's chunk, then the
@@ -1622,30 +1270,27 @@ static void gpu_body(LowerCtx *c)
 	if (plan->group >= 0) {
 		const PirLoop *g = &ir->loops[plan->group];
 		int64_t chunks = g->nnz / a.r;
-		LLVMValueRef chunk = LLVMBuildURem(c->b, rest, i64c(c, chunks), "");
-		rest = LLVMBuildUDiv(c->b, rest, i64c(c, chunks), "");
-		c->lo[plan->group] = LLVMBuildNSWMul(c->b, chunk, i64c(c, a.r), "glo");
-		c->hi[plan->group] = LLVMBuildNSWAdd(c->b, c->lo[plan->group], i64c(c, 1), "ghi");
-		int64_t step = 1;
-		for (int i = plan->group + 1; i < n; i++)
-			step *= ir->loops[i].nnz;
-		a.row_step = step;
+		LLVMValueRef chunk = ll_urem(c, rest, chunks);
+		rest = ll_udiv(c, rest, chunks);
+		c->lo[plan->group] = LLVMBuildNSWMul(c->b, chunk, ll_i64(c, a.r), "glo");
+		c->hi[plan->group] = LLVMBuildNSWAdd(c->b, c->lo[plan->group], ll_i64(c, 1), "ghi");
+		a.row_step = c->nest->stride[plan->group];
 		a.m_step = g->comp[0].stride;
 	}
 	for (int i = plan->nspread - 1; i >= 0; i--) {
 		if (i == plan->group)
 			continue;
 		int64_t nnz = ir->loops[i].nnz;
-		c->lo[i] = i ? LLVMBuildURem(c->b, rest, i64c(c, nnz), "") : rest;
-		c->hi[i] = LLVMBuildNSWAdd(c->b, c->lo[i], i64c(c, 1), "");
+		c->lo[i] = i ? ll_urem(c, rest, nnz) : rest;
+		c->hi[i] = ll_add(c, c->lo[i], ll_i64(c, 1));
 		if (i)
-			rest = LLVMBuildUDiv(c->b, rest, i64c(c, nnz), "");
+			rest = ll_udiv(c, rest, nnz);
 	}
 
 	if (plan->split >= 0) { /* this block's part of the split loop */
-		LLVMValueRef lo = LLVMBuildNSWMul(c->b, ptx_sreg(c, "ctaid.z"), i64c(c, plan->split_chunk), "zlo");
-		LLVMValueRef hi = LLVMBuildNSWAdd(c->b, lo, i64c(c, plan->split_chunk), "");
-		LLVMValueRef nnz = i64c(c, ir->loops[plan->split].nnz);
+		LLVMValueRef lo = LLVMBuildNSWMul(c->b, ptx_sreg(c, "ctaid.z"), ll_i64(c, plan->split_chunk), "zlo");
+		LLVMValueRef hi = ll_add(c, lo, ll_i64(c, plan->split_chunk));
+		LLVMValueRef nnz = ll_i64(c, ir->loops[plan->split].nnz);
 		hi = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, nnz, ""), hi, nnz, "zhi");
 		a.zlo = lo, a.zhi = hi;
 		if (plan->split != a.inner || !a.wk)
@@ -1655,16 +1300,16 @@ static void gpu_body(LowerCtx *c)
 	/* the thread's columns (clamped into range for the loads): v apart
 	 * by bx, or groups of 4 adjacent ones, 4 bx apart */
 	LLVMValueRef base =
-	        LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, cy, i64c(c, (int64_t)plan->s.bx * a.v), ""), "");
-	LLVMValueRef first = LLVMBuildNSWAdd(c->b, base, a.cols4 ? LLVMBuildNSWMul(c->b, tx, i64c(c, 4), "") : tx, "");
+	        ll_add(c, c->n0, LLVMBuildNSWMul(c->b, cy, ll_i64(c, (int64_t)plan->s.bx * a.v), ""));
+	LLVMValueRef first = ll_add(c, base, a.cols4 ? ll_mul(c, tx, 4) : tx);
 	LLVMValueRef valid[PTX_MAX_V], ncol[PTX_MAX_V];
 	for (int j = 0; j < a.v; j++) {
 		int64_t off = a.cols4 ? (int64_t)(j / 4) * 4 * plan->s.bx + j % 4 : (int64_t)j * plan->s.bx;
-		ncol[j] = LLVMBuildNSWAdd(c->b, first, i64c(c, off), "n");
+		ncol[j] = LLVMBuildNSWAdd(c->b, first, ll_i64(c, off), "n");
 		valid[j] = LLVMBuildICmp(c->b, LLVMIntSLT, ncol[j], c->n1, "");
 		/* xvec: a group is whole or out (N and n0 multiples of 4); an
 		 * out group reads the last 4 columns */
-		LLVMValueRef last = LLVMBuildNSWSub(c->b, c->n1, i64c(c, a.xvec ? 4 - j % 4 : 1), "");
+		LLVMValueRef last = LLVMBuildNSWSub(c->b, c->n1, ll_i64(c, a.xvec ? 4 - j % 4 : 1), "");
 		a.col[j] = LLVMBuildSelect(c->b, valid[j], ncol[j], last, "");
 	}
 	LLVMValueRef zero = LLVMConstReal(c->f32, 0.0);
@@ -1674,9 +1319,9 @@ static void gpu_body(LowerCtx *c)
 			LLVMBuildStore(c->b, zero, a.acc[r][j]);
 		}
 	a.mrow = lower_entry_alloca(c, c->i64, "mrow");
-	LLVMBuildStore(c->b, i64c(c, k->M), a.mrow);
+	LLVMBuildStore(c->b, ll_i64(c, k->M), a.mrow);
 
-	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+	LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 	if (plan->stage) {
 		int64_t words = 2 * plan->stage_u * plan->stage_p * stage_width(k, plan);
 		LLVMTypeRef aty = LLVMArrayType2(c->f32, (uint64_t)words);
@@ -1687,7 +1332,7 @@ static void gpu_body(LowerCtx *c)
 		LLVMSetLinkage(a.xs, LLVMInternalLinkage);
 		LLVMSetAlignment(a.xs, 16);
 		a.j = lower_entry_alloca(c, c->i64, "j");
-		a.tid = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, ty, i64c(c, plan->s.bx), ""), tx, "tid");
+		a.tid = LLVMBuildNSWAdd(c->b, ll_mul(c, ty, plan->s.bx), tx, "tid");
 		a.base = base;
 		if (plan->wstage) {
 			a.wrow = plan->stage_u * plan->stage_p + WSTAGE_PAD;
@@ -1701,8 +1346,8 @@ static void gpu_body(LowerCtx *c)
 			a.glo = c->lo[plan->group];
 		}
 		for (int g = 0; g < a.v; g += 4)
-			a.scol[g] = LLVMBuildNSWAdd(c->b, i64c(c, (int64_t)(g / 4) * 4 * plan->s.bx),
-			                            LLVMBuildNSWMul(c->b, tx, i64c(c, 4), ""), "");
+			a.scol[g] = LLVMBuildNSWAdd(c->b, ll_i64(c, (int64_t)(g / 4) * 4 * plan->s.bx),
+			                            ll_mul(c, tx, 4), "");
 		lower_nest(c, 0, plan->outer, &start, gpu_stages, &a);
 	} else if (a.wk)
 		lower_nest(c, 0, n - 1, &start, gpu_chunk, &a);
@@ -1739,16 +1384,6 @@ static void init_nvptx(void)
 	LLVMInitializeNVPTXAsmPrinter();
 }
 
-static bool take_error(LLVMErrorRef e, char err[PTX_ERR_MAX], const char *what)
-{
-	if (!e)
-		return false;
-	char *msg = LLVMGetErrorMessage(e);
-	snprintf(err, PTX_ERR_MAX, "%s: %s", what, msg);
-	LLVMDisposeErrorMessage(msg);
-	return true;
-}
-
 bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **llvm,
                  char err[PTX_ERR_MAX])
 {
@@ -1770,25 +1405,15 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 	}
 	pthread_once(&init_once, init_nvptx);
 	const char *triple = "nvptx64-nvidia-cuda";
-	LLVMTargetRef target;
-	char *msg = NULL;
-	if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
-		snprintf(err, PTX_ERR_MAX, "no NVPTX target in this LLVM: %s", msg ? msg : "");
-		LLVMDisposeMessage(msg);
+	LLVMTargetRef target = ll_target(triple, err, PTX_ERR_MAX, "no NVPTX target in this LLVM");
+	if (!target)
 		return false;
-	}
 	const char *isa = vred ? "+ptx81" : "+ptx80"; /* PTX_ISA_VERSION_VRED, PTX_ISA_VERSION */
 	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, wg ? "sm_90a" : sm, isa,
 	                                                  LLVMCodeGenLevelAggressive, LLVMRelocDefault,
 	                                                  LLVMCodeModelDefault);
 	LLVMContextRef ctx = LLVMContextCreate();
-	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("patc", ctx);
-	LLVMSetTarget(mod, triple);
-	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-	char *dl = LLVMCopyStringRepOfTargetData(td);
-	LLVMSetDataLayout(mod, dl);
-	LLVMDisposeMessage(dl);
-	LLVMDisposeTargetData(td);
+	LLVMModuleRef mod = ll_module(ctx, "patc", tm);
 	unsigned readonly = LLVMGetEnumAttributeKindForName("readonly", 8);
 	for (int i = 0; i < nk; i++) {
 		LowerHooks hooks = ptx_hooks(&ks[i].plan);
@@ -1798,16 +1423,10 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		for (size_t j = 0; j < sizeof ro / sizeof *ro; j++)
 			LLVMAddAttributeAtIndex(fn, ro[j], LLVMCreateEnumAttribute(ctx, readonly, 0));
 	}
-	bool ok = true;
-	char *verr = NULL;
-	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &verr)) {
-		snprintf(err, PTX_ERR_MAX, "internal error: invalid kernel module: %.400s", verr);
-		ok = false;
-	}
-	LLVMDisposeMessage(verr);
+	bool ok = ll_verify(mod, err, PTX_ERR_MAX, "internal error: invalid kernel module");
 	if (ok) {
 		LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-		ok = !take_error(LLVMRunPasses(mod, "default<O3>", tm, po), err, "optimising the kernels");
+		ok = ll_ok(LLVMRunPasses(mod, "default<O3>", tm, po), err, PTX_ERR_MAX, "optimising the kernels");
 		LLVMDisposePassBuilderOptions(po);
 	}
 	if (ok && llvm) {
@@ -1820,11 +1439,8 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		}
 	}
 	LLVMMemoryBufferRef buf = NULL;
-	if (ok && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf)) {
-		snprintf(err, PTX_ERR_MAX, "emitting PTX: %s", msg ? msg : "");
-		LLVMDisposeMessage(msg);
-		ok = false;
-	}
+	if (ok)
+		ok = ll_emit(tm, mod, LLVMAssemblyFile, &buf, err, PTX_ERR_MAX, "emitting PTX");
 	if (ok) {
 		size_t len = LLVMGetBufferSize(buf);
 		*ptx = malloc(len + 1);

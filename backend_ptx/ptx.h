@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptx.h - the NVPTX backend: kernels lowered by lower/ with a GPU mapping,
  * optimised at O3 for an sm_XX target and printed as PTX.
  *

@@ -1,8 +1,13 @@
-/* ptx_impl.h - what ptx.c and tc.c share inside the NVPTX backend. */
+/* SPDX-License-Identifier: MIT */
+/* ptx_impl.h - what the NVPTX backend's files share inside it: the device
+ * operations of ptx_ops.c, which both mappings use, and the tensor-core
+ * mapping's entry points (tc.c), which ptx.c calls.  tc.c uses ptx_ops.c
+ * only, never ptx.c. */
 #ifndef PATC_PTX_IMPL_H
 #define PATC_PTX_IMPL_H
 
 #include "ptx.h"
+#include "../lower/llvm_util.h"
 
 /* The special register `name` (tid.x, ctaid.y, ...) as an i64; under
  * emulation, the global patc_emu_NAME (dots as underscores). */
@@ -69,11 +74,17 @@ void ptx_cp_wait(LowerCtx *c, int pending);
  * fails a block whose threads reach different numbers: a GPU would hang). */
 void ptx_barrier(LowerCtx *c);
 
-/* ptx_traffic of a staged tensor-core plan (tc.c); C's by ptx_c_traffic. */
-bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
+/* C's part of ptx_traffic: the bytes of C zeroed first where the plan needs
+ * it, then stored once, or read and written by the atomics of each of the
+ * adders to an element. */
 double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders);
 
-/* The tensor-core kernel body (tc.c). */
+/* ---- the tensor-core mapping (tc.c), called by ptx.c ---- */
+
+/* ptx_traffic of a staged tensor-core plan. */
+bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
+
+/* The tensor-core kernel body. */
 void ptx_tc_body(LowerCtx *c);
 
 #endif

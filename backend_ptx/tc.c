@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tc.c - the tensor-core mapping of the NVPTX backend; see ptx.h.
  *
  * One warp computes a 16 x PTX_TC_COLS tile of C with mma.sync.m16n8k16
@@ -24,12 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
-
-static bool dense_on(const PirLoop *l, PirAxis axis)
-{
-	return l->ncomp == 1 && l->comp[0].axis == axis && !pir_loop_is_perforated(l) && l->len % 16 == 0;
-}
+/* A plain dense loop along axis (nest.h), a multiple of 16 long. */
+static bool dense_on(const PirLoop *l, PirAxis axis) { return nest_loop_plain(l, axis) && l->len % 16 == 0; }
 
 /* The shared memory a block's buffers may take: the schedule's smem past
  * the static shared memory (dynamic, PtxPlan.smem_dyn), else that. */
@@ -278,8 +275,7 @@ static bool sparse_nest(const Pir *ir)
 	if (n < 3)
 		return false;
 	const PirLoop *l3 = &ir->loops[n - 3], *l2 = &ir->loops[n - 2], *l1 = &ir->loops[n - 1];
-	bool ok = l3->ncomp == 1 && l3->comp[0].axis == PIR_AXIS_M && !pir_loop_is_perforated(l3) && l2->ncomp == 1 &&
-	          l2->comp[0].axis == PIR_AXIS_K && l2->comp[0].stride == 4 && !pir_loop_is_perforated(l2) &&
+	bool ok = nest_loop_plain(l3, PIR_AXIS_M) && nest_loop_plain(l2, PIR_AXIS_K) && l2->comp[0].stride == 4 &&
 	          l1->ncomp == 1 && l1->comp[0].axis == PIR_AXIS_K && l1->comp[0].stride == 1 && l1->len == 4 &&
 	          l1->nnz == 2;
 	for (int i = 0; ok && i < n - 3; i++)
@@ -387,7 +383,7 @@ typedef struct TcArg {
 static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef at,
                                  LLVMValueRef ok, unsigned align)
 {
-	at = LLVMBuildSelect(c->b, ok, at, i64c(c, 0), "");
+	at = LLVMBuildSelect(c->b, ok, at, ll_i64(c, 0), "");
 	LLVMValueRef v = lower_invariant(c, LLVMBuildLoad2(c->b, ty, LLVMBuildGEP2(c->b, ety, base, &at, 1, ""), ""));
 	ptx_align(c, v, align);
 	return LLVMBuildSelect(c->b, ok, v, LLVMConstNull(ty), "");
@@ -397,11 +393,11 @@ static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, L
 static LLVMValueRef x_half(LowerCtx *c, const TcArg *a, LLVMValueRef kk, LLVMValueRef n)
 {
 	const LowerKernel *k = c->k;
-	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""),
+	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->K), ""),
 	                               LLVMBuildICmp(c->b, LLVMIntSLT, n, c->n1, ""), "");
 	LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-	                          ? LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), n, "")
-	                          : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, k->K), ""), kk, "");
+	                          ? ll_add(c, ll_mul(c, kk, k->N), n)
+	                          : ll_add(c, ll_mul(c, n, k->K), kk);
 	return LLVMBuildZExt(c->b, load_or_zero(c, a->i16, a->i16, c->X, at, ok, 2), c->i32, "");
 }
 
@@ -466,15 +462,15 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	const int64_t len = lk->len, ks = lk->comp[0].stride;
 	LLVMBuildStore(c->b, p->m, a->mrow);
 	LowerLoop ll;
-	LLVMValueRef step = lower_loop_begin(c, &ll, i64c(c, 0), i64c(c, len / 16), "kstep");
-	LLVMValueRef d0 = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, step, i64c(c, 16), ""),
-	                                  LLVMBuildNSWMul(c->b, a->t, i64c(c, 2), ""), "d0");
+	LLVMValueRef step = lower_loop_begin(c, &ll, ll_i64(c, 0), ll_i64(c, len / 16), "kstep");
+	LLVMValueRef d0 = LLVMBuildNSWAdd(c->b, ll_mul(c, step, 16),
+	                                  ll_mul(c, a->t, 2), "d0");
 	/* A: rows g, g + 8; digits d0, d0 + 8 (pairs d, d + 1) */
-	LLVMValueRef rowg = LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, p->row, a->g, ""), i64c(c, len), "");
+	LLVMValueRef rowg = ll_mul(c, ll_add(c, p->row, a->g), len);
 	LLVMValueRef aw[4];
 	for (int e = 0; e < 4; e++) {
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, rowg, d0, "");
-		at = LLVMBuildNSWAdd(c->b, at, i64c(c, (e & 1 ? 8 * len : 0) + (e & 2 ? 8 : 0)), "");
+		LLVMValueRef at = ll_add(c, rowg, d0);
+		at = ll_add(c, at, ll_i64(c, (e & 1 ? 8 * len : 0) + (e & 2 ? 8 : 0)));
 		LLVMValueRef l = LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, a->i16, c->values, &at, 1, ""), "a");
 		ptx_align(c, l, 4);
 		aw[e] = l;
@@ -483,11 +479,10 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef kk[4];
 	for (int e = 0; e < 4; e++)
 		kk[e] = LLVMBuildNSWAdd(
-			c->b, p->k, LLVMBuildNSWMul(c->b, LLVMBuildNSWAdd(c->b, d0, i64c(c, (e & 1) + (e & 2 ? 8 : 0)), ""),
-			                            i64c(c, ks), ""),
+			c->b, p->k, ll_mul(c, ll_add(c, d0, ll_i64(c, (e & 1) + (e & 2 ? 8 : 0))), ks),
 			"k");
 	for (int j = 0; j < PTX_TC_TILES; j++) {
-		LLVMValueRef col = LLVMBuildNSWAdd(c->b, a->nb, LLVMBuildNSWAdd(c->b, a->g, i64c(c, 8 * j), ""), "n");
+		LLVMValueRef col = LLVMBuildNSWAdd(c->b, a->nb, ll_add(c, a->g, ll_i64(c, 8 * j)), "n");
 		LLVMValueRef bw[2] = {pack(c, x_half(c, a, kk[0], col), x_half(c, a, kk[1], col)),
 		                      pack(c, x_half(c, a, kk[2], col), x_half(c, a, kk[3], col))};
 		tc_mma(c, a, aw, bw, NULL, j);
@@ -495,23 +490,18 @@ static void tc_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	lower_loop_end(c, &ll);
 }
 
-static LLVMValueRef urem(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildURem(c->b, v, i64c(c, d), ""); }
-static LLVMValueRef udiv(LowerCtx *c, LLVMValueRef v, int64_t d) { return LLVMBuildUDiv(c->b, v, i64c(c, d), ""); }
-
-/* The same of a v known to be below 2^32 (a step of the walk, a digit of
- * it): in 32 bits, where a division by a constant that is not a power of
- * two is a multiply-high rather than a 64-bit sequence. */
+/* ll_urem or ll_udiv of a v known to be below 2^32 (a step of the walk, a
+ * digit of it): in 32 bits, where a division by a constant that is not a
+ * power of two is a multiply-high rather than a 64-bit sequence. */
 static LLVMValueRef narrow_op(LowerCtx *c, LLVMValueRef v, int64_t d, bool rem)
 {
 	if ((d & (d - 1)) == 0)
-		return rem ? urem(c, v, d) : udiv(c, v, d);
+		return rem ? ll_urem(c, v, d) : ll_udiv(c, v, d);
 	LLVMValueRef n = LLVMBuildTrunc(c->b, v, c->i32, ""), dd = LLVMConstInt(c->i32, (unsigned long long)d, 0);
 	return LLVMBuildZExt(c->b, rem ? LLVMBuildURem(c->b, n, dd, "") : LLVMBuildUDiv(c->b, n, dd, ""), c->i64, "");
 }
 static LLVMValueRef urem32(LowerCtx *c, LLVMValueRef v, int64_t d) { return narrow_op(c, v, d, true); }
 static LLVMValueRef udiv32(LowerCtx *c, LLVMValueRef v, int64_t d) { return narrow_op(c, v, d, false); }
-static LLVMValueRef add(LowerCtx *c, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildNSWAdd(c->b, x, y, ""); }
-static LLVMValueRef mul(LowerCtx *c, LLVMValueRef x, int64_t y) { return LLVMBuildNSWMul(c->b, x, i64c(c, y), ""); }
 
 /* ---- the sparse tensor cores (plan->tc_sp) ----
  *
@@ -542,17 +532,17 @@ static void sp_fragments(LowerCtx *c, TcArg *a, LLVMValueRef row, LLVMValueRef k
 	const Pir *ir = c->k->ir;
 	const int n = ir->nloops;
 	const int64_t len = ir->loops[n - 3].len, steps = (ir->loops[n - 2].len + 7) / 8;
-	LLVMValueRef chunk = len % 16 ? add(c, mul(c, udiv(c, row, len), (len + 15) / 16), udiv(c, urem(c, row, len), 16))
-	                              : udiv(c, row, 16);
-	LLVMValueRef at = add(c, mul(c, chunk, steps), kstep);
-	LLVMValueRef lane = add(c, mul(c, a->g, 4), a->t);
-	LLVMValueRef word = mul(c, add(c, mul(c, at, 32), lane), 4);
+	LLVMValueRef chunk = len % 16 ? ll_add(c, ll_mul(c, ll_udiv(c, row, len), (len + 15) / 16), ll_udiv(c, ll_urem(c, row, len), 16))
+	                              : ll_udiv(c, row, 16);
+	LLVMValueRef at = ll_add(c, ll_mul(c, chunk, steps), kstep);
+	LLVMValueRef lane = ll_add(c, ll_mul(c, a->g, 4), a->t);
+	LLVMValueRef word = ll_mul(c, ll_add(c, ll_mul(c, at, 32), lane), 4);
 	LLVMValueRef words = LLVMBuildGEP2(c->b, c->i32, c->values, &word, 1, "");
 	LLVMValueRef v = lower_invariant(c, LLVMBuildLoad2(c->b, LLVMVectorType(c->i32, 4), words, "a"));
 	ptx_align(c, v, 16);
 	for (int e = 0; e < 4; e++)
 		aw[e] = LLVMBuildExtractElement(c->b, v, LLVMConstInt(c->i32, (unsigned)e, 0), "");
-	LLVMValueRef mi = add(c, mul(c, at, 16), add(c, mul(c, a->g, 2), LLVMBuildAnd(c->b, a->t, i64c(c, 1), "")));
+	LLVMValueRef mi = ll_add(c, ll_mul(c, at, 16), ll_add(c, ll_mul(c, a->g, 2), LLVMBuildAnd(c->b, a->t, ll_i64(c, 1), "")));
 	*meta_out = lower_invariant(
 		c, LLVMBuildLoad2(c->b, c->i32, LLVMBuildGEP2(c->b, c->i32, c->idx[n - 1], &mi, 1, ""), "meta"));
 }
@@ -566,17 +556,17 @@ static void tc_sp_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	const int64_t K0 = ir->loops[n - 2].len;
 	LLVMBuildStore(c->b, p->m, a->mrow);
 	LowerLoop ll;
-	LLVMValueRef step = lower_loop_begin(c, &ll, i64c(c, 0), i64c(c, (K0 + 7) / 8), "kstep");
+	LLVMValueRef step = lower_loop_begin(c, &ll, ll_i64(c, 0), ll_i64(c, (K0 + 7) / 8), "kstep");
 	LLVMValueRef aw[4], meta;
 	sp_fragments(c, a, p->row, step, aw, &meta);
 	/* B: k 8r + 2t, + 1 of the step's 32, for each column tile */
-	LLVMValueRef k0 = add(c, p->k, mul(c, step, 32));
+	LLVMValueRef k0 = ll_add(c, p->k, ll_mul(c, step, 32));
 	for (int j = 0; j < PTX_TC_TILES; j++) {
-		LLVMValueRef col = add(c, a->nb, add(c, a->g, i64c(c, 8 * j)));
+		LLVMValueRef col = ll_add(c, a->nb, ll_add(c, a->g, ll_i64(c, 8 * j)));
 		LLVMValueRef bw[4];
 		for (int r = 0; r < 4; r++) {
-			LLVMValueRef kk = add(c, k0, add(c, mul(c, a->t, 2), i64c(c, 8 * r)));
-			bw[r] = pack(c, x_half(c, a, kk, col), x_half(c, a, add(c, kk, i64c(c, 1)), col));
+			LLVMValueRef kk = ll_add(c, k0, ll_add(c, ll_mul(c, a->t, 2), ll_i64(c, 8 * r)));
+			bw[r] = pack(c, x_half(c, a, kk, col), x_half(c, a, ll_add(c, kk, ll_i64(c, 1)), col));
 		}
 		tc_mma(c, a, aw, bw, meta, j);
 	}
@@ -614,28 +604,28 @@ static void tc_locate(LowerCtx *c, LLVMValueRef const *digit, LLVMValueRef step,
 		rest = udiv32(c, rest, ir->loops[i].nnz);
 	}
 	d[lmi] = digit[lmi];
-	LLVMValueRef r = i64c(c, 0), mm = i64c(c, 0), kk = i64c(c, 0);
+	LLVMValueRef r = ll_i64(c, 0), mm = ll_i64(c, 0), kk = ll_i64(c, 0);
 	for (int i = 0; i <= lmi; i++) {
 		const PirLoop *l = &ir->loops[i];
-		r = add(c, mul(c, r, l->nnz), d[i]);
+		r = ll_add(c, ll_mul(c, r, l->nnz), d[i]);
 		LLVMValueRef v = d[i];
 		if (c->idx[i])
 			v = lower_index(c, i, r);
 		LLVMValueRef dm, dk;
 		lower_offsets(c, l, v, &dm, &dk);
-		mm = add(c, mm, dm), kk = add(c, kk, dk);
+		mm = ll_add(c, mm, dm), kk = ll_add(c, kk, dk);
 	}
 	*m = mm;
 	if (kstep_out)
 		*kstep_out = kstep;
 	if (plan->tc_sp) { /* 8 chunks of 4 k a step */
-		*k = add(c, kk, mul(c, kstep, 32));
+		*k = ll_add(c, kk, ll_mul(c, kstep, 32));
 		*row = r;
 		return;
 	}
-	*k = add(c, kk, mul(c, kstep, step_k(plan) * lk->comp[0].stride));
+	*k = ll_add(c, kk, ll_mul(c, kstep, step_k(plan) * lk->comp[0].stride));
 	/* the step's weights start step_k further along the row per step */
-	*row = add(c, mul(c, r, lk->len / 16), mul(c, kstep, step_k(plan) / 16));
+	*row = ll_add(c, ll_mul(c, r, lk->len / 16), ll_mul(c, kstep, step_k(plan) / 16));
 }
 
 typedef struct Stage {
@@ -666,16 +656,16 @@ static void tc_copy(LowerCtx *c, const PtxPlan *plan, LLVMValueRef dst, LLVMValu
 	if (at0)
 		base = LLVMBuildGEP2(c->b, i16, base, &at0, 1, "step");
 	else {
-		at = LLVMBuildSelect(c->b, ok, add(c, at, i64c(c, more)), i64c(c, 0), "");
+		at = LLVMBuildSelect(c->b, ok, ll_add(c, at, ll_i64(c, more)), ll_i64(c, 0), "");
 		more = 0;
 	}
 	LLVMValueRef src = LLVMBuildGEP2(c->b, i16, base, &at, 1, "");
 	if (more) {
-		LLVMValueRef m = i64c(c, more);
+		LLVMValueRef m = ll_i64(c, more);
 		src = LLVMBuildGEP2(c->b, i16, src, &m, 1, "");
 	}
 	if (plan->emulate) {
-		ptx_emu_count(c, what, LLVMBuildSelect(c->b, ok, i64c(c, 16), i64c(c, 0), ""));
+		ptx_emu_count(c, what, LLVMBuildSelect(c->b, ok, ll_i64(c, 16), ll_i64(c, 0), ""));
 		ptx_emu_cp(c, dst, src, 16, ok); /* (the source aligned, read or not; inside X where read) */
 		return;
 	}
@@ -691,7 +681,7 @@ static LLVMValueRef smem(LowerCtx *c, const Stage *st, LLVMValueRef at, int64_t 
 	LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
 	LLVMValueRef p = LLVMBuildGEP2(c->b, i16, st->xs, &at, 1, "");
 	if (more) {
-		LLVMValueRef m = i64c(c, more);
+		LLVMValueRef m = ll_i64(c, more);
 		p = LLVMBuildGEP2(c->b, i16, p, &m, 1, "");
 	}
 	return p;
@@ -703,12 +693,12 @@ static void tc_pieces(LowerCtx *c, const PtxPlan *plan, const Stage *st, int64_t
                       PieceFn fn, void *arg)
 {
 	for (int64_t i = 0; i * threads < total; i++) {
-		LLVMValueRef q = add(c, st->tid, i64c(c, i * threads));
+		LLVMValueRef q = ll_add(c, st->tid, ll_i64(c, i * threads));
 		LLVMBasicBlockRef next = NULL;
 		if ((i + 1) * threads > total) {
 			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "piece");
 			next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pieced");
-			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, i64c(c, total), ""), body, next);
+			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, q, ll_i64(c, total), ""), body, next);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
 		fn(c, plan, st, q, i, arg);
@@ -752,8 +742,8 @@ static int wg_nacc(const PtxPlan *plan) { return plan->tc_wgn / 2 * (plan->tc_wg
  * banks).  A warp's 32 still read whole rows (sectors) of global memory. */
 static void group_piece(LowerCtx *c, LLVMValueRef q, int64_t per, LLVMValueRef *r, LLVMValueRef *h)
 {
-	*r = add(c, mul(c, udiv(c, q, 8 * per), 8), urem(c, q, 8));
-	*h = udiv(c, urem(c, q, 8 * per), 8);
+	*r = ll_add(c, ll_mul(c, ll_udiv(c, q, 8 * per), 8), ll_urem(c, q, 8));
+	*h = ll_udiv(c, ll_urem(c, q, 8 * per), 8);
 }
 
 /* Piece q of the weights: of the stage's tc_rows x 16 rows, where
@@ -769,17 +759,17 @@ static void a_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	const int64_t ahead = !plan->tc_wg && st->nthreads % (8 * per) == 0 ? i * (st->nthreads / per) : 0;
 	if (ahead)
 		q = st->tid;
-	LLVMValueRef r, h, more = i64c(c, 0);
+	LLVMValueRef r, h, more = ll_i64(c, 0);
 	if (plan->tc_wg) {
 		const int64_t wper = 32 * (int64_t)plan->tc_rows; /* pieces a 16 k */
-		r = add(c, mul(c, udiv(c, urem(c, q, wper), 16), 8), urem(c, q, 8)), h = urem(c, udiv(c, q, 8), 2);
-		more = udiv(c, q, wper);
+		r = ll_add(c, ll_mul(c, ll_udiv(c, ll_urem(c, q, wper), 16), 8), ll_urem(c, q, 8)), h = ll_urem(c, ll_udiv(c, q, 8), 2);
+		more = ll_udiv(c, q, wper);
 	} else {
 		group_piece(c, q, per, &r, &h);
 	}
-	LLVMValueRef dst = add(c, ia->buf0, plan->tc_wg ? mul(c, q, 8) : add(c, mul(c, r, tc_row(plan)), mul(c, h, 8)));
-	tc_copy(c, plan, smem(c, st, dst, ahead * tc_row(plan)), c->values, mul(c, ia->row, 16),
-	        add(c, add(c, mul(c, r, len), mul(c, more, 16)), mul(c, h, 8)), ahead * len,
+	LLVMValueRef dst = ll_add(c, ia->buf0, plan->tc_wg ? ll_mul(c, q, 8) : ll_add(c, ll_mul(c, r, tc_row(plan)), ll_mul(c, h, 8)));
+	tc_copy(c, plan, smem(c, st, dst, ahead * tc_row(plan)), c->values, ll_mul(c, ia->row, 16),
+	        ll_add(c, ll_add(c, ll_mul(c, r, len), ll_mul(c, more, 16)), ll_mul(c, h, 8)), ahead * len,
 	        LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0), 1);
 }
 
@@ -806,32 +796,32 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 		ahead = i * (st->nthreads / per);
 	if (ahead)
 		q = st->tid;
-	LLVMValueRef x0 = add(c, ia->buf0, i64c(c, stage_a(plan)));
+	LLVMValueRef x0 = ll_add(c, ia->buf0, ll_i64(c, stage_a(plan)));
 	LLVMValueRef dk, col, dst; /* the piece's k past the step's first, its first column */
 	int64_t src_more = 0, dst_more = 0;
 	if (plan->tc_wg) { /* see a_piece: 16 k u of the step, piece qq of them */
-		LLVMValueRef u = udiv(c, q, 2 * cols), qq = urem(c, q, 2 * cols);
-		LLVMValueRef r = urem(c, qq, 8), h = add(c, urem(c, udiv(c, qq, 8), 2), mul(c, u, 2)), ii = udiv(c, qq, 16);
+		LLVMValueRef u = ll_udiv(c, q, 2 * cols), qq = ll_urem(c, q, 2 * cols);
+		LLVMValueRef r = ll_urem(c, qq, 8), h = ll_add(c, ll_urem(c, ll_udiv(c, qq, 8), 2), ll_mul(c, u, 2)), ii = ll_udiv(c, qq, 16);
 		if (kn) {
-			dk = mul(c, add(c, mul(c, h, 8), r), ks);
-			col = add(c, st->ncol, mul(c, ii, 8));
+			dk = ll_mul(c, ll_add(c, ll_mul(c, h, 8), r), ks);
+			col = ll_add(c, st->ncol, ll_mul(c, ii, 8));
 		} else {
-			dk = mul(c, h, 8);
-			col = add(c, st->ncol, add(c, mul(c, ii, 8), r));
+			dk = ll_mul(c, h, 8);
+			col = ll_add(c, st->ncol, ll_add(c, ll_mul(c, ii, 8), r));
 		}
-		dst = add(c, x0, mul(c, q, 8));
+		dst = ll_add(c, x0, ll_mul(c, q, 8));
 	} else if (kn) {
-		LLVMValueRef ii = udiv(c, q, cols / 8), p = urem(c, q, cols / 8);
-		dk = mul(c, ii, ks);
-		col = add(c, st->ncol, mul(c, p, 8));
-		dst = add(c, x0, add(c, mul(c, ii, kn_row(plan)), mul(c, p, 8)));
+		LLVMValueRef ii = ll_udiv(c, q, cols / 8), p = ll_urem(c, q, cols / 8);
+		dk = ll_mul(c, ii, ks);
+		col = ll_add(c, st->ncol, ll_mul(c, p, 8));
+		dst = ll_add(c, x0, ll_add(c, ll_mul(c, ii, kn_row(plan)), ll_mul(c, p, 8)));
 		src_more = ahead * ks * k->N, dst_more = ahead * kn_row(plan);
 	} else {
 		LLVMValueRef j, h;
 		group_piece(c, q, per, &j, &h);
-		dk = mul(c, h, 8);
-		col = add(c, st->ncol, j);
-		dst = add(c, x0, add(c, mul(c, j, nk_row(plan)), mul(c, h, 8)));
+		dk = ll_mul(c, h, 8);
+		col = ll_add(c, st->ncol, j);
+		dst = ll_add(c, x0, ll_add(c, ll_mul(c, j, nk_row(plan)), ll_mul(c, h, 8)));
 		src_more = ahead * k->K, dst_more = ahead * nk_row(plan);
 	}
 	/* a column past N: only where the blocks' columns do not divide N (the
@@ -840,24 +830,24 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	LLVMValueRef ok = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
 	if (k->N % cols) {
 		ok = LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "");
-		col = ptx_min(c, col, i64c(c, k->N - (kn ? 8 : 1)));
+		col = ptx_min(c, col, ll_i64(c, k->N - (kn ? 8 : 1)));
 	}
 	/* past K the whole address is formed per step, read only where ok;
 	 * else the step's row (kn) or element (nk), and the piece's place from
 	 * it, the same in every step */
 	if (kpast) {
-		LLVMValueRef kk = add(c, ia->k, dk);
-		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""), "");
+		LLVMValueRef kk = ll_add(c, ia->k, dk);
+		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->K), ""), "");
 		const int64_t tile = 4 * k->ir->loops[k->ir->nloops - 2].len; /* the 2:4 loop's k */
 		if (plan->tc_sp && tile % 32) /* past the kept tile's k: its A is padding, X not read */
 			ok = LLVMBuildAnd(c->b, ok,
-			                  LLVMBuildICmp(c->b, LLVMIntSLT, add(c, mul(c, ia->kstep, 32), dk), i64c(c, tile), ""),
+			                  LLVMBuildICmp(c->b, LLVMIntSLT, ll_add(c, ll_mul(c, ia->kstep, 32), dk), ll_i64(c, tile), ""),
 			                  "");
 		tc_copy(c, plan, smem(c, st, dst, 0), c->X, NULL,
-		        kn ? add(c, mul(c, kk, k->N), col) : add(c, mul(c, col, k->K), kk), 0, ok, 0);
+		        kn ? ll_add(c, ll_mul(c, kk, k->N), col) : ll_add(c, ll_mul(c, col, k->K), kk), 0, ok, 0);
 	} else {
-		tc_copy(c, plan, smem(c, st, dst, dst_more), c->X, kn ? mul(c, ia->k, k->N) : ia->k,
-		        kn ? add(c, mul(c, dk, k->N), col) : add(c, mul(c, col, k->K), dk), src_more, ok, 0);
+		tc_copy(c, plan, smem(c, st, dst, dst_more), c->X, kn ? ll_mul(c, ia->k, k->N) : ia->k,
+		        kn ? ll_add(c, ll_mul(c, dk, k->N), col) : ll_add(c, ll_mul(c, col, k->K), dk), src_more, ok, 0);
 	}
 }
 
@@ -870,7 +860,7 @@ static void tc_issue(LowerCtx *c, const PtxPlan *plan, Stage *st, LLVMValueRef s
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "issued");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, st->end, ""), body, next);
 	LLVMPositionBuilderAtEnd(c->b, body);
-	IssueArg ia = {.buf0 = mul(c, buf, stage_halves(k, plan))};
+	IssueArg ia = {.buf0 = ll_mul(c, buf, stage_halves(k, plan))};
 	LLVMValueRef m;
 	tc_locate(c, st->digit, step, &ia.row, &m, &ia.k, &ia.kstep);
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
@@ -909,7 +899,7 @@ static void tc_ldm(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValueR
 /* The first row, within the block's, of chunk ci of warp row wr's. */
 static LLVMValueRef chunk_row(LowerCtx *c, const PtxPlan *plan, LLVMValueRef wr, int ci)
 {
-	return mul(c, add(c, mul(c, wr, plan->tc_wm), i64c(c, ci)), 16);
+	return ll_mul(c, ll_add(c, ll_mul(c, wr, plan->tc_wm), ll_i64(c, ci)), 16);
 }
 
 /* The sparse tensor cores, staged: the A fragments and metadata of step
@@ -923,7 +913,7 @@ static void sp_load(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef step, L
 	LLVMValueRef row, m, kk, kstep, aw[4], meta;
 	tc_locate(c, st->digit, step, &row, &m, &kk, &kstep);
 	for (int ci = 0; ci < plan->tc_wm; ci++) {
-		sp_fragments(c, a, add(c, row, chunk_row(c, plan, wr, ci)), kstep, aw, &meta);
+		sp_fragments(c, a, ll_add(c, row, chunk_row(c, plan, wr, ci)), kstep, aw, &meta);
 		for (int e = 0; e < 4; e++)
 			LLVMBuildStore(c->b, aw[e], a->spa[ci][e]);
 		LLVMBuildStore(c->b, meta, a->spm[ci]);
@@ -945,14 +935,14 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 			aw[ci][e] = LLVMBuildLoad2(c->b, c->i32, a->spa[ci][e], "a");
 		meta[ci] = LLVMBuildLoad2(c->b, c->i32, a->spm[ci], "meta");
 	}
-	LLVMValueRef x0 = mul(c, buf, stage_halves(k, plan));
-	LLVMValueRef wn = mul(c, wc, PTX_TC_COLS);
+	LLVMValueRef x0 = ll_mul(c, buf, stage_halves(k, plan));
+	LLVMValueRef wn = ll_mul(c, wc, PTX_TC_COLS);
 	for (int j = 0; j < PTX_TC_TILES; j++) {
-		LLVMValueRef n0 = add(c, wn, i64c(c, 8 * j)), bat;
+		LLVMValueRef n0 = ll_add(c, wn, ll_i64(c, 8 * j)), bat;
 		if (k->layout == PAT_LAYOUT_KN)
-			bat = add(c, x0, add(c, mul(c, lane, kn_row(plan)), n0));
+			bat = ll_add(c, x0, ll_add(c, ll_mul(c, lane, kn_row(plan)), n0));
 		else
-			bat = add(c, x0, add(c, mul(c, add(c, n0, urem(c, lane, 8)), nk_row(plan)), mul(c, udiv(c, lane, 8), 8)));
+			bat = ll_add(c, x0, ll_add(c, ll_mul(c, ll_add(c, n0, ll_urem(c, lane, 8)), nk_row(plan)), ll_mul(c, ll_udiv(c, lane, 8), 8)));
 		LLVMValueRef bw[4];
 		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
 		for (int ci = 0; ci < plan->tc_wm; ci++)
@@ -966,8 +956,8 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
  * and 32-45. */
 static LLVMValueRef wg_desc(LowerCtx *c, LLVMValueRef addr)
 {
-	LLVMValueRef d = LLVMBuildLShr(c->b, LLVMBuildAnd(c->b, addr, i64c(c, 0x3FFFF), ""), i64c(c, 4), "");
-	return LLVMBuildOr(c->b, d, i64c(c, (int64_t)(WG_LBO >> 4) << 16 | (int64_t)(WG_SBO >> 4) << 32), "desc");
+	LLVMValueRef d = LLVMBuildLShr(c->b, LLVMBuildAnd(c->b, addr, ll_i64(c, 0x3FFFF), ""), ll_i64(c, 4), "");
+	return LLVMBuildOr(c->b, d, ll_i64(c, (int64_t)(WG_LBO >> 4) << 16 | (int64_t)(WG_SBO >> 4) << 32), "desc");
 }
 
 /* One wgmma of a step (tc_wg): its accumulators (first, count), its A and
@@ -1034,27 +1024,27 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 	const LowerKernel *k = c->k;
 	WgOp ops[WG_MAXOPS];
 	const int nops = wg_ops(k, plan, ops), nacc = wg_nacc(plan);
-	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
+	LLVMValueRef b0 = ll_mul(c, buf, stage_halves(k, plan));
 	/* byte addresses in shared memory (emulated: offsets into the buffers) */
-	LLVMValueRef addr = plan->emulate ? mul(c, b0, 2) : LLVMBuildPtrToInt(c->b, smem(c, st, b0, 0), c->i64, "");
+	LLVMValueRef addr = plan->emulate ? ll_mul(c, b0, 2) : LLVMBuildPtrToInt(c->b, smem(c, st, b0, 0), c->i64, "");
 	LLVMValueRef desc[2 * WG_MAXOPS];
 	for (int i = 0; i < nops; i++) {
 		for (int j = 0; j < 2; j++) {
-			LLVMValueRef at = add(c, addr, i64c(c, 2 * (j ? ops[i].b : ops[i].a)));
+			LLVMValueRef at = ll_add(c, addr, ll_i64(c, 2 * (j ? ops[i].b : ops[i].a)));
 			if (plan->emulate) /* (a descriptor drops the address's low 4 bits) */
 				ptx_emu_check(c, at, 16, NULL);
 			desc[2 * i + j] = wg_desc(c, at);
 		}
 	}
 	if (plan->emulate) { /* (the host keeps the accumulators in ewacc through the walk) */
-		LLVMValueRef v = LLVMBuildTrunc(c->b, mul(c, wr, 1 << 10), c->i32, "");
+		LLVMValueRef v = LLVMBuildTrunc(c->b, ll_mul(c, wr, 1 << 10), c->i32, "");
 		for (int i = 0; i < nops; i++) {
 			const WgOp *o = &ops[i];
 			const unsigned info = (unsigned)(o->nacc * 2) | (unsigned)o->trans_b << 9 |
 			                      (unsigned)(k->dtype == PAT_F16) << 12 | (unsigned)o->trans_a << 13;
 			LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->wg, "wgmma");
 			LLVMValueRef at = LLVMConstInt(c->i32, (unsigned)o->acc, 0);
-			LLVMValueRef args[6] = {smem(c, st, i64c(c, 0), 0), i64c(c, plan->tc_stages * stage_halves(k, plan) * 2),
+			LLVMValueRef args[6] = {smem(c, st, ll_i64(c, 0), 0), ll_i64(c, plan->tc_stages * stage_halves(k, plan) * 2),
 			                        desc[2 * i], desc[2 * i + 1], LLVMBuildGEP2(c->b, c->f32, a->ewacc, &at, 1, ""),
 			                        LLVMBuildOr(c->b, v, LLVMConstInt(c->i32, info, 0), "info")};
 			LLVMBuildCall2(c->b, a->wg_ty, fn, args, 6, "");
@@ -1092,28 +1082,28 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 		tc_sp_compute(c, a, st, buf, lane, wc);
 		return;
 	}
-	LLVMValueRef b0 = mul(c, buf, stage_halves(k, plan));
-	LLVMValueRef x0 = add(c, b0, i64c(c, stage_a(plan)));
-	LLVMValueRef q = udiv(c, lane, 8), i = urem(c, lane, 8);
-	LLVMValueRef qk = mul(c, LLVMBuildAnd(c->b, q, i64c(c, 1), ""), 8);
-	LLVMValueRef qn = add(c, mul(c, wc, PTX_TC_COLS), mul(c, LLVMBuildLShr(c->b, q, i64c(c, 1), ""), 8));
+	LLVMValueRef b0 = ll_mul(c, buf, stage_halves(k, plan));
+	LLVMValueRef x0 = ll_add(c, b0, ll_i64(c, stage_a(plan)));
+	LLVMValueRef q = ll_udiv(c, lane, 8), i = ll_urem(c, lane, 8);
+	LLVMValueRef qk = ll_mul(c, LLVMBuildAnd(c->b, q, ll_i64(c, 1), ""), 8);
+	LLVMValueRef qn = ll_add(c, ll_mul(c, wc, PTX_TC_COLS), ll_mul(c, LLVMBuildLShr(c->b, q, ll_i64(c, 1), ""), 8));
 	for (int64_t u = 0; u < step_k(plan) / 16; u++) { /* each 16 k of the step */
 		/* A of each of the warp's chunks: lane l addresses row l % 16, k 8 (l / 16) */
 		LLVMValueRef aw[PTX_TC_WM][4];
 		for (int ci = 0; ci < plan->tc_wm; ci++) {
 			LLVMValueRef r0 = chunk_row(c, plan, wr, ci);
-			LLVMValueRef at = add(c, b0, add(c, mul(c, add(c, r0, urem(c, lane, 16)), tc_row(plan)),
-			                                 add(c, mul(c, udiv(c, lane, 16), 8), i64c(c, 16 * u))));
+			LLVMValueRef at = ll_add(c, b0, ll_add(c, ll_mul(c, ll_add(c, r0, ll_urem(c, lane, 16)), tc_row(plan)),
+			                                 ll_add(c, ll_mul(c, ll_udiv(c, lane, 16), 8), ll_i64(c, 16 * u))));
 			tc_ldm(c, plan, st, at, false, aw[ci]);
 		}
 		/* B, two column tiles per ldmatrix: matrix q = l / 8 is k 8 (q & 1)
 		 * of tile 2 jj + (q >> 1), row i = l % 8 of it */
 		for (int jj = 0; jj < PTX_TC_TILES / 2; jj++) {
-			LLVMValueRef n = add(c, qn, i64c(c, 16 * jj));
-			LLVMValueRef kk = add(c, qk, i64c(c, 16 * u));
+			LLVMValueRef n = ll_add(c, qn, ll_i64(c, 16 * jj));
+			LLVMValueRef kk = ll_add(c, qk, ll_i64(c, 16 * u));
 			LLVMValueRef bat = k->layout == PAT_LAYOUT_KN
-			                           ? add(c, x0, add(c, mul(c, add(c, i, kk), kn_row(plan)), n))
-			                           : add(c, x0, add(c, mul(c, add(c, n, i), nk_row(plan)), kk));
+			                           ? ll_add(c, x0, ll_add(c, ll_mul(c, ll_add(c, i, kk), kn_row(plan)), n))
+			                           : ll_add(c, x0, ll_add(c, ll_mul(c, ll_add(c, n, i), nk_row(plan)), kk));
 			LLVMValueRef bw[4];
 			tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
 			for (int ci = 0; ci < plan->tc_wm; ci++) {
@@ -1165,27 +1155,27 @@ static void tc_staged_walk(LowerCtx *c, TcArg *a, Stage *st, LLVMValueRef lane, 
 	const PtxPlan *plan = a->plan;
 	const int S = plan->tc_stages, ahead = plan->tc_wga ? S - 2 : S - 1;
 	for (int s = 0; s < ahead; s++)
-		tc_issue(c, plan, st, add(c, st->begin, i64c(c, s)), i64c(c, s));
+		tc_issue(c, plan, st, ll_add(c, st->begin, ll_i64(c, s)), ll_i64(c, s));
 	if (plan->tc_sp)
 		sp_load(c, a, st, st->begin, wr);
 	LowerLoop l;
 	LLVMValueRef n = LLVMBuildNSWSub(c->b, st->end, st->begin, "nsteps");
-	LLVMValueRef i = lower_loop_begin(c, &l, i64c(c, 0), udiv(c, add(c, n, i64c(c, S - 1)), S), "step");
+	LLVMValueRef i = lower_loop_begin(c, &l, ll_i64(c, 0), ll_udiv(c, ll_add(c, n, ll_i64(c, S - 1)), S), "step");
 	/* a last iteration cut short: where S does not divide the walk, or its parts */
 	const bool cut = plan->nsplit > 1 || plan->tc_steps % S;
 	LLVMBasicBlockRef done = cut ? LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepsdone") : NULL;
 	for (int j = 0; j < S; j++) {
-		LLVMValueRef step = add(c, st->begin, add(c, mul(c, i, S), i64c(c, j)));
+		LLVMValueRef step = ll_add(c, st->begin, ll_add(c, ll_mul(c, i, S), ll_i64(c, j)));
 		if (done && j > 0) {
 			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stepj");
 			LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, step, st->end, ""), body, done);
 			LLVMPositionBuilderAtEnd(c->b, body);
 		}
 		tc_wait(c, a, ahead - 1);
-		tc_compute(c, a, st, i64c(c, j), lane, wr, wc);
-		tc_issue(c, plan, st, add(c, step, i64c(c, ahead)), i64c(c, (j + ahead) % S));
+		tc_compute(c, a, st, ll_i64(c, j), lane, wr, wc);
+		tc_issue(c, plan, st, ll_add(c, step, ll_i64(c, ahead)), ll_i64(c, (j + ahead) % S));
 		if (plan->tc_sp) /* the next step's (past the end: the last one's again, unused) */
-			sp_load(c, a, st, ptx_min(c, add(c, step, i64c(c, 1)), LLVMBuildNSWSub(c->b, st->end, i64c(c, 1), "")),
+			sp_load(c, a, st, ptx_min(c, ll_add(c, step, ll_i64(c, 1)), LLVMBuildNSWSub(c->b, st->end, ll_i64(c, 1), "")),
 			        wr);
 	}
 	if (done) {
@@ -1277,10 +1267,10 @@ static void tc_wgt_store(LowerCtx *c, const TcArg *a, LLVMValueRef m0, LLVMValue
 	for (int p = 0; p < plan->tc_cols; p++)
 		for (int e = 0; e < half; e++) {
 			const int r = 8 * (e / 4) + (e & 1);
-			LLVMValueRef col = add(c, a->nb, add(c, mul(c, wr, 16), add(c, a->g, i64c(c, 64 * p + (e & 2 ? 8 : 0)))));
-			LLVMValueRef m = add(c, m0, mul(c, add(c, mul(c, a->t, 2), i64c(c, r)), sm));
+			LLVMValueRef col = ll_add(c, a->nb, ll_add(c, ll_mul(c, wr, 16), ll_add(c, a->g, ll_i64(c, 64 * p + (e & 2 ? 8 : 0)))));
+			LLVMValueRef m = ll_add(c, m0, ll_mul(c, ll_add(c, ll_mul(c, a->t, 2), ll_i64(c, r)), sm));
 			const int i = p * half + e;
-			tc_store(c, m, col, a->acc[i / 4][i % 4], LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, c->k->M), ""));
+			tc_store(c, m, col, a->acc[i / 4][i % 4], LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, c->k->M), ""));
 		}
 }
 
@@ -1369,16 +1359,16 @@ void ptx_tc_body(LowerCtx *c)
 	TcArg a = {.plan = plan, .i16 = LLVMInt16TypeInContext(c->ctx)};
 	LLVMValueRef lane = ptx_sreg(c, "tid.x"), warp = ptx_sreg(c, "tid.y");
 	LLVMValueRef set = ptx_sreg(c, "ctaid.x"), cy = ptx_sreg(c, "ctaid.y");
-	a.g = LLVMBuildUDiv(c->b, lane, i64c(c, 4), "g");
-	a.t = LLVMBuildURem(c->b, lane, i64c(c, 4), "t");
+	a.g = LLVMBuildUDiv(c->b, lane, ll_i64(c, 4), "g");
+	a.t = LLVMBuildURem(c->b, lane, ll_i64(c, 4), "t");
 	/* the block's warps: tc_rows / tc_wm of tc_wm chunks of rows each x tc_cols
 	 * column slices; a warpgroup (tc_wg): a chunk each, all the columns */
-	LLVMValueRef wr = plan->tc_wg ? warp : udiv(c, warp, plan->tc_cols);
-	LLVMValueRef wc = plan->tc_wg ? i64c(c, 0) : urem(c, warp, plan->tc_cols);
+	LLVMValueRef wr = plan->tc_wg ? warp : ll_udiv(c, warp, plan->tc_cols);
+	LLVMValueRef wc = plan->tc_wg ? ll_i64(c, 0) : ll_urem(c, warp, plan->tc_cols);
 	/* 8-column tiles a chunk of the warp's (transposed: the accumulators in 4s) */
 	const int tiles = plan->tc_wgt ? wg_nacc(plan) / 4 : plan->tc_wg ? plan->tc_wgn / 8 : PTX_TC_TILES;
-	LLVMValueRef ncol = add(c, c->n0, mul(c, cy, (int64_t)plan->tc_cols * PTX_TC_COLS));
-	a.nb = LLVMBuildNSWAdd(c->b, ncol, mul(c, wc, PTX_TC_COLS), "nb");
+	LLVMValueRef ncol = ll_add(c, c->n0, ll_mul(c, cy, (int64_t)plan->tc_cols * PTX_TC_COLS));
+	a.nb = LLVMBuildNSWAdd(c->b, ncol, ll_mul(c, wc, PTX_TC_COLS), "nb");
 	LLVMBasicBlockRef done = NULL;
 	if (!plan->stage) {
 		/* a warp past the columns has nothing to do (uniform in the warp);
@@ -1396,17 +1386,17 @@ void ptx_tc_body(LowerCtx *c)
 	const PirLoop *lm = &ir->loops[lmi];
 	const int64_t groups = (lm->len + 15) / 16 / plan->tc_rows;
 	LLVMValueRef rest = set;
-	LLVMValueRef chunk = mul(c, urem(c, rest, groups), plan->tc_rows);
-	rest = udiv(c, rest, groups);
-	c->lo[lmi] = LLVMBuildNSWMul(c->b, chunk, i64c(c, 16), "mlo");
-	c->hi[lmi] = LLVMBuildNSWAdd(c->b, c->lo[lmi], i64c(c, 1), "mhi");
+	LLVMValueRef chunk = ll_mul(c, ll_urem(c, rest, groups), plan->tc_rows);
+	rest = ll_udiv(c, rest, groups);
+	c->lo[lmi] = LLVMBuildNSWMul(c->b, chunk, ll_i64(c, 16), "mlo");
+	c->hi[lmi] = LLVMBuildNSWAdd(c->b, c->lo[lmi], ll_i64(c, 1), "mhi");
 	for (int i = lmi - 1; i >= 0; i--) {
 		const PirLoop *l = &ir->loops[i];
 		if (!pir_loop_has_axis(l, PIR_AXIS_M))
 			continue;
-		c->lo[i] = LLVMBuildURem(c->b, rest, i64c(c, l->nnz), "");
-		c->hi[i] = LLVMBuildNSWAdd(c->b, c->lo[i], i64c(c, 1), "");
-		rest = LLVMBuildUDiv(c->b, rest, i64c(c, l->nnz), "");
+		c->lo[i] = ll_urem(c, rest, l->nnz);
+		c->hi[i] = ll_add(c, c->lo[i], ll_i64(c, 1));
+		rest = ll_udiv(c, rest, l->nnz);
 	}
 
 	LLVMValueRef zero = LLVMConstReal(c->f32, 0.0);
@@ -1416,7 +1406,7 @@ void ptx_tc_body(LowerCtx *c)
 			LLVMBuildStore(c->b, zero, a.acc[j][e]);
 		}
 	a.mrow = lower_entry_alloca(c, c->i64, "mrow");
-	LLVMBuildStore(c->b, i64c(c, k->M), a.mrow);
+	LLVMBuildStore(c->b, ll_i64(c, k->M), a.mrow);
 	for (int ci = 0; ci < plan->tc_wm && plan->tc_sp && plan->stage; ci++) {
 		for (int e = 0; e < 4; e++)
 			a.spa[ci][e] = lower_entry_alloca(c, c->i32, "spa");
@@ -1467,26 +1457,26 @@ void ptx_tc_body(LowerCtx *c)
 	if (plan->stage) {
 		Stage st = {.ncol = ncol};
 		tc_stage_init(c, plan, &st);
-		st.tid = add(c, mul(c, warp, 32), lane);
+		st.tid = ll_add(c, ll_mul(c, warp, 32), lane);
 		st.nthreads = 32 * (int64_t)plan->s.by;
 		for (int i = 0; i < n - 1; i++)
 			st.digit[i] = c->lo[i];
-		st.begin = i64c(c, 0), st.end = i64c(c, plan->tc_steps);
+		st.begin = ll_i64(c, 0), st.end = ll_i64(c, plan->tc_steps);
 		if (plan->nsplit > 1) { /* the block's part of the walk (tc_plan_split) */
 			LLVMValueRef z = ptx_sreg(c, "ctaid.z");
-			st.begin = udiv(c, mul(c, z, plan->tc_steps), plan->nsplit);
-			st.end = udiv(c, mul(c, add(c, z, i64c(c, 1)), plan->tc_steps), plan->nsplit);
+			st.begin = ll_udiv(c, ll_mul(c, z, plan->tc_steps), plan->nsplit);
+			st.end = ll_udiv(c, ll_mul(c, ll_add(c, z, ll_i64(c, 1)), plan->tc_steps), plan->nsplit);
 		}
 		LLVMValueRef row, m, kk;
-		tc_locate(c, st.digit, i64c(c, 0), &row, &m, &kk, NULL);
+		tc_locate(c, st.digit, ll_i64(c, 0), &row, &m, &kk, NULL);
 		/* the warp's first row: chunk wr tc_wm of the block's */
-		LLVMBuildStore(c->b, plan->tc_wgt ? m : add(c, m, mul(c, wr, 16 * plan->tc_wm * lm->comp[0].stride)), a.mrow);
+		LLVMBuildStore(c->b, plan->tc_wgt ? m : ll_add(c, m, ll_mul(c, wr, 16 * plan->tc_wm * lm->comp[0].stride)), a.mrow);
 		tc_staged_walk(c, &a, &st, lane, wr, wc);
 	} else if (plan->tc_sp) {
-		LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+		LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 		lower_nest(c, 0, n - 2, &start, tc_sp_point, &a);
 	} else {
-		LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+		LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 		lower_nest(c, 0, n - 1, &start, tc_point, &a);
 	}
 
@@ -1500,14 +1490,14 @@ void ptx_tc_body(LowerCtx *c)
 	for (int half = 0; half < 2 * plan->tc_wm && !plan->tc_wgt; half++) {
 		const int ci = half / 2, h = half % 2;
 		const int64_t r = 8 * half;
-		LLVMValueRef m = add(c, m0, mul(c, add(c, a.g, i64c(c, r)), sm));
-		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), "");
+		LLVMValueRef m = ll_add(c, m0, ll_mul(c, ll_add(c, a.g, ll_i64(c, r)), sm));
+		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->M), "");
 		if (lm->len % 16) /* the last chunk's rows past the m loop's end: not the warp's */
 			mok = LLVMBuildAnd(c->b, mok,
 			                   LLVMBuildICmp(c->b, LLVMIntSLT,
-			                                 add(c, add(c, c->lo[lmi], mul(c, wr, 16 * plan->tc_wm)),
-			                                     add(c, a.g, i64c(c, r))),
-			                                 i64c(c, lm->len), ""),
+			                                 ll_add(c, ll_add(c, c->lo[lmi], ll_mul(c, wr, 16 * plan->tc_wm)),
+			                                     ll_add(c, a.g, ll_i64(c, r))),
+			                                 ll_i64(c, lm->len), ""),
 			                   "");
 		/* a lane's two adjacent columns in one store where C's rows allow */
 		const bool pair = k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 && (!plan->atomic || plan->vred);
@@ -1515,7 +1505,7 @@ void ptx_tc_body(LowerCtx *c)
 			for (int e = 0; e < 2; e += pair ? 2 : 1) {
 				LLVMValueRef col = LLVMBuildNSWAdd(
 					c->b, a.nb,
-					LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, a.t, i64c(c, 2), ""), i64c(c, 8 * j + e), ""),
+					ll_add(c, ll_mul(c, a.t, 2), ll_i64(c, 8 * j + e)),
 					"n");
 				LLVMValueRef *acc = a.acc[ci * tiles + j];
 				tc_store2(c, m, col, acc[2 * h + e], pair ? acc[2 * h + 1] : NULL, mok);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit.c - `--target=x86-64 -o DIR`: an object file, a C header and the
  * packed weights, for linking into a C program.
  *
@@ -11,10 +12,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "x86.h"
+#include "../lower/llvm_util.h"
+#include "../support/outfile.h"
 #include "../support/util.h"
 #include "../weights/tensor.h"
 
-#include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -25,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
-
 /* unpack: zero W (M x K, passed as C), then W[m, k] = w */
 static void unpack_prologue(LowerCtx *c)
 {
@@ -36,7 +36,7 @@ static void unpack_prologue(LowerCtx *c)
 
 static void unpack_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w)
 {
-	LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, c->k->K), ""), k, "");
+	LLVMValueRef at = ll_add(c, ll_mul(c, m, c->k->K), k);
 	LLVMBuildStore(c->b, w, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 }
 
@@ -71,13 +71,6 @@ static LLVMValueRef slice_bound(LLVMBuilderRef b, LLVMTypeRef i64, LLVMValueRef 
  * starts its threads per call (about 40 us each on the development VM),
  * so a kernel smaller than this per thread runs on fewer threads. */
 enum { EMIT_MIN_FMA_PER_THREAD = 8 << 20 };
-
-/* mod's function name of type ty, declared where it is not yet. */
-static LLVMValueRef extern_fn(LLVMModuleRef mod, const char *name, LLVMTypeRef ty)
-{
-	LLVMValueRef f = LLVMGetNamedFunction(mod, name);
-	return f ? f : LLVMAddFunction(mod, name, ty);
-}
 
 /* The bytes fn keeps on its stack: its entry block's fixed allocas (the
  * condensed X of lower_entry_alloca). */
@@ -165,16 +158,14 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef tids = LLVMBuildArrayAlloca(b, i64, t, "tids");
 	LLVMValueRef ok = LLVMBuildArrayAlloca(b, i32, t, "started");
 	LLVMTypeRef pc_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, ptr, ptr, ptr}, 4, 0);
-	LLVMValueRef pcreate = LLVMGetNamedFunction(mod, "pthread_create");
-	if (!pcreate)
-		pcreate = LLVMAddFunction(mod, "pthread_create", pc_ty);
+	LLVMValueRef pcreate = ll_function(mod, "pthread_create", pc_ty);
 	/* the threads' attributes: their stack (an attribute that cannot be
 	 * made leaves the C library's default) */
 	LLVMTypeRef a1_ty = LLVMFunctionType(i32, &ptr, 1, 0);
 	LLVMTypeRef a2_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, i64}, 2, 0);
 	LLVMValueRef attr = LLVMBuildAlloca(b, LLVMArrayType2(LLVMInt8TypeInContext(ctx), EMIT_ATTR_BYTES), "attr");
 	LLVMSetAlignment(attr, 16);
-	LLVMValueRef made = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildCall2(b, a1_ty, extern_fn(mod, "pthread_attr_init", a1_ty),
+	LLVMValueRef made = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildCall2(b, a1_ty, ll_function(mod, "pthread_attr_init", a1_ty),
 	                                                               &attr, 1, ""),
 	                                  LLVMConstInt(i32, 0, 0), "attr_made");
 	const unsigned long long stack_size = (stack + EMIT_STACK_SLACK + 0xffff) & ~0xffffULL;
@@ -182,15 +173,13 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	                  unsized = LLVMAppendBasicBlockInContext(ctx, run, "attr_done");
 	LLVMBuildCondBr(b, made, sized, unsized);
 	LLVMPositionBuilderAtEnd(b, sized);
-	LLVMBuildCall2(b, a2_ty, extern_fn(mod, "pthread_attr_setstacksize", a2_ty),
+	LLVMBuildCall2(b, a2_ty, ll_function(mod, "pthread_attr_setstacksize", a2_ty),
 	               (LLVMValueRef[]){attr, LLVMConstInt(i64, stack_size, 0)}, 2, "");
 	LLVMBuildBr(b, unsized);
 	LLVMPositionBuilderAtEnd(b, unsized);
 	LLVMValueRef attrp = LLVMBuildSelect(b, made, attr, LLVMConstNull(ptr), "attrp");
 	LLVMTypeRef pj_ty = LLVMFunctionType(i32, (LLVMTypeRef[]){i64, ptr}, 2, 0);
-	LLVMValueRef pjoin = LLVMGetNamedFunction(mod, "pthread_join");
-	if (!pjoin)
-		pjoin = LLVMAddFunction(mod, "pthread_join", pj_ty);
+	LLVMValueRef pjoin = ll_function(mod, "pthread_join", pj_ty);
 	LowerCtx lc = {.ctx = ctx, .mod = mod, .b = b, .fn = run, .i64 = i64};
 	LowerLoop l1, l2;
 	LLVMValueRef Nc = LLVMConstInt(i64, (unsigned long long)N, 0);
@@ -233,7 +222,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	                  ret = LLVMAppendBasicBlockInContext(ctx, run, "ret");
 	LLVMBuildCondBr(b, made, destroy, ret);
 	LLVMPositionBuilderAtEnd(b, destroy);
-	LLVMBuildCall2(b, a1_ty, extern_fn(mod, "pthread_attr_destroy", a1_ty), &attr, 1, "");
+	LLVMBuildCall2(b, a1_ty, ll_function(mod, "pthread_attr_destroy", a1_ty), &attr, 1, "");
 	LLVMBuildBr(b, ret);
 	LLVMPositionBuilderAtEnd(b, ret);
 	LLVMBuildRetVoid(b);
@@ -264,6 +253,131 @@ static const char *const layout_doc[PAT_NLAYOUTS] = {
 	"X is N x K, C is N x M (row-major; PyTorch's layout)",
 };
 
+/* Op i of e into mod (its packed weights, kernels and C entry points)
+ * and its declarations into the header h. */
+static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm,
+                    StrBuf *h)
+{
+	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+	const OpResult *op = &e->ops[i];
+	const PruneOp *p = &e->pruned[i];
+	const Pir *ir = op->ir;
+	char pre[300], name[400];
+	snprintf(pre, sizeof pre, "%.128s_%.32s", e->base, op->name);
+	PirMetrics pm;
+	pir_metrics(ir, &pm);
+	/* the packed weights, embedded */
+	const float *values = p->values;
+	float *rounded = NULL;
+	if (op->dtype != PAT_F32) { /* the weights the dtype holds */
+		rounded = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof *rounded);
+		if (!rounded)
+			util_oom();
+		for (int64_t j = 0; j < pm.values; j++)
+			rounded[j] = op->dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(values[j]))
+			                                  : bf16_to_f32(f32_to_bf16(values[j]));
+		values = rounded;
+	}
+	snprintf(name, sizeof name, "%.200s.values", pre);
+	LLVMValueRef gv = blob(ctx, mod, name, values, (size_t)pm.values * sizeof *values);
+	free(rounded);
+	LLVMValueRef idx[PIR_MAX_LOOPS];
+	for (int l = 0; l < ir->nloops; l++) {
+		idx[l] = LLVMConstNull(ptr);
+		if (!p->mask.index[l])
+			continue;
+		snprintf(name, sizeof name, "%.200s.index.%.32s", pre, ir->loops[l].name);
+		idx[l] = blob(ctx, mod, name, p->mask.index[l],
+		              (size_t)(p->mask.rows[l] * ir->loops[l].nnz) * sizeof(int32_t));
+	}
+	LLVMValueRef fields[2] = {gv, LLVMConstArray2(ptr, idx, (uint64_t)ir->nloops)};
+	LLVMValueRef init = LLVMConstStructInContext(ctx, fields, 2, 0);
+	snprintf(name, sizeof name, "%.200s_packed", pre);
+	LLVMValueRef packed = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
+	LLVMSetInitializer(packed, init);
+	LLVMSetGlobalConstant(packed, 1);
+	/* the kernels and their C entry points */
+	snprintf(name, sizeof name, "%.200s.kernel", pre);
+	LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, 0, PAT_F32, {0}};
+	if (e->schedules)
+		lk.sched = e->schedules[i];
+	lk.vector_width = x86_schedule_width(&lk.sched, tm);
+	LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
+	LLVMSetLinkage(kernel, LLVMInternalLinkage);
+	snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
+	LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32, {0}};
+	LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
+	LLVMSetLinkage(ukernel, LLVMInternalLinkage);
+	snprintf(name, sizeof name, "%.200s_run", pre);
+	double stored = 1;
+	for (int j = 0; j < ir->nloops; j++)
+		stored *= (double)ir->loops[j].nnz;
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	const unsigned long long stack = stack_bytes(kernel, td);
+	LLVMDisposeTargetData(td);
+	build_run(ctx, mod, kernel, name, op->N, x86_chunk_columns(&lk), stored, stack);
+	snprintf(name, sizeof name, "%.200s_unpack", pre);
+	build_unpack(ctx, mod, ukernel, name);
+	char paper[PIR_PAPER_MAX];
+	pir_print_paper(ir, paper, sizeof paper);
+	sb_printf(h, "/* op %s: %s, M = %lld, K = %lld, N = %lld; %s */\n", op->name, paper,
+	          (long long)op->M, (long long)op->K, (long long)op->N, layout_doc[op->layout]);
+	sb_shape_enum(h, pre, (long long)op->M, (long long)op->K, (long long)op->N);
+	sb_printf(h, "typedef struct %s_weights {\n\tconst float *values; /* %lld packed values */\n"
+	              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
+	          pre, (long long)pm.values, ir->nloops, pre);
+	sb_printf(h, "extern const %s_weights %s_packed;\n", pre, pre);
+	sb_printf(h, "enum { %s_STACK_BYTES = %llu }; /* its buffers on the stack of each thread that runs it */\n",
+	          pre, stack);
+	if (e->schedules && e->schedules[i].threads > 0)
+		sb_printf(h, "enum { %s_THREADS = %d }; /* the threads the search found fastest */\n", pre,
+		          e->schedules[i].threads);
+	sb_printf(h, "void %s_run(const float *X, float *C, const %s_weights *w, int threads);\n", pre, pre);
+	sb_printf(h, "void %s_unpack(const %s_weights *w, float *W);\n\n", pre, pre);
+}
+
+/* The module's files (BASE.ll with e->llvm, BASE.s with e->asm_, BASE.o)
+ * and the header h as BASE.h, each written atomically. */
+static bool write_files(const X86Emit *e, LLVMModuleRef mod, LLVMTargetMachineRef tm, const StrBuf *h,
+                        char err[X86_ERR_MAX])
+{
+	bool ok = true;
+	char path[4096];
+	if (e->llvm) {
+		char *ll = LLVMPrintModuleToString(mod);
+		snprintf(path, sizeof path, "%s/%s.ll", e->dir, e->base);
+		if (!outfile_write(path, ll, strlen(ll))) {
+			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
+			ok = false;
+		}
+		LLVMDisposeMessage(ll);
+	}
+	for (int kind = 0; kind < 2 && ok; kind++) {
+		if (kind == 0 && !e->asm_)
+			continue;
+		LLVMMemoryBufferRef buf;
+		if (!ll_emit(tm, mod, kind == 0 ? LLVMAssemblyFile : LLVMObjectFile, &buf, err, X86_ERR_MAX,
+		             "emitting code")) {
+			ok = false;
+			break;
+		}
+		snprintf(path, sizeof path, "%s/%s.%s", e->dir, e->base, kind == 0 ? "s" : "o");
+		if (!outfile_write(path, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf))) {
+			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
+			ok = false;
+		}
+		LLVMDisposeMemoryBuffer(buf);
+	}
+	if (ok) {
+		snprintf(path, sizeof path, "%s/%s.h", e->dir, e->base);
+		if (!outfile_write(path, h->data, h->len)) {
+			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
+			ok = false;
+		}
+	}
+	return ok;
+}
+
 bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 {
 	x86_init_llvm();
@@ -271,8 +385,7 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	if (!tm)
 		return false;
 	LLVMContextRef ctx = LLVMContextCreate();
-	LLVMModuleRef mod = x86_module(ctx, e->base, tm);
-	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+	LLVMModuleRef mod = ll_module(ctx, e->base, tm);
 	StrBuf h;
 	sb_init(&h);
 	char source[1024], *cpu = LLVMGetTargetMachineCPU(tm);
@@ -302,124 +415,11 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	          e->base, e->version, util_comment_text(e->source, source, sizeof source), e->base, e->base, e->base,
 	          e->base, e->base, e->base, cpu, width == 16 ? "AVX-512" : width == 8 ? "AVX" : "SSE", e->base, e->base);
 	LLVMDisposeMessage(cpu);
-	bool ok = true;
-	for (int i = 0; i < e->nops && ok; i++) {
-		const OpResult *op = &e->ops[i];
-		const PruneOp *p = &e->pruned[i];
-		const Pir *ir = op->ir;
-		char pre[300], name[400];
-		snprintf(pre, sizeof pre, "%.128s_%.32s", e->base, op->name);
-		PirMetrics pm;
-		pir_metrics(ir, &pm);
-		/* the packed weights, embedded */
-		float *values = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof *values);
-		if (!values)
-			util_oom();
-		prune_pack(ir, &p->mask, p->w, op->M, op->K, values);
-		for (int64_t j = 0; op->dtype != PAT_F32 && j < pm.values; j++) /* the weights the dtype holds */
-			values[j] = op->dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(values[j]))
-			                                 : bf16_to_f32(f32_to_bf16(values[j]));
-		snprintf(name, sizeof name, "%.200s.values", pre);
-		LLVMValueRef gv = blob(ctx, mod, name, values, (size_t)pm.values * sizeof *values);
-		free(values);
-		LLVMValueRef idx[PIR_MAX_LOOPS];
-		for (int l = 0; l < ir->nloops; l++) {
-			idx[l] = LLVMConstNull(ptr);
-			if (!p->mask.index[l])
-				continue;
-			snprintf(name, sizeof name, "%.200s.index.%.32s", pre, ir->loops[l].name);
-			idx[l] = blob(ctx, mod, name, p->mask.index[l],
-			              (size_t)(p->mask.rows[l] * ir->loops[l].nnz) * sizeof(int32_t));
-		}
-		LLVMValueRef fields[2] = {gv, LLVMConstArray2(ptr, idx, (uint64_t)ir->nloops)};
-		LLVMValueRef init = LLVMConstStructInContext(ctx, fields, 2, 0);
-		snprintf(name, sizeof name, "%.200s_packed", pre);
-		LLVMValueRef packed = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
-		LLVMSetInitializer(packed, init);
-		LLVMSetGlobalConstant(packed, 1);
-		/* the kernels and their C entry points */
-		snprintf(name, sizeof name, "%.200s.kernel", pre);
-		LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, 0, PAT_F32, {0}};
-		if (e->schedules)
-			lk.sched = e->schedules[i];
-		lk.vector_width = x86_schedule_width(&lk.sched, tm);
-		LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
-		LLVMSetLinkage(kernel, LLVMInternalLinkage);
-		snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
-		LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32, {0}};
-		LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
-		LLVMSetLinkage(ukernel, LLVMInternalLinkage);
-		snprintf(name, sizeof name, "%.200s_run", pre);
-		double stored = 1;
-		for (int j = 0; j < ir->nloops; j++)
-			stored *= (double)ir->loops[j].nnz;
-		LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-		const unsigned long long stack = stack_bytes(kernel, td);
-		LLVMDisposeTargetData(td);
-		build_run(ctx, mod, kernel, name, op->N, x86_chunk_columns(&lk), stored, stack);
-		snprintf(name, sizeof name, "%.200s_unpack", pre);
-		build_unpack(ctx, mod, ukernel, name);
-		char paper[PIR_PAPER_MAX];
-		pir_print_paper(ir, paper, sizeof paper);
-		sb_printf(&h, "/* op %s: %s, M = %lld, K = %lld, N = %lld; %s */\n", op->name, paper,
-		          (long long)op->M, (long long)op->K, (long long)op->N, layout_doc[op->layout]);
-		sb_shape_enum(&h, pre, (long long)op->M, (long long)op->K, (long long)op->N);
-		sb_printf(&h, "typedef struct %s_weights {\n\tconst float *values; /* %lld packed values */\n"
-		              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
-		          pre, (long long)pm.values, ir->nloops, pre);
-		sb_printf(&h, "extern const %s_weights %s_packed;\n", pre, pre);
-		sb_printf(&h, "enum { %s_STACK_BYTES = %llu }; /* its buffers on the stack of each thread that runs it */\n",
-		          pre, stack);
-		if (e->schedules && e->schedules[i].threads > 0)
-			sb_printf(&h, "enum { %s_THREADS = %d }; /* the threads the search found fastest */\n", pre,
-			          e->schedules[i].threads);
-		sb_printf(&h, "void %s_run(const float *X, float *C, const %s_weights *w, int threads);\n", pre, pre);
-		sb_printf(&h, "void %s_unpack(const %s_weights *w, float *W);\n\n", pre, pre);
-	}
+	for (int i = 0; i < e->nops; i++)
+		emit_op(e, i, ctx, mod, tm, &h);
 	sb_printf(&h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
-	char *msg = NULL;
-	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-		snprintf(err, X86_ERR_MAX, "internal: invalid module: %.400s", msg);
-		ok = false;
-	}
-	LLVMDisposeMessage(msg);
-	if (ok)
-		ok = x86_optimize(mod, tm, err);
-	char path[4096];
-	if (ok && e->llvm) {
-		char *ll = LLVMPrintModuleToString(mod);
-		snprintf(path, sizeof path, "%s/%s.ll", e->dir, e->base);
-		if (!util_write_file_atomic(path, ll, strlen(ll))) {
-			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
-			ok = false;
-		}
-		LLVMDisposeMessage(ll);
-	}
-	for (int kind = 0; kind < 2 && ok; kind++) {
-		if (kind == 0 && !e->asm_)
-			continue;
-		LLVMMemoryBufferRef buf;
-		if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, kind == 0 ? LLVMAssemblyFile : LLVMObjectFile,
-		                                        &msg, &buf)) {
-			snprintf(err, X86_ERR_MAX, "emitting code: %.400s", msg);
-			LLVMDisposeMessage(msg);
-			ok = false;
-			break;
-		}
-		snprintf(path, sizeof path, "%s/%s.%s", e->dir, e->base, kind == 0 ? "s" : "o");
-		if (!util_write_file_atomic(path, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf))) {
-			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
-			ok = false;
-		}
-		LLVMDisposeMemoryBuffer(buf);
-	}
-	if (ok) {
-		snprintf(path, sizeof path, "%s/%s.h", e->dir, e->base);
-		if (!util_write_file_atomic(path, h.data, h.len)) {
-			snprintf(err, X86_ERR_MAX, "cannot write '%.300s': %s", path, strerror(errno));
-			ok = false;
-		}
-	}
+	const bool ok = ll_verify(mod, err, X86_ERR_MAX, "internal: invalid module") && x86_optimize(mod, tm, err) &&
+	                write_files(e, mod, tm, &h, err);
 	sb_free(&h);
 	LLVMDisposeModule(mod);
 	LLVMContextDispose(ctx);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86.c - the x86-64 backend; see x86.h.
  *
  * The update hook is a plain loop over the token columns; with X, C and
@@ -8,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "x86.h"
+#include "../lower/llvm_util.h"
 #include "../support/pool.h"
 #include "../support/util.h"
 
@@ -25,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
-
 /* C[m, n] += w * X[k, n] over the columns n0..n1 (contracted to FMA). */
 static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w)
 {
@@ -35,11 +35,11 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
 	LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "n");
 	LLVMValueRef xi, ci;
 	if (kk->layout == PAT_LAYOUT_KN) {
-		xi = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, k, i64c(c, kk->N), ""), n, "");
-		ci = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, kk->N), ""), n, "");
+		xi = ll_add(c, ll_mul(c, k, kk->N), n);
+		ci = ll_add(c, ll_mul(c, m, kk->N), n);
 	} else {
-		xi = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, kk->K), ""), k, "");
-		ci = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, kk->M), ""), m, "");
+		xi = ll_add(c, ll_mul(c, n, kk->K), k);
+		ci = ll_add(c, ll_mul(c, n, kk->M), m);
 	}
 	LLVMValueRef xp = LLVMBuildGEP2(c->b, c->f32, c->X, &xi, 1, "");
 	LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &ci, 1, "");
@@ -120,16 +120,15 @@ static LLVMValueRef c_fresh_at(LowerCtx *c, LLVMValueRef row, int upto)
 	LLVMValueRef f = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
 	for (int j = upto; j < ir->nloops; j++)
 		if (c->lo[j] && !pir_loop_has_axis(&ir->loops[j], PIR_AXIS_M))
-			f = LLVMBuildAnd(c->b, f, LLVMBuildICmp(c->b, LLVMIntEQ, c->lo[j], i64c(c, 0), ""), "fresh");
-	int64_t place = 1;
+			f = LLVMBuildAnd(c->b, f, LLVMBuildICmp(c->b, LLVMIntEQ, c->lo[j], ll_i64(c, 0), ""), "fresh");
 	for (int j = upto - 1; j >= 0; j--) {
 		const PirLoop *l = &ir->loops[j];
 		if (!pir_loop_has_axis(l, PIR_AXIS_M)) {
-			LLVMValueRef d = place > 1 ? LLVMBuildUDiv(c->b, row, i64c(c, place), "") : row;
-			d = LLVMBuildURem(c->b, d, i64c(c, l->nnz), "");
-			f = LLVMBuildAnd(c->b, f, LLVMBuildICmp(c->b, LLVMIntEQ, d, i64c(c, 0), ""), "fresh");
+			const int64_t place = nest_kept(c->nest, j + 1, upto); /* of digit j in the prefix */
+			LLVMValueRef d = place > 1 ? ll_udiv(c, row, place) : row;
+			d = ll_urem(c, d, l->nnz);
+			f = LLVMBuildAnd(c->b, f, LLVMBuildICmp(c->b, LLVMIntEQ, d, ll_i64(c, 0), ""), "fresh");
 		}
-		place *= l->nnz;
 	}
 	return f;
 }
@@ -183,7 +182,7 @@ static LLVMValueRef k_in_range(LowerCtx *c, const LowerPoint *p)
 {
 	if (c->k->ir->ext[PIR_AXIS_K] == c->k->K)
 		return LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
-	return LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, c->k->K), "");
+	return LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, c->k->K), "");
 }
 
 /* The alignment of a vector of vl floats in a k run's buffer of X: the
@@ -210,18 +209,18 @@ static void krun_point_at(LowerCtx *c, const LowerPoint *p, KrunArg *a, int r)
 	LLVMValueRef wv = splat(c, w, a->width);
 	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
 	LLVMValueRef base = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
-	                    : a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->ldx), "")
-	                              : LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+	                    : a->xbuf ? ll_mul(c, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), a->ldx)
+	                              : ll_add(c, ll_mul(c, p->k, k->N), a->n);
 	if (!a->xt && a->xbuf && a->xcol)
-		base = LLVMBuildNSWAdd(c->b, base, a->n, "");
+		base = ll_add(c, base, a->n);
 	if (!a->xt && a->xbuf && a->xrows > 0) { /* outside the buffer's rows: X itself */
-		LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntULT, LLVMBuildSub(c->b, p->k, a->klo, ""), i64c(c, a->xrows), "");
-		LLVMValueRef direct = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), ""), a->n, "");
+		LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntULT, LLVMBuildSub(c->b, p->k, a->klo, ""), ll_i64(c, a->xrows), "");
+		LLVMValueRef direct = ll_add(c, ll_mul(c, p->k, k->N), a->n);
 		xs = LLVMBuildSelect(c->b, in, a->xbuf, c->X, "xs");
 		base = LLVMBuildSelect(c->b, in, base, direct, "xat");
 	}
 	for (int u = 0; u < a->nacc; u++) {
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+		LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 		LLVMValueRef x = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, xs, &at, 1, ""), "x");
 		LLVMSetAlignment(x, a->xbuf && !a->xrows && !a->xcol ? xbuf_align(a->width) : 4);
 		LLVMValueRef acc = LLVMBuildLoad2(c->b, a->vty, a->acc[r * a->nacc + u], "");
@@ -250,9 +249,9 @@ static void krun_write(LowerCtx *c, bool add, const void *arg)
 {
 	const KrunWrite *w = arg;
 	const KrunArg *a = w->a;
-	LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, w->p->m, i64c(c, c->k->N), ""), a->n, "");
+	LLVMValueRef base = ll_add(c, ll_mul(c, w->p->m, c->k->N), a->n);
 	for (int u = 0; u < a->nacc; u++) {
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+		LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 		c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
 		         LLVMBuildLoad2(c->b, a->vty, a->acc[w->r * a->nacc + u], ""), add);
 	}
@@ -304,11 +303,11 @@ static void smaller_tiles(LowerCtx *c, LLVMValueRef from, int vl, int top, Colum
 		LLVMValueRef n = LLVMBuildLoad2(c->b, c->i64, from, "from");
 		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restv");
 		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "restvd");
-		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, LLVMBuildNSWAdd(c->b, n, i64c(c, w), ""), c->n1, "");
+		LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntSLE, ll_add(c, n, ll_i64(c, w)), c->n1, "");
 		LLVMBuildCondBr(c->b, fits, body, next);
 		LLVMPositionBuilderAtEnd(c->b, body);
 		tile(c, nacc, n, arg);
-		LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, n, i64c(c, w), ""), from);
+		LLVMBuildStore(c->b, ll_add(c, n, ll_i64(c, w)), from);
 		LLVMBuildBr(c->b, next);
 		LLVMPositionBuilderAtEnd(c->b, next);
 	}
@@ -371,15 +370,15 @@ static void krun_at(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef fr
 	t.fresh = fresh;
 	const int vl = t.width, unroll = t.nacc;
 	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
-	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, i64c(c, nt), "tiles");
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, ll_i64(c, nt), "tiles");
 	LowerLoop lt;
-	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "tile");
-	t.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	LLVMValueRef ti = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "tile");
+	t.n = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, ti, nt), "n");
 	krun_tile(c, p, first, &t);
 	lower_loop_end(c, &lt);
 	/* the columns left over */
 	LLVMValueRef from = lower_entry_alloca(c, c->i64, "from");
-	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	LLVMBuildStore(c->b, ll_add(c, c->n0, ll_mul(c, tiles, nt)), from);
 	krun_rest(c, p, first, vl, unroll, from, fresh);
 }
 
@@ -403,20 +402,19 @@ static double run_rows_per_digit(const Pir *ir, int run)
 static LLVMValueRef digit_block(LowerCtx *c, int l, LLVMValueRef bi, int64_t db)
 {
 	const int64_t nnz = c->k->ir->loops[l].nnz;
-	LLVMValueRef lo = LLVMBuildNSWMul(c->b, bi, i64c(c, db), "blo");
-	LLVMValueRef hi = LLVMBuildNSWAdd(c->b, lo, i64c(c, db), "");
+	LLVMValueRef lo = LLVMBuildNSWMul(c->b, bi, ll_i64(c, db), "blo");
+	LLVMValueRef hi = ll_add(c, lo, ll_i64(c, db));
 	c->lo[l] = lo;
-	c->hi[l] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, i64c(c, nnz), ""), hi, i64c(c, nnz), "bhi");
+	c->hi[l] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, hi, ll_i64(c, nnz), ""), hi, ll_i64(c, nnz), "bhi");
 	return lo;
 }
 
 /* Panel-packed X.  Rows of X N floats apart fall into a few L1 sets.  The
  * rows one m run reads are a different few k for every block row, so
- * copying them per run (mrun_condense) copies all of X once per block row
- * (32x32 blocks: 18% of the time, measured with perf); and the rows of a
- * row-balanced block of digits are only about known, so its per-block
- * copy needs a fallback to X, whose address select cost 11 scalar
- * instructions per weight.  Where each X element feeds enough FMAs
+ * copying them per run (mrun_condense) copies all of X once per block row;
+ * and the rows of a row-balanced block of digits are only about known, so
+ * its per-block copy needs a fallback to X (costs: see
+ * docs/design/x86-m-runs.md).  Where each X element feeds enough FMAs
  * (X86_PACK_REUSE or more kept weights per k), X is instead copied into
  * panels of one full tile's width (64 floats for the AVX-512 m runs and k
  * runs): the thread's columns once per call for the m runs, row k of panel
@@ -427,9 +425,8 @@ typedef struct X86Panel {
 	LLVMValueRef base; /* the panels (64-byte aligned), or null at run time */
 	int64_t nt;        /* floats per panel row */
 	/* one tile's panel, filled by panel_tile for each tile in turn (the k
-	 * runs: a thread's columns at K = 4096 and N = 4096 made 64 MiB of
-	 * panels per call, whose page faults and copy from memory were half of
-	 * row-balanced at 93.75% on 4096^3) */
+	 * runs: all of a thread's columns' panels fault in too many pages; see
+	 * docs/design/x86-m-runs.md) */
 	bool per_tile;
 } X86Panel;
 
@@ -440,11 +437,11 @@ static void panel_copy(LowerCtx *c, LLVMValueRef dst, LLVMValueRef col, int64_t 
 {
 	const LowerKernel *k = c->k;
 	LowerLoop lk, lj;
-	LLVMValueRef kk = lower_loop_begin(c, &lk, i64c(c, 0), i64c(c, k->K), "pk");
-	LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), ""), col, "");
-	LLVMValueRef to = LLVMBuildNSWMul(c->b, kk, i64c(c, nt), "");
-	LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, nt), "pj");
-	LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, j, ""), da = LLVMBuildNSWAdd(c->b, to, j, "");
+	LLVMValueRef kk = lower_loop_begin(c, &lk, ll_i64(c, 0), ll_i64(c, k->K), "pk");
+	LLVMValueRef src = ll_add(c, ll_mul(c, kk, k->N), col);
+	LLVMValueRef to = ll_mul(c, kk, nt);
+	LLVMValueRef j = lower_loop_begin(c, &lj, ll_i64(c, 0), ll_i64(c, nt), "pj");
+	LLVMValueRef sa = ll_add(c, src, j), da = ll_add(c, to, j);
 	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
 	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, dst, &da, 1, ""));
 	lower_loop_end(c, &lj);
@@ -467,22 +464,21 @@ static void panel_tile(LowerCtx *c, const X86Panel *pn, LLVMValueRef n, LLVMValu
 		LLVMBuildBr(c->b, done);
 		LLVMPositionBuilderAtEnd(c->b, done);
 	} else {
-		LLVMValueRef off = LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, n, c->n0, ""), i64c(c, k->K), "");
+		LLVMValueRef off = ll_mul(c, LLVMBuildNSWSub(c->b, n, c->n0, ""), k->K);
 		inp = LLVMBuildGEP2(c->b, c->f32, pn->base, &off, 1, "");
 	}
 	LLVMValueRef inx = LLVMBuildGEP2(c->b, c->f32, c->X, &n, 1, "");
 	*xt = LLVMBuildSelect(c->b, have, inp, inx, "xt");
-	*ldk = LLVMBuildSelect(c->b, have, i64c(c, pn->nt), i64c(c, k->N), "ldk");
+	*ldk = LLVMBuildSelect(c->b, have, ll_i64(c, pn->nt), ll_i64(c, k->N), "ldk");
 }
 
 /* The stored weights per k of W: how many FMAs (per column) each element
  * of X feeds, on average. */
 static double x_reuse(const LowerKernel *k)
 {
-	double kept = 1;
-	for (int i = 0; i < k->ir->nloops; i++)
-		kept *= (double)k->ir->loops[i].nnz;
-	return kept / (double)k->K;
+	Nest nest;
+	nest_of(k->ir, &nest);
+	return (double)nest.nstored / (double)k->K;
 }
 
 /* Whether X is worth packing: every element feeds X86_PACK_REUSE or more
@@ -496,11 +492,10 @@ static bool panel_pays(const LowerKernel *k)
 
 static void panel_free(LowerCtx *c, LLVMValueRef raw);
 
+/* The C library's function `name`, ret(arg), declared where missing. */
 static LLVMValueRef libc_fn(LowerCtx *c, const char *name, LLVMTypeRef ret, LLVMTypeRef arg)
 {
-	LLVMTypeRef ty = LLVMFunctionType(ret, &arg, 1, 0);
-	LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
-	return f ? f : LLVMAddFunction(c->mod, name, ty);
+	return ll_function(c->mod, name, LLVMFunctionType(ret, &arg, 1, 0));
 }
 
 /* Allocates the panels and fills them (all the thread's tiles; a per-tile
@@ -511,14 +506,13 @@ static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
 	const LowerKernel *k = c->k;
 	const int64_t nt = pn->nt;
 	LLVMValueRef tiles = pn->per_tile
-	                             ? i64c(c, 1)
-	                             : LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "ptiles");
-	LLVMValueRef bytes = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt * k->K * 4), ""),
-	                                     i64c(c, 64), "");
+	                             ? ll_i64(c, 1)
+	                             : LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), ll_i64(c, nt), "ptiles");
+	LLVMValueRef bytes = ll_add(c, ll_mul(c, tiles, nt * k->K * 4), ll_i64(c, 64));
 	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
 	LLVMValueRef raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &bytes, 1, "praw");
 	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, raw, c->i64, "");
-	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), i64c(c, 63), "");
+	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), ll_i64(c, 63), "");
 	LLVMValueRef al = LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), raw, &pad, 1, "panels");
 	LLVMValueRef have = LLVMBuildIsNotNull(c->b, raw, "");
 	if (!pn->per_tile) {
@@ -527,9 +521,9 @@ static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
 		LLVMBuildCondBr(c->b, have, body, done);
 		LLVMPositionBuilderAtEnd(c->b, body);
 		LowerLoop lt;
-		LLVMValueRef t = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "pt");
-		LLVMValueRef col = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, t, i64c(c, nt), ""), "");
-		LLVMValueRef off = LLVMBuildNSWMul(c->b, t, i64c(c, k->K * nt), "");
+		LLVMValueRef t = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "pt");
+		LLVMValueRef col = ll_add(c, c->n0, ll_mul(c, t, nt));
+		LLVMValueRef off = ll_mul(c, t, k->K * nt);
 		panel_copy(c, LLVMBuildGEP2(c->b, c->f32, al, &off, 1, ""), col, nt);
 		lower_loop_end(c, &lt);
 		LLVMBuildBr(c->b, done);
@@ -550,26 +544,18 @@ static LLVMValueRef panel_pack(LowerCtx *c, X86Panel *pn)
  * rows.  Kept indices ascend within a row, so a block of digits covers a
  * narrow range of k in every row.  A block holds at least
  * X86_KBLOCK_DIGITS digits, so that each row's pass over it (16 weights x
- * the tile's FMAs) outweighs loading and storing its tile of C (measured:
- * 4-digit blocks at 93.75% lost to the unblocked walk). */
+ * the tile's FMAs) outweighs loading and storing its tile of C (see
+ * docs/design/x86-k-runs.md). */
 enum { X86_KBLOCK_ROWS = 64, X86_KBLOCK_DIGITS = 16, X86_XSLACK = 16, X86_KROW_BYTES = 256 << 10 };
 /* Below this reuse (x_reuse) the blocks read X itself rather than a copy of
- * their rows: each copied element would feed only a few FMAs, and the copy
- * (a tile's columns of every X row, from L3) was 43% of 1:16 N:M on
- * 64 x 576 x 3136 (reuse 4).  One thread, AMD EPYC (Zen 5 class),
- * minimum of 5 interleaved runs: that op 0.239 -> 0.155 ms, row-balanced
- * at 93.75% 0.281 -> 0.222 ms, and on 128 x 576 x 784 (reuse 8) 0.098 ->
- * 0.073 and 0.103 -> 0.074 ms.  At reuse 16 (256 x 1152 x 3136) it was
- * mixed (row-balanced 1.87 -> 1.55 ms, 1:16 1.63 -> 1.73 ms), so the copy
- * stays from there on.  Only where X's rows spread over L1's sets
- * (x_rows_spread): rows 4 KiB apart share one set, and there reading X
- * itself lost (128 x 576 x 1024 row-balanced 0.129 -> 0.191 ms, 1:16 on
- * 128 x 1024 x 1024 0.214 -> 0.356 ms). */
+ * their rows, each copied element feeding only a few FMAs; but only where
+ * X's rows spread over L1's sets (x_rows_spread): rows 4 KiB apart share
+ * one, and there the copy pays.  Measured in docs/design/x86-k-runs.md. */
 enum { X86_XBUF_REUSE = 16, X86_L1_WAY_BYTES = 4096 };
 
 /* The most bytes of X's rows a k run copies into its buffer, which is on
  * the kernel's stack (a thread's may be small); past it X is read where
- * it lies (the 12 benchmark shapes' buffers take at most 72 KiB). */
+ * it lies. */
 enum { X86_XBUF_MAX = 256 << 10 };
 
 /* Whether consecutive rows of X start in at least 16 different sets of L1
@@ -597,7 +583,7 @@ static LLVMValueRef skip_padding_rows(LowerCtx *c, const LowerPoint *p, LLVMBasi
 {
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kbrow");
 	*skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kbskip");
-	LLVMValueRef real = LLVMBuildICmp(c->b, LLVMIntSLT, p->m, i64c(c, c->k->M), "real");
+	LLVMValueRef real = LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), "real");
 	LLVMBuildCondBr(c->b, real, body, *skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	return real;
@@ -629,15 +615,8 @@ static void kblock_rest_point(LowerCtx *c, const LowerPoint *p, void *arg)
  * tile each instead of one row of a full tile (AVX-512: 2 x 4 vectors, not
  * 1 x 8).  The same registers, the tile's X rows half as wide, so a block
  * of them is half the bytes and stays in L1 (or L2) better, and each
- * weight's chain of FMAs is shorter.  One thread, minimum of 3 interleaved
- * runs of --run on this AMD EPYC (Zen 5 class): 1024^3 at 93.75%
- * row-balanced 1.87 -> 1.57 ms, 1:16 1.89 -> 1.43 ms, row-balanced at 75%
- * 5.97 -> 5.46 ms; 768/768/512 1:16 0.50 -> 0.36 ms, row-balanced 0.49 ->
- * 0.44; 256/1152/3136 1:16 1.75 -> 1.60; within noise on 64/576/3136,
- * 128/576/784, 1024/4096/1024 and 4096^3.  AVX2 (2 x 2 vectors) takes the
- * same path unmeasured: this machine times only its host's AVX-512 code.
- * Four rows of a quarter tile lost on most of these (1:16 on 1024^3
- * 1.93 ms). */
+ * weight's chain of FMAs is shorter; measured against one and four rows in
+ * docs/design/x86-k-runs.md. */
 enum { X86_KROWS = 2 };
 
 /* Rows of W walked together (krun_tile_rows): the digits of loop
@@ -650,22 +629,22 @@ static void kblock_rows_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	KrunArg *t = a->t;
 	const int s = a->first - 1, rows = t->rows;
 	const PirLoop *l = &c->k->ir->loops[s];
-	LLVMValueRef lo = c->lo[s] ? c->lo[s] : i64c(c, 0), hi = c->hi[s] ? c->hi[s] : i64c(c, l->nnz);
-	LLVMValueRef groups = LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, hi, lo, ""), i64c(c, rows), "groups");
-	LLVMValueRef base = LLVMBuildNSWMul(c->b, p->row, i64c(c, l->nnz), "");
+	LLVMValueRef lo = c->lo[s] ? c->lo[s] : ll_i64(c, 0), hi = c->hi[s] ? c->hi[s] : ll_i64(c, l->nnz);
+	LLVMValueRef groups = LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, hi, lo, ""), ll_i64(c, rows), "groups");
+	LLVMValueRef base = ll_mul(c, p->row, l->nnz);
 	LowerPoint ps[LOWER_MAX_ROWS];
 	LowerLoop lg, lr;
-	LLVMValueRef g = lower_loop_begin(c, &lg, i64c(c, 0), groups, "rgroup");
-	LLVMValueRef d0 = LLVMBuildNSWAdd(c->b, lo, LLVMBuildNSWMul(c->b, g, i64c(c, rows), ""), "");
+	LLVMValueRef g = lower_loop_begin(c, &lg, ll_i64(c, 0), groups, "rgroup");
+	LLVMValueRef d0 = ll_add(c, lo, ll_mul(c, g, rows));
 	for (int r = 0; r < rows; r++) {
-		LLVMValueRef d = LLVMBuildNSWAdd(c->b, d0, i64c(c, r), ""), dm, dk;
+		LLVMValueRef d = ll_add(c, d0, ll_i64(c, r)), dm, dk;
 		lower_offsets(c, l, d, &dm, &dk);
-		ps[r] = (LowerPoint){LLVMBuildNSWAdd(c->b, base, d, ""), LLVMBuildNSWAdd(c->b, p->m, dm, "m"), p->k};
+		ps[r] = (LowerPoint){ll_add(c, base, d), LLVMBuildNSWAdd(c->b, p->m, dm, "m"), p->k};
 	}
 	LLVMBasicBlockRef all = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgall");
 	LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgeach");
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgdone");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ps[rows - 1].m, i64c(c, c->k->M), ""), all, each);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ps[rows - 1].m, ll_i64(c, c->k->M), ""), all, each);
 	LLVMPositionBuilderAtEnd(c->b, all);
 	t->fresh = a->store ? c_fresh_at(c, ps[0].row, a->first) : NULL;
 	krun_tile_rows(c, ps, a->first, t);
@@ -677,10 +656,10 @@ static void kblock_rows_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMPositionBuilderAtEnd(c->b, next);
 	lower_loop_end(c, &lg);
 	/* the rows left past the whole groups */
-	LLVMValueRef left0 = LLVMBuildNSWAdd(c->b, lo, LLVMBuildNSWMul(c->b, groups, i64c(c, rows), ""), "");
+	LLVMValueRef left0 = ll_add(c, lo, ll_mul(c, groups, rows));
 	LLVMValueRef d = lower_loop_begin(c, &lr, left0, hi, "rleft"), dm, dk;
 	lower_offsets(c, l, d, &dm, &dk);
-	LowerPoint q = {LLVMBuildNSWAdd(c->b, base, d, ""), LLVMBuildNSWAdd(c->b, p->m, dm, "m"), p->k};
+	LowerPoint q = {ll_add(c, base, d), LLVMBuildNSWAdd(c->b, p->m, dm, "m"), p->k};
 	kblock_tile_point(c, &q, a);
 	lower_loop_end(c, &lr);
 }
@@ -699,9 +678,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 	   loop (of m alone: kblock_rows_point takes a group's rows as real when
 	   its last is, which holds where m grows with the digit, not in a join
 	   whose m wraps) */
-		const PirLoop *ml = split > 0 ? &ir->loops[split - 1] : NULL;
-		if (ml && !pir_loop_is_perforated(ml) && ml->ncomp == 1 && ml->comp[0].axis == PIR_AXIS_M &&
-		    t.nacc % X86_KROWS == 0) {
+		if (c->nest->mloop >= 0 && t.nacc % X86_KROWS == 0) {
 			t.rows = X86_KROWS;
 			t.nacc /= X86_KROWS;
 			nt /= X86_KROWS;
@@ -722,9 +699,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 		bool rows_m_only = true;
 		for (int i = 0; i < split; i++)
 			rows_m_only &= !pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K);
-		int64_t inner = 1;
-		for (int i = split + 1; i < ir->nloops; i++)
-			inner *= ir->loops[i].len;
+		const int64_t inner = nest_len(c->nest, split + 1, ir->nloops);
 		if ((x_reuse(c->k) >= X86_XBUF_REUSE || !x_rows_spread(c->k)) && rows_m_only && outer->ncomp == 1 &&
 		    outer->comp[0].axis == PIR_AXIS_K && outer->comp[0].stride == inner && db < outer->nnz) {
 			kstride = inner;
@@ -741,8 +716,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 				raw = panel_pack(c, &panel);
 				xrows = 0;
 				/* a panel's rows are contiguous: blocks twice as long fit as
-				 * well, and halve the passes over C (row-balanced 25% on
-				 * 1024x4096x1024: 62 -> 52 ms; 3072x768x512: 9.8 -> 9.2 ms) */
+				 * well, and halve the passes over C (docs/design/x86-k-runs.md) */
 				if (2 * db < outer->nnz && (int64_t)(2 * X86_KBLOCK_ROWS / span) > db)
 					db = (int64_t)(2 * X86_KBLOCK_ROWS / span);
 			} else if (xrows * nt * 4 > X86_XBUF_MAX) {
@@ -753,13 +727,13 @@ static void x86_krun_all(LowerCtx *c, int split)
 			}
 		}
 	}
-	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+	LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 	LLVMValueRef span_n = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
-	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span_n, i64c(c, nt), "tiles");
+	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span_n, ll_i64(c, nt), "tiles");
 	/* the full tiles, blocked */
 	LowerLoop lt, lb;
-	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "ktile");
-	t.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	LLVMValueRef ti = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "ktile");
+	t.n = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, ti, nt), "n");
 	if (raw)
 		panel_tile(c, &panel, t.n, &t.xt, &t.ldk);
 	/* Rows in chunks whose tiles of C stay in L2 across the k blocks
@@ -775,35 +749,35 @@ static void x86_krun_all(LowerCtx *c, int split)
 			rows_per_digit *= (double)ir->loops[i].len;
 		int64_t dr = (int64_t)((double)X86_KROW_BYTES / (4.0 * (double)nt) / rows_per_digit);
 		if (split > 0 && dr >= 1 && dr < l0->nnz && !pir_loop_has_axis(l0, PIR_AXIS_K)) {
-			ri = lower_loop_begin(c, &lr, i64c(c, 0), i64c(c, (l0->nnz + dr - 1) / dr), "krows");
+			ri = lower_loop_begin(c, &lr, ll_i64(c, 0), ll_i64(c, (l0->nnz + dr - 1) / dr), "krows");
 			digit_block(c, 0, ri, dr);
 		}
 	}
 	int64_t blocks = (outer->nnz + db - 1) / db;
-	LLVMValueRef bi = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "kblock");
+	LLVMValueRef bi = lower_loop_begin(c, &lb, ll_i64(c, 0), ll_i64(c, blocks), "kblock");
 	LLVMValueRef lo = digit_block(c, split, bi, db);
 	if (xrows > 0) { /* copy the block's X rows of the tile into the buffer */
 		if (approx) { /* k of digit lo, about; the slack before it; not below 0 */
 			LLVMValueRef k0 = LLVMBuildSDiv(
-				c->b, LLVMBuildNSWMul(c->b, lo, i64c(c, kstride * outer->len), ""), i64c(c, outer->nnz), "");
-			k0 = LLVMBuildNSWSub(c->b, k0, i64c(c, X86_XSLACK), "");
-			t.klo = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, k0, i64c(c, 0), ""), i64c(c, 0), k0, "xklo");
+				c->b, ll_mul(c, lo, kstride * outer->len), ll_i64(c, outer->nnz), "");
+			k0 = LLVMBuildNSWSub(c->b, k0, ll_i64(c, X86_XSLACK), "");
+			t.klo = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, k0, ll_i64(c, 0), ""), ll_i64(c, 0), k0, "xklo");
 			t.xrows = xrows;
 		} else
-			t.klo = LLVMBuildNSWMul(c->b, lo, i64c(c, kstride), "xklo");
+			t.klo = LLVMBuildNSWMul(c->b, lo, ll_i64(c, kstride), "xklo");
 		t.ldx = nt;
 		LowerLoop lj;
-		LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, xrows), "xrow");
-		LLVMValueRef kk = LLVMBuildNSWAdd(c->b, t.klo, j, "");
+		LLVMValueRef j = lower_loop_begin(c, &lj, ll_i64(c, 0), ll_i64(c, xrows), "xrow");
+		LLVMValueRef kk = ll_add(c, t.klo, j);
 		LLVMBasicBlockRef cp = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "xcopy");
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "xcopied");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, c->k->K), ""), cp, nx);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, c->k->K), ""), cp, nx);
 		LLVMPositionBuilderAtEnd(c->b, cp);
-		LLVMValueRef src = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, kk, i64c(c, c->k->N), ""), t.n, "");
-		LLVMValueRef dst = LLVMBuildNSWMul(c->b, j, i64c(c, nt), "");
+		LLVMValueRef src = ll_add(c, ll_mul(c, kk, c->k->N), t.n);
+		LLVMValueRef dst = ll_mul(c, j, nt);
 		for (int u = 0; u < unroll; u++) {
-			LLVMValueRef o = i64c(c, (int64_t)u * vl);
-			LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src, o, ""), da = LLVMBuildNSWAdd(c->b, dst, o, "");
+			LLVMValueRef o = ll_i64(c, (int64_t)u * vl);
+			LLVMValueRef sa = ll_add(c, src, o), da = ll_add(c, dst, o);
 			LLVMValueRef v = LLVMBuildLoad2(c->b, t.vty, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
 			LLVMSetAlignment(v, 4);
 			LLVMSetAlignment(LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, xbuf, &da, 1, "")), xbuf_align(vl));
@@ -830,7 +804,7 @@ static void x86_krun_all(LowerCtx *c, int split)
 	if (raw)
 		panel_free(c, raw);
 	/* the columns left over, unblocked */
-	a.rest = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "rest");
+	a.rest = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, tiles, nt), "rest");
 	lower_nest(c, 0, split, &start, kblock_rest_point, &a);
 }
 
@@ -886,17 +860,17 @@ static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMPositionBuilderAtEnd(c->b, body);
 	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
 	LLVMValueRef row = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
-	                   : a->xbuf ? LLVMBuildNSWMul(c->b, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), i64c(c, a->ldx), "")
-	                             : LLVMBuildNSWMul(c->b, p->k, i64c(c, k->N), "");
-	LLVMValueRef base = a->xt ? row : LLVMBuildNSWAdd(c->b, row, a->n, "");
+	                   : a->xbuf ? ll_mul(c, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), a->ldx)
+	                             : ll_mul(c, p->k, k->N);
+	LLVMValueRef base = a->xt ? row : ll_add(c, row, a->n);
 	LLVMValueRef x[X86_UNROLL];
 	for (int u = 0; u < a->nacc; u++) {
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+		LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 		x[u] = LLVMBuildLoad2(c->b, a->vty, LLVMBuildGEP2(c->b, c->f32, xs, &at, 1, ""), "x");
 		LLVMSetAlignment(x[u], 4);
 	}
 	for (int r = 0; r < a->rows; r++) {
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, p->row, i64c(c, (int64_t)r * a->S), "");
+		LLVMValueRef at = ll_add(c, p->row, ll_i64(c, (int64_t)r * a->S));
 		LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &at, 1, ""), "w");
 		LLVMValueRef wv = splat(c, w, a->width);
 		for (int u = 0; u < a->nacc; u++) {
@@ -935,7 +909,7 @@ static void mrun_group(LowerCtx *c, const LowerPoint *p, void *arg)
 {
 	MrunArg *a = arg;
 	for (int r = 0; r < a->rows; r++) {
-		LowerPoint pr = {LLVMBuildNSWAdd(c->b, p->row, i64c(c, (int64_t)r * a->Sd), ""), p->m, p->k};
+		LowerPoint pr = {ll_add(c, p->row, ll_i64(c, (int64_t)r * a->Sd)), p->m, p->k};
 		MrowArg ra = {a, r};
 		lower_nest(c, a->shared, c->k->ir->nloops, &pr, mrow_point, &ra);
 	}
@@ -946,7 +920,7 @@ static void krun_row(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef f
 {
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "row");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rowpad");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, i64c(c, c->k->M), ""), body, skip);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), ""), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	krun_at(c, p, first, fresh);
 	LLVMBuildBr(c->b, skip);
@@ -959,7 +933,7 @@ static void minner_point(LowerCtx *c, const LowerPoint *p, void *arg)
 {
 	MrunArg *a = arg;
 	const int64_t len = c->k->ir->loops[c->k->ir->nloops - 1].nnz;
-	LowerPoint q = {LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), a->d0, ""),
+	LowerPoint q = {ll_add(c, ll_mul(c, p->row, len), a->d0),
 	                p->m, p->k};
 	mrun_point(c, &q, a);
 }
@@ -976,14 +950,14 @@ static void mrun_write(LowerCtx *c, bool add, const void *arg)
 	const MrunArg *a = w->a;
 	const LowerKernel *k = c->k;
 	for (int r = 0; r < a->rows; r++) {
-		LLVMValueRef m = LLVMBuildNSWAdd(c->b, w->m0, i64c(c, (w->r0 + r) * a->sm), "");
+		LLVMValueRef m = ll_add(c, w->m0, ll_i64(c, (w->r0 + r) * a->sm));
 		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, i64c(c, k->M), ""), st, nx);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->M), ""), st, nx);
 		LLVMPositionBuilderAtEnd(c->b, st);
-		LLVMValueRef base = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), a->n, "");
+		LLVMValueRef base = ll_add(c, ll_mul(c, m, k->N), a->n);
 		for (int u = 0; u < a->nacc; u++) {
-			LLVMValueRef at = LLVMBuildNSWAdd(c->b, base, i64c(c, (int64_t)u * a->width), "");
+			LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 			c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
 			         LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], ""), add);
 		}
@@ -1035,7 +1009,7 @@ static void mrest_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
 static LLVMValueRef mrun_tiles(LowerCtx *c, const MrunArg *a)
 {
 	const int64_t nt = (int64_t)a->width * a->nacc;
-	return LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), i64c(c, nt), "tiles");
+	return LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), ll_i64(c, nt), "tiles");
 }
 
 /* The column tiles of a block of rows q: full tiles of a->nacc vectors,
@@ -1046,12 +1020,12 @@ static LLVMValueRef mrun_columns(LowerCtx *c, const LowerPoint *q, int first, Mr
 	const int64_t nt = (int64_t)a->width * a->nacc;
 	LLVMValueRef tiles = mrun_tiles(c, a);
 	LowerLoop lt;
-	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
-	a->n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	LLVMValueRef ti = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "mtile");
+	a->n = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, ti, nt), "n");
 	mrun_tile(c, q, first, a);
 	lower_loop_end(c, &lt);
 	LLVMValueRef from = lower_entry_alloca(c, c->i64, "mfrom");
-	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	LLVMBuildStore(c->b, ll_add(c, c->n0, ll_mul(c, tiles, nt)), from);
 	MrestArg ma = {q, first, a};
 	smaller_tiles(c, from, a->width, a->nacc, mrest_tile, &ma);
 	return from;
@@ -1071,11 +1045,11 @@ static void mrun_rest(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a, L
 	krun_fma(c, &r1);
 	r1.acc[0] = lower_entry_alloca(c, c->f32, "macc1");
 	for (int r = 0; r < X86_ROWS; r++) {
-		LowerPoint qr = {LLVMBuildNSWAdd(c->b, q->row, i64c(c, r), ""),
-		                 LLVMBuildNSWAdd(c->b, q->m, i64c(c, (int64_t)r * a->sm), ""), q->k};
+		LowerPoint qr = {ll_add(c, q->row, ll_i64(c, r)),
+		                 ll_add(c, q->m, ll_i64(c, (int64_t)r * a->sm)), q->k};
 		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrest");
 		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrested");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, i64c(c, k->M), ""), body, skip);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, ll_i64(c, k->M), ""), body, skip);
 		LLVMPositionBuilderAtEnd(c->b, body);
 		LowerLoop lr;
 		r1.n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "mrestn");
@@ -1092,10 +1066,9 @@ static void mrun_rest(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a, L
  * rows are N + 16 floats apart, so that the rows no longer fall into the
  * same few L1 sets (X rows 2 or 4 KiB apart do) while all the rows of the
  * m loop read them.  At most X86_MBUF_BYTES, on the kernel's stack: the
- * header states what a kernel keeps there (BASE_OP_STACK_BYTES).  Capped
- * at 256 KiB, as the k runs' buffer is, 32 x 32 blocks at 50% on 4096^3
- * lost (1.52x -> 1.40-1.47x over OpenBLAS, one thread, in the same runs):
- * the buffer should span the thread's column chunk, not all of N. */
+ * header states what a kernel keeps there (BASE_OP_STACK_BYTES).  Not
+ * 256 KiB, as the k runs' buffer: that lost on large N (the buffer should
+ * span the thread's column chunk; see docs/design/x86-m-runs.md). */
 enum { X86_MBUF_BYTES = 1 << 20, X86_MBUF_PAD = 16 };
 
 static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *a)
@@ -1111,27 +1084,23 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 	}
 	const int64_t ldx = k->N + X86_MBUF_PAD;
 	/* the copy (span x N) must be small beside the work on it (rows x span
-	 * x N): measured, 8x8 blocks lose (0.96x -> 0.72x), 32x32 and the
-	 * hybrid gain (1.0x -> 1.3x).  Only where X's rows share L1's sets:
-	 * where they spread (x_rows_spread), the copy lost (one thread, AMD
-	 * EPYC Zen 5 class, minimum of 8 interleaved runs: the hybrid at
-	 * 93.75% on 64 x 576 x 3136 0.108 ms without, 0.133 ms with it; 32 x 32
-	 * blocks 0.060 vs 0.073 ms; even at 50%) */
+	 * x N), and pays only where X's rows share L1's sets (x_rows_spread);
+	 * see docs/design/x86-m-runs.md */
 	if (span < 16 || ir->loops[first].len < 16 || span * ldx * 4 > X86_MBUF_BYTES || x_rows_spread(k))
 		return;
 	LLVMValueRef buf = lower_entry_alloca(c, LLVMArrayType2(c->f32, (uint64_t)(span * ldx)), "mxbuf");
 	LLVMSetAlignment(buf, 64);
 	LowerLoop lj, ln;
-	LLVMValueRef j = lower_loop_begin(c, &lj, i64c(c, 0), i64c(c, span), "mxrow");
-	LLVMValueRef kk = LLVMBuildNSWAdd(c->b, p->k, j, "");
+	LLVMValueRef j = lower_loop_begin(c, &lj, ll_i64(c, 0), ll_i64(c, span), "mxrow");
+	LLVMValueRef kk = ll_add(c, p->k, j);
 	LLVMBasicBlockRef cp = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mxcopy");
 	LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mxcopied");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, i64c(c, k->K), ""), cp, nx);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->K), ""), cp, nx);
 	LLVMPositionBuilderAtEnd(c->b, cp);
-	LLVMValueRef src0 = LLVMBuildNSWMul(c->b, kk, i64c(c, k->N), "");
-	LLVMValueRef dst0 = LLVMBuildNSWMul(c->b, j, i64c(c, ldx), "");
+	LLVMValueRef src0 = ll_mul(c, kk, k->N);
+	LLVMValueRef dst0 = ll_mul(c, j, ldx);
 	LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "mxcol");
-	LLVMValueRef sa = LLVMBuildNSWAdd(c->b, src0, n, ""), da = LLVMBuildNSWAdd(c->b, dst0, n, "");
+	LLVMValueRef sa = ll_add(c, src0, n), da = ll_add(c, dst0, n);
 	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->X, &sa, 1, ""), "");
 	LLVMBuildStore(c->b, v, LLVMBuildGEP2(c->b, c->f32, buf, &da, 1, ""));
 	lower_loop_end(c, &ln);
@@ -1146,10 +1115,10 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 static LowerPoint mrun_rows(LowerCtx *c, const LowerPoint *p, LowerLoop *lb, int64_t len, int64_t sm,
                             int64_t blocks, const char *name)
 {
-	LLVMValueRef rb = lower_loop_begin(c, lb, i64c(c, 0), i64c(c, blocks), name);
-	LLVMValueRef d0 = LLVMBuildNSWMul(c->b, rb, i64c(c, X86_ROWS), "");
-	return (LowerPoint){LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), d0, ""),
-	                    LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, sm), ""), ""), p->k};
+	LLVMValueRef rb = lower_loop_begin(c, lb, ll_i64(c, 0), ll_i64(c, blocks), name);
+	LLVMValueRef d0 = ll_mul(c, rb, X86_ROWS);
+	return (LowerPoint){ll_add(c, ll_mul(c, p->row, len), d0),
+	                    ll_add(c, p->m, ll_mul(c, d0, sm)), p->k};
 }
 
 static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
@@ -1157,16 +1126,10 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	const LowerKernel *k = c->k;
 	const PirLoop *l = &k->ir->loops[first];
 	const int64_t len = l->len, sm = l->comp[0].stride;
-	int64_t S = 1;
-	for (int j = first + 1; j < k->ir->nloops; j++)
-		S *= k->ir->loops[j].nnz;
+	const int64_t S = c->nest->stride[first];
 	const int vl = k->vector_width > 1 ? k->vector_width : 1;
-	int shared = first + 1;
-	int64_t Sd = 1;
-	while (shared < k->ir->nloops && !pir_loop_is_perforated(&k->ir->loops[shared]))
-		shared++;
-	for (int j = first + 1; j < shared; j++)
-		Sd *= k->ir->loops[j].nnz;
+	const int shared = c->nest->next_perf[first + 1];
+	const int64_t Sd = nest_kept(c->nest, first + 1, shared);
 	MrunArg a = {.width = vl, .nacc = mrun_nacc(k), .S = S, .shared = shared, .Sd = Sd,
 	             .rows = X86_ROWS, .sm = sm};
 	if (x86_stores_c(k))
@@ -1185,7 +1148,7 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		mrun_condense(c, p, first, &a);
 	const int64_t blocks = len / X86_ROWS, nt = (int64_t)vl * a.nacc;
 	LLVMValueRef tiles = mrun_tiles(c, &a);
-	LLVMValueRef start = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), "");
+	LLVMValueRef start = ll_add(c, c->n0, ll_mul(c, tiles, nt));
 	/* The order of the row blocks and the column tiles.  Where the run's
 	 * weights are small (32 x 32 blocks: 4 KiB) the column tiles go outside,
 	 * so the X rows of one tile (32 x 64 floats) stay in L1 while every row
@@ -1197,8 +1160,8 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	LowerLoop lb, lt;
 	LowerPoint q;
 	if (tiles_outside) {
-		LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
-		a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+		LLVMValueRef ti = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "mtile");
+		a.n = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, ti, nt), "n");
 		if (panel)
 			panel_tile(c, panel, a.n, &a.xt, &a.ldk);
 		q = mrun_rows(c, p, &lb, len, sm, blocks, "rows");
@@ -1208,8 +1171,8 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		q = mrun_rows(c, p, &lb, len, sm, blocks, "restrows");
 	} else {
 		q = mrun_rows(c, p, &lb, len, sm, blocks, "rows");
-		LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "mtile");
-		a.n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+		LLVMValueRef ti = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "mtile");
+		a.n = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, ti, nt), "n");
 		if (panel)
 			panel_tile(c, panel, a.n, &a.xt, &a.ldk);
 		mrun_tile(c, &q, first, &a);
@@ -1221,9 +1184,9 @@ static void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	/* the rows after the blocks of X86_ROWS */
 	if (len % X86_ROWS) {
 		LowerLoop ll;
-		LLVMValueRef d = lower_loop_begin(c, &ll, i64c(c, blocks * X86_ROWS), i64c(c, len), "lastrows");
-		LowerPoint qd = {LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, p->row, i64c(c, len), ""), d, ""),
-		                 LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d, i64c(c, sm), ""), ""), p->k};
+		LLVMValueRef d = lower_loop_begin(c, &ll, ll_i64(c, blocks * X86_ROWS), ll_i64(c, len), "lastrows");
+		LowerPoint qd = {ll_add(c, ll_mul(c, p->row, len), d),
+		                 ll_add(c, p->m, ll_mul(c, d, sm)), p->k};
 		krun_row(c, &qd, first + 1, a.fresh);
 		lower_loop_end(c, &ll);
 	}
@@ -1243,16 +1206,6 @@ static void kb_mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 
 static void mrun_all_blocks(LowerCtx *c, int first);
 
-/* The nearest loop above the m runs at `first` that is along k only (the
- * loops between along m), or -1. */
-static int mrun_outer_k(const Pir *ir, int first)
-{
-	int j = first - 1;
-	while (j >= 0 && pir_loop_has_axis(&ir->loops[j], PIR_AXIS_M))
-		j--;
-	return j;
-}
-
 /* ---- m runs accumulated across the k loops above them ----
  *
  * Blocks (M0 K0^c M1 K1): every row of a block row keeps the same kept
@@ -1264,9 +1217,7 @@ static int mrun_outer_k(const Pir *ir, int first)
 enum { X86_ACROSS_ROWS = 16 };
 /* Each tile of rows reads its whole panel (K x 64 floats) from L2: where
  * that is over X86_ACROSS_PANEL_BYTES the runs go blocked along k instead
- * (8x8 blocks at 50%: 512/16384/1024, one thread, 226 -> 173 ms;
- * 4096/16384/4096, two threads, 3926 -> 3129 ms, minimum of 2-3 runs; a
- * bound of 256 KiB lost on K = 3072 and 4096, 14.8 -> 19.0 ms). */
+ * (the bound measured in docs/design/x86-m-runs.md). */
 enum { X86_ACROSS_PANEL_BYTES = 1 << 20 };
 
 typedef struct AcrossArg {
@@ -1290,7 +1241,7 @@ static void across_rows(LowerCtx *c, AcrossArg *x, MrunArg *a)
 		for (int r = 0; r < a->rows; r++)
 			for (int u = 0; u < a->nacc; u++)
 				LLVMBuildStore(c->b, zero, a->acc[r][u]);
-		c->lo[first] = i64c(c, d0), c->hi[first] = i64c(c, d0 + 1);
+		c->lo[first] = ll_i64(c, d0), c->hi[first] = ll_i64(c, d0 + 1);
 		lower_nest(c, x->outer + 1, k->ir->nloops, x->p, mrun_point, a);
 		c->lo[first] = c->hi[first] = NULL;
 		mrun_store(c, a, x->p->m, d0);
@@ -1315,14 +1266,14 @@ static void across_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	const int64_t nt = (int64_t)a->width * a->nacc;
 	LLVMValueRef tiles = mrun_tiles(c, a);
 	LowerLoop lt;
-	LLVMValueRef ti = lower_loop_begin(c, &lt, i64c(c, 0), tiles, "atile");
-	a->n = LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, ti, i64c(c, nt), ""), "n");
+	LLVMValueRef ti = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "atile");
+	a->n = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, ti, nt), "n");
 	panel_tile(c, x->pn, a->n, &a->xt, &a->ldk);
 	across_rows(c, x, a);
 	lower_loop_end(c, &lt);
 	a->xt = a->ldk = NULL;
 	LLVMValueRef from = lower_entry_alloca(c, c->i64, "afrom");
-	LLVMBuildStore(c->b, LLVMBuildNSWAdd(c->b, c->n0, LLVMBuildNSWMul(c->b, tiles, i64c(c, nt), ""), ""), from);
+	LLVMBuildStore(c->b, ll_add(c, c->n0, ll_mul(c, tiles, nt)), from);
 	smaller_tiles(c, from, a->width, a->nacc, across_small_tile, x);
 	LowerLoop lr;
 	x->a1->n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "arest");
@@ -1330,29 +1281,28 @@ static void across_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	lower_loop_end(c, &lr);
 }
 
-/* The loop above `first` that carries m, when the loops between are k
- * loops, the run below `first` is dense and the m loop short; else -1. */
-static int across_outer(const Pir *ir, int first)
+/* The loop above the m runs' loop (Nest.mloop) that carries m, when the
+ * loops between are k loops, the run below is dense and the m loop short;
+ * else -1. */
+static int across_outer(const Nest *nest)
 {
-	if (ir->loops[first].len > X86_ACROSS_ROWS)
+	const int first = nest->mloop;
+	if (first < 0 || nest->ir->loops[first].len > X86_ACROSS_ROWS || !nest->mloop_shares_k)
 		return -1;
-	for (int j = first + 1; j < ir->nloops; j++)
-		if (pir_loop_is_perforated(&ir->loops[j]))
-			return -1;
-	int outer = first - 1;
-	while (outer >= 0 && !pir_loop_has_axis(&ir->loops[outer], PIR_AXIS_M))
-		outer--;
+	const int outer = nest->m_above;
 	return outer >= 0 && outer < first - 1 ? outer : -1;
 }
 
-/* Where the m runs from `first` go across (x86_mrun_all): the outer loop,
- * or -1. */
-static int across_for(const LowerKernel *k, int first)
+/* Where the m runs (from Nest.mloop) go across (x86_mrun_all): the outer
+ * loop, or -1. */
+static int across_for(const LowerKernel *k)
 {
 	const int vl = k->vector_width;
 	if ((double)k->K * 4.0 * vl * mrun_nacc(k) > X86_ACROSS_PANEL_BYTES)
 		return -1;
-	return panel_pays(k) ? across_outer(k->ir, first) : -1;
+	Nest nest;
+	nest_of(k->ir, &nest);
+	return panel_pays(k) ? across_outer(&nest) : -1;
 }
 
 /* LowerHooks.stores_c: whether every tile of C is first written at a
@@ -1362,7 +1312,9 @@ static int across_for(const LowerKernel *k, int first)
 static bool x86_stores_c(const LowerKernel *k)
 {
 	const Pir *ir = k->ir;
-	const int split = lower_split(ir);
+	Nest nest;
+	nest_of(ir, &nest);
+	const int split = nest.split;
 	switch (lower_path(k, &x86_update_hooks)) {
 	case LOWER_MRUN: return c_fresh_ok(ir, split - 1);
 	case LOWER_KRUN: return c_fresh_ok(ir, split);
@@ -1375,9 +1327,7 @@ static void mrun_across(LowerCtx *c, int outer, int first, const X86Panel *pn)
 {
 	const LowerKernel *k = c->k;
 	const PirLoop *l = &k->ir->loops[first];
-	int64_t S = 1;
-	for (int j = first + 1; j < k->ir->nloops; j++)
-		S *= k->ir->loops[j].nnz;
+	const int64_t S = c->nest->stride[first];
 	const int vl = k->vector_width;
 	MrunArg a = {.width = vl, .nacc = mrun_nacc(k), .S = S, .shared = k->ir->nloops, .rows = X86_ROWS,
 	             .sm = l->comp[0].stride};
@@ -1395,7 +1345,7 @@ static void mrun_across(LowerCtx *c, int outer, int first, const X86Panel *pn)
 		a1.acc[r][0] = lower_entry_alloca(c, c->f32, "aacc1");
 	}
 	AcrossArg x = {&a, &a1, outer, first, store, pn, NULL};
-	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+	LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 	lower_nest(c, 0, outer + 1, &start, across_point, &x);
 }
 
@@ -1406,7 +1356,7 @@ static void x86_mrun_all(LowerCtx *c, int first)
 		mrun_all_blocks(c, first);
 		return;
 	}
-	int outer = across_for(c->k, first);
+	int outer = across_for(c->k); /* first: Nest.mloop */
 	X86Panel pn = {NULL, (int64_t)vl * mrun_nacc(c->k), false};
 	LLVMValueRef raw = panel_pack(c, &pn);
 	if (outer >= 0) {
@@ -1433,11 +1383,11 @@ static void panel_free(LowerCtx *c, LLVMValueRef raw)
 static void mrun_all_blocks(LowerCtx *c, int first)
 {
 	const Pir *ir = c->k->ir;
-	const int ko = mrun_outer_k(ir, first), run = ko >= 0 ? ko : first + 1;
+	const int ko = c->nest->k_above, run = ko >= 0 ? ko : first + 1; /* first: split - 1 */
 	const double span = run_rows_per_digit(ir, run);
 	const double width = (double)(ko >= 0 ? x86_chunk_columns(c->k) : c->k->N);
 	const PirLoop *outer = &ir->loops[run];
-	LowerPoint start = {i64c(c, 0), i64c(c, 0), i64c(c, 0)};
+	LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 	double rows = (double)X86_KBLOCK_BYTES / (4.0 * width);
 	int64_t db = (int64_t)(rows / span);
 	if (db < X86_KBLOCK_DIGITS)
@@ -1448,7 +1398,7 @@ static void mrun_all_blocks(LowerCtx *c, int first)
 	}
 	int64_t blocks = (outer->nnz + db - 1) / db;
 	LowerLoop lb;
-	LLVMValueRef bi = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "mkblock");
+	LLVMValueRef bi = lower_loop_begin(c, &lb, ll_i64(c, 0), ll_i64(c, blocks), "mkblock");
 	digit_block(c, run, bi, db);
 	lower_nest(c, 0, first, &start, kb_mrun_point, &first);
 	c->lo[run] = c->hi[run] = NULL;
@@ -1468,7 +1418,7 @@ static void minner_block(LowerCtx *c, const LowerPoint *p, int first, MrunArg *a
 {
 	a->d0 = a1->d0 = d0;
 	a->rows = a1->rows = rows;
-	LowerPoint q = {p->row, LLVMBuildNSWAdd(c->b, p->m, LLVMBuildNSWMul(c->b, d0, i64c(c, a->sm), ""), ""), p->k};
+	LowerPoint q = {p->row, ll_add(c, p->m, ll_mul(c, d0, a->sm)), p->k};
 	LLVMValueRef from = mrun_columns(c, &q, first, a);
 	LowerLoop lr;
 	a1->n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "irest");
@@ -1500,26 +1450,16 @@ static void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
 	}
 	const int64_t blocks = len / X86_ROWS;
 	LowerLoop lb;
-	LLVMValueRef rb = lower_loop_begin(c, &lb, i64c(c, 0), i64c(c, blocks), "irows");
-	minner_block(c, p, first, &a, &a1, LLVMBuildNSWMul(c->b, rb, i64c(c, X86_ROWS), ""), X86_ROWS);
+	LLVMValueRef rb = lower_loop_begin(c, &lb, ll_i64(c, 0), ll_i64(c, blocks), "irows");
+	minner_block(c, p, first, &a, &a1, ll_mul(c, rb, X86_ROWS), X86_ROWS);
 	lower_loop_end(c, &lb);
 	if (len % X86_ROWS)
-		minner_block(c, p, first, &a, &a1, i64c(c, blocks * X86_ROWS), (int)(len % X86_ROWS));
+		minner_block(c, p, first, &a, &a1, ll_i64(c, blocks * X86_ROWS), (int)(len % X86_ROWS));
 }
 
 const LowerHooks x86_update_hooks = {
 	.stores_c = x86_stores_c, .update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner,
 	.krun_all = x86_krun_all, .mrun_all = x86_mrun_all};
-
-static bool take_error(LLVMErrorRef e, char err[X86_ERR_MAX], const char *what)
-{
-	if (!e)
-		return false;
-	char *msg = LLVMGetErrorMessage(e);
-	snprintf(err, X86_ERR_MAX, "%s: %s", what, msg);
-	LLVMDisposeErrorMessage(msg);
-	return true;
-}
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -1587,18 +1527,15 @@ LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, b
 	x86_init_llvm();
 	char *triple = LLVMGetDefaultTargetTriple();
 	char *host_cpu = LLVMGetHostCPUName(), *host_feat = LLVMGetHostCPUFeatures();
-	LLVMTargetRef target;
-	char *msg = NULL;
+	char what[128];
+	snprintf(what, sizeof what, "no target for %.100s", triple);
+	LLVMTargetRef target = ll_target(triple, err, X86_ERR_MAX, what);
 	LLVMTargetMachineRef tm = NULL;
-	if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
-		snprintf(err, X86_ERR_MAX, "no target for %s: %s", triple, msg);
-		LLVMDisposeMessage(msg);
-	} else {
+	if (target)
 		tm = LLVMCreateTargetMachine(target, triple, cpu ? cpu : host_cpu,
 		                             features ? features : host_feat, LLVMCodeGenLevelAggressive,
 		                             pic ? LLVMRelocPIC : LLVMRelocDefault,
 		                             pic ? LLVMCodeModelDefault : LLVMCodeModelJITDefault);
-	}
 	LLVMDisposeMessage(triple);
 	LLVMDisposeMessage(host_cpu);
 	LLVMDisposeMessage(host_feat);
@@ -1620,21 +1557,7 @@ bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_M
 	LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
 	LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
 	LLVMDisposePassBuilderOptions(po);
-	return !take_error(e, err, "optimising the kernel");
-}
-
-LLVMModuleRef x86_module(LLVMContextRef ctx, const char *name, LLVMTargetMachineRef tm)
-{
-	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(name, ctx);
-	char *triple = LLVMGetTargetMachineTriple(tm);
-	LLVMSetTarget(mod, triple);
-	LLVMDisposeMessage(triple);
-	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-	char *dl = LLVMCopyStringRepOfTargetData(td);
-	LLVMSetDataLayout(mod, dl);
-	LLVMDisposeMessage(dl);
-	LLVMDisposeTargetData(td);
-	return mod;
+	return ll_ok(e, err, X86_ERR_MAX, "optimising the kernel");
 }
 
 bool x86_jit(const LowerKernel *k, const char *cpu, const char *features, X86Kernel *out,
@@ -1665,41 +1588,33 @@ bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cp
 	LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
 	LLVMOrcLLJITRef jit = NULL;
 	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
-	LLVMModuleRef mod = x86_module(ctx, k->name, tm);
+	LLVMModuleRef mod = ll_module(ctx, k->name, tm);
 	LowerKernel kv = *k;
 	kv.vector_width = x86_schedule_width(&k->sched, tm);
 	lower_kernel(ctx, mod, &kv, hooks);
-	char *msg = NULL;
-	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-		snprintf(err, X86_ERR_MAX, "internal: invalid kernel module: %.400s", msg);
-		LLVMDisposeMessage(msg);
-		LLVMDisposeModule(mod);
-		goto done;
-	}
-	LLVMDisposeMessage(msg);
-	if (!x86_optimize(mod, tm, err)) {
+	if (!ll_verify(mod, err, X86_ERR_MAX, "internal: invalid kernel module") || !x86_optimize(mod, tm, err)) {
 		LLVMDisposeModule(mod);
 		goto done;
 	}
 	LLVMOrcJITTargetMachineBuilderRef jtmb;
-	if (take_error(LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb), err, "detecting the host")) {
+	if (!ll_ok(LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb), err, X86_ERR_MAX, "detecting the host")) {
 		LLVMDisposeModule(mod);
 		goto done;
 	}
 	LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
 	LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
-	if (take_error(LLVMOrcCreateLLJIT(&jit, builder), err, "creating the JIT")) {
+	if (!ll_ok(LLVMOrcCreateLLJIT(&jit, builder), err, X86_ERR_MAX, "creating the JIT")) {
 		LLVMDisposeModule(mod);
 		goto done;
 	}
 	LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-	if (take_error(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm), err,
-	               "adding the kernel")) {
+	if (!ll_ok(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm), err, X86_ERR_MAX,
+	           "adding the kernel")) {
 		LLVMOrcDisposeThreadSafeModule(tsm);
 		goto done;
 	}
 	LLVMOrcExecutorAddress addr;
-	if (take_error(LLVMOrcLLJITLookup(jit, &addr, k->name), err, "finding the kernel"))
+	if (!ll_ok(LLVMOrcLLJITLookup(jit, &addr, k->name), err, X86_ERR_MAX, "finding the kernel"))
 		goto done;
 	out->fn = (X86KernelFn)(uintptr_t)addr;
 	out->jit = jit;
@@ -1747,25 +1662,17 @@ static void run_slice(void *arg, int t)
  * L3 once per block row; the weights are read once per chunk instead.
  * "Large" is X86_CHUNK_MRUN_FROM for the m runs (blocks, 2:4, the hybrid),
  * whose weights are few beside their work, and X86_CHUNK_FROM_BYTES for
- * the rest (1:16 N:M lost ~10% on the smaller shapes with the lower bound;
- * tile_v on 768/3072/512 was within this VM's noise).  One thread: 1024^3
- * 8x8 blocks at 50% 15.6 -> 8.7 ms and 32x32 9.5 -> 8.3 ms, 768/3072/512
- * 8x8 blocks 19.0 -> 10.6 ms; 4096^3 32x32 blocks at 50% 1206 -> 824 ms,
- * tile_v 4146 -> 2701 ms.  Not where the k run's outer loop is perforated
- * (row-balanced): its X blocks already stay in L1, and re-reading its
- * weights per chunk lost (48.6 -> 54.6 ms on 1024/4096/1024).  A chunk is
- * a multiple of the widest tile (64 columns for the AVX-512 m runs,
- * X86_CHUNK_ALIGN for the rest), so only a slice's last chunk has partial
- * tiles; a remainder under half a chunk goes with the slice's last chunk
- * (x86_chunk_end), since a chunk of a few columns reads all the weights for
- * little work (128/576/784 in 384 + 8 columns).  The m runs under an outer
- * k loop (blocks, the hybrid) are blocked along it for the chunk's X
- * (mrun_all_blocks), so their chunks keep at least 128 columns and read
- * the weights half as often as one-tile chunks: 32x32 blocks at 50% on
- * 4096^3, two threads, 399 -> 351 ms (1024/4096/1024 and 768/3072/512
- * within noise).  The other m runs (2:4; small blocks
+ * the rest.  Not where the k run's outer loop is perforated
+ * (row-balanced): its X blocks already stay in L1.  A chunk is a multiple
+ * of the widest tile (64 columns for the AVX-512 m runs, X86_CHUNK_ALIGN
+ * for the rest), so only a slice's last chunk has partial tiles; a
+ * remainder under half a chunk goes with the slice's last chunk
+ * (x86_chunk_end), since a chunk of a few columns reads all the weights
+ * for little work.  The m runs under an outer k loop (blocks, the hybrid)
+ * are blocked along it for the chunk's X (mrun_all_blocks), so their
+ * chunks keep at least 128 columns; the other m runs (2:4; small blocks
  * going across) take chunks of one tile where that keeps X within
- * X86_CHUNK_X_BYTES (K = 4096: 1 MiB, where 128 columns made it 2 MiB).
+ * X86_CHUNK_X_BYTES.  The bounds are measured in docs/design/x86-chunks.md.
  * Returns N where there are no chunks. */
 enum {
 	X86_CHUNK_MRUN_FROM = 1 << 20,
@@ -1784,7 +1691,9 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 		return w < k->N ? w : k->N;
 	}
 	const Pir *ir = k->ir;
-	const int split = lower_split(ir);
+	Nest nest;
+	nest_of(ir, &nest);
+	const int split = nest.split;
 	const bool mrun = lower_path(k, &x86_update_hooks) == LOWER_MRUN;
 	const double from = mrun ? X86_CHUNK_MRUN_FROM : X86_CHUNK_FROM_BYTES;
 	if ((double)k->K * (double)k->N * 4 <= from || k->layout != PAT_LAYOUT_KN ||
@@ -1792,7 +1701,7 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 		return k->N;
 	const int64_t tile = (int64_t)k->vector_width * mrun_nacc(k);
 	const bool one_tile = mrun && (double)k->K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES &&
-	                      (mrun_outer_k(ir, split - 1) < 0 || across_for(k, split - 1) >= 0);
+	                      (nest.k_above < 0 || across_for(k) >= 0);
 	const int64_t al = one_tile ? tile : X86_CHUNK_ALIGN;
 	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->K)) / al * al;
 	return w < al ? al : w;
@@ -1813,12 +1722,14 @@ void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
 
 void x86_kernel_traits(const LowerKernel *k, X86Traits *t)
 {
-	const int split = lower_split(k->ir);
+	Nest nest;
+	nest_of(k->ir, &nest);
+	const int split = nest.split;
 	t->path = lower_path(k, &x86_update_hooks);
 	t->x_reuse = x_reuse(k);
 	t->panel = panel_pays(k);
 	t->chunk = x86_chunk_columns(k);
 	t->rows_spread = x_rows_spread(k);
-	t->across = t->path == LOWER_MRUN && split > 0 && across_for(k, split - 1) >= 0;
+	t->across = t->path == LOWER_MRUN && split > 0 && across_for(k) >= 0;
 	t->stores_c = x86_stores_c(k);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86.h - the x86-64 backend: kernels lowered by lower/ with an x86 update
  * hook, optimised at O3 for the host (or a forced ISA), and JIT-compiled
  * with ORC LLJIT to run in-process (tests, --run, later the search). */
@@ -100,8 +101,6 @@ bool x86_host_runs(const char *cpu);
 /* The vector width a kernel of schedule s gets on tm: the schedule's where
  * it asks for a narrower one than tm's. */
 int x86_schedule_width(const KernelSchedule *s, LLVMTargetMachineRef tm);
-/* An empty module for tm's triple and data layout. */
-LLVMModuleRef x86_module(LLVMContextRef ctx, const char *name, LLVMTargetMachineRef tm);
 /* Gives every function the machine's CPU and features and runs O3. */
 bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_MAX]);
 

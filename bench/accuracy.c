@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* accuracy.c - the accuracy study of docs/accuracy.md.
  *
  *   accuracy STDLIB [WEIGHTS.safetensors]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_bench.c - the CPU benchmark of `make bench`.
  *
  *   cpu_bench STDLIB CSV [quick | SHAPE,...]

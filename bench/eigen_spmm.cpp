@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // eigen_spmm.cpp - the CPU sparse baseline of `make bench`: Eigen's
 // sparse x dense product on the same mask as patc's kernel.
 #include <Eigen/Dense>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* patterns.h - compiling a pattern for a given shape, for the benchmark
  * and study tools in bench/. */
 #ifndef PATC_BENCH_PATTERNS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prune_bench.c - the pruning benchmark (make bench-prune).
  *
  * Times mask + metrics + pack of a 4096 x 4096 weight with a three-level

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rsb_spmm.c - the second CPU sparse baseline of `make bench`: librsb's
  * sparse x dense product (rsb_spmm, its Recursive Sparse Blocks format) on
  * the same mask as patc's kernel, autotuned for the product as librsb's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rsb_spmm.h - librsb as a baseline of cpu_bench (rsb_spmm.c). */
 #ifndef PATC_BENCH_RSB_SPMM_H
 #define PATC_BENCH_RSB_SPMM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shapes.h - what the kernel benchmarks measure (cpu_bench, gpu_bench). */
 #ifndef PATC_BENCH_SHAPES_H
 #define PATC_BENCH_SHAPES_H

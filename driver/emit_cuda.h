@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit_cuda.h - the launcher files beside the PTX of a GPU target. */
 #ifndef PATC_EMIT_CUDA_H
 #define PATC_EMIT_CUDA_H

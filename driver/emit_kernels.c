@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit_kernels.c - a program's kernels written into a directory; see
  * emit_kernels.h. */
 #include "emit_kernels.h"

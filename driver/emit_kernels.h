@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit_kernels.h - a program's kernels written into a directory, as -o
  * DIR writes them: the one path of `patc FILE -o DIR` and of --search's
  * best kernel. */

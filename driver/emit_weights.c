@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit_weights.c - `--emit=weights -o FILE.safetensors`: the packed
  * Fractal-ELL tensors of every op, readable by any safetensors reader.
  *
@@ -50,6 +51,38 @@ static void shape_json(char *buf, size_t len, const int64_t *shape, int rank)
 		snprintf(buf + o, len - o, "]");
 }
 
+/* The op's metadata: its PatternIR, pattern, shapes, settings and metrics
+ * (values_shape: the packed values' shape, of rank vrank). */
+static void op_meta(Meta *m, const OpResult *op, const PruneOp *p, const int64_t *values_shape, int vrank)
+{
+	const Pir *ir = op->ir;
+	char *text = pir_print_text(ir), paper[PIR_PAPER_MAX], buf[PIR_MAX_LOOPS * 24];
+	pir_print_paper(ir, paper, sizeof paper);
+	meta(m, op->name, "pir", "%s", text);
+	free(text);
+	meta(m, op->name, "pattern", "%s", paper);
+	int64_t shape[2] = {op->M, op->K};
+	shape_json(buf, sizeof buf, shape, 2);
+	meta(m, op->name, "shape", "%s", buf);
+	shape_json(buf, sizeof buf, values_shape, vrank);
+	meta(m, op->name, "values_shape", "%s", buf);
+	meta(m, op->name, "dtype", "%s", pat_dtype_names[op->dtype]);
+	meta(m, op->name, "layout", "%s", pat_layout_names[op->layout]);
+	meta(m, op->name, "importance", "%s", pat_importance_names[op->importance]);
+	meta(m, op->name, "rank", "%s", pat_rank_names[op->rank]);
+	const PruneMetrics *pr = &p->metrics;
+	meta(m, op->name, "density", "%.9g", pr->density);
+	meta(m, op->name, "retained", "%.9g", pr->retained);
+	meta(m, op->name, "loss", "%.9g", pr->loss);
+	meta(m, op->name, "bound_retained", "%.9g", pr->bound_retained);
+	meta(m, op->name, "bound_loss", "%.9g", pr->bound_loss);
+	meta(m, op->name, "loss_over_bound", "%.9g", pr->loss_over_bound);
+	meta(m, op->name, "loss_ratio", "%.9g", pr->loss_ratio);
+	meta(m, op->name, "log_diversity", "%.9g", pr->log_diversity);
+	if (pr->has_output_error)
+		meta(m, op->name, "output_error", "%.9g", pr->output_error);
+}
+
 bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, bool with_mask,
                   const char *version, char err[TENSOR_ERR_MAX])
 {
@@ -78,20 +111,16 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 		v->rank = ir->nloops;
 		for (int l = 0; l < ir->nloops; l++)
 			v->shape[l] = ir->loops[l].nnz;
-		float *vals = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof(float));
-		if (!vals)
-			util_oom();
-		prune_pack(ir, &p->mask, p->w, p->M, p->K, vals);
+		const float *vals = p->values;
 		if (op->dtype == PAT_F32) {
 			v->dtype = DT_F32;
-			v->data = owned[nt] = vals;
+			v->data = vals;
 		} else {
 			uint16_t *h = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof(uint16_t));
 			if (!h)
 				util_oom();
 			for (int64_t j = 0; j < pm.values; j++)
 				h[j] = op->dtype == PAT_F16 ? f32_to_fp16(vals[j]) : f32_to_bf16(vals[j]);
-			free(vals);
 			v->dtype = op->dtype == PAT_F16 ? DT_F16 : DT_BF16;
 			v->data = owned[nt] = h;
 		}
@@ -122,31 +151,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 			x->data = owned[nt] = mk;
 			nt++;
 		}
-		char *text = pir_print_text(ir), paper[PIR_PAPER_MAX], buf[PIR_MAX_LOOPS * 24];
-		pir_print_paper(ir, paper, sizeof paper);
-		meta(m, op->name, "pir", "%s", text);
-		free(text);
-		meta(m, op->name, "pattern", "%s", paper);
-		int64_t shape[2] = {op->M, op->K};
-		shape_json(buf, sizeof buf, shape, 2);
-		meta(m, op->name, "shape", "%s", buf);
-		shape_json(buf, sizeof buf, v->shape, v->rank);
-		meta(m, op->name, "values_shape", "%s", buf);
-		meta(m, op->name, "dtype", "%s", pat_dtype_names[op->dtype]);
-		meta(m, op->name, "layout", "%s", pat_layout_names[op->layout]);
-		meta(m, op->name, "importance", "%s", pat_importance_names[op->importance]);
-		meta(m, op->name, "rank", "%s", pat_rank_names[op->rank]);
-		const PruneMetrics *pr = &p->metrics;
-		meta(m, op->name, "density", "%.9g", pr->density);
-		meta(m, op->name, "retained", "%.9g", pr->retained);
-		meta(m, op->name, "loss", "%.9g", pr->loss);
-		meta(m, op->name, "bound_retained", "%.9g", pr->bound_retained);
-		meta(m, op->name, "bound_loss", "%.9g", pr->bound_loss);
-		meta(m, op->name, "loss_over_bound", "%.9g", pr->loss_over_bound);
-		meta(m, op->name, "loss_ratio", "%.9g", pr->loss_ratio);
-		meta(m, op->name, "log_diversity", "%.9g", pr->log_diversity);
-		if (pr->has_output_error)
-			meta(m, op->name, "output_error", "%.9g", pr->output_error);
+		op_meta(m, op, p, v->shape, v->rank);
 	}
 	bool ok = st_write_file(path, t, nt, m->key, m->value, m->n, err);
 	for (int i = 0; i < cap; i++)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit_weights.h - writing the packed weights of a program. */
 #ifndef PATC_EMIT_WEIGHTS_H
 #define PATC_EMIT_WEIGHTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* explain.c - the --explain report.
  *
  * For every op: its shape and binding, the starting nest, then each applied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* explain.h - human-readable reports of ops and their PatternIR (--explain). */
 #ifndef PATC_EXPLAIN_H
 #define PATC_EXPLAIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* link.c - `--emit=so`: DIR/BASE.so through the system's C compiler (link.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "link.h"
@@ -68,7 +69,7 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	snprintf(final, sizeof final, "%s/%s.so", dir, base);
 	dir_path(incdir, sizeof incdir, dir, "");
 	/* beside where final's links end (written through, not replaced), as
-	 * util_write_file_atomic names them; a linker's output is no stream */
+	 * outfile_write names them; a linker's output is no stream */
 	bool in_place;
 	char *to = util_output_target(final, &in_place);
 	if (!to || in_place) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* link.h - `--emit=so`: a shared library beside what -o DIR writes.
  *
  * patc emits objects and C through LLVM; linking is the system's.  The C

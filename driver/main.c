@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 /* main.c - the patc command line.
  *
@@ -382,7 +383,7 @@ static int emit(const Options *o, const StrBuf *out)
 	const char *data = out->data ? out->data : "";
 	if (!o->output)
 		return emit_stdout(out);
-	if (!util_write_file_atomic(o->output, data, out->len)) {
+	if (!outfile_write(o->output, data, out->len)) {
 		fprintf(stderr, "patc: error: cannot write '%s': %s\n", o->output, strerror(errno));
 		return PATC_EXIT_ENV;
 	}

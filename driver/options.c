@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* options.c - patc's command line, read by getopt_long from options.def;
  * see options.h. */
 #define _GNU_SOURCE /* (getopt_long) */
@@ -255,6 +256,65 @@ static int parse_int(Options *o, const char *v, long lo, long hi, const char *wh
 	return PATC_EXIT_OK;
 }
 
+/* Decimal seconds (strtod would take hex, spaces and signs), a
+ * millisecond at least. */
+static int parse_timeout(Options *o, const char *v)
+{
+	char *end;
+	double t = strtod(v, &end);
+	if (end == v || *end || strspn(v, "0123456789.") != strlen(v) || !(t >= 0.001 && t <= 86400))
+		return options_usage_error("--timeout takes seconds, from 0.001 to 86400, not '%s'", v);
+	o->s.timeout_s = t;
+	return PATC_EXIT_OK;
+}
+
+static int parse_importance(Options *o, const char *v)
+{
+	int k = -1;
+	for (int j = 0; j < PAT_IMP_TENSOR; j++) /* a score tensor is the .pat file's */
+		if (!strcmp(v, pat_importance_names[j]))
+			k = j;
+	if (k < 0)
+		return options_usage_error("--importance takes magnitude, l2 or wanda, not '%s'", v);
+	o->importance_set = true;
+	o->importance = (PatImportance)k;
+	return PATC_EXIT_OK;
+}
+
+static int parse_target(Options *o, const char *v)
+{
+	const Target *t = options_find_target(v);
+	if (!t)
+		return options_unknown_target(v);
+	o->target = t->name;
+	o->gpu = t->gpu;
+	return PATC_EXIT_OK;
+}
+
+static int parse_dump_after(Options *o, const char *v)
+{
+	bool ok = !strcmp(v, "all");
+	for (int k = 0; k < PIR_NPRIMS; k++)
+		ok |= !strcmp(v, pir_prim_names[k]);
+	if (!ok)
+		return options_usage_error("unknown pass '%s' for --dump-after", v);
+	o->dump_after = v;
+	return PATC_EXIT_OK;
+}
+
+static int parse_color(Options *o, const char *v)
+{
+	if (!strcmp(v, "auto"))
+		o->color = -1;
+	else if (!strcmp(v, "always"))
+		o->color = 1;
+	else if (!strcmp(v, "never"))
+		o->color = 0;
+	else
+		return options_usage_error("--color takes auto, always or never, not '%s'", v);
+	return PATC_EXIT_OK;
+}
+
 /* One option, with its value v (NULL where it takes none). */
 static int apply(Options *o, OptId id, const char *v)
 {
@@ -299,15 +359,7 @@ static int apply(Options *o, OptId id, const char *v)
 		if (!parse_fraction(v, &o->s.explore) || o->s.explore > 1)
 			return options_usage_error("--explore takes a percentage from 0 to 100, not '%s'", v);
 		break;
-	case OPT_TIMEOUT: {
-		char *end;
-		double t = strtod(v, &end);
-		/* decimal seconds (strtod would take hex, spaces and signs), a millisecond at least */
-		if (end == v || *end || strspn(v, "0123456789.") != strlen(v) || !(t >= 0.001 && t <= 86400))
-			return options_usage_error("--timeout takes seconds, from 0.001 to 86400, not '%s'", v);
-		o->s.timeout_s = t;
-		break;
-	}
+	case OPT_TIMEOUT: return parse_timeout(o, v);
 	case OPT_BUDGET:
 		if (!parse_fraction(v, &o->s.budget))
 			return options_usage_error("--budget takes a percentage of loss, such as 5%%, not '%s'", v);
@@ -326,17 +378,7 @@ static int apply(Options *o, OptId id, const char *v)
 	case OPT_MAX_PATTERN:
 		return parse_int(o, v, 1, 1 << 20, "--max-pattern takes a length from 1 to 1048576, not '%s'",
 		                 &o->s.max_pattern, SET_MAXPAT);
-	case OPT_IMPORTANCE: {
-		int k = -1;
-		for (int j = 0; j < PAT_IMP_TENSOR; j++) /* a score tensor is the .pat file's */
-			if (!strcmp(v, pat_importance_names[j]))
-				k = j;
-		if (k < 0)
-			return options_usage_error("--importance takes magnitude, l2 or wanda, not '%s'", v);
-		o->importance_set = true;
-		o->importance = (PatImportance)k;
-		break;
-	}
+	case OPT_IMPORTANCE: return parse_importance(o, v);
 	case OPT_RANK:
 		o->rank_set = true;
 		if (!strcmp(v, "total"))
@@ -346,33 +388,9 @@ static int apply(Options *o, OptId id, const char *v)
 		else
 			return options_usage_error("--rank takes total or lookahead, not '%s'", v);
 		break;
-	case OPT_TARGET: {
-		const Target *t = options_find_target(v);
-		if (!t)
-			return options_unknown_target(v);
-		o->target = t->name;
-		o->gpu = t->gpu;
-		break;
-	}
-	case OPT_DUMP_AFTER: {
-		bool ok = !strcmp(v, "all");
-		for (int k = 0; k < PIR_NPRIMS; k++)
-			ok |= !strcmp(v, pir_prim_names[k]);
-		if (!ok)
-			return options_usage_error("unknown pass '%s' for --dump-after", v);
-		o->dump_after = v;
-		break;
-	}
-	case OPT_COLOR:
-		if (!strcmp(v, "auto"))
-			o->color = -1;
-		else if (!strcmp(v, "always"))
-			o->color = 1;
-		else if (!strcmp(v, "never"))
-			o->color = 0;
-		else
-			return options_usage_error("--color takes auto, always or never, not '%s'", v);
-		break;
+	case OPT_TARGET: return parse_target(o, v);
+	case OPT_DUMP_AFTER: return parse_dump_after(o, v);
+	case OPT_COLOR: return parse_color(o, v);
 	case OPT_OUTPUT:
 		if (o->output)
 			return options_usage_error("%s", "-o given twice");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* options.h - patc's command line: the options of `patc FILE [options]`,
  * read by getopt_long from one table (options.def) that also prints
  * --help, and the rules between them (which options go together).

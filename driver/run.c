@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.c - `--run`: each op's kernel, checked and timed beside the dense
  * baseline of the same dtype.
  *
@@ -80,12 +81,14 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	*code = PATC_EXIT_ENV;
 	/* aligned as a framework's tensors are (util_alloc_timed) */
 	float *dense = util_alloc_timed((size_t)(M * K) * sizeof *dense);
-	float *values = dense ? prune_pack_new(op->ir, &p->mask, p->w, M, K, NULL, dense) : NULL;
+	const float *values = p->values; /* (prune_op's) */
+	if (dense)
+		prune_unpack(op->ir, &p->mask, values, M, K, dense);
 	float *x = util_alloc_timed((size_t)(K * N) * sizeof *x), *c = util_alloc_timed((size_t)(M * N) * sizeof *c);
 	float *cd = util_alloc_timed((size_t)(M * N) * sizeof *cd);
-	if (!values || !dense || !x || !c || !cd) {
+	if (!dense || !x || !c || !cd) {
 		snprintf(err, 512, "not enough memory to run op '%s'", op->name);
-		free(values), free(dense), free(x), free(c), free(cd);
+		free(dense), free(x), free(c), free(cd);
 		return false;
 	}
 	const bool kn = op->layout == PAT_LAYOUT_KN;
@@ -98,7 +101,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	double t0 = util_now();
 	if (!x86_jit(&lk, cpu, cpu ? "" : NULL, &kern, xerr)) {
 		snprintf(err, 512, "op '%s': %.400s", op->name, xerr);
-		free(values), free(dense), free(x), free(c), free(cd);
+		free(dense), free(x), free(c), free(cd);
 		*code = PATC_EXIT_INTERNAL;
 		return false;
 	}
@@ -144,7 +147,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 		          d_s / k_s, rel);
 	sb_printf(out, "  (OpenBLAS: %s)\n", openblas_get_config());
 	x86_kernel_free(&kern);
-	free(values), free(dense), free(x), free(c), free(cd);
+	free(dense), free(x), free(c), free(cd);
 	if (rel == -1) {
 		snprintf(err, 512, "op '%s': out of memory for the float64 reference", op->name);
 		return false;
@@ -158,6 +161,42 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 		snprintf(err, 512, "op '%s': the kernel's result is wrong (relative error %g, %lld elements not written)",
 		         op->name, rel, (long long)unwritten);
 		*code = PATC_EXIT_INTERNAL;
+		return false;
+	}
+	return true;
+}
+
+/* Op op's measurement r on the GPU into out: its time beside cuBLAS's and
+ * its error; whether its result is right (said where not). */
+static bool report_gpu_op(const OpResult *op, const PruneOp *p, const GpuResult *r, StrBuf *out)
+{
+	const int64_t M = op->M, K = op->K, N = op->N;
+	double flops = 2.0 * (double)M * (double)K * (double)N;
+	double eff = 2.0 * (double)p->metrics.nkept * (double)N;
+	double ks = r->kernel_us * 1e-6;
+	sb_printf(out, "%s: %lldx%lldx%lld, compiled in %.0f ms; %s\n", op->name, (long long)M,
+	          (long long)K, (long long)N, r->compile_ms, r->plan.why);
+	sb_printf(out, "  patc kernel   %10.1f us  %7.2f TFLOP/s dense-equivalent, %7.2f effective\n",
+	          r->kernel_us, flops / ks * 1e-12, eff / ks * 1e-12);
+	const char *dt = pat_dtype_names[op->dtype];
+	if (r->cublas_us > 0 && r->plan.tc)
+		sb_printf(out, "  cuBLAS GemmEx %10.1f us  %7.2f TFLOP/s (dense %s, f32 accumulation)\n"
+		               "  speedup over dense %.2fx; ",
+		          r->cublas_us, flops / (r->cublas_us * 1e-6) * 1e-12, dt, r->cublas_us / r->kernel_us);
+	else if (r->cublas_us > 0)
+		sb_printf(out, "  cuBLAS sgemm  %10.1f us  %7.2f TFLOP/s (dense fp32, no TF32)\n"
+		               "  speedup over dense %.2fx; ",
+		          r->cublas_us, flops / (r->cublas_us * 1e-6) * 1e-12, r->cublas_us / r->kernel_us);
+	else
+		sb_printf(out, "  cuBLAS not measured: %s\n  ", r->note);
+	sb_printf(out, "relative error vs float64 on the masked weight%s %.2e\n",
+	          !r->plan.tc             ? ""
+	          : op->dtype == PAT_F16 ? " (inputs rounded to f16)"
+	                                 : " (inputs rounded to bf16)",
+	          r->rel_err);
+	if (r->unwritten || !(r->rel_err < 1e-4)) { /* named, and the next op runs */
+		fprintf(stderr, "patc: error: op '%s': the GPU kernel's result is wrong (relative error %g, %lld "
+		        "elements not written)\n", op->name, r->rel_err, (long long)r->unwritten);
 		return false;
 	}
 	return true;
@@ -198,11 +237,13 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 		const PruneOp *p = &pruned[i];
 		const int64_t M = op->M, K = op->K, N = op->N;
 		float *dense = malloc((size_t)(M * K) * sizeof *dense);
-		float *values = dense ? prune_pack_new(op->ir, &p->mask, p->w, M, K, NULL, dense) : NULL;
+		const float *values = p->values; /* (prune_op's) */
+		if (dense)
+			prune_unpack(op->ir, &p->mask, values, M, K, dense);
 		float *x = malloc((size_t)(K * N) * sizeof *x);
-		if (!values || !dense || !x) {
+		if (!dense || !x) {
 			snprintf(err, 512, "not enough memory to run op '%s'", op->name);
-			free(values), free(dense), free(x);
+			free(dense), free(x);
 			*code = PATC_EXIT_ENV;
 			ok = false;
 			break;
@@ -231,36 +272,9 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 			*code = PATC_EXIT_ENV;
 			ok = false;
 		} else {
-			double flops = 2.0 * (double)M * (double)K * (double)N;
-			double eff = 2.0 * (double)p->metrics.nkept * (double)N;
-			double ks = r.kernel_us * 1e-6;
-			sb_printf(out, "%s: %lldx%lldx%lld, compiled in %.0f ms; %s\n", op->name, (long long)M,
-			          (long long)K, (long long)N, r.compile_ms, r.plan.why);
-			sb_printf(out, "  patc kernel   %10.1f us  %7.2f TFLOP/s dense-equivalent, %7.2f effective\n",
-			          r.kernel_us, flops / ks * 1e-12, eff / ks * 1e-12);
-			const char *dt = pat_dtype_names[op->dtype];
-			if (r.cublas_us > 0 && r.plan.tc)
-				sb_printf(out, "  cuBLAS GemmEx %10.1f us  %7.2f TFLOP/s (dense %s, f32 accumulation)\n"
-				               "  speedup over dense %.2fx; ",
-				          r.cublas_us, flops / (r.cublas_us * 1e-6) * 1e-12, dt, r.cublas_us / r.kernel_us);
-			else if (r.cublas_us > 0)
-				sb_printf(out, "  cuBLAS sgemm  %10.1f us  %7.2f TFLOP/s (dense fp32, no TF32)\n"
-				               "  speedup over dense %.2fx; ",
-				          r.cublas_us, flops / (r.cublas_us * 1e-6) * 1e-12, r.cublas_us / r.kernel_us);
-			else
-				sb_printf(out, "  cuBLAS not measured: %s\n  ", r.note);
-			sb_printf(out, "relative error vs float64 on the masked weight%s %.2e\n",
-			          !r.plan.tc             ? ""
-			          : op->dtype == PAT_F16 ? " (inputs rounded to f16)"
-			                                 : " (inputs rounded to bf16)",
-			          r.rel_err);
-			if (r.unwritten || !(r.rel_err < 1e-4)) { /* named, and the next op runs */
-				fprintf(stderr, "patc: error: op '%s': the GPU kernel's result is wrong (relative error %g, %lld "
-				        "elements not written)\n", op->name, r.rel_err, (long long)r.unwritten);
-				wrong++;
-			}
+			wrong += !report_gpu_op(op, p, &r, out);
 		}
-		free(values), free(dense), free(x);
+		free(dense), free(x);
 	}
 	cuda_close(cu);
 	if (ok && wrong) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.h - `--run`: time an op's kernel beside a dense OpenBLAS sgemm. */
 #ifndef PATC_RUN_H
 #define PATC_RUN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* search_cli.c - `patc FILE.pat --search`; see search_cli.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "search_cli.h"
@@ -191,6 +192,8 @@ static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p
 	prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask);
 	/* from the full mask (the search may have scored it on block sums: the same numbers) */
 	prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
+	bp.values = NULL;
+	prune_op_pack(&ir, &bp); /* (this mask's) */
 	Program one = {1, &best};
 	const KernelFiles kf = {c->dir, c->base, c->input, c->target, c->gpu, &one, &bp, &b->sched, false, false};
 	const int rc = emit_kernels(&kf);
@@ -201,12 +204,13 @@ static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p
 		sb_printf(out, "  kernel: %s/%s.o, %s/%s.h, %s/%s.safetensors\n", c->dir, c->base, c->dir, c->base, c->dir,
 		          c->base);
 	prune_mask_free(&bp.mask);
+	free(bp.values);
 	return rc;
 }
 
-/* search_cli's work; *created: whether it made c->dir. */
-static int search_into(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out,
-                       bool *created)
+/* The op the search is for: --op's, else the one with weights; its index
+ * into *op_at, or an error said. */
+static int pick_op(const SearchCli *c, const Program *prog, int *op_at)
 {
 	int which = -1, with_weights = 0;
 	for (int i = 0; i < prog->nops; i++) {
@@ -238,6 +242,264 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		}
 		return PATC_EXIT_USAGE;
 	}
+	*op_at = which;
+	return PATC_EXIT_OK;
+}
+
+/* The cost model (before the directory: a bad one leaves none):
+ * --cost-model's, else the standard library's for x86, else the analytic
+ * one (model->gbt NULL); its file in model_path[4096] ("" for none). */
+static int load_model(const SearchCli *c, CostModel *model, char *model_path)
+{
+	char err[256];
+	*model = (CostModel){0};
+	model_path[0] = 0;
+	if (c->cost_model && strcmp(c->cost_model, "analytic"))
+		snprintf(model_path, 4096, "%s", c->cost_model);
+	else if (!c->cost_model && !c->gpu && c->stdlib) {
+		snprintf(model_path, 4096, "%s/cost-x86-64.model", c->stdlib);
+		struct stat mst;
+		if (lstat(model_path, &mst) != 0 && errno == ENOENT)
+			model_path[0] = 0; /* none installed: the analytic one */
+		/* (one there that cannot be read: cost_model_load says why, by strerror) */
+	}
+	if (model_path[0] && !cost_model_load(model_path, model, err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		return PATC_EXIT_INPUT;
+	}
+	/* learned on a CPU, a model ranks for any x86 target (the ISAs differ
+	 * little beside the kernels' structure); on a GPU, for that GPU only */
+	const bool model_gpu = !strncmp(model->target, "sm_", 3);
+	if (model->gbt && model->target[0] && (model_gpu != c->gpu || (c->gpu && strcmp(model->target, c->target)))) {
+		char qm[UTIL_QUOTE_BUF], qt[UTIL_QUOTE_BUF];
+		fprintf(stderr, "patc: error: the cost model '%s' was learned on measurements for target %s and cannot "
+		                "rank candidates for --target=%s: train one on this target's tuning logs (`patc "
+		                "train-cost-model LOG... --target=%s -o MODEL`) or give --cost-model=analytic\n",
+		        util_quote(model_path, qm), util_quote(model->target, qt), c->target, c->target);
+		cost_model_free(model);
+		return PATC_EXIT_INPUT;
+	}
+	return PATC_EXIT_OK;
+}
+
+/* The best kernel (where there is one) and the reports that name it,
+ * into c->dir as one group of files (outfile.h), the kernel's line into
+ * kline. */
+static int write_outputs(const SearchCli *c, const OpResult *op, const PruneOp *p, const SearchSettings *s,
+                         const SearchResult *r, StrBuf *kline)
+{
+	int rc = PATC_EXIT_OK;
+	char err[256];
+	/* the best kernel's files, as -o writes them for the target */
+	static const char *const suffixes[2][6] = {{".o", ".h", ".safetensors"},
+	                                           {".ptx", ".h", "_launch.c", ".bin", ".safetensors"}};
+	char kfiles[6][160];
+	const char *kernel[7] = {NULL};
+	for (int i = 0; r->best >= 0 && suffixes[c->gpu][i]; i++) {
+		snprintf(kfiles[i], sizeof kfiles[i], "%.140s%s", c->base, suffixes[c->gpu][i]);
+		kernel[i] = kfiles[i];
+	}
+	/* the kernel, then the reports that name it, renamed into place together
+	 * (outfile.h) with the earlier search's kernel files that this one does
+	 * not write again removed: the reports never sit beside a kernel they do
+	 * not describe, even where the search is stopped while writing them;
+	 * the directory locked meanwhile (and before the earlier kernel is
+	 * read) against another run into it */
+	const bool locked = outfile_group_begin(c->dir, OUTFILE_WAIT_S);
+	if (!locked) {
+		if (errno == EWOULDBLOCK)
+			fprintf(stderr, "patc: error: another patc run is writing into '%s': waited %d s for it to finish\n",
+			        c->dir, OUTFILE_WAIT_S);
+		else
+			fprintf(stderr, "patc: error: cannot write into '%s': %s\n", c->dir, strerror(errno));
+		rc = PATC_EXIT_ENV;
+	}
+	char old[8][160];
+	int nold = locked && s->shards <= 1 ? earlier_kernel(c->dir, old) : 0; /* (shards may share a directory) */
+	if (locked)
+		remove_stale_kernel(c->dir, old, nold, r->best >= 0 ? kernel : NULL);
+	if (locked && r->best >= 0)
+		rc = write_kernel(c, op, p, &r->c[r->best], kline);
+	if (locked && rc == PATC_EXIT_OK &&
+	    !search_write_reports(c->dir, PATC_VERSION, c->input, op, s, r, c->target, r->best >= 0 ? kernel : NULL,
+	                          err)) {
+		fprintf(stderr, "patc: error: %s\n", err);
+		rc = PATC_EXIT_ENV;
+	}
+	if (locked && !outfile_group_end(rc == PATC_EXIT_OK)) {
+		fprintf(stderr, "patc: error: cannot write the search's files into '%s': %s\n", c->dir, strerror(errno));
+		rc = PATC_EXIT_ENV;
+	}
+	return rc;
+}
+
+/* The best kernel's lines of the summary: its pattern and schedule,
+ * density and loss, its time beside the dense baseline's, and how it
+ * compares with the fastest kernel and the standard library's. */
+static void summarize_best(const SearchCli *c, const SearchSettings *s, const SearchResult *r, bool emulate,
+                           const char *device, StrBuf *out)
+{
+	const SearchCandidate *b = &r->c[r->best];
+	char sched[128];
+	kernel_schedule_text(&b->sched, sched, sizeof sched);
+	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n", b->notation, sched, b->ref[0] ? " (the standard library's " : "",
+	          b->ref, b->ref[0] ? ")" : "");
+	sb_printf(out, "        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", 100 * b->metrics.density,
+	          b->metrics.loss, b->metrics.bound_loss);
+	if (b->status == SEARCH_MEASURED && r->dense_us > 0 && emulate)
+		sb_printf(out, "        %.1f us on the host emulator, %.2fx the emulated dense kernel (%.1f us): not a GPU's "
+		               "times\n",
+		          b->measured_us, r->dense_us / b->measured_us, r->dense_us);
+	else if (b->status == SEARCH_MEASURED && r->dense_us > 0 && c->gpu)
+		sb_printf(out, "        %.1f us, %.2fx over dense cuBLAS (%.1f us) on %s\n", b->measured_us,
+		          r->dense_us / b->measured_us, r->dense_us, device);
+	else if (b->status == SEARCH_MEASURED && r->dense_us > 0)
+		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
+		          r->dense_us / b->measured_us, r->dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
+	else if (b->status == SEARCH_MEASURED)
+		sb_printf(out, "        %.1f us (the dense baseline was not measured: no speedup)\n", b->measured_us);
+	else
+		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
+	if (r->fastest >= 0 && r->fastest != r->best) {
+		const SearchCandidate *f = &r->c[r->fastest];
+		sb_printf(out, "        the most accurate of %d kernels within %g%% of the fastest, %s (%.1f us, loss %.4f; "
+		               "--tie=0 takes it)\n",
+		          r->tied, 100 * s->tie, f->notation, f->measured_us, f->metrics.loss);
+	}
+	if (r->best_ref >= 0 && b->status == SEARCH_MEASURED) {
+		const SearchCandidate *f = &r->c[r->best_ref];
+		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the "
+		               "search's best is %.2fx as fast\n",
+		          f->ref, f->notation, f->metrics.loss, f->measured_us, f->measured_us / b->measured_us);
+	} else if (s->nrefs && s->measure && s->shard == 0) { /* (shard 0 measures them) */
+		int nrefs = 0, fit = 0, early = 0; /* (of the backend's own schedules) */
+		for (int i = 0; i < r->n; i++) {
+			const SearchCandidate *f = &r->c[i];
+			if (!f->ref[0] || !kernel_schedule_is_default(&f->sched))
+				continue;
+			const bool in = !f->off_target && f->metrics.loss_over_bound <= s->budget;
+			nrefs++, fit += in, early += in && f->status == SEARCH_MEASURED && f->early;
+		}
+		if (!fit)
+			sb_printf(out, "  no standard-library pattern is within the budget at the target's density (%d "
+			               "measured as reference points)\n",
+			          nrefs);
+		else
+			sb_printf(out, "  no standard-library pattern within the budget was measured in full: of %d, %d stopped "
+			               "early (slower than the search's kernels), %d failed (report.json)\n",
+			          fit, early, fit - early);
+	}
+}
+
+/* The search's summary into out: what it searched and measured, the best
+ * kernel and how it compares, the cost model's agreement, the files
+ * written (kline: the kernel's line); returns rc, or an input error where
+ * no kernel was found. */
+static int summarize(const SearchCli *c, const OpResult *op, const SearchSettings *s, const SearchResult *r,
+                     bool emulate, const char *device, const char *model_path, int rc, const StrBuf *kline,
+                     StrBuf *out)
+{
+	int measured = 0, failed = 0, nref = 0;
+	for (int i = 0; i < r->n; i++) {
+		if (!kernel_schedule_is_default(&r->c[i].sched))
+			continue; /* a tuned schedule: counted in r->tuned */
+		if (r->c[i].ref[0]) {
+			nref += r->c[i].status == SEARCH_MEASURED;
+			continue;
+		}
+		measured += r->c[i].status == SEARCH_MEASURED, failed += r->c[i].status == SEARCH_FAILED;
+	}
+	char spt[48];
+	search_sparsity_text(&c->s, spt, sizeof spt);
+	sb_printf(out, "search: op %s, %lldx%lldx%lld, %s sparsity, loss budget %.4g over the unstructured bound\n",
+	          op->name, (long long)op->M, (long long)op->K, (long long)op->N, spt, c->s.budget);
+	sb_printf(out, "  %lld patterns, %lld distinct masks, %lld within the budget, %d measured",
+	          (long long)r->patterns, (long long)r->masks, (long long)r->within, measured);
+	if (failed)
+		sb_printf(out, " (%d failed)", failed);
+	if (nref)
+		sb_printf(out, ", %d standard-library patterns", nref);
+	if (r->tuned)
+		sb_printf(out, ", %d schedules tuned", r->tuned);
+	if (r->stopped)
+		sb_printf(out, " (%d stopped early)", r->stopped);
+	if (r->resumed)
+		sb_printf(out, " (%d taken from the log)", r->resumed);
+	if (s->shards > 1)
+		sb_printf(out, " (shard %d of %d)", s->shard + 1, s->shards);
+	sb_printf(out, " in %.1f s\n", r->seconds);
+	if (r->best < 0) {
+		double least = -1;
+		for (int i = 0; i < r->n; i++)
+			if (r->c[i].metrics.nreal && (least < 0 || r->c[i].metrics.loss_over_bound < least))
+				least = r->c[i].metrics.loss_over_bound;
+		int tried = 0;
+		for (int i = 0; i < r->n; i++)
+			tried += r->c[i].status == SEARCH_MEASURED || r->c[i].status == SEARCH_FAILED;
+		if (r->within && !tried && s->shards > 1) { /* a shard past the candidates: not a failure */
+			sb_printf(out, "  nothing to measure in this shard: the %lld candidates within the budget fall to the "
+			               "others\n",
+			          (long long)r->within);
+			return rc;
+		}
+		if (!r->within)
+			sb_printf(out, "  no pattern is within the budget: the least loss over the unstructured bound is %.4f "
+			               "(--budget)\n",
+			          least);
+		else
+			sb_printf(out, "  every measured candidate failed (see report.json)\n");
+		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
+	}
+	summarize_best(c, s, r, emulate, device, out);
+	int nsp;
+	double rho = search_spearman(r, &nsp);
+	if (rho <= 1)
+		sb_printf(out, "  cost model (%s): Spearman rank correlation %.2f with the %d measured latencies\n",
+		          model_path[0] ? "learned" : "analytic", rho, nsp);
+	/* (the reports not written: only where the measurements went) */
+	if (rc == PATC_EXIT_OK)
+		sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg%s", c->dir, c->dir, c->dir,
+		          r->logged || measured + failed ? "; " : "\n");
+	if (r->logged)
+		sb_printf(out, "%s%d measurement%s appended to %s/tune.jsonl\n", rc == PATC_EXIT_OK ? "" : "  ", r->logged,
+		          r->logged == 1 ? "" : "s", c->dir);
+	else if (rc == PATC_EXIT_OK && measured + failed)
+		sb_printf(out, "nothing new appended to %s/tune.jsonl\n", c->dir);
+	if (r->unlogged)
+		fprintf(stderr, "patc: warning: %d measurement%s could not be appended to '%s/tune.jsonl': --resume would "
+		                "measure %s again\n",
+		        r->unlogged, r->unlogged == 1 ? "" : "s", c->dir, r->unlogged == 1 ? "it" : "them");
+	if (rc == PATC_EXIT_OK)
+		sb_puts(out, kline->data ? kline->data : "");
+	return rc;
+}
+
+/* Which cost model ranks the candidates, said on stderr. */
+static void say_model(const SearchCli *c, const CostModel *model, const char *model_path)
+{
+	if (model->gbt) {
+		char q[128] = "";
+		if (!isnan(model->spearman))
+			snprintf(q, sizeof q, "; held-out Spearman %.2f", model->spearman);
+		if (!isnan(model->recall))
+			snprintf(q + strlen(q), sizeof q - strlen(q), ", top-10 recall %.2f", model->recall);
+		if (!isnan(model->recall_tied))
+			snprintf(q + strlen(q), sizeof q - strlen(q), "%s%.2f within 2%% of the 10th",
+			         isnan(model->recall) ? ", top-10 recall " : ", ", model->recall_tied);
+		fprintf(stderr, "search: cost model %s (learned on %d kernels of %d searches on %s%s)\n", model_path,
+		        model->samples, model->groups, model->device, q);
+	} else
+		fprintf(stderr, "search: cost model: analytic%s\n", c->gpu ? " (the x86 one; none is learned for GPUs)" : "");
+}
+
+/* search_cli's work; *created: whether it made c->dir. */
+static int search_into(const SearchCli *c, const Program *prog, const PruneOp *pruned, StrBuf *out,
+                       bool *created)
+{
+	int which;
+	int rc = pick_op(c, prog, &which);
+	if (rc != PATC_EXIT_OK)
+		return rc;
 	char device[256];
 	search_device_name(device, sizeof device);
 	const char *emu = getenv("PATC_GPU_EMULATE");
@@ -251,35 +513,11 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		        c->target);
 		return PATC_EXIT_ENV;
 	}
-	/* the cost model (before the directory: a bad one leaves none): --cost-model's,
-	 * else the standard library's for x86 */
-	CostModel model = {0};
-	char model_path[4096] = "", err[256];
-	if (c->cost_model && strcmp(c->cost_model, "analytic"))
-		snprintf(model_path, sizeof model_path, "%s", c->cost_model);
-	else if (!c->cost_model && !c->gpu && c->stdlib) {
-		snprintf(model_path, sizeof model_path, "%s/cost-x86-64.model", c->stdlib);
-		struct stat mst;
-		if (lstat(model_path, &mst) != 0 && errno == ENOENT)
-			model_path[0] = 0; /* none installed: the analytic one */
-		/* (one there that cannot be read: cost_model_load says why, by strerror) */
-	}
-	if (model_path[0] && !cost_model_load(model_path, &model, err)) {
-		fprintf(stderr, "patc: error: %s\n", err);
-		return PATC_EXIT_INPUT;
-	}
-	/* learned on a CPU, a model ranks for any x86 target (the ISAs differ
-	 * little beside the kernels' structure); on a GPU, for that GPU only */
-	const bool model_gpu = !strncmp(model.target, "sm_", 3);
-	if (model.gbt && model.target[0] && (model_gpu != c->gpu || (c->gpu && strcmp(model.target, c->target)))) {
-		char qm[UTIL_QUOTE_BUF], qt[UTIL_QUOTE_BUF];
-		fprintf(stderr, "patc: error: the cost model '%s' was learned on measurements for target %s and cannot "
-		                "rank candidates for --target=%s: train one on this target's tuning logs (`patc "
-		                "train-cost-model LOG... --target=%s -o MODEL`) or give --cost-model=analytic\n",
-		        util_quote(model_path, qm), util_quote(model.target, qt), c->target, c->target);
-		cost_model_free(&model);
-		return PATC_EXIT_INPUT;
-	}
+	CostModel model;
+	char model_path[4096], err[256];
+	rc = load_model(c, &model, model_path);
+	if (rc != PATC_EXIT_OK)
+		return rc;
 	if (!util_make_dir(c->dir, created)) {
 		fprintf(stderr, "patc: error: cannot create '%s': %s\n", c->dir, strerror(errno));
 		cost_model_free(&model);
@@ -334,19 +572,7 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		return PATC_EXIT_ENV;
 	}
 	s.model = model.gbt ? &model : NULL;
-	if (model.gbt) {
-		char q[128] = "";
-		if (!isnan(model.spearman))
-			snprintf(q, sizeof q, "; held-out Spearman %.2f", model.spearman);
-		if (!isnan(model.recall))
-			snprintf(q + strlen(q), sizeof q - strlen(q), ", top-10 recall %.2f", model.recall);
-		if (!isnan(model.recall_tied))
-			snprintf(q + strlen(q), sizeof q - strlen(q), "%s%.2f within 2%% of the 10th",
-			         isnan(model.recall) ? ", top-10 recall " : ", ", model.recall_tied);
-		fprintf(stderr, "search: cost model %s (learned on %d kernels of %d searches on %s%s)\n", model_path,
-		        model.samples, model.groups, model.device, q);
-	} else
-		fprintf(stderr, "search: cost model: analytic%s\n", c->gpu ? " (the x86 one; none is learned for GPUs)" : "");
+	say_model(c, &model, model_path);
 	const int ran = search_run(op, p->w, p->imp, &s, stderr, &r, err);
 	search_log_free(logged, nlogged);
 	arena_free(&arena);
@@ -355,176 +581,12 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 		fprintf(stderr, "patc: error: op '%s': %s\n", op->name, err);
 		return ran;
 	}
-	int rc = PATC_EXIT_OK;
-	/* the best kernel's files, as -o writes them for the target */
-	static const char *const suffixes[2][6] = {{".o", ".h", ".safetensors"},
-	                                           {".ptx", ".h", "_launch.c", ".bin", ".safetensors"}};
-	char kfiles[6][160];
-	const char *kernel[7] = {NULL};
-	for (int i = 0; r.best >= 0 && suffixes[c->gpu][i]; i++) {
-		snprintf(kfiles[i], sizeof kfiles[i], "%.140s%s", c->base, suffixes[c->gpu][i]);
-		kernel[i] = kfiles[i];
-	}
-	/* the kernel, then the reports that name it, renamed into place together
-	 * (outfile.h) with the earlier search's kernel files that this one does
-	 * not write again removed: the reports never sit beside a kernel they do
-	 * not describe, even where the search is stopped while writing them;
-	 * the directory locked meanwhile (and before the earlier kernel is
-	 * read) against another run into it */
 	StrBuf kline;
 	sb_init(&kline);
-	const bool locked = outfile_group_begin(c->dir, OUTFILE_WAIT_S);
-	if (!locked) {
-		if (errno == EWOULDBLOCK)
-			fprintf(stderr, "patc: error: another patc run is writing into '%s': waited %d s for it to finish\n",
-			        c->dir, OUTFILE_WAIT_S);
-		else
-			fprintf(stderr, "patc: error: cannot write into '%s': %s\n", c->dir, strerror(errno));
-		rc = PATC_EXIT_ENV;
-	}
-	char old[8][160];
-	int nold = locked && s.shards <= 1 ? earlier_kernel(c->dir, old) : 0; /* (shards may share a directory) */
-	if (locked)
-		remove_stale_kernel(c->dir, old, nold, r.best >= 0 ? kernel : NULL);
-	if (locked && r.best >= 0)
-		rc = write_kernel(c, op, p, &r.c[r.best], &kline);
-	if (locked && rc == PATC_EXIT_OK &&
-	    !search_write_reports(c->dir, PATC_VERSION, c->input, op, &s, &r, c->target, r.best >= 0 ? kernel : NULL,
-	                          err)) {
-		fprintf(stderr, "patc: error: %s\n", err);
-		rc = PATC_EXIT_ENV;
-	}
-	if (locked && !outfile_group_end(rc == PATC_EXIT_OK)) {
-		fprintf(stderr, "patc: error: cannot write the search's files into '%s': %s\n", c->dir, strerror(errno));
-		rc = PATC_EXIT_ENV;
-	}
+	rc = write_outputs(c, op, p, &s, &r, &kline);
 	cost_model_free(&model);
 	s.model = NULL;
-	int measured = 0, failed = 0, nref = 0;
-	for (int i = 0; i < r.n; i++) {
-		if (!kernel_schedule_is_default(&r.c[i].sched))
-			continue; /* a tuned schedule: counted in r.tuned */
-		if (r.c[i].ref[0]) {
-			nref += r.c[i].status == SEARCH_MEASURED;
-			continue;
-		}
-		measured += r.c[i].status == SEARCH_MEASURED, failed += r.c[i].status == SEARCH_FAILED;
-	}
-	char spt[48];
-	search_sparsity_text(&c->s, spt, sizeof spt);
-	sb_printf(out, "search: op %s, %lldx%lldx%lld, %s sparsity, loss budget %.4g over the unstructured bound\n",
-	          op->name, (long long)op->M, (long long)op->K, (long long)op->N, spt, c->s.budget);
-	sb_printf(out, "  %lld patterns, %lld distinct masks, %lld within the budget, %d measured",
-	          (long long)r.patterns, (long long)r.masks, (long long)r.within, measured);
-	if (failed)
-		sb_printf(out, " (%d failed)", failed);
-	if (nref)
-		sb_printf(out, ", %d standard-library patterns", nref);
-	if (r.tuned)
-		sb_printf(out, ", %d schedules tuned", r.tuned);
-	if (r.stopped)
-		sb_printf(out, " (%d stopped early)", r.stopped);
-	if (r.resumed)
-		sb_printf(out, " (%d taken from the log)", r.resumed);
-	if (s.shards > 1)
-		sb_printf(out, " (shard %d of %d)", s.shard + 1, s.shards);
-	sb_printf(out, " in %.1f s\n", r.seconds);
-	if (r.best < 0) {
-		double least = -1;
-		for (int i = 0; i < r.n; i++)
-			if (r.c[i].metrics.nreal && (least < 0 || r.c[i].metrics.loss_over_bound < least))
-				least = r.c[i].metrics.loss_over_bound;
-		int tried = 0;
-		for (int i = 0; i < r.n; i++)
-			tried += r.c[i].status == SEARCH_MEASURED || r.c[i].status == SEARCH_FAILED;
-		if (r.within && !tried && s.shards > 1) { /* a shard past the candidates: not a failure */
-			sb_printf(out, "  nothing to measure in this shard: the %lld candidates within the budget fall to the "
-			               "others\n",
-			          (long long)r.within);
-			sb_free(&kline);
-			search_result_free(&r);
-			return rc;
-		}
-		if (!r.within)
-			sb_printf(out, "  no pattern is within the budget: the least loss over the unstructured bound is %.4f "
-			               "(--budget)\n",
-			          least);
-		else
-			sb_printf(out, "  every measured candidate failed (see report.json)\n");
-		sb_free(&kline);
-		search_result_free(&r);
-		return rc == PATC_EXIT_OK ? PATC_EXIT_INPUT : rc;
-	}
-	const SearchCandidate *b = &r.c[r.best];
-	char sched[128];
-	kernel_schedule_text(&b->sched, sched, sizeof sched);
-	sb_printf(out, "  best: %s, schedule: %s%s%s%s\n", b->notation, sched, b->ref[0] ? " (the standard library's " : "",
-	          b->ref, b->ref[0] ? ")" : "");
-	sb_printf(out, "        density %.2f%%, magnitude loss %.4f (unstructured bound %.4f)\n", 100 * b->metrics.density,
-	          b->metrics.loss, b->metrics.bound_loss);
-	if (b->status == SEARCH_MEASURED && r.dense_us > 0 && emulate)
-		sb_printf(out, "        %.1f us on the host emulator, %.2fx the emulated dense kernel (%.1f us): not a GPU's "
-		               "times\n",
-		          b->measured_us, r.dense_us / b->measured_us, r.dense_us);
-	else if (b->status == SEARCH_MEASURED && r.dense_us > 0 && c->gpu)
-		sb_printf(out, "        %.1f us, %.2fx over dense cuBLAS (%.1f us) on %s\n", b->measured_us,
-		          r.dense_us / b->measured_us, r.dense_us, device);
-	else if (b->status == SEARCH_MEASURED && r.dense_us > 0)
-		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
-		          r.dense_us / b->measured_us, r.dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
-	else if (b->status == SEARCH_MEASURED)
-		sb_printf(out, "        %.1f us (the dense baseline was not measured: no speedup)\n", b->measured_us);
-	else
-		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
-	if (r.fastest >= 0 && r.fastest != r.best) {
-		const SearchCandidate *f = &r.c[r.fastest];
-		sb_printf(out, "        the most accurate of %d kernels within %g%% of the fastest, %s (%.1f us, loss %.4f; "
-		               "--tie=0 takes it)\n",
-		          r.tied, 100 * s.tie, f->notation, f->measured_us, f->metrics.loss);
-	}
-	if (r.best_ref >= 0 && b->status == SEARCH_MEASURED) {
-		const SearchCandidate *f = &r.c[r.best_ref];
-		sb_printf(out, "  the best standard-library pattern within the budget: %s (%s), loss %.4f, %.1f us: the "
-		               "search's best is %.2fx as fast\n",
-		          f->ref, f->notation, f->metrics.loss, f->measured_us, f->measured_us / b->measured_us);
-	} else if (s.nrefs && s.measure && s.shard == 0) { /* (shard 0 measures them) */
-		int nrefs = 0, fit = 0, early = 0; /* (of the backend's own schedules) */
-		for (int i = 0; i < r.n; i++) {
-			const SearchCandidate *f = &r.c[i];
-			if (!f->ref[0] || !kernel_schedule_is_default(&f->sched))
-				continue;
-			const bool in = !f->off_target && f->metrics.loss_over_bound <= s.budget;
-			nrefs++, fit += in, early += in && f->status == SEARCH_MEASURED && f->early;
-		}
-		if (!fit)
-			sb_printf(out, "  no standard-library pattern is within the budget at the target's density (%d "
-			               "measured as reference points)\n",
-			          nrefs);
-		else
-			sb_printf(out, "  no standard-library pattern within the budget was measured in full: of %d, %d stopped "
-			               "early (slower than the search's kernels), %d failed (report.json)\n",
-			          fit, early, fit - early);
-	}
-	int nsp;
-	double rho = search_spearman(&r, &nsp);
-	if (rho <= 1)
-		sb_printf(out, "  cost model (%s): Spearman rank correlation %.2f with the %d measured latencies\n",
-		          model_path[0] ? "learned" : "analytic", rho, nsp);
-	/* (the reports not written: only where the measurements went) */
-	if (rc == PATC_EXIT_OK)
-		sb_printf(out, "  reports: %s/report.json, %s/report.csv, %s/pareto.svg%s", c->dir, c->dir, c->dir,
-		          r.logged || measured + failed ? "; " : "\n");
-	if (r.logged)
-		sb_printf(out, "%s%d measurement%s appended to %s/tune.jsonl\n", rc == PATC_EXIT_OK ? "" : "  ", r.logged,
-		          r.logged == 1 ? "" : "s", c->dir);
-	else if (rc == PATC_EXIT_OK && measured + failed)
-		sb_printf(out, "nothing new appended to %s/tune.jsonl\n", c->dir);
-	if (r.unlogged)
-		fprintf(stderr, "patc: warning: %d measurement%s could not be appended to '%s/tune.jsonl': --resume would "
-		                "measure %s again\n",
-		        r.unlogged, r.unlogged == 1 ? "" : "s", c->dir, r.unlogged == 1 ? "it" : "them");
-	if (rc == PATC_EXIT_OK)
-		sb_puts(out, kline.data ? kline.data : "");
+	rc = summarize(c, op, &s, &r, emulate, device, model_path, rc, &kline, out);
 	sb_free(&kline);
 	search_result_free(&r);
 	return rc;
@@ -572,116 +634,136 @@ typedef struct Merged {
 	char *key, *line, *time; /* time: the line's, "" where it has none */
 } Merged;
 
+/* Each kernel's newest line, in the order first seen; found through an
+ * open-addressing table of indices (a linear search was quadratic in the
+ * lines). */
+typedef struct MergeSet {
+	Merged *kept;
+	size_t nkept, cap, tcap;
+	int64_t *table; /* index into kept, -1: empty */
+	int skipped;    /* lines that were not measurements */
+} MergeSet;
+
+/* Adds a kernel's line (key, line and time owned by set from here on):
+ * kept, or in place of an older one of the same kernel (by its time; the
+ * later line where they tie). */
+static void merge_add(MergeSet *set, char *key, char *line, char *when)
+{
+	if (2 * (set->nkept + 1) > set->tcap) { /* the table at most half full */
+		size_t ncap = set->tcap ? 2 * set->tcap : 1024;
+		int64_t *nt = malloc(ncap * sizeof *nt);
+		if (!nt)
+			util_oom();
+		for (size_t k = 0; k < ncap; k++)
+			nt[k] = -1;
+		for (size_t k = 0; k < set->nkept; k++) {
+			size_t h = util_hash_text(set->kept[k].key) & (ncap - 1);
+			while (nt[h] >= 0)
+				h = (h + 1) & (ncap - 1);
+			nt[h] = (int64_t)k;
+		}
+		free(set->table);
+		set->table = nt, set->tcap = ncap;
+	}
+	size_t h = util_hash_text(key) & (set->tcap - 1);
+	while (set->table[h] >= 0 && strcmp(set->kept[set->table[h]].key, key))
+		h = (h + 1) & (set->tcap - 1);
+	if (set->table[h] >= 0) { /* a kernel measured again */
+		Merged *m = &set->kept[set->table[h]];
+		free(key);
+		if (strcmp(when, m->time) >= 0) {
+			free(m->line), free(m->time);
+			m->line = line, m->time = when;
+		} else {
+			free(line), free(when);
+		}
+		return;
+	}
+	if (set->nkept == set->cap) {
+		set->cap = set->cap ? 2 * set->cap : 256;
+		Merged *nk = realloc(set->kept, set->cap * sizeof *nk);
+		if (!nk)
+			util_oom();
+		set->kept = nk;
+	}
+	set->table[h] = (int64_t)set->nkept;
+	set->kept[set->nkept++] = (Merged){key, line, when};
+}
+
+/* The measurements of the log at path into set; PATC_EXIT_OK, or the
+ * error said and PATC_EXIT_INPUT. */
+static int merge_log(MergeSet *set, const char *path)
+{
+	char qp[UTIL_QUOTE_BUF];
+	util_quote(path, qp);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "patc: error: cannot read '%s': %s\n", qp, strerror(errno));
+		return PATC_EXIT_INPUT;
+	}
+	int rc = PATC_EXIT_OK;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	int lines = 0, lineno = 0, measurements = 0; /* (lines: those not blank) */
+	while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
+		lineno++;
+		/* (as every reader of the log: a NUL byte makes a line no blank and no JSON) */
+		if (strlen(line) == (size_t)len && !line[strspn(line, " \t\r\n")])
+			continue;
+		lines++;
+		cJSON *j = search_log_parse(line, (size_t)len);
+		line[strcspn(line, "\n")] = 0; /* (what is kept: the line without its newline) */
+		SearchLogEntry e;
+		if (!j || !search_log_entry(j, &e)) { /* a line cut short by a killed search */
+			cJSON_Delete(j);
+			set->skipped++;
+			continue;
+		}
+		measurements++;
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "time");
+		char *key = merge_key(&e), *copy = strdup(line);
+		char *when = strdup(cJSON_IsString(t) ? t->valuestring : "");
+		cJSON_Delete(j);
+		if (!copy || !when)
+			util_oom();
+		merge_add(set, key, copy, when);
+	}
+	if (len < 0 && errno == EFBIG) {
+		fprintf(stderr, "patc: error: '%s' is not a tuning log: line %d is longer than %zu MiB\n", qp, lineno + 1,
+		        SEARCH_LOG_LINE_MAX >> 20);
+		rc = PATC_EXIT_INPUT;
+	} else if (ferror(f)) { /* a directory, or a read error */
+		fprintf(stderr, "patc: error: cannot read '%s': %s\n", qp, strerror(errno));
+		rc = PATC_EXIT_INPUT;
+	} else if (lines && !measurements) { /* (an empty log is one: a shard that measured nothing) */
+		fprintf(stderr, "patc: error: '%s' is not a tuning log: none of its %d line%s is a measurement\n", qp, lines,
+		        lines == 1 ? "" : "s");
+		rc = PATC_EXIT_INPUT;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 int search_merge(int n, const char *const *paths, const char *output)
 {
-	/* each kernel's newest line, in the order first seen; found through an
-	 * open-addressing table of indices (a linear search was quadratic in
-	 * the lines) */
-	Merged *kept = NULL;
-	size_t nkept = 0, cap = 0, tcap = 0;
-	int64_t *table = NULL; /* index into kept, -1: empty */
-	int rc = PATC_EXIT_OK, skipped = 0;
-	for (int i = 0; i < n && rc == PATC_EXIT_OK; i++) {
-		char qp[UTIL_QUOTE_BUF];
-		util_quote(paths[i], qp);
-		FILE *f = fopen(paths[i], "r");
-		if (!f) {
-			fprintf(stderr, "patc: error: cannot read '%s': %s\n", qp, strerror(errno));
-			rc = PATC_EXIT_INPUT;
-			break;
-		}
-		char *line = NULL;
-		size_t lcap = 0;
-		ssize_t len;
-		int lines = 0, lineno = 0, measurements = 0; /* (lines: those not blank) */
-		while ((len = util_getline_max(&line, &lcap, f, SEARCH_LOG_LINE_MAX)) > 0) {
-			lineno++;
-			/* (as every reader of the log: a NUL byte makes a line no blank and no JSON) */
-			if (strlen(line) == (size_t)len && !line[strspn(line, " \t\r\n")])
-				continue;
-			lines++;
-			cJSON *j = search_log_parse(line, (size_t)len);
-			line[strcspn(line, "\n")] = 0; /* (what is kept: the line without its newline) */
-			SearchLogEntry e;
-			if (!j || !search_log_entry(j, &e)) { /* a line cut short by a killed search */
-				cJSON_Delete(j);
-				skipped++;
-				continue;
-			}
-			measurements++;
-			const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "time");
-			char *key = merge_key(&e), *copy = strdup(line);
-			char *when = strdup(cJSON_IsString(t) ? t->valuestring : "");
-			cJSON_Delete(j);
-			if (!copy || !when)
-				util_oom();
-			if (2 * (nkept + 1) > tcap) { /* the table at most half full */
-				size_t ncap = tcap ? 2 * tcap : 1024;
-				int64_t *nt = malloc(ncap * sizeof *nt);
-				if (!nt)
-					util_oom();
-				for (size_t k = 0; k < ncap; k++)
-					nt[k] = -1;
-				for (size_t k = 0; k < nkept; k++) {
-					size_t h = util_hash_text(kept[k].key) & (ncap - 1);
-					while (nt[h] >= 0)
-						h = (h + 1) & (ncap - 1);
-					nt[h] = (int64_t)k;
-				}
-				free(table);
-				table = nt, tcap = ncap;
-			}
-			size_t h = util_hash_text(key) & (tcap - 1);
-			while (table[h] >= 0 && strcmp(kept[table[h]].key, key))
-				h = (h + 1) & (tcap - 1);
-			if (table[h] >= 0) {
-				/* a kernel measured again: the newer measurement (by its
-				 * time; the later line where they tie), in the older's place */
-				Merged *m = &kept[table[h]];
-				free(key);
-				if (strcmp(when, m->time) >= 0) {
-					free(m->line), free(m->time);
-					m->line = copy, m->time = when;
-				} else {
-					free(copy), free(when);
-				}
-				continue;
-			}
-			if (nkept == cap) {
-				cap = cap ? 2 * cap : 256;
-				Merged *nk = realloc(kept, cap * sizeof *nk);
-				if (!nk)
-					util_oom();
-				kept = nk;
-			}
-			table[h] = (int64_t)nkept;
-			kept[nkept++] = (Merged){key, copy, when};
-		}
-		if (len < 0 && errno == EFBIG) {
-			fprintf(stderr, "patc: error: '%s' is not a tuning log: line %d is longer than %zu MiB\n", qp,
-			        lineno + 1, SEARCH_LOG_LINE_MAX >> 20);
-			rc = PATC_EXIT_INPUT;
-		} else if (ferror(f)) { /* a directory, or a read error */
-			fprintf(stderr, "patc: error: cannot read '%s': %s\n", qp, strerror(errno));
-			rc = PATC_EXIT_INPUT;
-		} else if (lines && !measurements) { /* (an empty log is one: a shard that measured nothing) */
-			fprintf(stderr, "patc: error: '%s' is not a tuning log: none of its %d line%s is a measurement\n",
-			        qp, lines, lines == 1 ? "" : "s");
-			rc = PATC_EXIT_INPUT;
-		}
-		free(line);
-		fclose(f);
-	}
+	MergeSet set = {0};
+	int rc = PATC_EXIT_OK;
+	for (int i = 0; i < n && rc == PATC_EXIT_OK; i++)
+		rc = merge_log(&set, paths[i]);
 	StrBuf all;
 	sb_init(&all);
-	for (size_t k = 0; k < nkept; k++)
-		sb_printf(&all, "%s\n", kept[k].line);
-	if (rc == PATC_EXIT_OK && !util_write_file_atomic(output, all.data ? all.data : "", all.len)) {
+	for (size_t k = 0; k < set.nkept; k++)
+		sb_printf(&all, "%s\n", set.kept[k].line);
+	if (rc == PATC_EXIT_OK && !outfile_write(output, all.data ? all.data : "", all.len)) {
 		const int e = errno;
 		char qo[UTIL_QUOTE_BUF];
 		fprintf(stderr, "patc: error: cannot write '%s': %s\n", util_quote(output, qo), strerror(e));
 		rc = PATC_EXIT_ENV;
 	}
+	const size_t nkept = set.nkept;
+	const int skipped = set.skipped;
 	if (rc == PATC_EXIT_OK && skipped)
 		printf("merge: %zu measurement%s from %d log%s into %s (%d %s skipped)\n", nkept, nkept == 1 ? "" : "s", n,
 		       n == 1 ? "" : "s", output, skipped,
@@ -690,9 +772,9 @@ int search_merge(int n, const char *const *paths, const char *output)
 		printf("merge: %zu measurement%s from %d log%s into %s\n", nkept, nkept == 1 ? "" : "s", n, n == 1 ? "" : "s",
 		       output);
 	for (size_t k = 0; k < nkept; k++)
-		free(kept[k].key), free(kept[k].line), free(kept[k].time);
-	free(kept);
-	free(table);
+		free(set.kept[k].key), free(set.kept[k].line), free(set.kept[k].time);
+	free(set.kept);
+	free(set.table);
 	sb_free(&all);
 	return rc;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* search_cli.h - `patc FILE.pat --search`: runs search/ on one op and
  * writes its reports and the best kernel. */
 #ifndef PATC_SEARCH_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* (realpath) */
 /* stdlib_path.c - where patc finds its standard pattern library.

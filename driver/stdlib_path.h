@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stdlib_path.h - where patc finds its standard pattern library. */
 #ifndef PATC_STDLIB_PATH_H
 #define PATC_STDLIB_PATH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ast.h - the syntax tree of a .pat program.
  *
  * Built by the grammar actions (grammar/pat.y), which only build nodes; every

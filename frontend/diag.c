@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diag.c - GCC/clang-style diagnostics; see diag.h. */
 #include "diag.h"
 #include "../support/util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diag.h - diagnostics in the GCC/clang form.
  *
  *   file.pat:12:5: error: message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frontend.c - the front end's stages in order: source.c loads the program
  * (parse, includes), sema.c checks it and builds each op's PatternIR. */
 #include "frontend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frontend.h - from .pat source to checked operators with their PatternIR.
  *
  * The front end loads a file and its includes (source.c), parses each with

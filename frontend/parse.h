@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parse.h - the parser's context, shared by the generated lexer and parser
  * (grammar/) and the front end that drives them (source.c). */
 #ifndef PATC_PARSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* source.c - loading .pat files and their includes.
  *
  * Include resolution: an absolute path as is; otherwise the including

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pat.y - grammar of the .pat language (docs/language.md).
  *
  * Actions only build AST nodes (frontend/ast.h); every check is made later

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pir.c - PatternIR construction, lookup and structural equality. */
 #include "pir.h"
 

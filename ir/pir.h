@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pir.h - PatternIR: a sparse weight pattern as a perforated loop nest.
  *
  * A Pir covers the index space of one weight W[m, k] (m = output rows, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pir_metrics.c - static analysis of a PatternIR: storage shape, strides,
  * pattern size W, selection-region size Q, density and mask diversity.
  *

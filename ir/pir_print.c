@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pir_print.c - the two printed forms of PatternIR.
  *
  * Paper notation (one line, lossy): each loop as NAME_len, with ^nnz when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pir_read.c - reader for the PatternIR text form (see pir_print.c and
  * docs/pir.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pir_verify.c - the PatternIR verifier.
  *
  * Checks every invariant stated in pir.h.  Runs after every pass (pir_apply

@@ -1,11 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /* lower.c - PatternIR to an LLVM kernel; see lower.h. */
 #include "lower.h"
+#include "llvm_util.h"
+#include "nest.h"
 #include "../support/util.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static LLVMValueRef i64c(LowerCtx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
 
 LLVMValueRef lower_loop_begin(LowerCtx *c, LowerLoop *l, LLVMValueRef from, LLVMValueRef to,
                               const char *name)
@@ -30,7 +31,7 @@ LLVMValueRef lower_loop_begin(LowerCtx *c, LowerLoop *l, LLVMValueRef from, LLVM
 
 void lower_loop_end(LowerCtx *c, LowerLoop *l)
 {
-	LLVMValueRef next = LLVMBuildNSWAdd(c->b, l->iv, i64c(c, 1), "next");
+	LLVMValueRef next = LLVMBuildNSWAdd(c->b, l->iv, ll_i64(c, 1), "next");
 	LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
 	LLVMAddIncoming(l->iv, &next, &latch, 1);
 	LLVMBuildBr(c->b, l->head);
@@ -41,20 +42,20 @@ void lower_loop_end(LowerCtx *c, LowerLoop *l)
  * loop's components times their strides (constants folded by LLVM). */
 void lower_offsets(LowerCtx *c, const PirLoop *l, LLVMValueRef v, LLVMValueRef *dm, LLVMValueRef *dk)
 {
-	*dm = i64c(c, 0), *dk = i64c(c, 0);
+	*dm = ll_i64(c, 0), *dk = ll_i64(c, 0);
 	int64_t place = 1;
 	for (int i = l->ncomp - 1; i >= 0; i--) {
 		const PirComp *pc = &l->comp[i];
 		LLVMValueRef digit = v;
 		if (place > 1)
-			digit = LLVMBuildUDiv(c->b, digit, i64c(c, place), "");
+			digit = ll_udiv(c, digit, place);
 		if (i > 0)
-			digit = LLVMBuildURem(c->b, digit, i64c(c, pc->extent), "");
-		LLVMValueRef off = LLVMBuildNSWMul(c->b, digit, i64c(c, pc->stride), "");
+			digit = ll_urem(c, digit, pc->extent);
+		LLVMValueRef off = ll_mul(c, digit, pc->stride);
 		if (pc->axis == PIR_AXIS_M)
-			*dm = LLVMBuildNSWAdd(c->b, *dm, off, "");
+			*dm = ll_add(c, *dm, off);
 		else
-			*dk = LLVMBuildNSWAdd(c->b, *dk, off, "");
+			*dk = ll_add(c, *dk, off);
 		place *= pc->extent;
 	}
 }
@@ -66,16 +67,16 @@ static void zero_c(LowerCtx *c)
 	LLVMValueRef zero = LLVMConstReal(c->f32, 0.0);
 	LowerLoop lm, ln;
 	if (k->layout == PAT_LAYOUT_KN) {
-		LLVMValueRef m = lower_loop_begin(c, &lm, i64c(c, 0), i64c(c, k->M), "zm");
+		LLVMValueRef m = lower_loop_begin(c, &lm, ll_i64(c, 0), ll_i64(c, k->M), "zm");
 		LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "zn");
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, m, i64c(c, k->N), ""), n, "");
+		LLVMValueRef at = ll_add(c, ll_mul(c, m, k->N), n);
 		LLVMBuildStore(c->b, zero, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 		lower_loop_end(c, &ln);
 		lower_loop_end(c, &lm);
 	} else {
 		LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "zn");
-		LLVMValueRef m = lower_loop_begin(c, &lm, i64c(c, 0), i64c(c, k->M), "zm");
-		LLVMValueRef at = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, n, i64c(c, k->M), ""), m, "");
+		LLVMValueRef m = lower_loop_begin(c, &lm, ll_i64(c, 0), ll_i64(c, k->M), "zm");
+		LLVMValueRef at = ll_add(c, ll_mul(c, n, k->M), m);
 		LLVMBuildStore(c->b, zero, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 		lower_loop_end(c, &lm);
 		lower_loop_end(c, &ln);
@@ -90,15 +91,15 @@ void lower_nest_rows(LowerCtx *c, int first, int last, const LowerPoint *ps, int
 	memcpy(q, ps, (size_t)rows * sizeof *q);
 	for (int i = first; i < last; i++) {
 		const PirLoop *l = &ir->loops[i];
-		LLVMValueRef d = lower_loop_begin(c, &loops[i], c->lo[i] ? c->lo[i] : i64c(c, 0),
-		                                  c->hi[i] ? c->hi[i] : i64c(c, l->nnz), l->name);
+		LLVMValueRef d = lower_loop_begin(c, &loops[i], c->lo[i] ? c->lo[i] : ll_i64(c, 0),
+		                                  c->hi[i] ? c->hi[i] : ll_i64(c, l->nnz), l->name);
 		for (int r = 0; r < rows; r++) {
 			LLVMValueRef v = d;
 			if (c->idx[i]) {
-				LLVMValueRef at_ = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q[r].row, i64c(c, l->nnz), ""), d, "");
+				LLVMValueRef at_ = ll_add(c, ll_mul(c, q[r].row, l->nnz), d);
 				v = lower_index(c, i, at_);
 			}
-			q[r].row = LLVMBuildNSWAdd(c->b, LLVMBuildNSWMul(c->b, q[r].row, i64c(c, l->nnz), ""), d, "");
+			q[r].row = ll_add(c, ll_mul(c, q[r].row, l->nnz), d);
 			LLVMValueRef dm, dk;
 			lower_offsets(c, l, v, &dm, &dk);
 			q[r].m = LLVMBuildNSWAdd(c->b, q[r].m, dm, "m");
@@ -165,8 +166,8 @@ static void at_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &row, 1, ""), "w");
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "update");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "skip");
-	LLVMValueRef real = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, i64c(c, c->k->M), ""),
-	                                 LLVMBuildICmp(c->b, LLVMIntSLT, p->k, i64c(c, c->k->K), ""), "real");
+	LLVMValueRef real = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), ""),
+	                                 LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, c->k->K), ""), "real");
 	LLVMBuildCondBr(c->b, real, body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	hooks->update(c, p->m, p->k, w);
@@ -180,7 +181,7 @@ static void at_krun(LowerCtx *c, const LowerPoint *p, void *arg)
 	const LowerHooks *hooks = arg;
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "krun");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kskip");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, i64c(c, c->k->M), "real"), body, skip);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), "real"), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	hooks->krun(c, p, c->split);
 	LLVMBuildBr(c->b, skip);
@@ -199,52 +200,19 @@ static void at_minner(LowerCtx *c, const LowerPoint *p, void *arg)
 	hooks->minner(c, p, c->k->ir->nloops - 2);
 }
 
-/* A dense m loop innermost, under a loop along k only. */
-static bool minner_nest(const Pir *ir)
-{
-	const int n = ir->nloops;
-	if (n < 2)
-		return false;
-	const PirLoop *m = &ir->loops[n - 1], *k = &ir->loops[n - 2];
-	return !pir_loop_is_perforated(m) && m->ncomp == 1 && m->comp[0].axis == PIR_AXIS_M &&
-	       !pir_loop_has_axis(k, PIR_AXIS_M);
-}
-
-int lower_split(const Pir *ir)
-{
-	int split = ir->nloops;
-	while (split > 0 && !pir_loop_has_axis(&ir->loops[split - 1], PIR_AXIS_M))
-		split--;
-	return split;
-}
-
+/* The nest's facts (nest.h) decide which of the paths the hooks allow. */
 LowerPath lower_path(const LowerKernel *k, const LowerHooks *hooks)
 {
-	const Pir *ir = k->ir;
-	const int n = ir->nloops, split = lower_split(ir);
+	Nest nest;
+	nest_of(k->ir, &nest);
 	const bool kn = k->layout == PAT_LAYOUT_KN;
-	bool dense_run = split < n;
-	for (int i = split; i < n; i++)
-		dense_run &= !pir_loop_is_perforated(&ir->loops[i]);
-	const PirLoop *up = split > 0 ? &ir->loops[split - 1] : NULL;
-	bool mloop = up && !pir_loop_is_perforated(up) && up->ncomp == 1 &&
-	             up->comp[0].axis == PIR_AXIS_M;
-	/* Rows can walk the run together when its outermost loop is dense.
-	 * With perforated inner loops (N:M) that pays only when they keep at
-	 * least half of each group, so that a block of rows reads most of the
-	 * group's X rows (measured: 2:4 gains ~30%, 1:4 and 1:16 lose). */
-	int64_t kept = 1, len = 1;
-	for (int i = split; i < n; i++)
-		kept *= ir->loops[i].nnz, len *= ir->loops[i].len;
-	bool shared = dense_run || (split < n && !pir_loop_is_perforated(&ir->loops[split]) &&
-	                            2 * kept >= len);
 	if (hooks->body)
 		return LOWER_BODY;
-	if (hooks->mrun && kn && shared && mloop)
+	if (hooks->mrun && kn && nest.run_shared && nest.mloop >= 0)
 		return LOWER_MRUN;
-	if (hooks->krun && kn && split < n)
+	if (hooks->krun && kn && nest.split < nest.nloops)
 		return LOWER_KRUN;
-	if (hooks->minner && kn && minner_nest(ir))
+	if (hooks->minner && kn && nest.minner)
 		return LOWER_MINNER;
 	return LOWER_POINT;
 }
@@ -252,7 +220,9 @@ LowerPath lower_path(const LowerKernel *k, const LowerHooks *hooks)
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks)
 {
-	LowerCtx c = {.ctx = ctx, .mod = mod, .k = k, .backend = hooks->backend};
+	Nest nest;
+	nest_of(k->ir, &nest);
+	LowerCtx c = {.ctx = ctx, .mod = mod, .k = k, .nest = &nest, .backend = hooks->backend};
 	c.i32 = LLVMInt32TypeInContext(ctx);
 	c.i64 = LLVMInt64TypeInContext(ctx);
 	c.f32 = LLVMFloatTypeInContext(ctx);
@@ -277,15 +247,15 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	const int n = ir->nloops;
 	for (int i = 0; i < n; i++) /* the index arrays, loaded once */
 		if (pir_loop_is_perforated(&ir->loops[i])) {
-			LLVMValueRef at = i64c(&c, i);
+			LLVMValueRef at = ll_i64(&c, i);
 			LLVMValueRef slot = LLVMBuildGEP2(c.b, c.ptr, c.index, &at, 1, "");
 			c.idx[i] = lower_invariant(&c, LLVMBuildLoad2(c.b, c.ptr, slot, ir->loops[i].name));
 			if (hooks->index_space)
 				c.idx[i] = LLVMBuildAddrSpaceCast(c.b, c.idx[i], LLVMPointerTypeInContext(ctx, hooks->index_space),
 				                                  ir->loops[i].name);
 		}
-	LowerPoint start = {i64c(&c, 0), i64c(&c, 0), i64c(&c, 0)};
-	c.split = lower_split(ir);
+	LowerPoint start = {ll_i64(&c, 0), ll_i64(&c, 0), ll_i64(&c, 0)};
+	c.split = nest.split;
 	switch (lower_path(k, hooks)) {
 	case LOWER_BODY: hooks->body(&c); break;
 	case LOWER_MRUN:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lower.h - the lowering of a PatternIR to an LLVM function, shared by the
  * backends and specialised by hooks (Halide's CodeGen_LLVM / CodeGen_PTX_Dev).
  *
@@ -25,6 +26,7 @@
 
 #include "../frontend/frontend.h"
 #include "../ir/pir.h"
+#include "nest.h"     /* Nest: the nest's facts, LLVM-free */
 #include "schedule.h" /* KernelSchedule, generated from schedule.def */
 
 #include <llvm-c/Core.h>
@@ -51,7 +53,8 @@ typedef struct LowerCtx {
 	LLVMTypeRef i32, i64, f32, ptr;
 	const LowerKernel *k;
 	LLVMValueRef idx[PIR_MAX_LOOPS]; /* index arrays of perforated loops */
-	int split; /* loops split..n-1 run along k only (n: none) */
+	const Nest *nest; /* the facts of k->ir's nest (nest.h), for the hooks */
+	int split;        /* loops split..n-1 run along k only (n: none): nest->split */
 	/* Optional digit ranges: loop i runs over storage digits lo[i] <=
 	 * d < hi[i] (i64) instead of 0 <= d < nnz, e.g. one digit of a loop
 	 * that a GPU spreads over thread blocks.  NULL: the whole loop. */
@@ -137,10 +140,6 @@ LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name)
 /* Adds the kernel function to mod and returns it. */
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks);
-
-/* The first of the trailing loops that run along k only (the k run); nloops
- * where the last loop has m (LowerCtx.split). */
-int lower_split(const Pir *ir);
 
 /* How lower_kernel walks k's nest with these hooks: the backend's own body,
  * m runs (rows sharing each X row), k runs, an m loop innermost, or point

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.c - the kernel schedule's defaults, equality, text form and JSON
  * object, generated from schedule.def; see schedule.h.
  *

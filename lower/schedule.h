@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.h - the kernel schedule: the choices beyond the pattern that a
  * backend would otherwise make by itself, tuned by the search, with its
  * defaults, equality, text form and JSON object, all generated from

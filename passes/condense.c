@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* condense.c - `condense L on x`: a kernel-side primitive.
  *
  * Marks that the rows of the dense operand X addressed by L's kept indices

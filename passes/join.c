@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* join.c - `join A, B, ... -> AB`: merge adjacent loops into one.
  *
  * The inverse of split: the loops must be adjacent in the nest and listed in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* legality.c - target legality of a PatternIR, separate from the passes.
  *
  * GPU rules (the Fractal paper's, which keep every output element owned by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* passes.c - the pass table and pir_apply, the one entry point for running a
  * primitive on a PatternIR.  Guarantees: a refused primitive leaves the IR
  * byte-for-byte untouched, and an accepted one leaves a verified IR (a

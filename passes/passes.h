@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* passes.h - the primitive passes and their registration table.
  *
  * Each primitive lives in its own file and has the signature PirPassFn: it

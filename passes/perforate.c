@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perforate.c - `perforate L keep C` / `perforate L keep P%`.
  *
  * L then iterates over C kept indices in every selection region (every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reorder.c - `reorder A, B, C ...`: permute loops.
  *
  * A partial list takes the nest positions of the listed loops, in listed

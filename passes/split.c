@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* split.c - `split L -> L0, L1, ... : f0, f1, ... [pad [P]]`.
  *
  * Replaces loop L by loops whose lengths multiply to L's length, the first
@@ -117,25 +118,11 @@ static void hint_pad(PirReason *why, const Pir *ir, const PirLoop *l, int64_t le
 		          a == PIR_AXIS_M ? "rows" : "columns");
 }
 
-bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
+/* The new loops' names: fresh, and distinct. */
+static bool split_names(const Pir *ir, const PirPrim *p, PirReason *why)
 {
 	const char *name = p->u.split.loop;
-	int li = pass_loop(ir, name, why);
-	if (li < 0)
-		return false;
-	int n = p->u.split.n;
-	PirLoop parent = ir->loops[li];
-	if (n < 2 || n > PIR_MAX_SPLIT)
-		return pass_refuse(why, "cannot split loop '%s' into %d loops (2 to %d allowed)", name, n,
-		                   PIR_MAX_SPLIT);
-	if (pir_loop_is_perforated(&parent)) {
-		pass_hint(why, "split '%s' before perforating it", name);
-		return pass_refuse(why, "cannot split loop '%s': it is perforated (keeps %lld of %lld)",
-		                   name, (long long)parent.nnz, (long long)parent.len);
-	}
-	if (ir->nloops - 1 + n > PIR_MAX_LOOPS)
-		return pass_refuse(why, "cannot split loop '%s': the nest would have more than %d loops",
-		                   name, PIR_MAX_LOOPS);
+	const int n = p->u.split.n;
 	for (int i = 0; i < n; i++) {
 		if (!pass_fresh_name(ir, p->u.split.names[i], why))
 			return false;
@@ -144,8 +131,19 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 				return pass_refuse(why, "split of '%s' names loop '%s' twice", name,
 				                   p->u.split.names[i]);
 	}
+	return true;
+}
 
-	int64_t f[PIR_MAX_SPLIT], known = 1;
+/* The split's factors into f (a '_' inferred; with pad, the padding the
+ * factors make), their product into *prod_out and their text into fs
+ * (160 bytes): checked against the loop's length and the size limit. */
+static bool split_factors(const Pir *ir, const PirPrim *p, const PirLoop *parent_in, int64_t *f, int64_t *prod_out,
+                          char *fs, PirReason *why)
+{
+	const char *name = p->u.split.loop;
+	const int n = p->u.split.n;
+	const PirLoop parent = *parent_in;
+	int64_t known = 1;
 	int wild = -1;
 	for (int i = 0; i < n; i++) {
 		f[i] = p->u.split.factor[i];
@@ -161,7 +159,6 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 			                   name);
 		}
 	}
-	char fs[160];
 	int64_t len = parent.len;
 	bool pad = p->u.split.pad;
 	int64_t want = p->u.split.pad_amount; /* -1: whatever is needed */
@@ -191,7 +188,7 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 				                   "cannot split loop '%s' of length %lld%s as %s: %lld does not "
 				                   "divide %lld",
 				                   name, (long long)len, pad ? " plus its pad" : "",
-				                   fmt_factors(f, n, fs, sizeof fs), (long long)known,
+				                   fmt_factors(f, n, fs, 160), (long long)known,
 				                   (long long)target);
 			}
 			f[wild] = target / known;
@@ -201,7 +198,7 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 	for (int i = 0; i < n; i++)
 		if (!util_mul_ok(prod, f[i], &prod) || prod > PIR_MAX_EXTENT)
 			return pass_refuse(why, "split factors of loop '%s' multiply to more than 2^31", name);
-	fmt_factors(f, n, fs, sizeof fs);
+	fmt_factors(f, n, fs, 160);
 	if (!pad && prod != len) {
 		if (prod > len)
 			hint_pad(why, ir, &parent, len, prod, true);
@@ -221,12 +218,23 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 	if (pad && prod < len)
 		return pass_refuse(why, "split factors %s = %lld do not cover the length %lld of loop '%s'",
 		                   fs, (long long)prod, (long long)len, name);
-	int64_t padding = prod - len;
+	*prod_out = prod;
+	return true;
+}
+
+/* The padding (prod past the loop's length) onto the loop and its axis,
+ * where the loop may be padded; *padding_out: how much. */
+static bool split_pad(Pir *ir, const PirPrim *p, PirLoop *parent, int64_t prod, const int64_t *f,
+                      int64_t *padding_out, PirReason *why)
+{
+	const char *name = p->u.split.loop;
+	const int64_t len = parent->len, padding = prod - len;
+	*padding_out = padding;
 	if (padding > 0) {
-		PirAxis a = parent.comp[0].axis;
-		if (parent.ncomp != 1)
+		PirAxis a = parent->comp[0].axis;
+		if (parent->ncomp != 1)
 			return pass_refuse(why, "cannot pad loop '%s': it joins several loops", name);
-		if (!paddable(ir, &parent)) {
+		if (!paddable(ir, parent)) {
 			pass_hint(why, "pad when splitting the outermost loop of axis %s",
 			          pir_axis_names[a]);
 			return pass_refuse(why,
@@ -235,24 +243,32 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 			                   name, pir_axis_names[a], name, pir_axis_names[a]);
 		}
 		int64_t ext;
-		if (!util_mul_ok(parent.comp[0].stride, prod, &ext) || ext > PIR_MAX_EXTENT)
+		if (!util_mul_ok(parent->comp[0].stride, prod, &ext) || ext > PIR_MAX_EXTENT)
 			return pass_refuse(why, "padding loop '%s' to %lld makes axis %s longer than 2^31",
 			                   name, (long long)prod, pir_axis_names[a]);
 		if (padding >= prod / f[0])
 			pass_warn(why, "pad %lld on loop '%s' makes at least one '%s' iteration all padding",
 			          (long long)padding, name, p->u.split.names[0]);
-		parent.comp[0].extent = prod;
-		parent.len = prod;
+		parent->comp[0].extent = prod;
+		parent->len = prod;
 		ir->ext[a] = ext;
 	}
+	return true;
+}
 
+/* The loop at li replaced by the split's loops, and the split recorded. */
+static bool split_apply(Pir *ir, const PirPrim *p, int li, PirLoop *parent, const int64_t *f, int64_t padding,
+                        const char *fs, PirReason *why)
+{
+	const char *name = p->u.split.loop;
+	const int n = p->u.split.n;
 	PirLoop kids[PIR_MAX_SPLIT];
 	int ci = 0;
-	int64_t rem = parent.comp[0].extent;
+	int64_t rem = parent->comp[0].extent;
 	for (int i = 0; i < n; i++) {
 		PirLoop *k = &kids[i];
 		memset(k, 0, sizeof *k);
-		if (!carve(&parent, &ci, &rem, f[i], k)) {
+		if (!carve(parent, &ci, &rem, f[i], k)) {
 			pass_hint(why, "split the loops before joining them, or choose factors that "
 			               "divide the joined components");
 			return pass_refuse(why,
@@ -283,4 +299,31 @@ bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
 	memcpy(&ir->loops[li], kids, (size_t)n * sizeof(PirLoop));
 	ir->nloops += n - 1;
 	return true;
+}
+
+bool pass_split(Pir *ir, const PirPrim *p, PirReason *why)
+{
+	const char *name = p->u.split.loop;
+	int li = pass_loop(ir, name, why);
+	if (li < 0)
+		return false;
+	int n = p->u.split.n;
+	PirLoop parent = ir->loops[li];
+	if (n < 2 || n > PIR_MAX_SPLIT)
+		return pass_refuse(why, "cannot split loop '%s' into %d loops (2 to %d allowed)", name, n,
+		                   PIR_MAX_SPLIT);
+	if (pir_loop_is_perforated(&parent)) {
+		pass_hint(why, "split '%s' before perforating it", name);
+		return pass_refuse(why, "cannot split loop '%s': it is perforated (keeps %lld of %lld)",
+		                   name, (long long)parent.nnz, (long long)parent.len);
+	}
+	if (ir->nloops - 1 + n > PIR_MAX_LOOPS)
+		return pass_refuse(why, "cannot split loop '%s': the nest would have more than %d loops",
+		                   name, PIR_MAX_LOOPS);
+	if (!split_names(ir, p, why))
+		return false;
+	int64_t f[PIR_MAX_SPLIT], prod = 0, padding = 0;
+	char fs[160];
+	return split_factors(ir, p, &parent, f, &prod, fs, why) && split_pad(ir, p, &parent, prod, f, &padding, why) &&
+	       split_apply(ir, p, li, &parent, f, padding, fs, why);
 }

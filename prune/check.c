@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.c - a kernel's C against the float64 product of the masked weight
  * (prune.h: prune_check, prune_check_error), shared by both backends' --run
  * and the GPU measurements. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* importance.c - importance scores (docs/language.md §13).
  *
  *   magnitude  |w|             the default

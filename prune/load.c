@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load.c - one op through the prune stage: load its tensors, check their
  * shapes against the op, score, decide the mask, measure it.
  *
@@ -75,17 +76,11 @@ static bool load_matrix(const OpResult *op, const WeightBinding *b, const char *
 	return true;
 }
 
-bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
+/* The op's weight into out->w: seeded, or read from its file; each
+ * within the range of the op's dtype. */
+static bool load_weights(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX])
 {
-	memset(out, 0, sizeof *out);
 	const int64_t M = op->M, K = op->K;
-	out->M = M, out->K = K;
-	*where = op->weights.loc;
-	if (op->weights.kind == WEIGHTS_NONE) {
-		*where = op->loc;
-		return tensor_fail(err, "op '%s' has no weights: set 'weights = safetensors(...)', npy(...) or "
-		                 "random(...)", op->name);
-	}
 	if (op->weights.kind == WEIGHTS_RANDOM) {
 		out->w = malloc((size_t)(M * K) * sizeof(float));
 		if (!out->w)
@@ -105,7 +100,14 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 				                   op->name, (double)out->w[i], (long long)(i / K), (long long)(i % K),
 				                   pat_dtype_names[op->dtype], op->dtype == PAT_F16 ? 65504.0 : 3.3895313892515355e38);
 		}
+	return true;
+}
 
+/* The op's calibration activations, if it has any, into out->x as
+ * [tokens, K] (out->ncalib tokens); *where: the binding. */
+static bool load_calibration(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
+{
+	const int64_t K = op->K;
 	const WeightBinding *cb = &op->calibration;
 	if (cb->kind == WEIGHTS_RANDOM) {
 		out->ncalib = op->N;
@@ -143,14 +145,21 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 			tensor_free(&t);
 		}
 	}
+	return true;
+}
 
-	float *scores = NULL;
+/* The op's own importance scores (importance = tensor), non-negative,
+ * into *scores; NULL for any other importance. */
+static bool load_scores(const OpResult *op, float **scores, char err[PRUNE_ERR_MAX], SrcLoc *where)
+{
+	const int64_t M = op->M, K = op->K;
+	*scores = NULL;
 	if (op->importance == PAT_IMP_TENSOR) {
 		*where = op->scores.loc;
-		if (!load_matrix(op, &op->scores, "the score tensor", &scores, err))
+		if (!load_matrix(op, &op->scores, "the score tensor", scores, err))
 			return false;
 		for (int64_t i = 0; i < M * K; i++)
-			if (scores[i] < 0) {
+			if ((*scores)[i] < 0) {
 				char who[400], q[UTIL_QUOTE_BUF];
 				if (op->scores.kind == WEIGHTS_SAFETENSORS)
 					snprintf(who, sizeof who, "%s: tensor '%s'", op->scores.resolved,
@@ -159,26 +168,29 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 					snprintf(who, sizeof who, "%s", op->scores.resolved);
 				tensor_fail(err, "%s: score %g at [%lld, %lld] is negative; importance scores must be "
 				          "non-negative (pass magnitudes of signed scores)",
-				     who, (double)scores[i], (long long)(i / K), (long long)(i % K));
-				free(scores);
+				     who, (double)(*scores)[i], (long long)(i / K), (long long)(i % K));
+				free(*scores);
+				*scores = NULL;
 				return false;
 			}
 	}
-	out->imp = malloc((size_t)(M * K) * sizeof(float));
-	if (!out->imp)
-		util_oom_for("the importance scores of op '%s'", op->name);
-	prune_importance(op->importance, out->w, scores, out->x, out->ncalib, M, K, out->imp);
-	free(scores);
+	return true;
+}
+
+/* The importance finite, and not zero everywhere: that would rank no
+ * weight above another, the mask arbitrary and its metrics 0 of 0
+ * retained.  Said by what made it so: the scores, the activations, the
+ * weights, or (wanda) no input k where both the weights and the
+ * activations are nonzero. */
+static bool check_importance(const OpResult *op, const PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
+{
+	const int64_t M = op->M, K = op->K;
 	for (int64_t i = 0; i < M * K; i++)
 		if (!isfinite(out->imp[i])) /* l2 past 1.8e19, or wanda's product */
 			return tensor_fail(err, "op '%s': the %s importance of the weight at [%lld, %lld] (%g) is past "
 			                   "float32's range",
 			                   op->name, pat_importance_names[op->importance], (long long)(i / K),
 			                   (long long)(i % K), (double)out->w[i]);
-	/* Importance that is zero everywhere ranks no weight above another: the
-	 * mask would be arbitrary, its metrics 0 of 0 retained.  Said by what
-	 * made it so: the scores, the activations, the weights, or (wanda) no
-	 * input k where both the weights and the activations are nonzero. */
 	bool zero = true;
 	for (int64_t i = 0; zero && i < M * K; i++)
 		zero = out->imp[i] == 0;
@@ -202,11 +214,48 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 		                   "arbitrary",
 		                   op->name, why);
 	}
+	return true;
+}
+
+bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
+{
+	memset(out, 0, sizeof *out);
+	const int64_t M = op->M, K = op->K;
+	out->M = M, out->K = K;
+	*where = op->weights.loc;
+	if (op->weights.kind == WEIGHTS_NONE) {
+		*where = op->loc;
+		return tensor_fail(err, "op '%s' has no weights: set 'weights = safetensors(...)', npy(...) or "
+		                 "random(...)", op->name);
+	}
+	if (!load_weights(op, out, err))
+		return false;
+	if (!load_calibration(op, out, err, where))
+		return false;
+	float *scores;
+	if (!load_scores(op, &scores, err, where))
+		return false;
+	out->imp = malloc((size_t)(M * K) * sizeof(float));
+	if (!out->imp)
+		util_oom_for("the importance scores of op '%s'", op->name);
+	prune_importance(op->importance, out->w, scores, out->x, out->ncalib, M, K, out->imp);
+	free(scores);
+	if (!check_importance(op, out, err, where))
+		return false;
 	*where = op->loc;
 	prune_mask_build(op->ir, out->imp, M, K, op->rank, &out->mask);
 	prune_metrics(op->ir, &out->mask, out->imp, NULL, out->w, out->x, out->ncalib, M, K,
 	              &out->metrics);
+	prune_op_pack(op->ir, out);
 	return true;
+}
+
+void prune_op_pack(const Pir *ir, PruneOp *p)
+{
+	free(p->values);
+	p->values = prune_pack_new(ir, &p->mask, p->w, p->M, p->K, &p->nvalues, NULL);
+	if (!p->values)
+		util_oom();
 }
 
 void prune_op_free(PruneOp *p)
@@ -214,6 +263,7 @@ void prune_op_free(PruneOp *p)
 	free(p->w);
 	free(p->imp);
 	free(p->x);
+	free(p->values);
 	prune_mask_free(&p->mask);
 	memset(p, 0, sizeof *p);
 }

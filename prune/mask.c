@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mask.c - deciding the perforations of a PatternIR on real importance.
  *
  * Greedy from coarse to fine (docs/language.md §13.1): every perforated loop keeps, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics.c - what a mask keeps (docs/language.md §13).
  *
  * Retained importance R = kept / total over the real weights (padding has

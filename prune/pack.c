@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pack.c - Fractal-ELL packing and unpacking (docs/language.md, Fractal-ELL storage).
  *
  * The packed value array has the shape of the loop list with each

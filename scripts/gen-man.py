@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """gen-man.py - write patc's man page from what `patc --help` and `patc --version` print.
 
     scripts/gen-man.py PATC OUT.1

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """sass-loops.py - the loops of each kernel of a cubin, by instruction class.
 
     ptxas -arch=sm_90 out/NAME.ptx -o NAME.cubin

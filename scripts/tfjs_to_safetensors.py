@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Convert a TF.js graph model (model.json + binary weight shards) to .safetensors.
 
 Usage: tfjs_to_safetensors.py MODEL_JSON OUTPUT [--source NAME@VERSION] [--sha256 HEX]

@@ -1,7 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* costmodel.c - the analytic and the learned cost model; see costmodel.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "costmodel.h"
 #include "../backend_x86/x86.h"
+#include "../lower/nest.h"
+#include "../support/outfile.h"
 #include "../support/util.h"
 #include "search.h"
 
@@ -19,30 +22,20 @@
 
 /* ---- features ---- */
 
-/* The innermost run along k (loops after the last one with m, up to and
- * including a perforated one) and the rows sharing each of its X vectors:
- * the two things the x86 kernels' FMA rate depends on most. */
-static void run_and_rows(const Pir *ir, int64_t *run_out, int64_t *rows_out)
+/* The innermost run along k (Nest.tail: loops after the last one with m,
+ * up to and including a perforated one) and the rows sharing each of its X
+ * vectors: the two things the x86 kernels' FMA rate depends on most. */
+static void run_and_rows(const Nest *nest, int64_t *run_out, int64_t *rows_out)
 {
-	const int n = ir->nloops;
-	int64_t run = 1;
-	int i = n - 1;
-	while (i >= 0 && !pir_loop_has_axis(&ir->loops[i], PIR_AXIS_M)) {
-		run *= ir->loops[i].nnz;
-		if (pir_loop_is_perforated(&ir->loops[i])) {
-			i--;
-			break;
-		}
-		i--;
-	}
+	const Pir *ir = nest->ir;
+	const int n = nest->nloops, i = nest->tail - 1;
 	int64_t rows = 1;
 	if (i >= 0 && !pir_loop_is_perforated(&ir->loops[i]) && ir->loops[i].ncomp == 1 && i + 1 < n &&
 	    !pir_loop_is_perforated(&ir->loops[i + 1]))
 		rows = ir->loops[i].len < 4 ? ir->loops[i].len : 4;
-	if (ir->loops[n - 1].ncomp == 1 && ir->loops[n - 1].comp[0].axis == PIR_AXIS_M &&
-	    !pir_loop_is_perforated(&ir->loops[n - 1]))
+	if (nest->mloop == n - 1)
 		rows = ir->loops[n - 1].len < 4 ? ir->loops[n - 1].len : 4; /* an m loop innermost */
-	*run_out = run, *rows_out = rows;
+	*run_out = nest_kept(nest, nest->tail, n), *rows_out = rows;
 }
 
 /* Rates measured on the x86 kernels (bench/RESULTS.md): 32 x 32 blocks
@@ -50,8 +43,10 @@ static void run_and_rows(const Pir *ir, int64_t *run_out, int64_t *rows_out)
  * once at about 20 GB/s a core. */
 double cost_analytic_us(const CostQuery *q)
 {
+	Nest nest;
+	nest_of(q->ir, &nest);
 	int64_t run, rows;
-	run_and_rows(q->ir, &run, &rows);
+	run_and_rows(&nest, &run, &rows);
 	const double vec_per_cycle = 0.5 + 0.3 * (double)rows, ghz = 3.2, lanes = 16;
 	const double run_eff = (double)run / ((double)run + 1.0);
 	const double fmas = q->nkept * (double)q->N;
@@ -100,13 +95,12 @@ void cost_features(const CostQuery *q, double f[COST_NFEAT])
 	const int n = ir->nloops;
 	PirMetrics pm;
 	pir_metrics(ir, &pm);
+	Nest nest;
+	nest_of(ir, &nest);
 	int64_t run, rows;
-	run_and_rows(ir, &run, &rows);
-	int inner_perf = -1, nperf = 0;
+	run_and_rows(&nest, &run, &rows);
+	const int inner_perf = nest.last_perf, nperf = nest.nperf;
 	double index_entries = 0, loads = 1, block = 1;
-	for (int i = 0; i < n; i++)
-		if (pir_loop_is_perforated(&ir->loops[i]))
-			inner_perf = i, nperf++;
 	for (int i = 0; i < n; i++) {
 		index_entries += (double)pm.loop[i].index_len;
 		if (i <= inner_perf)
@@ -857,7 +851,7 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 				        "(%.3f) of one measurement against the other\n",
 				        again, again == 1 ? "" : "es", self[0], self[1], self[2]);
 		}
-		/* the text in memory, then the file written whole (util_write_file_atomic) */
+		/* the text in memory, then the file written whole (outfile_write) */
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
@@ -878,7 +872,7 @@ int cost_train(const CostTrainOptions *o, FILE *report, char err[256])
 		wrote = gbt_write(m.gbt, f) && wrote;
 		if (fclose(f) != 0 || !wrote) /* (a memory stream fails for want of memory alone) */
 			util_oom_for("the cost model's text");
-		if (!util_write_file_atomic(o->out, text, len)) {
+		if (!outfile_write(o->out, text, len)) {
 			const int e = errno;
 			char qo[UTIL_QUOTE_BUF];
 			say(err, "cannot write '%s': %s", util_quote(o->out, qo), strerror(e));

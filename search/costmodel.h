@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* costmodel.h - the search's cost models: how long a candidate's kernel
  * will take, before it is compiled (DESIGN.md section 6, step 4).
  *

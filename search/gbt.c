@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gbt.c - gradient-boosted regression trees; see gbt.h.
  *
  * Each tree grows level by level with exact greedy splits.  The rows are
@@ -261,37 +262,47 @@ static uint64_t splitmix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-Gbt *gbt_train(const double *X, const double *y, int n, int nfeat, const GbtParams *p,
-               char err[GBT_ERR_MAX])
+/* Whether the rows and parameters can be trained on (n rows of nfeat
+ * features, finite, y of bounded magnitude); else err. */
+static bool train_input_ok(const double *X, const double *y, int n, int nfeat, const GbtParams *p,
+                           char err[GBT_ERR_MAX])
 {
-	if (!p)
-		p = &gbt_defaults;
-	/* a tree has fewer than 2n nodes: its file must stay readable */
 	if (n < 2 || n > MAX_NODES / 2 || nfeat < 1 || nfeat > MAX_FEAT) {
 		fail(err, "need 2..%d rows of 1..%d features, got %d rows of %d", MAX_NODES / 2,
 		     MAX_FEAT, n, nfeat);
-		return NULL;
+		return false;
 	}
 	if (p->trees < 0 || p->trees > MAX_TREES || p->max_depth < 1 || p->max_depth > MAX_DEPTH ||
 	    !(p->learning_rate > 0 && p->learning_rate <= 1) || p->min_leaf < 1 ||
 	    !(p->subsample > 0 && p->subsample <= 1)) {
 		fail(err, "parameters out of range (trees 0..%d, max_depth 1..%d, min_leaf >= 1, "
 		          "learning_rate and subsample in (0, 1])", MAX_TREES, MAX_DEPTH);
-		return NULL;
+		return false;
 	}
 	for (size_t i = 0; i < (size_t)n * nfeat; i++)
 		if (!isfinite(X[i])) {
 			fail(err, "X row %zu, feature %zu is not finite", i / nfeat, i % nfeat);
-			return NULL;
+			return false;
 		}
-	double base = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		if (!isfinite(y[i]) || fabs(y[i]) > GBT_MAX_ABS_Y) {
 			fail(err, "y row %d is %g, not a finite number of magnitude <= %g", i, y[i], GBT_MAX_ABS_Y);
-			return NULL;
+			return false;
 		}
+	return true;
+}
+
+Gbt *gbt_train(const double *X, const double *y, int n, int nfeat, const GbtParams *p,
+               char err[GBT_ERR_MAX])
+{
+	if (!p)
+		p = &gbt_defaults;
+	/* a tree has fewer than 2n nodes: its file must stay readable */
+	if (!train_input_ok(X, y, n, nfeat, p, err))
+		return NULL;
+	double base = 0;
+	for (int i = 0; i < n; i++)
 		base += y[i];
-	}
 	base /= n;
 
 	bool ok = false;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gbt.h - gradient-boosted regression trees, the learned cost model's
  * predictor (log kernel latency from a few dozen numeric features).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.c - a search's reports: report.json and report.csv (every
  * candidate: its PatternIR, density, metrics, predicted and measured
  * latency, the dense baseline's latency, the speedup, the Pareto set
@@ -5,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "search.h"
 #include "../backend_ptx/ptx.h"
+#include "../support/outfile.h"
 #include "../support/util.h"
 
 #include <cjson/cJSON.h>
@@ -266,7 +268,7 @@ static bool write_text(const char *dir, const char *name, const char *text, char
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if (!util_write_file_atomic(path, text, strlen(text))) {
+	if (!outfile_write(path, text, strlen(text))) {
 		const int e = errno;
 		char q[UTIL_QUOTE_BUF];
 		say(err, "cannot write '%s': %s", util_quote(path, q), strerror(e));
@@ -316,6 +318,91 @@ double search_spearman(const SearchResult *r, int *n_out)
 	return rho;
 }
 
+/* report.json's settings: the search's, as it ran. */
+static void settings_json(cJSON *root, const OpResult *op, const SearchSettings *s)
+{
+	cJSON *set = cJSON_AddObjectToObject(root, "settings");
+	cJSON_AddNumberToObject(set, "sparsity", s->sparsity);
+	if (s->max_sparsity > s->sparsity)
+		cJSON_AddNumberToObject(set, "max_sparsity", s->max_sparsity);
+	cJSON_AddNumberToObject(set, "tolerance", s->tolerance);
+	cJSON_AddStringToObject(set, "importance", pat_importance_names[op->importance]);
+	cJSON_AddNumberToObject(set, "budget", s->budget);
+	cJSON_AddNumberToObject(set, "max_depth", s->max_depth);
+	cJSON_AddNumberToObject(set, "min_length", s->min_length);
+	cJSON_AddNumberToObject(set, "max_pattern", s->max_pattern);
+	cJSON_AddNumberToObject(set, "topk", s->topk);
+	cJSON_AddNumberToObject(set, "explore", s->explore);
+	cJSON_AddNumberToObject(set, "tune", s->tune);
+	cJSON_AddNumberToObject(set, "stop_ratio", s->stop_ratio);
+	cJSON_AddNumberToObject(set, "tie", s->tie);
+	cJSON_AddNumberToObject(set, "seed", (double)s->seed);
+	cJSON_AddBoolToObject(set, "measured", s->measure);
+}
+
+/* report.json's cost_model: which one ranked, and how its ranks agree
+ * with the measured latencies. */
+static void cost_model_json(cJSON *root, const SearchSettings *s, const SearchResult *r)
+{
+	int nsp;
+	double rho = search_spearman(r, &nsp);
+	cJSON *cm = cJSON_AddObjectToObject(root, "cost_model");
+	if (s->model && s->model->gbt) {
+		cJSON_AddStringToObject(cm, "kind", "learned (gradient-boosted trees)");
+		cJSON_AddStringToObject(cm, "trained_on", s->model->device);
+		cJSON_AddNumberToObject(cm, "training_measurements", s->model->samples);
+		if (!isnan(s->model->spearman)) /* (absent: not measured when it was trained) */
+			cJSON_AddNumberToObject(cm, "held_out_spearman", s->model->spearman);
+		if (!isnan(s->model->recall))
+			cJSON_AddNumberToObject(cm, "held_out_top10_recall", s->model->recall);
+		if (!isnan(s->model->recall_tied))
+			cJSON_AddNumberToObject(cm, "held_out_top10_recall_within_2pct", s->model->recall_tied);
+	} else
+		cJSON_AddStringToObject(cm, "kind", "analytic (x86)");
+	cJSON_AddNumberToObject(cm, "measured", nsp);
+	if (rho <= 1)
+		cJSON_AddNumberToObject(cm, "spearman", rho);
+}
+
+/* report.csv: a row a candidate, in the report's order. */
+static bool write_csv(const char *dir, const SearchResult *r, const int *order, char err[256])
+{
+	StrBuf csv;
+	sb_init(&csv);
+	sb_puts(&csv, "rank,pattern,reference,schedule,status,density,magnitude_loss,unstructured_loss,loss_over_bound,"
+	              "predicted_us,latency_us,dense_us,speedup,pareto,why\n");
+	for (int i = 0; i < r->n; i++) {
+		const SearchCandidate *c = &r->c[order[i]];
+		sb_printf(&csv, "%d,", i + 1);
+		csv_field(&csv, c->notation);
+		sb_putc(&csv, ',');
+		csv_field(&csv, c->ref);
+		char sched[128];
+		kernel_schedule_text(&c->sched, sched, sizeof sched);
+		sb_putc(&csv, ',');
+		csv_field(&csv, sched);
+		sb_printf(&csv, ",%s,%.6f,%.6f,%.6f,%.6f,", search_status_names[c->status], c->metrics.density,
+		          c->metrics.loss, c->metrics.bound_loss, c->metrics.loss_over_bound);
+		if (c->status != SEARCH_REJECTED)
+			sb_printf(&csv, "%.2f", c->predicted_us);
+		sb_putc(&csv, ',');
+		if (c->status == SEARCH_MEASURED)
+			sb_printf(&csv, "%.2f", c->measured_us);
+		sb_putc(&csv, ',');
+		if (r->dense_us > 0)
+			sb_printf(&csv, "%.2f", r->dense_us);
+		sb_putc(&csv, ',');
+		if (c->status == SEARCH_MEASURED && r->dense_us > 0)
+			sb_printf(&csv, "%.4f", r->dense_us / c->measured_us);
+		sb_printf(&csv, ",%d,", c->pareto);
+		csv_field(&csv, c->why);
+		sb_putc(&csv, '\n');
+	}
+	const bool ok = write_text(dir, "report.csv", csv.data, err);
+	sb_free(&csv);
+	return ok;
+}
+
 bool search_write_reports(const char *dir, const char *version, const char *source, const OpResult *op,
                           const SearchSettings *s, const SearchResult *r, const char *target,
                           const char *const *kernel, char err[256])
@@ -343,47 +430,14 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddNumberToObject(root, "M", (double)op->M);
 	cJSON_AddNumberToObject(root, "K", (double)op->K);
 	cJSON_AddNumberToObject(root, "N", (double)op->N);
-	cJSON *set = cJSON_AddObjectToObject(root, "settings");
-	cJSON_AddNumberToObject(set, "sparsity", s->sparsity);
-	if (s->max_sparsity > s->sparsity)
-		cJSON_AddNumberToObject(set, "max_sparsity", s->max_sparsity);
-	cJSON_AddNumberToObject(set, "tolerance", s->tolerance);
-	cJSON_AddStringToObject(set, "importance", pat_importance_names[op->importance]);
-	cJSON_AddNumberToObject(set, "budget", s->budget);
-	cJSON_AddNumberToObject(set, "max_depth", s->max_depth);
-	cJSON_AddNumberToObject(set, "min_length", s->min_length);
-	cJSON_AddNumberToObject(set, "max_pattern", s->max_pattern);
-	cJSON_AddNumberToObject(set, "topk", s->topk);
-	cJSON_AddNumberToObject(set, "explore", s->explore);
-	cJSON_AddNumberToObject(set, "tune", s->tune);
-	cJSON_AddNumberToObject(set, "stop_ratio", s->stop_ratio);
-	cJSON_AddNumberToObject(set, "tie", s->tie);
-	cJSON_AddNumberToObject(set, "seed", (double)s->seed);
-	cJSON_AddBoolToObject(set, "measured", s->measure);
+	settings_json(root, op, s);
 	cJSON_AddNumberToObject(root, "patterns_considered", (double)r->patterns);
 	cJSON_AddNumberToObject(root, "distinct_masks", (double)r->masks);
 	cJSON_AddNumberToObject(root, "within_budget", (double)r->within);
 	cJSON_AddNumberToObject(root, "seconds", r->seconds);
 	if (r->dense_us > 0)
 		cJSON_AddNumberToObject(root, "dense_us", r->dense_us);
-	int nsp;
-	double rho = search_spearman(r, &nsp);
-	cJSON *cm = cJSON_AddObjectToObject(root, "cost_model");
-	if (s->model && s->model->gbt) {
-		cJSON_AddStringToObject(cm, "kind", "learned (gradient-boosted trees)");
-		cJSON_AddStringToObject(cm, "trained_on", s->model->device);
-		cJSON_AddNumberToObject(cm, "training_measurements", s->model->samples);
-		if (!isnan(s->model->spearman)) /* (absent: not measured when it was trained) */
-			cJSON_AddNumberToObject(cm, "held_out_spearman", s->model->spearman);
-		if (!isnan(s->model->recall))
-			cJSON_AddNumberToObject(cm, "held_out_top10_recall", s->model->recall);
-		if (!isnan(s->model->recall_tied))
-			cJSON_AddNumberToObject(cm, "held_out_top10_recall_within_2pct", s->model->recall_tied);
-	} else
-		cJSON_AddStringToObject(cm, "kind", "analytic (x86)");
-	cJSON_AddNumberToObject(cm, "measured", nsp);
-	if (rho <= 1)
-		cJSON_AddNumberToObject(cm, "spearman", rho);
+	cost_model_json(root, s, r);
 	if (r->best >= 0)
 		cJSON_AddItemToObject(root, "best",
 		                      candidate_json(&r->c[r->best], r->dense_us, s->budget, rank_of(order, r->n, r->best)));
@@ -408,40 +462,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_Delete(root);
 	bool ok = json && write_text(dir, "report.json", json, err);
 	free(json);
-	/* report.csv */
-	StrBuf csv;
-	sb_init(&csv);
-	sb_puts(&csv, "rank,pattern,reference,schedule,status,density,magnitude_loss,unstructured_loss,loss_over_bound,"
-	              "predicted_us,latency_us,dense_us,speedup,pareto,why\n");
-	for (int i = 0; ok && i < r->n; i++) {
-		const SearchCandidate *c = &r->c[order[i]];
-		sb_printf(&csv, "%d,", i + 1);
-		csv_field(&csv, c->notation);
-		sb_putc(&csv, ',');
-		csv_field(&csv, c->ref);
-		char sched[128];
-		kernel_schedule_text(&c->sched, sched, sizeof sched);
-		sb_putc(&csv, ',');
-		csv_field(&csv, sched);
-		sb_printf(&csv, ",%s,%.6f,%.6f,%.6f,%.6f,", search_status_names[c->status], c->metrics.density,
-		          c->metrics.loss, c->metrics.bound_loss, c->metrics.loss_over_bound);
-		if (c->status != SEARCH_REJECTED)
-			sb_printf(&csv, "%.2f", c->predicted_us);
-		sb_putc(&csv, ',');
-		if (c->status == SEARCH_MEASURED)
-			sb_printf(&csv, "%.2f", c->measured_us);
-		sb_putc(&csv, ',');
-		if (r->dense_us > 0)
-			sb_printf(&csv, "%.2f", r->dense_us);
-		sb_putc(&csv, ',');
-		if (c->status == SEARCH_MEASURED && r->dense_us > 0)
-			sb_printf(&csv, "%.4f", r->dense_us / c->measured_us);
-		sb_printf(&csv, ",%d,", c->pareto);
-		csv_field(&csv, c->why);
-		sb_putc(&csv, '\n');
-	}
-	ok = ok && write_text(dir, "report.csv", csv.data, err);
-	sb_free(&csv);
+	ok = ok && write_csv(dir, r, order, err);
 	if (ok) {
 		StrBuf svg;
 		sb_init(&svg);

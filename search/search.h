@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* search.h - `patc --search`: a joint search over sparse patterns and
  * kernel schedules for one op (DESIGN.md section 6).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tunelog.c - the tuning log (tune.jsonl): a line written per measured
  * kernel, and the one reader of its lines, for --resume, patc merge and
  * train-cost-model. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arena.c - region allocator; see arena.h. */
 #include "arena.h"
 #include "util.h"

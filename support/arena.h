@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arena.h - region allocator.
  *
  * Every long-lived object of one compilation (AST nodes, source text, strings)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* outfile.c - temporary output files, removed on interruption, renamed
  * into place alone or as a group; see outfile.h. */
 #define _POSIX_C_SOURCE 200809L
@@ -785,4 +786,104 @@ int outfile_spawn_wait(char *const argv[])
 	release(&old);
 	errno = err;
 	return rc < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Writes all of data to fd; false with errno set. */
+static bool write_all(int fd, const char *data, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		off += (size_t)w;
+	}
+	return true;
+}
+
+/* outfile_write's temporary file for path, renamed over it. */
+static bool write_renamed(const char *path, const char *data, size_t len)
+{
+	/* path.tmp.XXXXXX, its name cut where the suffix would take it past
+	 * the longest name a directory holds (a name of 250 bytes is valid) */
+	size_t n = strlen(path);
+	const char *slash = strrchr(path, '/');
+	const size_t name = n - (size_t)(slash ? slash + 1 - path : 0);
+	if (name > 255 - 11)
+		n -= name - (255 - 11);
+	char *tmp = malloc(n + 16);
+	if (!tmp)
+		util_oom();
+	memcpy(tmp, path, n);
+	memcpy(tmp + n, ".tmp.XXXXXX", 12);
+	int fd = outfile_mkstemp(tmp, path);
+	if (fd < 0) {
+		free(tmp);
+		return false;
+	}
+	if (!write_all(fd, data, len))
+		goto fail;
+	/* The mode of the file replaced, else what a new file would get. */
+	struct stat old;
+	mode_t mode;
+	if (stat(path, &old) == 0) {
+		mode = old.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (fchmod(fd, mode) != 0 || fsync(fd) != 0)
+		goto fail;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	/* renamed now, or with its group (outfile.h) */
+	bool ok = outfile_finish(tmp);
+	free(tmp);
+	return ok;
+fail:;
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	outfile_drop(tmp);
+	free(tmp);
+	errno = err;
+	return false;
+}
+
+bool outfile_write(const char *path, const char *data, size_t len)
+{
+	/* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in
+	 * place: renaming a file over it would replace the device. */
+	bool in_place;
+	char *target = util_output_target(path, &in_place);
+	if (!target)
+		return false;
+	if (!in_place) {
+		const bool ok = write_renamed(target, data, len);
+		const int err = errno;
+		free(target);
+		errno = err;
+		return ok;
+	}
+	free(target);
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return false;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (fd < 0)
+		return false;
+	bool ok = write_all(fd, data, len);
+	int err = errno;
+	if (close(fd) != 0 && ok)
+		return false;
+	errno = err;
+	return ok;
 }

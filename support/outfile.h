@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* outfile.h - output files written under a temporary name beside their
  * path, then renamed into place.
  *
@@ -11,7 +12,7 @@
  * before the end leaves the earlier set whole (only a rename that fails
  * part way through the end, which the directory's writes before make
  * unlikely, leaves it mixed), and a SIGKILL leaves it for the next run
- * into the directory to make whole (outfile_group_begin).  util_write_file_atomic uses this; so does
+ * into the directory to make whole (outfile_group_begin).  outfile_write uses this; so does
  * every other writer of a temporary file in patc.  For one thread, the one
  * that first writes a file: other threads write none (a signal that lands
  * on one of them is passed on to it).
@@ -20,6 +21,7 @@
 #define PATC_OUTFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* mkstemp(tmp) for path, the file tracked from the moment it exists: its
  * descriptor, or -1 with errno set. */
@@ -82,5 +84,12 @@ bool outfile_group_end(bool commit);
  * through a pipe.  Its exit status, 128 + the signal that ended it, or -1
  * with errno set where it did not start. */
 int outfile_spawn_wait(char *const argv[]);
+
+/* Writes data to path atomically: a temporary file in the directory of
+ * util_output_target's path, fsync, then rename, keeping the mode of a file
+ * it replaces.  On failure nothing is left behind at path or beside it;
+ * returns false with errno set.  Where util_output_target says in place,
+ * path is opened and written as it is (EISDIR for a directory). */
+bool outfile_write(const char *path, const char *data, size_t len);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c - the persistent worker pool (see pool.h).
  *
  * A job is published by bumping a generation counter; workers that are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.h - a persistent pool of worker threads for parallel kernels.
  *
  * Starting threads for every kernel call costs tens of microseconds and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util.c - internal errors, string buffers and file helpers; see util.h. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
@@ -216,22 +217,6 @@ ssize_t util_getline_max(char **line, size_t *cap, FILE *f, size_t max)
 	return (ssize_t)n;
 }
 
-/* Writes all of data to fd; false with errno set. */
-static bool write_all(int fd, const char *data, size_t len)
-{
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return false;
-		}
-		off += (size_t)w;
-	}
-	return true;
-}
-
 const char *util_comment_text(const char *s, char *buf, size_t len)
 {
 	size_t o = 0;
@@ -409,90 +394,6 @@ char *util_output_target(const char *path, bool *in_place)
 	struct stat st;
 	*in_place = special || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
 	return p;
-}
-
-/* util_write_file_atomic's temporary file for path, renamed over it. */
-static bool write_renamed(const char *path, const char *data, size_t len)
-{
-	/* path.tmp.XXXXXX, its name cut where the suffix would take it past
-	 * the longest name a directory holds (a name of 250 bytes is valid) */
-	size_t n = strlen(path);
-	const char *slash = strrchr(path, '/');
-	const size_t name = n - (size_t)(slash ? slash + 1 - path : 0);
-	if (name > 255 - 11)
-		n -= name - (255 - 11);
-	char *tmp = malloc(n + 16);
-	if (!tmp)
-		util_oom();
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".tmp.XXXXXX", 12);
-	int fd = outfile_mkstemp(tmp, path);
-	if (fd < 0) {
-		free(tmp);
-		return false;
-	}
-	if (!write_all(fd, data, len))
-		goto fail;
-	/* The mode of the file replaced, else what a new file would get. */
-	struct stat old;
-	mode_t mode;
-	if (stat(path, &old) == 0) {
-		mode = old.st_mode & 07777;
-	} else {
-		mode_t mask = umask(0);
-		umask(mask);
-		mode = 0666 & ~mask;
-	}
-	if (fchmod(fd, mode) != 0 || fsync(fd) != 0)
-		goto fail;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto fail;
-	}
-	/* renamed now, or with its group (outfile.h) */
-	bool ok = outfile_finish(tmp);
-	free(tmp);
-	return ok;
-fail:;
-	int err = errno;
-	if (fd >= 0)
-		close(fd);
-	outfile_drop(tmp);
-	free(tmp);
-	errno = err;
-	return false;
-}
-
-bool util_write_file_atomic(const char *path, const char *data, size_t len)
-{
-	/* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in
-	 * place: renaming a file over it would replace the device. */
-	bool in_place;
-	char *target = util_output_target(path, &in_place);
-	if (!target)
-		return false;
-	if (!in_place) {
-		const bool ok = write_renamed(target, data, len);
-		const int err = errno;
-		free(target);
-		errno = err;
-		return ok;
-	}
-	free(target);
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		return false;
-	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (fd < 0)
-		return false;
-	bool ok = write_all(fd, data, len);
-	int err = errno;
-	if (close(fd) != 0 && ok)
-		return false;
-	errno = err;
-	return ok;
 }
 
 uint64_t util_hash_text(const char *s)

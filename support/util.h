@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util.h - small shared helpers: internal errors, growable strings, files.
  *
  * Two families of checks exist in patc: user errors, reported as diagnostics
@@ -87,13 +88,6 @@ ssize_t util_getline_max(char **line, size_t *cap, FILE *f, size_t max);
  * descriptor's file, redirected by a shell).  NULL with errno set (ELOOP)
  * where the links do not end; exits on out of memory. */
 char *util_output_target(const char *path, bool *in_place);
-
-/* Writes data to path atomically: a temporary file in the directory of
- * util_output_target's path, fsync, then rename, keeping the mode of a file
- * it replaces.  On failure nothing is left behind at path or beside it;
- * returns false with errno set.  Where util_output_target says in place,
- * path is opened and written as it is (EISDIR for a directory). */
-bool util_write_file_atomic(const char *path, const char *data, size_t len);
 
 /* snprintf into buf (len > 0 bytes), where the text is cut at the end a
  * UTF-8 character cut short there dropped (a message quoting a name). */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # c_api.sh - compiles examples/c_api/layer.pat to an object with patc, links
 # examples/c_api/main.c against it with the system C compiler, and runs it
 # (it checks the ops against a float64 product); then the same against the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cli.sh - the command line: exit codes, --help/--version, outputs written
 # atomically (and not at all on error), .pir input, --explain, --dump-after.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cuda_api.sh - compiles examples/cuda_api/layer.pat for a GPU target, builds
 # examples/cuda_api/main.c with the generated launcher using the system C
 # compiler (no CUDA headers or libraries), and again against the launcher as

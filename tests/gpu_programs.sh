@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gpu_programs.sh - sourced by tests/ptx.sh and tests/gpu/run.sh: the stdlib
 # patterns the GPU legality rules allow (tile_h perforates m inside a k loop
 # and unstructured joins m and k: both are refused), and one .pat program

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install.sh - make install as a user meets it: installs the build into a
 # temporary prefix (cmake --install --prefix), then, with PATC_STDLIB unset
 # and from a directory outside the trees, checks the layout, the version

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # mock_gpu.sh - the host side of the GPU path against a stand-in driver
 # and cuBLAS (tests/mock: device memory is host memory, kernels "launch"
 # without running): patc --run, gpu_bench and the -o launcher must load

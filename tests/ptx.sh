@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ptx.sh - the NVPTX backend without a GPU: PTX for every stdlib pattern on
 # four shapes (three that no tile size divides, the last large enough for
 # patc's wide register tiles) and both activation layouts, and the 16-bit

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """read_safetensors.py FILE - an independent safetensors reader for the tests.
 
 Parses the header with json, checks the offsets cover the data section

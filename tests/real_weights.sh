@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # real_weights.sh - prunes real pretrained weights when they are present.
 #
 #   tests/real_weights.sh PATC

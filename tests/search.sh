@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # search.sh - `patc --search` end to end on small ops (shapes no tile
 # divides): the reports (report.json, report.csv, tune.jsonl appended per
 # measurement), the best kernel written, candidates whose measuring process

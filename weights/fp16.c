@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fp16.c - IEEE half and bfloat16 conversions (exact, round to nearest
  * even, NaN and Inf preserved). */
 #include "tensor.h"

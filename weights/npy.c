@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* npy.c - reading NumPy .npy files.
  *
  * Format: the magic "\x93NUMPY", a major and minor version byte, a header
@@ -113,97 +114,40 @@ bool npy_read_src(const TensorSrc *src, Tensor *out, char err[TENSOR_ERR_MAX])
 	return ok;
 }
 
-static bool npy_parse(const TensorSrc *src, const char *hdr, size_t start, size_t hl, Tensor *out,
-                      char err[TENSOR_ERR_MAX])
+/* The header's 'shape' tuple into out->rank and out->shape. */
+static bool lit_shape(Lit *l, Tensor *out, const char *file, char err[TENSOR_ERR_MAX])
+{
+	if (!eat(l, '('))
+		return tensor_fail(err, "%s: 'shape' is not a tuple", file);
+	out->rank = 0;
+	while (!eat(l, ')')) {
+		skip_ws(l);
+		int64_t v = 0;
+		int digits = 0;
+		while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
+			if (__builtin_mul_overflow(v, 10, &v) ||
+			    __builtin_add_overflow(v, *l->p - '0', &v))
+				return tensor_fail(err, "%s: a dimension of 'shape' is too large", file);
+			l->p++, digits++;
+		}
+		if (!digits)
+			return tensor_fail(err, "%s: malformed 'shape' tuple", file);
+		if (out->rank == TENSOR_READ_RANK)
+			return tensor_fail(err, "%s: rank above %d", file, TENSOR_READ_RANK);
+		out->shape[out->rank++] = v;
+		if (!eat(l, ',') && !(skip_ws(l), l->p < l->end && *l->p == ')'))
+			return tensor_fail(err, "%s: malformed 'shape' tuple", file);
+	}
+	return true;
+}
+
+/* The count values of item bytes (dtype dt) at data into out, read a chunk
+ * at a time and converted as they come, reordered from Fortran order
+ * where fortran. */
+static bool npy_values(const TensorSrc *src, uint64_t data, TensorDtype dt, int item, int64_t count, bool fortran,
+                       Tensor *out, char err[TENSOR_ERR_MAX])
 {
 	const char *file = src->file;
-	const uint64_t len = src->len;
-	char q[UTIL_QUOTE_BUF];
-	Lit l = {hdr, hdr + hl};
-	char descr[32] = "";
-	bool have_descr = false, have_order = false, have_shape = false, fortran = false;
-	if (!eat(&l, '{'))
-		return tensor_fail(err, "%s: header is not a dict literal", file);
-	while (!eat(&l, '}')) {
-		char key[32];
-		if (!lit_string(&l, key, sizeof key) || !eat(&l, ':'))
-			return tensor_fail(err, "%s: malformed header (expected 'key': value)", file);
-		if ((!strcmp(key, "descr") && have_descr) || (!strcmp(key, "shape") && have_shape) ||
-		    (!strcmp(key, "fortran_order") && have_order))
-			return tensor_fail(err, "%s: header key '%s' appears twice", file, util_quote(key, q));
-		if (strcmp(key, "descr") == 0) {
-			if (!lit_string(&l, descr, sizeof descr))
-				return tensor_fail(err, "%s: malformed 'descr' in the header", file);
-			have_descr = true;
-		} else if (strcmp(key, "fortran_order") == 0) {
-			if (lit_word(&l, "True"))
-				fortran = true;
-			else if (!lit_word(&l, "False"))
-				return tensor_fail(err, "%s: 'fortran_order' is neither True nor False", file);
-			have_order = true;
-		} else if (strcmp(key, "shape") == 0) {
-			if (!eat(&l, '('))
-				return tensor_fail(err, "%s: 'shape' is not a tuple", file);
-			out->rank = 0;
-			while (!eat(&l, ')')) {
-				skip_ws(&l);
-				int64_t v = 0;
-				int digits = 0;
-				while (l.p < l.end && *l.p >= '0' && *l.p <= '9') {
-					if (__builtin_mul_overflow(v, 10, &v) ||
-					    __builtin_add_overflow(v, *l.p - '0', &v))
-						return tensor_fail(err, "%s: a dimension of 'shape' is too large", file);
-					l.p++, digits++;
-				}
-				if (!digits)
-					return tensor_fail(err, "%s: malformed 'shape' tuple", file);
-				if (out->rank == TENSOR_READ_RANK)
-					return tensor_fail(err, "%s: rank above %d", file, TENSOR_READ_RANK);
-				out->shape[out->rank++] = v;
-				if (!eat(&l, ',') && !(skip_ws(&l), l.p < l.end && *l.p == ')'))
-					return tensor_fail(err, "%s: malformed 'shape' tuple", file);
-			}
-			have_shape = true;
-		} else {
-			return tensor_fail(err, "%s: unknown header key '%s'", file, util_quote(key, q));
-		}
-		if (!eat(&l, ',')) {
-			if (!eat(&l, '}'))
-				return tensor_fail(err, "%s: malformed header (expected ',' or '}')", file);
-			break;
-		}
-	}
-	skip_ws(&l); /* (numpy pads the header with spaces and a newline) */
-	if (l.p < l.end)
-		return tensor_fail(err, "%s: malformed header (text after the closing '}')", file);
-	if (!have_descr || !have_order || !have_shape)
-		return tensor_fail(err, "%s: header lacks %s", file,
-		            !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'");
-	int item;
-	TensorDtype dt;
-	if (strcmp(descr, "<f4") == 0)
-		item = 4, dt = DT_F32;
-	else if (strcmp(descr, "<f2") == 0)
-		item = 2, dt = DT_F16;
-	else if (strcmp(descr, ">f4") == 0 || strcmp(descr, ">f2") == 0)
-		return tensor_fail(err, "%s: big-endian data ('%s'); save it little-endian", file,
-		                   util_quote(descr, q));
-	else
-		return tensor_fail(err, "%s: dtype '%s' (patc reads little-endian float32 '<f4' and float16 "
-		                 "'<f2')", file, util_quote(descr, q));
-	int64_t count = 1;
-	for (int d = 0; d < out->rank; d++)
-		if (__builtin_mul_overflow(count, out->shape[d], &count))
-			return tensor_fail(err, "%s: shape is too large", file);
-	if (count == 0)
-		return tensor_fail(err, "%s: the array is empty", file);
-	const uint64_t data = start + hl;
-	if ((uint64_t)count > (len - data) / (uint64_t)item)
-		return tensor_fail(err, "%s: truncated: the shape needs %lld values of %d bytes, the file has %llu "
-		                 "bytes of data", file, (long long)count, item, (unsigned long long)(len - data));
-	if ((uint64_t)count * (uint64_t)item != len - data)
-		return tensor_fail(err, "%s: %llu bytes after the data the shape describes", file,
-		            (unsigned long long)(len - data - (uint64_t)count * (uint64_t)item));
 	out->stored = dt;
 	out->count = count;
 	float *raw = malloc((size_t)count * sizeof(float));
@@ -259,6 +203,81 @@ static bool npy_parse(const TensorSrc *src, const char *hdr, size_t start, size_
 		return false;
 	}
 	return true;
+}
+
+static bool npy_parse(const TensorSrc *src, const char *hdr, size_t start, size_t hl, Tensor *out,
+                      char err[TENSOR_ERR_MAX])
+{
+	const char *file = src->file;
+	const uint64_t len = src->len;
+	char q[UTIL_QUOTE_BUF];
+	Lit l = {hdr, hdr + hl};
+	char descr[32] = "";
+	bool have_descr = false, have_order = false, have_shape = false, fortran = false;
+	if (!eat(&l, '{'))
+		return tensor_fail(err, "%s: header is not a dict literal", file);
+	while (!eat(&l, '}')) {
+		char key[32];
+		if (!lit_string(&l, key, sizeof key) || !eat(&l, ':'))
+			return tensor_fail(err, "%s: malformed header (expected 'key': value)", file);
+		if ((!strcmp(key, "descr") && have_descr) || (!strcmp(key, "shape") && have_shape) ||
+		    (!strcmp(key, "fortran_order") && have_order))
+			return tensor_fail(err, "%s: header key '%s' appears twice", file, util_quote(key, q));
+		if (strcmp(key, "descr") == 0) {
+			if (!lit_string(&l, descr, sizeof descr))
+				return tensor_fail(err, "%s: malformed 'descr' in the header", file);
+			have_descr = true;
+		} else if (strcmp(key, "fortran_order") == 0) {
+			if (lit_word(&l, "True"))
+				fortran = true;
+			else if (!lit_word(&l, "False"))
+				return tensor_fail(err, "%s: 'fortran_order' is neither True nor False", file);
+			have_order = true;
+		} else if (strcmp(key, "shape") == 0) {
+			if (!lit_shape(&l, out, file, err))
+				return false;
+			have_shape = true;
+		} else {
+			return tensor_fail(err, "%s: unknown header key '%s'", file, util_quote(key, q));
+		}
+		if (!eat(&l, ',')) {
+			if (!eat(&l, '}'))
+				return tensor_fail(err, "%s: malformed header (expected ',' or '}')", file);
+			break;
+		}
+	}
+	skip_ws(&l); /* (numpy pads the header with spaces and a newline) */
+	if (l.p < l.end)
+		return tensor_fail(err, "%s: malformed header (text after the closing '}')", file);
+	if (!have_descr || !have_order || !have_shape)
+		return tensor_fail(err, "%s: header lacks %s", file,
+		            !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'");
+	int item;
+	TensorDtype dt;
+	if (strcmp(descr, "<f4") == 0)
+		item = 4, dt = DT_F32;
+	else if (strcmp(descr, "<f2") == 0)
+		item = 2, dt = DT_F16;
+	else if (strcmp(descr, ">f4") == 0 || strcmp(descr, ">f2") == 0)
+		return tensor_fail(err, "%s: big-endian data ('%s'); save it little-endian", file,
+		                   util_quote(descr, q));
+	else
+		return tensor_fail(err, "%s: dtype '%s' (patc reads little-endian float32 '<f4' and float16 "
+		                 "'<f2')", file, util_quote(descr, q));
+	int64_t count = 1;
+	for (int d = 0; d < out->rank; d++)
+		if (__builtin_mul_overflow(count, out->shape[d], &count))
+			return tensor_fail(err, "%s: shape is too large", file);
+	if (count == 0)
+		return tensor_fail(err, "%s: the array is empty", file);
+	const uint64_t data = start + hl;
+	if ((uint64_t)count > (len - data) / (uint64_t)item)
+		return tensor_fail(err, "%s: truncated: the shape needs %lld values of %d bytes, the file has %llu "
+		                 "bytes of data", file, (long long)count, item, (unsigned long long)(len - data));
+	if ((uint64_t)count * (uint64_t)item != len - data)
+		return tensor_fail(err, "%s: %llu bytes after the data the shape describes", file,
+		            (unsigned long long)(len - data - (uint64_t)count * (uint64_t)item));
+	return npy_values(src, data, dt, item, count, fortran, out, err);
 }
 
 bool npy_read_mem(const uint8_t *buf, size_t len, const char *file, Tensor *out,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* safetensors.c - reading and writing .safetensors files.
  *
  * Format: an 8-byte little-endian header length N, N bytes of JSON (an object
@@ -11,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tensor.h"
+#include "../support/outfile.h"
 #include "../support/util.h"
 
 #include <cjson/cJSON.h>
@@ -663,7 +665,7 @@ bool st_write_file(const char *path, const StWrite *t, int n, const char *const 
 		memcpy(buf + at, t[i].data, (size_t)bytes); /* little-endian host */
 		at += (size_t)bytes;
 	}
-	bool ok = util_write_file_atomic(path, (const char *)buf, total);
+	bool ok = outfile_write(path, (const char *)buf, total);
 	if (!ok)
 		tensor_fail(err, "cannot write '%s': %s", path, strerror(errno));
 	free(buf);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* synth.c - seeded synthetic weights.
  *
  * The same seed gives the same weights on every run (xoshiro256** seeded by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensor.h - tensors in memory and the weight-file formats patc reads and
  * writes: .safetensors (read and write) and .npy (read), plus seeded
  * synthetic weights.

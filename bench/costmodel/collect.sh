@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # collect.sh - tuning logs for the search's learned cost model: 36 searches
 # (9 shapes x 50/75/87.5/93.75% sparsity, seeded weights with and without
 # head structure), each measuring 60 candidates of which 70% are drawn at

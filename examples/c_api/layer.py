@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """layer.py - runs a kernel patc compiled, from Python, through the shared
 library `patc layer.pat -o out --emit=so` links (see README.md here).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c - uses kernels patc compiled to an object (see README.md here).
  *
  *   patc layer.pat -o out && cc -O2 -iquote out main.c out/layer.o -lm -lpthread -o demo && ./demo

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c - runs kernels patc compiled for a GPU (see README.md here).
  *
  *   patc layer.pat --target=sm_80 -o out

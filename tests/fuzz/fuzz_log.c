@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_log.c - libFuzzer target over the readers of the tuning log
  * (tune.jsonl), whose lines may be cut short, corrupted or edited by hand.
  *
@@ -355,7 +356,7 @@ static int merge_quietly(const char *in, const char *out)
 	const int o = dup(1), e = dup(2);
 	dup2(devnull, 1);
 	dup2(devnull, 2);
-	char *paths[1] = {(char *)in};
+	const char *paths[1] = {in};
 	const int rc = search_merge(1, paths, out);
 	fflush(stdout);
 	fflush(stderr);

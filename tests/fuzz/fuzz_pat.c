@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_pat.c - libFuzzer target over the parser, the semantic pass, the
  * primitives and the PatternIR text form.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_weights.c - libFuzzer target over the weight-file readers.
  *
  * The first byte picks the reader (bit 0 clear: safetensors, set: npy);

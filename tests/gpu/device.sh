@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # device.sh - the one command for a lent device machine: unpack.sh (so
 # run.sh) into a scratch folder, then what it wrote packed into
 # DEST/gpu.tgz beside its output, DEST/run.log (the device tool brings back

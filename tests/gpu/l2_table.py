@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """l2_table.py - what limits patc's staged kernels, from one device run's gpu.csv.
 
     l2_table.py GPU_CSV

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """peers_table.py - patc beside what users would pick instead, from one device run.
 
     peers_table.py GPU_CSV PEERS_CSV

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/gpu/profile.sh - on a lent device machine, what the timings of
 # run.sh cannot say: where the staged kernels' time goes (Nsight Compute's
 # sections: speed of light, memory, warp stalls, occupancy) on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/gpu/run.sh - the GPU checks, in one script, for a machine with an
 # NVIDIA GPU (sm_80 or newer) and its driver:
 #   1. correctness: every stdlib pattern the GPU rules allow, on shapes the

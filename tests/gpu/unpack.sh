@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # unpack.sh - on the GPU machine: decompress what `make gpu-carry` packed
 # into .gpu/ (with python3's lzma where xz is missing), then run run.sh.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libcublas.c - a stand-in for cuBLAS (libcublas.so.13) beside the mock
  * driver (libcuda.c): handles and GEMM calls that return success without
  * computing, so the callers' timing paths run. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libcuda.c - a stand-in for the CUDA driver (libcuda.so.1), for testing
  * patc's host side of the GPU path on a machine without one (mock_gpu.sh).
  * Device memory is host memory; modules load and kernels "launch" without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernelcase.h - one SpMM case for the kernel suites (x86, ptx): an op's
  * seeded weights pruned by magnitude and packed, a seeded X in the op's
  * layout, and the relative error of a kernel's C against a float64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_frontend.c - the front end: parsing, includes, patterns and
  * arguments, diagnostics with recovery, and parse(print(ir)) == ir for every
  * PatternIR golden. */

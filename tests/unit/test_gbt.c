@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_gbt.c - the gradient-boosted trees of the learned cost model: fit
  * quality, determinism, the text form's exact round trip and its rejection
  * of malformed files. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_metrics.c - storage shape, strides, W, Q, density and diversity, on
  * the paper's two worked examples and on hand-computed cases. */
 #include "testutil.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_passes.c - the five primitive passes and the GPU legality check.
  *
  * Every refusal is checked to leave the IR byte-for-byte untouched, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_pir.c - PatternIR core: construction, the verifier, the paper
  * notation, the text form and its reader. */
 #include "testutil.h"

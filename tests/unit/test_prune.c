@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_prune.c - masks, packing and metrics.
  *
  * The greedy mask is checked against an independent brute force that

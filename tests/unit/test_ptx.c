@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ptx.c - the NVPTX backend without a GPU.
  *
  * The GPU mapping (which loops go to thread blocks, the row groups, the

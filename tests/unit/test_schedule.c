@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_schedule.c - the kernel schedule generated from lower/schedule.def:
  * equality field by field, the text form and JSON object as patc has always
  * written them (report.json, tune.jsonl), the JSON's round trip on random

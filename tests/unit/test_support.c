@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_support.c - arena, string buffers, files written atomically (alone
  * and in groups, through signals and exit), bounded lines, the worker pool. */
 #define _POSIX_C_SOURCE 200809L
@@ -76,7 +77,7 @@ START_TEST(atomic_write)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	char path[256];
 	snprintf(path, sizeof path, "%s/out.txt", dir);
-	ck_assert(util_write_file_atomic(path, "hello\n", 6));
+	ck_assert(outfile_write(path, "hello\n", 6));
 	size_t len;
 	char *back = util_read_file(path, &len);
 	ck_assert_str_eq(back, "hello\n");
@@ -84,22 +85,22 @@ START_TEST(atomic_write)
 	free(back);
 	/* replacing keeps the old mode */
 	ck_assert_int_eq(chmod(path, 0600), 0);
-	ck_assert(util_write_file_atomic(path, "again\n", 6));
+	ck_assert(outfile_write(path, "again\n", 6));
 	struct stat st;
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
 	ck_assert_int_eq(count_entries(dir), 1); /* no temporary left */
 	/* a directory as target fails with EISDIR and writes nothing */
 	errno = 0;
-	ck_assert(!util_write_file_atomic(dir, "x", 1));
+	ck_assert(!outfile_write(dir, "x", 1));
 	ck_assert_int_eq(errno, EISDIR);
 	/* a missing directory fails without a trace */
 	char missing[300];
 	snprintf(missing, sizeof missing, "%s/no/such.txt", dir);
-	ck_assert(!util_write_file_atomic(missing, "x", 1));
+	ck_assert(!outfile_write(missing, "x", 1));
 	ck_assert_int_eq(count_entries(dir), 1);
 	/* devices are written in place */
-	ck_assert(util_write_file_atomic("/dev/null", "x", 1));
+	ck_assert(outfile_write("/dev/null", "x", 1));
 	struct stat devnull;
 	ck_assert_int_eq(stat("/dev/null", &devnull), 0);
 	ck_assert(S_ISCHR(devnull.st_mode));
@@ -214,20 +215,20 @@ START_TEST(outfile_groups)
 	snprintf(a, sizeof a, "%s/a.txt", dir);
 	snprintf(b, sizeof b, "%s/b.txt", dir);
 	snprintf(old, sizeof old, "%s/old.txt", dir);
-	ck_assert(util_write_file_atomic(old, "old\n", 4));
+	ck_assert(outfile_write(old, "old\n", 4));
 	/* a group: nothing in place before its end, then all of it, the file
 	 * named removed */
 	ck_assert(outfile_group_begin(dir, 1));
 	outfile_group_remove(old);
-	ck_assert(util_write_file_atomic(a, "a\n", 2));
-	ck_assert(util_write_file_atomic(b, "b\n", 2));
+	ck_assert(outfile_write(a, "a\n", 2));
+	ck_assert(outfile_write(b, "b\n", 2));
 	ck_assert(!exists(dir, "a.txt") && !exists(dir, "b.txt") && exists(dir, "old.txt"));
 	ck_assert(outfile_group_end(true));
 	ck_assert(exists(dir, "a.txt") && exists(dir, "b.txt") && !exists(dir, "old.txt"));
 	ck_assert_int_eq(count_entries(dir), 2);
 	/* a group given up: the earlier files as they were */
 	ck_assert(outfile_group_begin(dir, 1));
-	ck_assert(util_write_file_atomic(a, "A\n", 2));
+	ck_assert(outfile_write(a, "A\n", 2));
 	ck_assert(outfile_group_end(false));
 	char *back = util_read_file(a, NULL);
 	ck_assert_str_eq(back, "a\n");
@@ -239,12 +240,12 @@ START_TEST(outfile_groups)
 	 * file or link left */
 	char c[300];
 	snprintf(c, sizeof c, "%s/c.txt", dir);
-	ck_assert(util_write_file_atomic(old, "old\n", 4));
+	ck_assert(outfile_write(old, "old\n", 4));
 	ck_assert(outfile_group_begin(dir, 1));
 	outfile_group_remove(old);
-	ck_assert(util_write_file_atomic(a, "A\n", 2));
-	ck_assert(util_write_file_atomic(c, "c\n", 2));
-	ck_assert(util_write_file_atomic(b, "B\n", 2));
+	ck_assert(outfile_write(a, "A\n", 2));
+	ck_assert(outfile_write(c, "c\n", 2));
+	ck_assert(outfile_write(b, "B\n", 2));
 	ck_assert(unlink(b) == 0 && mkdir(b, 0755) == 0);
 	errno = 0;
 	ck_assert(!outfile_group_end(true));
@@ -258,7 +259,7 @@ START_TEST(outfile_groups)
 	ck_assert(!exists(dir, "c.txt"));
 	ck_assert_int_eq(count_entries(dir), 3); /* a.txt, b.txt/, old.txt */
 	ck_assert(rmdir(b) == 0 && unlink(old) == 0);
-	ck_assert(util_write_file_atomic(b, "b\n", 2));
+	ck_assert(outfile_write(b, "b\n", 2));
 	/* SIGTERM in the middle of a group, in a process with another thread
 	 * that takes it, and exit() in the middle of one: the process ends,
 	 * leaving no temporary file and none of the group's in place */
@@ -270,7 +271,7 @@ START_TEST(outfile_groups)
 			pthread_t t;
 			pthread_create(&t, NULL, idle_thread, NULL);
 			outfile_group_begin(dir, 1);
-			if (!util_write_file_atomic(c, "c\n", 2) || !util_write_file_atomic(a, "new\n", 4))
+			if (!outfile_write(c, "c\n", 2) || !outfile_write(a, "new\n", 4))
 				_exit(9);
 			if (how == 1)
 				exit(3);
@@ -332,8 +333,8 @@ START_TEST(outfile_killed_at_each_step)
 	int n = 1;
 	for (;; n++) {
 		unlink(c);
-		ck_assert(util_write_file_atomic(a, "old a\n", 6) && util_write_file_atomic(b, "old b\n", 6) &&
-		          util_write_file_atomic(old, "old\n", 4));
+		ck_assert(outfile_write(a, "old a\n", 6) && outfile_write(b, "old b\n", 6) &&
+		          outfile_write(old, "old\n", 4));
 		fflush(NULL);
 		const pid_t pid = fork();
 		ck_assert_int_ge(pid, 0);
@@ -344,8 +345,8 @@ START_TEST(outfile_killed_at_each_step)
 			if (!outfile_group_begin(dir, 1))
 				_exit(9);
 			outfile_group_remove(old);
-			if (!util_write_file_atomic(a, "new a\n", 6) || !util_write_file_atomic(b, "new b\n", 6) ||
-			    !util_write_file_atomic(c, "new c\n", 6))
+			if (!outfile_write(a, "new a\n", 6) || !outfile_write(b, "new b\n", 6) ||
+			    !outfile_write(c, "new c\n", 6))
 				_exit(9);
 			_exit(outfile_group_end(true) ? 0 : 9);
 		}
@@ -388,7 +389,7 @@ START_TEST(outfile_directory_locked)
 	const pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		if (!outfile_group_begin(dir, 1) || !util_write_file_atomic(a, "first\n", 6) || write(ready[1], "x", 1) != 1)
+		if (!outfile_group_begin(dir, 1) || !outfile_write(a, "first\n", 6) || write(ready[1], "x", 1) != 1)
 			_exit(9);
 		for (;;)
 			pause();
@@ -405,7 +406,7 @@ START_TEST(outfile_directory_locked)
 	ck_assert_int_eq(all_entries(dir), 2);
 	ck_assert(outfile_group_begin(dir, 1));
 	ck_assert_int_eq(all_entries(dir), 0);
-	ck_assert(util_write_file_atomic(a, "second\n", 7));
+	ck_assert(outfile_write(a, "second\n", 7));
 	ck_assert(outfile_group_end(true));
 	ck_assert(holds_text(a, "second\n"));
 	ck_assert_int_eq(all_entries(dir), 1);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_weights.c - tensor files and synthetic weights: the safetensors
  * writer read back, npy orders and versions, half-precision conversions,
  * seeded synthetic weights and the pattern preferences their structure

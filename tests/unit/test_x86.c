@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_x86.c - the x86-64 backend: JIT-compiled kernels of every stdlib
  * pattern golden (shapes with padding), both layouts, one and two threads,
  * against a float64 reference on the masked weight. */

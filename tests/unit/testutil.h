@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testutil.h - helpers shared by the unit suites: building primitives from
  * short strings and running a Check suite. */
 #ifndef PATC_TESTUTIL_H
