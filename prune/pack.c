@@ -136,6 +136,18 @@ static inline void walk_leaf(Packer *p, int64_t row, int64_t m, int64_t k)
 	}
 }
 
+/* Level i of the odometer from its digit d[i]: the storage row, m and k
+ * of the point below it (row, m, k at i + 1). */
+static inline void descend(const Packer *p, int i, const int64_t *d, int64_t *row, int64_t *m, int64_t *k)
+{
+	const PirLoop *l = &p->ir->loops[i];
+	const int32_t *idx = p->mask->index[i];
+	const int64_t v = idx ? idx[row[i] * l->nnz + d[i]] : d[i];
+	row[i + 1] = row[i] * l->nnz + d[i];
+	m[i + 1] = m[i] + p->co.cm[i][v];
+	k[i + 1] = k[i] + p->co.ck[i][v];
+}
+
 /* As walk, when the loop outside the innermost one is dense: the odometer
  * runs over the loops outside both, and both are looped here, so short
  * innermost rows do not each cost an odometer step. */
@@ -150,14 +162,8 @@ static void walk2(Packer *p)
 	row[0] = m[0] = k[0] = 0;
 	int i = 0;
 	for (;;) {
-		for (; i < outer; i++) {
-			const PirLoop *l = &ir->loops[i];
-			const int32_t *idx = p->mask->index[i];
-			int64_t v = idx ? idx[row[i] * l->nnz + d[i]] : d[i];
-			row[i + 1] = row[i] * l->nnz + d[i];
-			m[i + 1] = m[i] + p->co.cm[i][v];
-			k[i + 1] = k[i] + p->co.ck[i][v];
-		}
+		for (; i < outer; i++)
+			descend(p, i, d, row, m, k);
 		for (int64_t v = 0; v < lo->len; v++)
 			walk_leaf(p, row[outer] * lo->len + v, m[outer] + cmo[v], k[outer] + cko[v]);
 		for (i = outer - 1; i >= 0 && ++d[i] == ir->loops[i].nnz; i--)
@@ -182,14 +188,8 @@ static void walk(Packer *p)
 	row[0] = m[0] = k[0] = 0;
 	int i = 0;
 	for (;;) {
-		for (; i < last; i++) { /* levels i..last-1 from their digits */
-			const PirLoop *l = &ir->loops[i];
-			const int32_t *idx = p->mask->index[i];
-			int64_t v = idx ? idx[row[i] * l->nnz + d[i]] : d[i];
-			row[i + 1] = row[i] * l->nnz + d[i];
-			m[i + 1] = m[i] + p->co.cm[i][v];
-			k[i + 1] = k[i] + p->co.ck[i][v];
-		}
+		for (; i < last; i++) /* levels i..last-1 from their digits */
+			descend(p, i, d, row, m, k);
 		walk_leaf(p, row[last], m[last], k[last]);
 		for (i = last - 1; i >= 0 && ++d[i] == ir->loops[i].nnz; i--)
 			d[i] = 0;
