@@ -269,12 +269,12 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	/* the packed weights, embedded */
 	const float *values = p->values;
 	float *rounded = NULL;
-	if (op->dtype != PAT_F32) { /* the weights the dtype holds */
+	if (op->shape.dtype != PAT_F32) { /* the weights the dtype holds */
 		rounded = malloc((size_t)(pm.values > 0 ? pm.values : 1) * sizeof *rounded);
 		if (!rounded)
 			util_oom();
 		for (int64_t j = 0; j < pm.values; j++)
-			rounded[j] = op->dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(values[j]))
+			rounded[j] = op->shape.dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(values[j]))
 			                                  : bf16_to_f32(f32_to_bf16(values[j]));
 		values = rounded;
 	}
@@ -298,14 +298,14 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	LLVMSetGlobalConstant(packed, 1);
 	/* the kernels and their C entry points */
 	snprintf(name, sizeof name, "%.200s.kernel", pre);
-	LowerKernel lk = {ir, op->M, op->K, op->N, op->layout, name, 0, PAT_F32, {0}};
+	LowerKernel lk = {ir, op->shape.M, op->shape.K, op->shape.N, op->shape.layout, name, 0, PAT_F32, {0}};
 	if (e->schedules)
 		lk.sched = e->schedules[i];
 	lk.vector_width = x86_schedule_width(&lk.sched, tm);
 	LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
 	LLVMSetLinkage(kernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
-	LowerKernel uk = {ir, op->M, op->K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32, {0}};
+	LowerKernel uk = {ir, op->shape.M, op->shape.K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32, {0}};
 	LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 	LLVMSetLinkage(ukernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s_run", pre);
@@ -315,14 +315,14 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
 	const unsigned long long stack = stack_bytes(kernel, td);
 	LLVMDisposeTargetData(td);
-	build_run(ctx, mod, kernel, name, op->N, x86_chunk_columns(&lk), stored, stack);
+	build_run(ctx, mod, kernel, name, op->shape.N, x86_chunk_columns(&lk), stored, stack);
 	snprintf(name, sizeof name, "%.200s_unpack", pre);
 	build_unpack(ctx, mod, ukernel, name);
 	char paper[PIR_PAPER_MAX];
 	pir_print_paper(ir, paper, sizeof paper);
 	sb_printf(h, "/* op %s: %s, M = %lld, K = %lld, N = %lld; %s */\n", op->name, paper,
-	          (long long)op->M, (long long)op->K, (long long)op->N, layout_doc[op->layout]);
-	sb_shape_enum(h, pre, (long long)op->M, (long long)op->K, (long long)op->N);
+	          (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, layout_doc[op->shape.layout]);
+	sb_shape_enum(h, pre, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N);
 	sb_printf(h, "typedef struct %s_weights {\n\tconst float *values; /* %lld packed values */\n"
 	              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
 	          pre, (long long)pm.values, ir->nloops, pre);

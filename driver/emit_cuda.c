@@ -242,8 +242,8 @@ static void cuda_header(const EmitCuda *e, StrBuf *h)
 		const char *o = op->name;
 		const bool tc = e->specs[i].plan.tc;
 		sb_printf(h, "\n/* op %s: C = W_s X for a %lld x %lld weight and N = %lld tokens, layout %s; %s%s.%s */\n",
-		          o, (long long)op->M, (long long)op->K, (long long)op->N, pat_layout_names[op->layout],
-		          tc ? (op->dtype == PAT_F16 ? "tensor cores, X and W in f16, C in f32"
+		          o, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, pat_layout_names[op->shape.layout],
+		          tc ? (op->shape.dtype == PAT_F16 ? "tensor cores, X and W in f16, C in f32"
 		                                     : "tensor cores, X and W in bf16, C in f32")
 		             : "fp32 on CUDA cores",
 		          e->specs[i].plan.tc_wg ? " (wgmma, sm_90a)" : "",
@@ -253,8 +253,8 @@ static void cuda_header(const EmitCuda *e, StrBuf *h)
 		                  : "");
 		char pre[300];
 		snprintf(pre, sizeof pre, "%.128s_%.32s", b, o);
-		sb_printf(h, "enum { %s_XBYTES = %d, %s_KN = %d };\n", pre, tc ? 2 : 4, pre, op->layout == PAT_LAYOUT_KN);
-		sb_shape_enum(h, pre, (long long)op->M, (long long)op->K, (long long)op->N);
+		sb_printf(h, "enum { %s_XBYTES = %d, %s_KN = %d };\n", pre, tc ? 2 : 4, pre, op->shape.layout == PAT_LAYOUT_KN);
+		sb_shape_enum(h, pre, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N);
 		sb_printf(h,
 		          "/* Launches the kernel on the default stream (asynchronous). */\n"
 		          "int %s_launch(%s_gpu *g, %s_devptr X, %s_devptr C);\n"
@@ -280,7 +280,7 @@ static void cuda_launcher(const EmitCuda *e, const OpBlob *blob, StrBuf *c)
 		const OpResult *op = &prog->ops[i];
 		const PtxPlan *plan = &e->specs[i].plan;
 		unsigned grid[3], block[3];
-		ptx_grid(plan, op->N, grid, block);
+		ptx_grid(plan, op->shape.N, grid, block);
 		sb_printf(c, "\t{\"%s\", %lld, %lld, %lld, {", e->specs[i].k.name, (long long)blob[i].values,
 		          (long long)blob[i].nvalues, (long long)blob[i].dense);
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
@@ -288,8 +288,8 @@ static void cuda_launcher(const EmitCuda *e, const OpBlob *blob, StrBuf *c)
 		sb_puts(c, "}, {");
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
 			sb_printf(c, "%s%lld", l ? ", " : "", (long long)blob[i].nindex[l]);
-		sb_printf(c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d},\n", (long long)op->M,
-		          (long long)op->K, (long long)op->N, (long long)(op->M * op->N), grid[0], grid[1], grid[2],
+		sb_printf(c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d},\n", (long long)op->shape.M,
+		          (long long)op->shape.K, (long long)op->shape.N, (long long)(op->shape.M * op->shape.N), grid[0], grid[1], grid[2],
 		          block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero);
 	}
 	if (prog->nops == 0)
@@ -315,9 +315,9 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 	for (int i = 0; ok && i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		const PruneOp *p = &e->pruned[i];
-		float *w = malloc((size_t)(op->M * op->K) * sizeof *w);
+		float *w = malloc((size_t)(op->shape.M * op->shape.K) * sizeof *w);
 		if (w)
-			prune_unpack(op->ir, &p->mask, p->values, op->M, op->K, w);
+			prune_unpack(op->ir, &p->mask, p->values, op->shape.M, op->shape.K, w);
 		/* as the kernel takes them: 16-bit on tensor cores, laid out for
 		 * the warps on the sparse tensor cores */
 		PtxWeights dw;
@@ -335,10 +335,10 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 					sb_append(&bin, dw.index[l], dw.index_bytes[l]);
 				}
 			/* the dense weight for checking, as the kernel's dtype holds it */
-			for (int64_t j = 0; op->dtype != PAT_F32 && j < op->M * op->K; j++)
-				w[j] = op->dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(w[j])) : bf16_to_f32(f32_to_bf16(w[j]));
+			for (int64_t j = 0; op->shape.dtype != PAT_F32 && j < op->shape.M * op->shape.K; j++)
+				w[j] = op->shape.dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(w[j])) : bf16_to_f32(f32_to_bf16(w[j]));
 			blob[i].dense = (int64_t)bin.len;
-			sb_append(&bin, w, (size_t)(op->M * op->K) * 4);
+			sb_append(&bin, w, (size_t)(op->shape.M * op->shape.K) * 4);
 			ptx_weights_free(&dw);
 		}
 		free(w);
@@ -359,11 +359,11 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 
 bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *sm, char err[512])
 {
-	LowerKernel k = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
+	LowerKernel k = {op->ir, op->shape.M, op->shape.K, op->shape.N, op->shape.layout, op->name, 1, op->shape.dtype, {0}};
 	PtxPlan plan;
 	char perr[PTX_ERR_MAX];
 	ptx_plan_target(&k, s, sm, &plan);
-	if (ptx_grid_fits(&plan, op->N, perr))
+	if (ptx_grid_fits(&plan, op->shape.N, perr))
 		return true;
 	snprintf(err, 512, "op '%.40s': %.400s", op->name, perr);
 	return false;
@@ -380,7 +380,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, op->M, op->K, op->N, op->layout, names[i], 1, op->dtype, {0}};
+		ks[i].k = (LowerKernel){op->ir, op->shape.M, op->shape.K, op->shape.N, op->shape.layout, names[i], 1, op->shape.dtype, {0}};
 		if (scheds)
 			ks[i].s = scheds[i];
 	}

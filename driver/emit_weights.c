@@ -61,13 +61,13 @@ static void op_meta(Meta *m, const OpResult *op, const PruneOp *p, const int64_t
 	meta(m, op->name, "pir", "%s", text);
 	free(text);
 	meta(m, op->name, "pattern", "%s", paper);
-	int64_t shape[2] = {op->M, op->K};
+	int64_t shape[2] = {op->shape.M, op->shape.K};
 	shape_json(buf, sizeof buf, shape, 2);
 	meta(m, op->name, "shape", "%s", buf);
 	shape_json(buf, sizeof buf, values_shape, vrank);
 	meta(m, op->name, "values_shape", "%s", buf);
-	meta(m, op->name, "dtype", "%s", pat_dtype_names[op->dtype]);
-	meta(m, op->name, "layout", "%s", pat_layout_names[op->layout]);
+	meta(m, op->name, "dtype", "%s", pat_dtype_names[op->shape.dtype]);
+	meta(m, op->name, "layout", "%s", pat_layout_names[op->shape.layout]);
 	meta(m, op->name, "importance", "%s", pat_importance_names[op->importance]);
 	meta(m, op->name, "rank", "%s", pat_rank_names[op->rank]);
 	const PruneMetrics *pr = &p->metrics;
@@ -112,7 +112,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 		for (int l = 0; l < ir->nloops; l++)
 			v->shape[l] = ir->loops[l].nnz;
 		const float *vals = p->values;
-		if (op->dtype == PAT_F32) {
+		if (op->shape.dtype == PAT_F32) {
 			v->dtype = DT_F32;
 			v->data = vals;
 		} else {
@@ -120,8 +120,8 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 			if (!h)
 				util_oom();
 			for (int64_t j = 0; j < pm.values; j++)
-				h[j] = op->dtype == PAT_F16 ? f32_to_fp16(vals[j]) : f32_to_bf16(vals[j]);
-			v->dtype = op->dtype == PAT_F16 ? DT_F16 : DT_BF16;
+				h[j] = op->shape.dtype == PAT_F16 ? f32_to_fp16(vals[j]) : f32_to_bf16(vals[j]);
+			v->dtype = op->shape.dtype == PAT_F16 ? DT_F16 : DT_BF16;
 			v->data = owned[nt] = h;
 		}
 		nt++;
@@ -138,16 +138,16 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 			x->data = p->mask.index[l];
 		}
 		if (with_mask) {
-			uint8_t *mk = malloc((size_t)(op->M * op->K));
+			uint8_t *mk = malloc((size_t)(op->shape.M * op->shape.K));
 			if (!mk)
 				util_oom();
-			prune_dense_mask(ir, &p->mask, op->M, op->K, mk);
+			prune_dense_mask(ir, &p->mask, op->shape.M, op->shape.K, mk);
 			StWrite *x = &t[nt];
 			x->name = arena_printf(&arena, "%s.mask", op->name);
 			x->dtype = DT_U8;
 			x->rank = 2;
-			x->shape[0] = op->M;
-			x->shape[1] = op->K;
+			x->shape[0] = op->shape.M;
+			x->shape[1] = op->shape.K;
 			x->data = owned[nt] = mk;
 			nt++;
 		}

@@ -104,9 +104,9 @@ static void explain_storage(StrBuf *out, const OpResult *op)
 	sb_puts(out, "], flattened strides [");
 	for (int i = 0; i < ir->nloops; i++)
 		sb_printf(out, "%s%lld", i ? ", " : "", (long long)m.loop[i].value_stride);
-	double vbytes = (double)m.values * dtype_bytes[op->dtype]; /* can pass 2^63 */
+	double vbytes = (double)m.values * dtype_bytes[op->shape.dtype]; /* can pass 2^63 */
 	sb_printf(out, "]\n    %lld values (%s, %.0f bytes) of %lld dense weights", (long long)m.values,
-	          pat_dtype_names[op->dtype], vbytes, (long long)(op->M * op->K));
+	          pat_dtype_names[op->shape.dtype], vbytes, (long long)(op->shape.M * op->shape.K));
 	if (m.pad[PIR_AXIS_M] || m.pad[PIR_AXIS_K])
 		sb_printf(out, " (%lld with padding)", (long long)m.dense_padded);
 	sb_putc(out, '\n');
@@ -143,8 +143,8 @@ static void explain_binding(StrBuf *out, const char *what, const WeightBinding *
 void explain_op(StrBuf *out, const OpResult *op, const Diag *diag, const PruneOp *pruned)
 {
 	sb_printf(out, "op %s: spmm M=%lld K=%lld N=%lld dtype=%s layout=%s\n", op->name,
-	          (long long)op->M, (long long)op->K, (long long)op->N, pat_dtype_names[op->dtype],
-	          pat_layout_names[op->layout]);
+	          (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, pat_dtype_names[op->shape.dtype],
+	          pat_layout_names[op->shape.layout]);
 	explain_binding(out, "weights", &op->weights);
 	if (op->calibration.kind != WEIGHTS_NONE)
 		explain_binding(out, "calibration", &op->calibration);
@@ -175,7 +175,7 @@ void explain_op(StrBuf *out, const OpResult *op, const Diag *diag, const PruneOp
 	if (!op->ir)
 		return;
 	Pir start;
-	pir_init(&start, op->name, op->M, op->K);
+	pir_init(&start, op->name, op->shape.M, op->shape.K);
 	sb_puts(out, "  start:\n");
 	explain_nest(out, &start, "    ");
 	for (int i = 0; i < op->ntrace; i++) {

@@ -149,7 +149,7 @@ static PtxSchedule gpu_given(const Options *o) { return (PtxSchedule){.wg = o->w
 /* --explain on a GPU target: the kernel's path and mapping. */
 static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSchedule given)
 {
-	LowerKernel lk = {op->ir, op->M, op->K, op->N, op->layout, op->name, 1, op->dtype, {0}};
+	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, op->shape.N, op->shape.layout, op->name, 1, op->shape.dtype, {0}};
 	PtxPlan plan;
 	ptx_plan_target(&lk, &given, sm, &plan);
 	const PtxSchedule *s = &plan.s;
@@ -160,12 +160,12 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSche
 			               "columns, a wgmma.m64n%dk16 per 64 of them, a warp's accumulators 16 of each 64; %lld "
 			               "row sets; X and W in %s, C in f32%s\n",
 			          plan.tc_wgn, plan.tc_cols * PTX_TC_COLS, plan.tc_wgn, (long long)plan.nsets,
-			          pat_dtype_names[op->dtype], plan.zero ? "; C is zeroed before the launch" : "");
+			          pat_dtype_names[op->shape.dtype], plan.zero ? "; C is zeroed before the launch" : "");
 		else
 			sb_printf(out, "    mapping: a block is a warpgroup of 4 warps per 64 rows of a kept tile's m loop and %d "
 			               "columns (wgmma.m64n%dk16), a warp's accumulators 16 of the rows; %lld row sets; X and "
 			               "W in %s, C in f32%s\n",
-			          plan.tc_wgn, plan.tc_wgn, (long long)plan.nsets, pat_dtype_names[op->dtype],
+			          plan.tc_wgn, plan.tc_wgn, (long long)plan.nsets, pat_dtype_names[op->shape.dtype],
 			          plan.zero ? "; C is zeroed before the launch" : "");
 		explain_tc_staging(out, &plan);
 		explain_traffic(out, &lk, &plan);
@@ -176,7 +176,7 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSche
 		sb_printf(out, "    mapping: a warp per %d rows of a kept tile's m loop and %d columns; blocks of %d x %d "
 		               "warps (rows x columns); %lld row sets; X and W in %s, C in f32%s\n",
 		          16 * plan.tc_wm, PTX_TC_COLS, plan.tc_rows / plan.tc_wm, plan.tc_cols, (long long)plan.nsets,
-		          pat_dtype_names[op->dtype],
+		          pat_dtype_names[op->shape.dtype],
 		          plan.zero ? "; C is zeroed before the launch" : "");
 		explain_tc_staging(out, &plan);
 		explain_traffic(out, &lk, &plan);

@@ -61,7 +61,7 @@ static void inject(const char *op, float *c, int64_t n)
  * layout: [m, n] for kn, [n, m] for nk. */
 static void overflow_error(const OpResult *op, const PruneCheck *chk, char err[512])
 {
-	const bool kn = op->layout == PAT_LAYOUT_KN;
+	const bool kn = op->shape.layout == PAT_LAYOUT_KN;
 	const long long i = kn ? chk->m : chk->n, j = kn ? chk->n : chk->m;
 	if (chk->ref_past)
 		snprintf(err, 512, "op '%s': the product of its weights and --run's activations overflows float32: "
@@ -77,7 +77,7 @@ static void overflow_error(const OpResult *op, const PruneCheck *chk, char err[5
 bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, StrBuf *out, char err[512],
             int *code)
 {
-	const int64_t M = op->M, K = op->K, N = op->N;
+	const int64_t M = op->shape.M, K = op->shape.K, N = op->shape.N;
 	*code = PATC_EXIT_ENV;
 	/* aligned as a framework's tensors are (util_alloc_timed) */
 	float *dense = util_alloc_timed((size_t)(M * K) * sizeof *dense);
@@ -91,11 +91,11 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 		free(dense), free(x), free(c), free(cd);
 		return false;
 	}
-	const bool kn = op->layout == PAT_LAYOUT_KN;
+	const bool kn = op->shape.layout == PAT_LAYOUT_KN;
 	synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
 	snprintf(name, sizeof name, "patc_%s", op->name);
-	LowerKernel lk = {op->ir, M, K, N, op->layout, name, 0, PAT_F32, {0}};
+	LowerKernel lk = {op->ir, M, K, N, op->shape.layout, name, 0, PAT_F32, {0}};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	double t0 = util_now();
@@ -170,7 +170,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
  * its error; whether its result is right (said where not). */
 static bool report_gpu_op(const OpResult *op, const PruneOp *p, const GpuResult *r, StrBuf *out)
 {
-	const int64_t M = op->M, K = op->K, N = op->N;
+	const int64_t M = op->shape.M, K = op->shape.K, N = op->shape.N;
 	double flops = 2.0 * (double)M * (double)K * (double)N;
 	double eff = 2.0 * (double)p->metrics.nkept * (double)N;
 	double ks = r->kernel_us * 1e-6;
@@ -178,7 +178,7 @@ static bool report_gpu_op(const OpResult *op, const PruneOp *p, const GpuResult 
 	          (long long)K, (long long)N, r->compile_ms, r->plan.why);
 	sb_printf(out, "  patc kernel   %10.1f us  %7.2f TFLOP/s dense-equivalent, %7.2f effective\n",
 	          r->kernel_us, flops / ks * 1e-12, eff / ks * 1e-12);
-	const char *dt = pat_dtype_names[op->dtype];
+	const char *dt = pat_dtype_names[op->shape.dtype];
 	if (r->cublas_us > 0 && r->plan.tc)
 		sb_printf(out, "  cuBLAS GemmEx %10.1f us  %7.2f TFLOP/s (dense %s, f32 accumulation)\n"
 		               "  speedup over dense %.2fx; ",
@@ -191,7 +191,7 @@ static bool report_gpu_op(const OpResult *op, const PruneOp *p, const GpuResult 
 		sb_printf(out, "  cuBLAS not measured: %s\n  ", r->note);
 	sb_printf(out, "relative error vs float64 on the masked weight%s %.2e\n",
 	          !r->plan.tc             ? ""
-	          : op->dtype == PAT_F16 ? " (inputs rounded to f16)"
+	          : op->shape.dtype == PAT_F16 ? " (inputs rounded to f16)"
 	                                 : " (inputs rounded to bf16)",
 	          r->rel_err);
 	if (r->unwritten || !(r->rel_err < 1e-4)) { /* named, and the next op runs */
@@ -235,7 +235,7 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 	for (int i = 0; ok && i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		const PruneOp *p = &pruned[i];
-		const int64_t M = op->M, K = op->K, N = op->N;
+		const int64_t M = op->shape.M, K = op->shape.K, N = op->shape.N;
 		float *dense = malloc((size_t)(M * K) * sizeof *dense);
 		const float *values = p->values; /* (prune_op's) */
 		if (dense)
@@ -248,17 +248,17 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 			ok = false;
 			break;
 		}
-		bool kn = op->layout == PAT_LAYOUT_KN;
+		bool kn = op->shape.layout == PAT_LAYOUT_KN;
 		/* a fresh X each run: the kernel must be right on any input */
 		synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
-		GpuProblem gp = {op->ir, M, K, N, op->layout, values, &p->mask, dense, x, op->dtype, sm,
+		GpuProblem gp = {op->ir, M, K, N, op->shape.layout, values, &p->mask, dense, x, op->shape.dtype, sm,
 		                 given, 20, true, 64, 0};
 		GpuResult r;
 		/* gpu_measure's check (prune_check_error) would call the kernel wrong
 		 * where no float32 sum can be right: the reference on the same
 		 * columns looked at first */
 		PruneCheck chk;
-		prune_check(dense, x, NULL, M, K, N, kn, op->dtype, gp.check_cols, &chk);
+		prune_check(dense, x, NULL, M, K, N, kn, op->shape.dtype, gp.check_cols, &chk);
 		if (chk.overflow) { /* named, and the next op runs */
 			char oerr[512];
 			overflow_error(op, &chk, oerr);

@@ -66,7 +66,7 @@ static int reference_patterns(const SearchCli *c, const OpResult *op, double spa
 		char *name = arena_printf(arena, forms[i], strstr(forms[i], "hybrid") ? d2 : d);
 		char *text = arena_printf(arena,
 		                          "include \"all.pat\";\nop %s: spmm(M = %lld, K = %lld, N = %lld) { apply %s; }\n",
-		                          op->name, (long long)op->M, (long long)op->K, (long long)op->N, name);
+		                          op->name, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, name);
 		Diag diag;
 		FILE *sink = fopen("/dev/null", "w");
 		diag_init(&diag, arena, sink ? sink : stderr);
@@ -189,9 +189,9 @@ static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p
 	best.ir = &ir;
 	PruneOp bp = *p;
 	memset(&bp.mask, 0, sizeof bp.mask);
-	prune_mask_build(&ir, p->imp, op->M, op->K, op->rank, &bp.mask);
+	prune_mask_build(&ir, p->imp, op->shape.M, op->shape.K, op->rank, &bp.mask);
 	/* from the full mask (the search may have scored it on block sums: the same numbers) */
-	prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->M, op->K, &bp.metrics);
+	prune_metrics(&ir, &bp.mask, p->imp, NULL, p->w, NULL, 0, op->shape.M, op->shape.K, &bp.metrics);
 	bp.values = NULL;
 	prune_op_pack(&ir, &bp); /* (this mask's) */
 	Program one = {1, &best};
@@ -412,7 +412,7 @@ static int summarize(const SearchCli *c, const OpResult *op, const SearchSetting
 	char spt[48];
 	search_sparsity_text(&c->s, spt, sizeof spt);
 	sb_printf(out, "search: op %s, %lldx%lldx%lld, %s sparsity, loss budget %.4g over the unstructured bound\n",
-	          op->name, (long long)op->M, (long long)op->K, (long long)op->N, spt, c->s.budget);
+	          op->name, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, spt, c->s.budget);
 	sb_printf(out, "  %lld patterns, %lld distinct masks, %lld within the budget, %d measured",
 	          (long long)r->patterns, (long long)r->masks, (long long)r->within, measured);
 	if (failed)
@@ -535,8 +535,8 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	if (emulate && s.measure)
 		fprintf(stderr, "search: PATC_GPU_EMULATE: the candidates run on the host emulator, checked as on a GPU; "
 		                "their times are the emulator's, not a GPU's\n");
-	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->M, op->K, op->N,
-	                      op->layout == PAT_LAYOUT_KN ? "kn" : "nk", pat_dtype_names[op->dtype], s.threads, s.seed};
+	SearchLogInfo info = {PATC_VERSION, c->target, device, c->input, op->name, op->shape.M, op->shape.K, op->shape.N,
+	                      op->shape.layout == PAT_LAYOUT_KN ? "kn" : "nk", pat_dtype_names[op->shape.dtype], s.threads, s.seed};
 	s.log_path = s.measure ? log_path : NULL;
 	s.log_info = &info;
 	/* (a FIFO there would hang the search at its first open) */

@@ -12,13 +12,10 @@
 
 #include "ast.h"
 #include "diag.h"
+#include "../ir/op.h"
 #include "../ir/pir.h"
 #include "../weights/tensor.h"
 
-typedef enum PatDtype { PAT_F32, PAT_F16, PAT_BF16, PAT_NDTYPES } PatDtype;
-typedef enum PatLayout { PAT_LAYOUT_KN, PAT_LAYOUT_NK, PAT_NLAYOUTS } PatLayout;
-extern const char *const pat_dtype_names[PAT_NDTYPES];   /* f32 f16 bf16 */
-extern const char *const pat_layout_names[PAT_NLAYOUTS]; /* kn nk */
 
 typedef enum WeightKind {
 	WEIGHTS_NONE,        /* not bound: the op is compiled without values */
@@ -91,9 +88,7 @@ typedef struct OpSearch {
 typedef struct OpResult {
 	const char *name;
 	SrcLoc loc;
-	int64_t M, K, N;
-	PatDtype dtype;
-	PatLayout layout;
+	OpShape shape;
 	WeightBinding weights;
 	WeightBinding calibration; /* activations X: [N', K] for layout nk, [K, N'] for kn */
 	PatImportance importance;

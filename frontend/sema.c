@@ -21,8 +21,6 @@
 
 #include <string.h>
 
-const char *const pat_dtype_names[PAT_NDTYPES] = {"f32", "f16", "bf16"};
-const char *const pat_layout_names[PAT_NLAYOUTS] = {"kn", "nk"};
 const char *const pat_importance_names[PAT_NIMPORTANCES] = {
 #define X(e, name) name,
 	PAT_IMPORTANCES(X)
@@ -253,7 +251,7 @@ static bool op_header(Sema *S, const Item *it, OpResult *op)
 	Binder b = {"spmm", 5, names, v, given};
 	if (!sema_bind_args(S, NULL, c, &b))
 		return false;
-	int64_t *dims[3] = {&op->M, &op->K, &op->N};
+	int64_t *dims[3] = {&op->shape.M, &op->shape.K, &op->shape.N};
 	bool ok = true;
 	for (int i = 0; i < 3; i++) {
 		if (!given[i]) {
@@ -274,8 +272,8 @@ static bool op_header(Sema *S, const Item *it, OpResult *op)
 		ok = false;
 	if (given[4] && !sema_symbol_of(S, &v[4], "layout", pat_layout_names, PAT_NLAYOUTS, &l))
 		ok = false;
-	op->dtype = (PatDtype)d;
-	op->layout = (PatLayout)l;
+	op->shape.dtype = (PatDtype)d;
+	op->shape.layout = (PatLayout)l;
 	return ok;
 }
 
@@ -320,7 +318,7 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	if (!op_header(S, it, op))
 		return;
 	op->ir = arena_alloc(S->arena, sizeof *op->ir);
-	pir_init(op->ir, op->name, op->M, op->K);
+	pir_init(op->ir, op->name, op->shape.M, op->shape.K);
 	Frame top = {0};
 	run_body(S, &top, it->u.op.body, 0);
 	op->ok = !S->op_failed;

@@ -62,12 +62,12 @@ static bool load_matrix(const OpResult *op, const WeightBinding *b, const char *
 	if (t.rank != 2) {
 		tensor_free(&t);
 		return tensor_fail(err, "%s has shape %s; %s must be 2-D [M, K] = [%lld, %lld]", who,
-		            shape_str(&t, sh, sizeof sh), role, (long long)op->M, (long long)op->K);
+		            shape_str(&t, sh, sizeof sh), role, (long long)op->shape.M, (long long)op->shape.K);
 	}
-	if (t.shape[0] != op->M || t.shape[1] != op->K) {
-		bool swapped = t.shape[0] == op->K && t.shape[1] == op->M;
+	if (t.shape[0] != op->shape.M || t.shape[1] != op->shape.K) {
+		bool swapped = t.shape[0] == op->shape.K && t.shape[1] == op->shape.M;
 		tensor_fail(err, "%s has shape %s, but op '%s' needs %s [M, K] = [%lld, %lld]%s", who,
-		     shape_str(&t, sh, sizeof sh), op->name, role, (long long)op->M, (long long)op->K,
+		     shape_str(&t, sh, sizeof sh), op->name, role, (long long)op->shape.M, (long long)op->shape.K,
 		     swapped ? " (it looks transposed: patc takes PyTorch's [out, in])" : "");
 		tensor_free(&t);
 		return false;
@@ -80,7 +80,7 @@ static bool load_matrix(const OpResult *op, const WeightBinding *b, const char *
  * within the range of the op's dtype. */
 static bool load_weights(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX])
 {
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	if (op->weights.kind == WEIGHTS_RANDOM) {
 		out->w = malloc((size_t)(M * K) * sizeof(float));
 		if (!out->w)
@@ -90,15 +90,15 @@ static bool load_weights(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MA
 	} else if (!load_matrix(op, &op->weights, "the weight", &out->w, err)) {
 		return false;
 	}
-	if (op->dtype != PAT_F32) /* a weight the 16-bit dtype cannot hold would run as infinity */
+	if (op->shape.dtype != PAT_F32) /* a weight the 16-bit dtype cannot hold would run as infinity */
 		for (int64_t i = 0; i < M * K; i++) {
-			const float r = op->dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(out->w[i]))
+			const float r = op->shape.dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(out->w[i]))
 			                                     : bf16_to_f32(f32_to_bf16(out->w[i]));
 			if (!isfinite(r))
 				return tensor_fail(err, "op '%s': weight %g at [%lld, %lld] is outside the range of its dtype %s "
 				                   "(largest finite: %g)",
 				                   op->name, (double)out->w[i], (long long)(i / K), (long long)(i % K),
-				                   pat_dtype_names[op->dtype], op->dtype == PAT_F16 ? 65504.0 : 3.3895313892515355e38);
+				                   pat_dtype_names[op->shape.dtype], op->shape.dtype == PAT_F16 ? 65504.0 : 3.3895313892515355e38);
 		}
 	return true;
 }
@@ -107,14 +107,14 @@ static bool load_weights(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MA
  * [tokens, K] (out->ncalib tokens); *where: the binding. */
 static bool load_calibration(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
 {
-	const int64_t K = op->K;
+	const int64_t K = op->shape.K;
 	const WeightBinding *cb = &op->calibration;
 	if (cb->kind == WEIGHTS_RANDOM) {
-		out->ncalib = op->N;
-		out->x = malloc((size_t)(op->N * K) * sizeof(float));
+		out->ncalib = op->shape.N;
+		out->x = malloc((size_t)(op->shape.N * K) * sizeof(float));
 		if (!out->x)
-			util_oom_for("%lld calibration tokens of op '%s'", (long long)op->N, op->name);
-		synth_weights(out->x, op->N, K, (uint64_t)cb->seed, cb->synth, cb->group);
+			util_oom_for("%lld calibration tokens of op '%s'", (long long)op->shape.N, op->name);
+		synth_weights(out->x, op->shape.N, K, (uint64_t)cb->seed, cb->synth, cb->group);
 	} else if (cb->kind != WEIGHTS_NONE) {
 		*where = cb->loc;
 		Tensor t;
@@ -122,11 +122,11 @@ static bool load_calibration(const OpResult *op, PruneOp *out, char err[PRUNE_ER
 			return false;
 		char sh[96], who[400];
 		what(cb, &t, who, sizeof who);
-		bool nk = op->layout == PAT_LAYOUT_NK;
+		bool nk = op->shape.layout == PAT_LAYOUT_NK;
 		if (t.rank != 2 || t.shape[nk ? 1 : 0] != K) {
 			tensor_fail(err, "%s has shape %s; calibration activations of op '%s' (layout %s) must be "
 			          "%s", who, shape_str(&t, sh, sizeof sh), op->name,
-			     pat_layout_names[op->layout], nk ? "[tokens, K]" : "[K, tokens]");
+			     pat_layout_names[op->shape.layout], nk ? "[tokens, K]" : "[K, tokens]");
 			snprintf(err + strlen(err), PRUNE_ERR_MAX - strlen(err), " with K = %lld",
 			         (long long)K);
 			tensor_free(&t);
@@ -152,7 +152,7 @@ static bool load_calibration(const OpResult *op, PruneOp *out, char err[PRUNE_ER
  * into *scores; NULL for any other importance. */
 static bool load_scores(const OpResult *op, float **scores, char err[PRUNE_ERR_MAX], SrcLoc *where)
 {
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	*scores = NULL;
 	if (op->importance == PAT_IMP_TENSOR) {
 		*where = op->scores.loc;
@@ -184,7 +184,7 @@ static bool load_scores(const OpResult *op, float **scores, char err[PRUNE_ERR_M
  * activations are nonzero. */
 static bool check_importance(const OpResult *op, const PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
 {
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	for (int64_t i = 0; i < M * K; i++)
 		if (!isfinite(out->imp[i])) /* l2 past 1.8e19, or wanda's product */
 			return tensor_fail(err, "op '%s': the %s importance of the weight at [%lld, %lld] (%g) is past "
@@ -220,7 +220,7 @@ static bool check_importance(const OpResult *op, const PruneOp *out, char err[PR
 bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
 {
 	memset(out, 0, sizeof *out);
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	out->M = M, out->K = K;
 	*where = op->weights.loc;
 	if (op->weights.kind == WEIGHTS_NONE) {

@@ -141,7 +141,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	}
 	const KernelSchedule *ks = &p->sched; /* bx 0: patc's mapping (stage -1: without staging) */
 	PtxSchedule sched = ptx_schedule_of(ks);
-	GpuProblem gp = {ir, M, K, N, p->op->layout, values, &pm, dense, p->x, p->op->dtype, p->sm, sched,
+	GpuProblem gp = {ir, M, K, N, p->op->shape.layout, values, &pm, dense, p->x, p->op->shape.dtype, p->sm, sched,
 	                 20, baseline, 64, baseline ? 0 : p->stop_us};
 	const char *slow = getenv("PATC_SEARCH_INJECT");
 	if (slow && !strcmp(slow, "slow") && p->which == 1 && gp.stop_us > 0)
@@ -154,7 +154,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	else if (r.unwritten || !(r.rel_err < SEARCH_MAX_REL_ERR)) {
 		/* the input's where the product itself is past float32's range (as child_measure says) */
 		PruneCheck chk;
-		prune_check(dense, p->x, NULL, M, K, N, p->op->layout == PAT_LAYOUT_KN, p->op->dtype, 64, &chk);
+		prune_check(dense, p->x, NULL, M, K, N, p->op->shape.layout == PAT_LAYOUT_KN, p->op->shape.dtype, 64, &chk);
 		if (chk.overflow)
 			snprintf(m.why, sizeof m.why, "the product of the weights and the activations overflows float32 "
 			         "(C[%lld, %lld]: %.3g in float64)", (long long)chk.m, (long long)chk.n, chk.ref);
@@ -200,7 +200,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 			snprintf(m.why, sizeof m.why, "out of memory");
 			return m;
 		}
-		DenseRun d = {w, p->x, c, M, K, N, p->op->layout == PAT_LAYOUT_KN};
+		DenseRun d = {w, p->x, c, M, K, N, p->op->shape.layout == PAT_LAYOUT_KN};
 		m.us = util_time_min_us(dense_call, &d, 3);
 		m.ok = 1;
 		return m;
@@ -213,8 +213,8 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		snprintf(m.why, sizeof m.why, "out of memory");
 		return m;
 	}
-	const bool kn = p->op->layout == PAT_LAYOUT_KN;
-	LowerKernel lk = {ir, M, K, N, p->op->layout, "search_kernel", 0, PAT_F32, p->sched};
+	const bool kn = p->op->shape.layout == PAT_LAYOUT_KN;
+	LowerKernel lk = {ir, M, K, N, p->op->shape.layout, "search_kernel", 0, PAT_F32, p->sched};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	if (!x86_jit(&lk, p->cpu, p->cpu ? "" : NULL, &kern, xerr)) {

@@ -192,7 +192,7 @@ static void pareto_svg(StrBuf *b, const OpResult *op, const SearchSettings *s, c
 	char spt[48];
 	search_sparsity_text(s, spt, sizeof spt);
 	sb_printf(b, ", %lldx%lldx%lld, %s sparsity: speedup over dense against magnitude loss</text>\n",
-	          (long long)op->M, (long long)op->K, (long long)op->N, spt);
+	          (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, spt);
 	/* axes and ticks */
 	sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
 	sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, T, L, H - B);
@@ -427,9 +427,9 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddStringToObject(root, "target", target);
 	/* where it measured (a GPU's name, the host emulator), as the log says */
 	cJSON_AddStringToObject(root, "device", s->log_info && s->log_info->device ? s->log_info->device : cpu);
-	cJSON_AddNumberToObject(root, "M", (double)op->M);
-	cJSON_AddNumberToObject(root, "K", (double)op->K);
-	cJSON_AddNumberToObject(root, "N", (double)op->N);
+	cJSON_AddNumberToObject(root, "M", (double)op->shape.M);
+	cJSON_AddNumberToObject(root, "K", (double)op->shape.K);
+	cJSON_AddNumberToObject(root, "N", (double)op->shape.N);
 	settings_json(root, op, s);
 	cJSON_AddNumberToObject(root, "patterns_considered", (double)r->patterns);
 	cJSON_AddNumberToObject(root, "distinct_masks", (double)r->masks);

@@ -109,7 +109,7 @@ static void choose_best(SearchResult *r, const SearchSettings *s)
 static int candidates_list(const OpResult *op, const SearchSettings *s, FILE *progress, Pool *pool, int *nown,
                            SearchResult *out, char err[256])
 {
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	if (!search_enumerate(op->name, M, K, s, pool, &out->patterns)) {
 		snprintf(err, 256, "out of memory listing candidates");
 		return PATC_EXIT_ENV;
@@ -153,7 +153,7 @@ static int candidates_list(const OpResult *op, const SearchSettings *s, FILE *pr
 static void candidates_score(const OpResult *op, const float *w, const float *imp, const SearchSettings *s,
                              FILE *progress, Pool *pool, SearchResult *out)
 {
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	/* the accuracy filter, one bound and one workspace for all */
 	PruneBound bound;
 	prune_bound_init(&bound, imp, M * K);
@@ -201,7 +201,7 @@ static void candidates_score(const OpResult *op, const float *w, const float *im
  * perforated one in the other order.  false when out of memory. */
 static bool candidates_reorder(const OpResult *op, const SearchSettings *s, Pool *pool)
 {
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	const int nbase = pool->n;
 	for (int i = 0; i < nbase; i++) {
 		if (pool->c[i].status == SEARCH_REJECTED || pool->c[i].ref[0])
@@ -227,7 +227,7 @@ static bool candidates_reorder(const OpResult *op, const SearchSettings *s, Pool
 static Order *candidates_rank(const OpResult *op, const SearchSettings *s, int threads, Pool *pool,
                               SearchResult *out, int *nord_out)
 {
-	const int64_t N = op->N;
+	const int64_t N = op->shape.N;
 	int width = 0; /* the floats a vector the model assumes (0: the host's) */
 	if (!s->gpu && s->cpu) {
 		char terr[X86_ERR_MAX];
@@ -239,7 +239,7 @@ static Order *candidates_rank(const OpResult *op, const SearchSettings *s, int t
 	int nord = 0;
 	for (int i = 0; ord && i < pool->n; i++) {
 		SearchCandidate *c = &pool->c[i];
-		CostQuery q = {&c->ir, N, op->layout, threads, (double)c->metrics.nkept, c->sched, width};
+		CostQuery q = {&c->ir, N, op->shape.layout, threads, (double)c->metrics.nkept, c->sched, width};
 		c->predicted_us = cost_predict_us(s->model, &q);
 		if (c->status == SEARCH_REJECTED || c->ref[0])
 			continue;
@@ -352,14 +352,14 @@ static int candidates_measure(const OpResult *op, const float *w, const float *i
                               int threads, const Order *ord, int nord, FILE *progress, SearchResult *out,
                               char err[256])
 {
-	const int64_t M = op->M, K = op->K, N = op->N;
+	const int64_t M = op->shape.M, K = op->shape.K, N = op->shape.N;
 	float *x = util_alloc_measured((size_t)(K * N) * sizeof *x);
 	if (!x) {
 		snprintf(err, 256, "out of memory for the %lld x %lld input X its kernels are measured on", (long long)K,
 		         (long long)N);
 		return PATC_EXIT_ENV;
 	}
-	if (op->layout == PAT_LAYOUT_KN)
+	if (op->shape.layout == PAT_LAYOUT_KN)
 		synth_weights(x, K, N, 2, SYNTH_PLAIN, 1);
 	else
 		synth_weights(x, N, K, 2, SYNTH_PLAIN, 1);

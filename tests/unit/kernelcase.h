@@ -32,7 +32,7 @@ typedef struct KernelCase {
 
 static inline void kernel_case_init(KernelCase *kc, const OpResult *op, PatLayout layout, int64_t N)
 {
-	const int64_t M = op->M, K = op->K;
+	const int64_t M = op->shape.M, K = op->shape.K;
 	*kc = (KernelCase){.M = M, .K = K, .N = N, .layout = layout};
 	kc->w = malloc((size_t)(M * K) * sizeof *kc->w), kc->imp = malloc((size_t)(M * K) * sizeof *kc->imp);
 	kc->dense = malloc((size_t)(M * K) * sizeof *kc->dense);

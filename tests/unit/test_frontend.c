@@ -61,8 +61,8 @@ START_TEST(op_and_pattern)
 	ck_assert_msg(r.errors == 0, "%s", r.out);
 	const OpResult *a = op(&r, "a");
 	ck_assert(a->ok);
-	ck_assert_int_eq(a->dtype, PAT_F16);
-	ck_assert_int_eq(a->layout, PAT_LAYOUT_NK);
+	ck_assert_int_eq(a->shape.dtype, PAT_F16);
+	ck_assert_int_eq(a->shape.layout, PAT_LAYOUT_NK);
 	ck_assert_int_eq(a->weights.kind, WEIGHTS_RANDOM);
 	ck_assert_int_eq(a->weights.seed, 9);
 	ck_assert_str_eq(paper(a->ir), "M_8 K0_3 K1_4^2");

@@ -540,7 +540,7 @@ START_TEST(stdlib_round_trip)
 		ck_assert_int_eq(compile_quiet(path, NULL, &arena, &prog), 0);
 		for (int i = 0; i < prog.nops; i++) {
 			const OpResult *op = &prog.ops[i];
-			int64_t M = op->M, K = op->K, n = M * K;
+			int64_t M = op->shape.M, K = op->shape.K, n = M * K;
 			float *w = malloc((size_t)n * sizeof *w), *imp = malloc((size_t)n * sizeof *imp);
 			float *back = malloc((size_t)n * sizeof *back);
 			uint8_t *mask = malloc((size_t)n);

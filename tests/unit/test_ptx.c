@@ -53,7 +53,7 @@ static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, c
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, PAT_F32, {0}};
+	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, N, layout, "emu", 1, PAT_F32, {0}};
 	char err[PTX_ERR_MAX];
 	PtxPlan plan;
 	PtxEmuStats st = {.count_access = st_out != NULL};
@@ -116,9 +116,9 @@ START_TEST(mapping_matches_reference)
 				for (size_t k = 0; k < sizeof scheds / sizeof *scheds; k++) {
 					PtxPlan plan;
 					const char *sm = (p + s) % 2 ? "sm_80" : "sm_90";
-					double e = emulate_counted(op, (PatLayout)layout, op->N, &scheds[k], sm, &plan, NULL);
+					double e = emulate_counted(op, (PatLayout)layout, op->shape.N, &scheds[k], sm, &plan, NULL);
 					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, schedule %d/%d/%d/%d/%d/%d/%d/%d, %s: %g",
-					              patterns[p], (long long)op->M, (long long)op->K, (long long)op->N,
+					              patterns[p], (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N,
 					              pat_layout_names[layout], scheds[k].bx, scheds[k].by, scheds[k].v,
 					              scheds[k].r, scheds[k].ksplit, scheds[k].stage, scheds[k].wg, scheds[k].wsum, sm, e);
 					/* the workspace wherever the walk alone is split; then no atomics */
@@ -176,7 +176,7 @@ START_TEST(plans)
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->M, op->K, 4096, PAT_LAYOUT_KN, "k", 1, PAT_F32, {0}};
+		LowerKernel lk = {op->ir, op->shape.M, op->shape.K, 4096, PAT_LAYOUT_KN, "k", 1, PAT_F32, {0}};
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
@@ -237,7 +237,7 @@ START_TEST(ptx_for_both_targets)
 		Program prog = compile_pattern(&arena, patterns[p / 2], shapes[p % 2]);
 		const OpResult *op = &prog.ops[0];
 		for (int t = 0; t < 2; t++) {
-			PtxKernelSpec spec = {.k = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "kern", 1},
+			PtxKernelSpec spec = {.k = {op->ir, op->shape.M, op->shape.K, op->shape.N, PAT_LAYOUT_KN, "kern", 1},
 			                      .s = ptx_default_schedule};
 			char *ptx = NULL, err[PTX_ERR_MAX];
 			ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
@@ -279,19 +279,19 @@ static float round_half(float x, PatDtype dt)
 static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout, const PtxSchedule *sched, const char *sm,
                               PtxPlan *plan_out, bool swap, const char *fail, PtxEmuStats *st_out)
 {
-	const int64_t N = op->N;
+	const int64_t N = op->shape.N;
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, op->M, op->K, N, layout, "emu", 1, dt, {0}};
+	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, N, layout, "emu", 1, dt, {0}};
 	/* 16-bit X and weights (as the device gets them: ptx_weights); the
 	 * reference on the same rounded values */
-	uint16_t *x16 = malloc((size_t)(op->K * N) * sizeof *x16);
+	uint16_t *x16 = malloc((size_t)(op->shape.K * N) * sizeof *x16);
 	ck_assert(x16);
-	for (int64_t i = 0; i < op->K * N; i++) {
+	for (int64_t i = 0; i < op->shape.K * N; i++) {
 		x16[i] = dt == PAT_F16 ? f32_to_fp16(kc.x[i]) : f32_to_bf16(kc.x[i]);
 		kc.x[i] = round_half(kc.x[i], dt);
 	}
-	for (int64_t i = 0; i < op->M * op->K; i++)
+	for (int64_t i = 0; i < op->shape.M * op->shape.K; i++)
 		kc.dense[i] = round_half(kc.dense[i], dt);
 	PtxPlan plan;
 	char err[PTX_ERR_MAX];
@@ -764,7 +764,7 @@ START_TEST(tc_choice)
 		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
 		const OpResult *op = &prog.ops[0];
 		for (int l = 0; l < 2; l++) { /* either layout */
-			LowerKernel lk = {op->ir, op->M, op->K, op->N, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, "k", 1, op->dtype, {0}};
+			LowerKernel lk = {op->ir, op->shape.M, op->shape.K, op->shape.N, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, "k", 1, op->shape.dtype, {0}};
 			PtxPlan plan;
 			ptx_plan(&lk, NULL, &plan);
 			ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
@@ -830,7 +830,7 @@ START_TEST(random_configurations_match_reference)
 			continue;
 		}
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->M, op->K, op->N, layout, "emu", 1, op->dtype, {0}};
+		LowerKernel lk = {op->ir, op->shape.M, op->shape.K, op->shape.N, layout, "emu", 1, op->shape.dtype, {0}};
 		PtxPlan plan;
 		/* (not drawn: the draws stay the seed's) sm_86 and sm_89 as sm_80 but for
 		 * their 99 KiB of shared memory */
@@ -839,8 +839,8 @@ START_TEST(random_configurations_match_reference)
 		s.tcs = ran % 5 == 2 ? 2 + ran % 3 * 2 : 0; /* the tensor cores' buffers: 2, 4 or 6 (nor this) */
 		s.tcw = ran % 7 == 3 ? 2 + ran % 2 * 6 : 0; /* the tensor cores' warps a block: 2 or 8 (nor this) */
 		ptx_plan_target(&lk, &s, sm, &plan);
-		const double e = plan.tc ? emulate_tc_fail(op, op->dtype, layout, &s, sm, &plan, false, NULL, NULL)
-		                         : emulate_counted(op, layout, op->N, &s, sm, &plan, NULL);
+		const double e = plan.tc ? emulate_tc_fail(op, op->shape.dtype, layout, &s, sm, &plan, false, NULL, NULL)
+		                         : emulate_counted(op, layout, op->shape.N, &s, sm, &plan, NULL);
 		ck_assert_msg(e < 1e-5, "%s, layout %s, schedule %d,%d,%d,%d,%d,%d,%d,%d,%d,%d, %s: %g", text,
 		              layout ? "nk" : "kn", s.bx, s.by, s.v, s.r, s.ksplit, s.stage, s.wg, s.wsum, s.tcs, s.tcw, sm, e);
 		tc += plan.tc;
@@ -931,8 +931,8 @@ START_TEST(emulation_catches_faults)
 	Program prog = compile_pattern(&arena, "apply block(8, 8, 25%);", shapes[0]);
 	const OpResult *op = &prog.ops[0];
 	KernelCase kc;
-	kernel_case_init(&kc, op, PAT_LAYOUT_KN, op->N);
-	LowerKernel lk = {op->ir, op->M, op->K, op->N, PAT_LAYOUT_KN, "emu", 1, PAT_F32, {0}};
+	kernel_case_init(&kc, op, PAT_LAYOUT_KN, op->shape.N);
+	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, op->shape.N, PAT_LAYOUT_KN, "emu", 1, PAT_F32, {0}};
 	char err[PTX_ERR_MAX];
 	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
 	ck_assert(!ptx_emulate(&lk, NULL, "sm_90", kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));
@@ -1039,7 +1039,7 @@ START_TEST(accesses_without_conflicts)
 		PtxEmuStats st;
 		const PtxSchedule *s = kernels[i].s.wg || kernels[i].s.stage ? &kernels[i].s : NULL;
 		const char *sm = kernels[i].sm;
-		const double e = f32 ? emulate_counted(op, kernels[i].layout, op->N, s, sm, &plan, &st)
+		const double e = f32 ? emulate_counted(op, kernels[i].layout, op->shape.N, s, sm, &plan, &st)
 		                     : emulate_tc_fail(op, PAT_BF16, kernels[i].layout, s, sm, &plan, false, NULL, &st);
 		ck_assert_msg(e < 1e-5, "%s: %g", kernels[i].pattern, e);
 		ck_assert_msg(plan.stage == (i < 15), "%s: %s", kernels[i].pattern, plan.stage_why);
@@ -1054,7 +1054,7 @@ START_TEST(accesses_without_conflicts)
 			snprintf(tile, sizeof tile, ", %d x %d", plan.s.r, plan.s.v);
 		printf("| %s %s%s%s, %s | %s | %lldx%lldx%lld |", kernels[i].pattern + 6, kernels[i].dtype,
 		       plan.tc_wg ? " wgmma" : plan.tc_sp ? " mma.sp" : plan.tc ? " mma" : "", tile, sm,
-		       pat_layout_names[kernels[i].layout], (long long)op->M, (long long)op->K, (long long)op->N);
+		       pat_layout_names[kernels[i].layout], (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N);
 		static const int kinds[5] = {PTX_ACC_LOAD, PTX_ACC_CP, PTX_ACC_SRC, PTX_ACC_GLOAD, PTX_ACC_GSTORE};
 		for (int j = 0; j < 5; j++) {
 			const PtxAccCount *a = &st.acc[kinds[j]];
@@ -1116,7 +1116,7 @@ START_TEST(accesses_without_conflicts)
 		const double e = strcmp(costly[i].dtype, "f32")
 		                         ? emulate_tc_fail(op, PAT_BF16, costly[i].layout, costly[i].inject ? NULL : &wg,
 		                                           "sm_90", NULL, false, NULL, &st)
-		                         : emulate_counted(op, costly[i].layout, op->N, NULL, "sm_90", NULL, &st);
+		                         : emulate_counted(op, costly[i].layout, op->shape.N, NULL, "sm_90", NULL, &st);
 		unsetenv("PATC_EMU_INJECT");
 		const PtxAccCount *a = &st.acc[costly[i].kind];
 		ck_assert_msg(e < 1e-5 && a->cost > a->ideal, "%s %s: %g, %s %lld of %lld", costly[i].pattern,

@@ -18,14 +18,14 @@ static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int
 	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, op->M, op->K, N, layout, name, 0, PAT_F32, {0}};
+	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, N, layout, name, 0, PAT_F32, {0}};
 	if (sched)
 		lk.sched = *sched;
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
 	/* NaN garbage: the kernel must zero C, or store every element */
-	memset(kc.c, 0xff, (size_t)(op->M * N) * sizeof *kc.c);
+	memset(kc.c, 0xff, (size_t)(op->shape.M * N) * sizeof *kc.c);
 	x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, threads);
 	double e = kernel_case_error(&kc);
 	x86_kernel_free(&kern);
@@ -95,9 +95,9 @@ START_TEST(stdlib_patterns_six_shapes)
 			OpResult op = prog.ops[0];
 			for (int layout = 0; layout < 2; layout++)
 				for (int threads = 1; threads <= 2; threads++) {
-					double e = run_and_compare(&op, (PatLayout)layout, op.N, threads);
+					double e = run_and_compare(&op, (PatLayout)layout, op.shape.N, threads);
 					ck_assert_msg(e < 1e-5, "%s on %lldx%lldx%lld, layout %s, %d threads: %g",
-					              patterns[p], (long long)op.M, (long long)op.K, (long long)op.N,
+					              patterns[p], (long long)op.shape.M, (long long)op.shape.K, (long long)op.shape.N,
 					              pat_layout_names[layout], threads, e);
 					checked++;
 				}
@@ -125,7 +125,7 @@ START_TEST(random_patterns_property)
 	for (int round = 0; round < runs; round++) {
 		Pir ir;
 		test_random_pattern(&ir, &st, 20);
-		OpResult op = {.name = "r", .M = ir.len[0], .K = ir.len[1], .ir = &ir};
+		OpResult op = {.name = "r", .shape.M = ir.len[0], .shape.K = ir.len[1], .ir = &ir};
 		PatLayout layout = (PatLayout)test_rnd(&st, 2);
 		/* narrow N most of the time, wide enough for full tiles sometimes */
 		int64_t N = 1 + test_rnd(&st, test_rnd(&st, 4) ? 19 : 299);
