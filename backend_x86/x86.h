@@ -21,7 +21,7 @@ typedef struct X86Kernel {
 	X86KernelFn fn;
 	int64_t N;
 	int64_t chunk; /* x86_run calls fn on at most this many columns at a time
-	                * (column chunks: see x86.c) */
+	                * (column chunks: see plan.c) */
 } X86Kernel;
 
 enum { X86_ERR_MAX = 512 };
@@ -55,7 +55,7 @@ static inline int64_t x86_slice_bound(int64_t N, int64_t s, int64_t t)
 
 /* How many columns x86_run (and the emitted _run) give the update kernel
  * of k at a time: N, or a chunk whose X stays in L2 where X is large (see
- * x86.c). */
+ * plan.c). */
 int64_t x86_chunk_columns(const LowerKernel *k);
 /* The end of the chunk of w columns from a in a slice ending at n1: a + w,
  * or n1 where that would leave fewer than w / 2 columns (so the last chunk
