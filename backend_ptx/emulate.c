@@ -408,7 +408,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 		return false;
 	}
 	unsigned grid[3], block[3];
-	ptx_grid(&plan, k->N, grid, block);
+	ptx_grid(&plan, k->shape.N, grid, block);
 	bool ok = true;
 	/* Kernels that sum split parts through the module's workspace run
 	 * twice, C poisoned again, the counts taken from the last: the first
@@ -418,7 +418,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 	int64_t *copied = x86_lookup(&kern, "patc_emu_copied");
 	float *nan_x = NULL;
 	if (plan.wsum) {
-		const size_t nx = (size_t)(k->K * k->N);
+		const size_t nx = (size_t)(k->shape.K * k->shape.N);
 		nan_x = aligned_alloc(16, (nx * sizeof *nan_x + 15) / 16 * 16);
 		if (!nan_x) {
 			x86_kernel_free(&kern);
@@ -435,7 +435,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 			*stats = (PtxEmuStats){.count_access = stats->count_access};
 		if (copied)
 			copied[0] = copied[1] = 0;
-		const int64_t nc = k->M * k->N;
+		const int64_t nc = k->shape.M * k->shape.N;
 		for (int64_t i = 0; i < nc; i++)
 			c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
 		if (!plan.tc && !plan.stage && !plan.emu_count) { /* no shared memory, nothing counted: thread after thread */
@@ -450,7 +450,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 									*ids.ctaid_z = (int32_t)((cz + 1) % grid[2]);
 								*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
 								*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
-								kern.fn(x, c, values, index, 0, k->N);
+								kern.fn(x, c, values, index, 0, k->shape.N);
 							}
 		} else {
 			LaneArg *la = NULL;
@@ -462,7 +462,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 				free(nan_x);
 				return false;
 			}
-			b->kern = &kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = k->N;
+			b->kern = &kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = k->shape.N;
 			b->stats = stats && stats->count_access ? stats : NULL;
 			pthread_mutex_lock(&one_at_a_time);
 			set_hook(&kern, "patc_emu_mma", (AnyFn)emu_mma);

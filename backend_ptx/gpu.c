@@ -46,7 +46,7 @@ static uint16_t *to16(const float *v, size_t n, PatDtype dt)
  * of memory. */
 static double sampled_error(const GpuProblem *p, PatDtype dt, const float *c, char note[CUDA_ERR_MAX])
 {
-	double e = prune_check_error(p->dense, p->x, c, p->M, p->K, p->N, p->layout == PAT_LAYOUT_KN, dt,
+	double e = prune_check_error(p->dense, p->x, c, p->shape.M, p->shape.K, p->shape.N, p->shape.layout == PAT_LAYOUT_KN, dt,
 	                             p->check_cols > 0 ? p->check_cols : SAMPLE_COLS);
 	if (e >= 0)
 		return e;
@@ -106,13 +106,13 @@ typedef struct BlasLaunch {
 static bool launch_blas(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 {
 	BlasLaunch *l = arg;
-	return cuda_sgemm(cu, l->p->layout == PAT_LAYOUT_KN, l->p->M, l->p->K, l->p->N, l->d->w, l->d->x, l->d->c, err);
+	return cuda_sgemm(cu, l->p->shape.layout == PAT_LAYOUT_KN, l->p->shape.M, l->p->shape.K, l->p->shape.N, l->d->w, l->d->x, l->d->c, err);
 }
 
 static bool launch_blas16(Cuda *cu, void *arg, char err[CUDA_ERR_MAX])
 {
 	BlasLaunch *l = arg;
-	return cuda_gemm16(cu, l->p->dtype == PAT_F16, l->p->layout == PAT_LAYOUT_KN, l->p->M, l->p->K, l->p->N,
+	return cuda_gemm16(cu, l->p->shape.dtype == PAT_F16, l->p->shape.layout == PAT_LAYOUT_KN, l->p->shape.M, l->p->shape.K, l->p->shape.N,
 	                   l->d->w, l->d->x, l->d->c, err);
 }
 
@@ -123,12 +123,12 @@ static bool compile_kernel(const GpuProblem *p, const char *name, PtxKernelSpec 
 {
 	memset(r, 0, sizeof *r);
 	r->cublas_us = -1;
-	*spec = (PtxKernelSpec){.k = {p->ir, p->M, p->K, p->N, p->layout, name, 1, p->dtype, {0}}, .s = p->s};
+	*spec = (PtxKernelSpec){.k = {p->ir, p->shape, name, 1, {0}}, .s = p->s};
 	*ptx = NULL;
 	double t0 = util_now();
 	if (!ptx_compile(spec, 1, p->sm, ptx, NULL, err))
 		return false;
-	if (!ptx_grid_fits(&spec->plan, p->N, err)) {
+	if (!ptx_grid_fits(&spec->plan, p->shape.N, err)) {
 		free(*ptx);
 		*ptx = NULL;
 		return false;
@@ -144,7 +144,7 @@ static bool compile_kernel(const GpuProblem *p, const char *name, PtxKernelSpec 
 bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 {
 	const Pir *ir = p->ir;
-	const int64_t M = p->M, K = p->K, N = p->N;
+	const int64_t M = p->shape.M, K = p->shape.K, N = p->shape.N;
 	const char *name = "patc_spmm";
 	PtxKernelSpec spec;
 	char *ptx;
@@ -158,7 +158,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	size_t nc = (size_t)(M * N);
 	/* on tensor cores X and the weights go up as 16-bit values */
 	const bool tc = spec.plan.tc;
-	const PatDtype dt = tc ? p->dtype : PAT_F32;
+	const PatDtype dt = tc ? p->shape.dtype : PAT_F32;
 	const size_t es = tc ? 2 : 4;
 	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL;
 	const void *xs = tc ? (const void *)x16 : p->x;
@@ -234,7 +234,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 
 bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 {
-	const int64_t M = p->M, K = p->K, N = p->N;
+	const int64_t M = p->shape.M, K = p->shape.K, N = p->shape.N;
 	PtxKernelSpec spec;
 	char *ptx;
 	if (!compile_kernel(p, "patc_spmm", &spec, &ptx, r, err)) /* the PTX a GPU would get, then the host's kernel */
@@ -244,7 +244,7 @@ bool gpu_emulate(const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_MAX])
 	PirMetrics pm;
 	pir_metrics(p->ir, &pm);
 	const bool tc = spec.plan.tc;
-	const PatDtype dt = tc ? p->dtype : PAT_F32;
+	const PatDtype dt = tc ? p->shape.dtype : PAT_F32;
 	uint16_t *x16 = tc ? to16(p->x, (size_t)(K * N), dt) : NULL;
 	float *c = malloc((size_t)(M * N) * sizeof *c);
 	PtxWeights w;
@@ -393,7 +393,7 @@ bool gpu_ceilings(Cuda *cu, GpuCeilings *out, char err[CUDA_ERR_MAX])
 	CopyLaunch cl = {d.c, d.w, nn * 4};
 	if (ok && (ok = time_us(cu, &d, 7, launch_copy, &cl, &us, err)))
 		out->copy_gbs = 2.0 * (double)cl.bytes / us * 1e-3;
-	GpuProblem gp = {.M = n, .K = n, .N = n, .layout = PAT_LAYOUT_KN, .dtype = PAT_BF16};
+	GpuProblem gp = {.shape = {n, n, n, PAT_BF16, PAT_LAYOUT_KN}};
 	BlasLaunch bl = {&gp, &d};
 	const double flops = 2.0 * (double)n * (double)n * (double)n;
 	if (ok && (ok = time_us(cu, &d, 7, launch_blas, &bl, &us, err)))

@@ -11,15 +11,14 @@
 
 typedef struct GpuProblem {
 	const Pir *ir;
-	int64_t M, K, N;
-	PatLayout layout;
+	/* M, K, N, the layout, and the dtype: f16, bf16: the tensor cores
+	 * where the pattern allows (X, the weights and cuBLAS's operands
+	 * rounded to it, the reference too); f32: CUDA cores */
+	OpShape shape;
 	const float *values;   /* packed Fractal-ELL values */
 	const PruneMask *mask; /* its index arrays */
 	const float *dense;    /* the masked weight, M x K (reference and cuBLAS) */
 	const float *x;        /* K x N (kn) or N x K (nk) */
-	PatDtype dtype;        /* f16, bf16: the tensor cores where the pattern allows
-	                        * (X, the weights and cuBLAS's operands rounded to
-	                        * it, the reference too); f32: CUDA cores */
 	const char *sm;        /* the PTX target */
 	PtxSchedule s;
 	int reps;              /* timed runs (median) */

@@ -107,7 +107,7 @@ static int64_t wstage_bytes(const PtxPlan *plan)
  * to plant bank conflicts: PATC_EMU_INJECT=nopad). */
 static int64_t stage_width(const LowerKernel *k, const PtxPlan *plan)
 {
-	const bool pad = k->layout == PAT_LAYOUT_NK && !(plan->emulate && ptx_emu_inject("nopad"));
+	const bool pad = k->shape.layout == PAT_LAYOUT_NK && !(plan->emulate && ptx_emu_inject("nopad"));
 	return (int64_t)plan->s.bx * plan->s.v + (pad ? 4 : 0);
 }
 
@@ -135,7 +135,7 @@ static bool stage_fits(const LowerKernel *k, const PtxPlan *plan, int *outer_out
 	const int n = ir->nloops;
 	const PtxSchedule *ps = &plan->s;
 	if (!ps->stage || !rows_share_k(ir, plan->group) ||
-	    !(plan->xvec || (k->layout == PAT_LAYOUT_NK && ps->v % 4 == 0)))
+	    !(plan->xvec || (k->shape.layout == PAT_LAYOUT_NK && ps->v % 4 == 0)))
 		return false;
 	int outer = plan->nspread;
 	while (outer < n && outer == plan->group)
@@ -238,13 +238,13 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	}
 	/* (the stage holds whole iterations of that loop: where it has digits
 	 * enough for 2 parts or the schedule's, it is split instead) */
-	plan->xvec = k->layout == PAT_LAYOUT_KN && k->N % 4 == 0 && ps->v % 4 == 0;
+	plan->xvec = k->shape.layout == PAT_LAYOUT_KN && k->shape.N % 4 == 0 && ps->v % 4 == 0;
 	int outer;
 	int64_t su, sp;
 	if (stage_fits(k, plan, &outer, &su, &sp) && outer != best && !(outer == n - 1 && ir->loops[outer].nnz % 4 == 0) &&
 	    ir->loops[outer].nnz >= (tune ? 4 : ps->ksplit > 2 ? ps->ksplit : 2))
 		best = outer, best_units = ir->loops[outer].nnz;
-	double t0 = plan_threads(plan, k->N);
+	double t0 = plan_threads(plan, k->shape.N);
 	int64_t parts = !tune ? ps->ksplit : t0 < SPLIT_BELOW ? (int64_t)ceil(FILL_THREADS / t0) : 1;
 	if (tune && parts > 4)
 		parts = 4;
@@ -261,13 +261,13 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		plan->atomic = true;
 	}
 	ps->ksplit = (int)plan->nsplit;
-	while (tune && shared && ps->r > 2 && plan_threads(plan, k->N) * (double)plan->nsplit < SPLIT_BELOW) {
+	while (tune && shared && ps->r > 2 && plan_threads(plan, k->shape.N) * (double)plan->nsplit < SPLIT_BELOW) {
 		ps->r = group_rows(g, ps->r / 2);
 		plan_sets(ir, plan);
 	}
 	/* the parts summed through the module's workspace (PtxPlan.wsum) */
 	plan->wsum = ps->wsum > 0 && plan->split >= 0 && !spread_k && plan->nsplit <= PTX_WSUM_PARTS &&
-	             (double)plan->nsplit * (double)k->M * (double)k->N * 4 <= PTX_WSUM_BYTES;
+	             (double)plan->nsplit * (double)k->shape.M * (double)k->shape.N * 4 <= PTX_WSUM_BYTES;
 	if (plan->wsum)
 		plan->atomic = false;
 	ps->wsum = plan->wsum;
@@ -280,7 +280,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	/* (C's columns start 16 or 8 bytes aligned in layout nk where M is a multiple of 4 or 2) */
 	plan->mvec = 0;
 	for (int e = 4; e > 1 && !plan->mvec; e /= 2)
-		if (k->layout == PAT_LAYOUT_NK && plan->group >= 0 && k->M % e == 0 && rows_by(ir, plan->group, ps->r, e))
+		if (k->shape.layout == PAT_LAYOUT_NK && plan->group >= 0 && k->shape.M % e == 0 && rows_by(ir, plan->group, ps->r, e))
 			plan->mvec = e;
 	plan_stage(k, plan);
 	if (plan->split >= 0 && plan->wsum)
@@ -307,7 +307,7 @@ static const PtxSchedule wide_tiles[] = {{16, 8, 8, 8, 1, 1, 0, 0, 0, 0, 0}, {32
 static int64_t stage_copies(const LowerKernel *k, const PtxPlan *plan)
 {
 	const int64_t cols = (int64_t)plan->s.bx * plan->s.v, threads = (int64_t)plan->s.bx * plan->s.by;
-	int64_t pieces = plan->stage_u * plan->stage_p * (k->layout == PAT_LAYOUT_NK ? cols : cols / 4);
+	int64_t pieces = plan->stage_u * plan->stage_p * (k->shape.layout == PAT_LAYOUT_NK ? cols : cols / 4);
 	if (plan->wstage)
 		pieces += (int64_t)plan->s.by * plan->s.r * plan->stage_u * plan->stage_p / 4;
 	return (pieces + threads - 1) / threads;
@@ -363,7 +363,7 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 		const int before = why;
 		if (!rows_share_k(k->ir, plan->group) || k->ir->loops[plan->group].nnz % w.r || plan->s.v != w.v)
 			why = 0;
-		else if (plan->nsplit > 1 || plan->s.r != w.r || plan_threads(plan, k->N) < SPLIT_BELOW)
+		else if (plan->nsplit > 1 || plan->s.r != w.r || plan_threads(plan, k->shape.N) < SPLIT_BELOW)
 			why = 1; /* (split, the walk is not staged; fewer rows: the grid was too small) */
 		else if (!plan->stage)
 			why = 0;
@@ -398,7 +398,7 @@ void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm,
 	/* (a thread's 4 adjacent columns or mvec rows on CUDA cores, a lane's 2 columns on the tensor cores
 	 * but under transposed wgmma, whose lanes hold single columns) */
 	plan->vred = hopper && plan->atomic &&
-	             (plan->tc ? k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 && !plan->tc_wgt : plan->xvec || plan->mvec);
+	             (plan->tc ? k->shape.layout == PAT_LAYOUT_KN && k->shape.N % 2 == 0 && !plan->tc_wgt : plan->xvec || plan->mvec);
 }
 
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])
@@ -452,11 +452,11 @@ bool ptx_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 		return false;
 	PirMetrics pm; /* its values: the stored ones, padding included */
 	pir_metrics(ir, &pm);
-	t->macs = (double)pm.values * (double)k->N;
+	t->macs = (double)pm.values * (double)k->shape.N;
 	if (plan->tc)
 		return ptx_tc_traffic(k, plan, t);
 	unsigned grid[3], block[3];
-	ptx_grid(plan, k->N, grid, block);
+	ptx_grid(plan, k->shape.N, grid, block);
 	/* the X rows a block copies: whole stages of its part of the staged
 	 * loop (the last stage of a part runs past its end, copying real rows) */
 	const int64_t len = ir->loops[plan->outer].nnz, U = plan->stage_u;
@@ -577,12 +577,12 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			w[r] = load_f32(c, c->values, ll_add(c, p->row, ll_i64(c, r * a->row_step)), "w");
 	}
 	/* a padding column of W (only where k is padded): no X row */
-	bool kpad = k->ir->ext[PIR_AXIS_K] > k->K && !plan->stage; /* staged: the loader clamps */
+	bool kpad = k->ir->ext[PIR_AXIS_K] > k->shape.K && !plan->stage; /* staged: the loader clamps */
 	LLVMBasicBlockRef body = NULL, skip = NULL;
 	if (kpad) {
 		body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "point");
 		skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pad");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, k->K), ""), body, skip);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, k->shape.K), ""), body, skip);
 		LLVMPositionBuilderAtEnd(c->b, body);
 	}
 	LLVMValueRef x[PTX_MAX_V];
@@ -599,16 +599,16 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	for (int j = 0; j < a->v && !plan->stage; j++) {
 		if (a->xvec) {
 			if (j % 4 == 0) {
-				LLVMValueRef at = ll_add(c, ll_mul(c, p->k, k->N), a->col[j]);
+				LLVMValueRef at = ll_add(c, ll_mul(c, p->k, k->shape.N), a->col[j]);
 				LLVMValueRef v = load_v4(c, a, c->X, at, "x4");
 				for (int e = 0; e < 4; e++)
 					x[j + e] = lane(c, v, e);
 			}
 			continue;
 		}
-		LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-		                      ? ll_add(c, ll_mul(c, p->k, k->N), a->col[j])
-		                      : ll_add(c, ll_mul(c, a->col[j], k->K), p->k);
+		LLVMValueRef at = k->shape.layout == PAT_LAYOUT_KN
+		                      ? ll_add(c, ll_mul(c, p->k, k->shape.N), a->col[j])
+		                      : ll_add(c, ll_mul(c, a->col[j], k->shape.K), p->k);
 		x[j] = load_f32(c, c->X, at, "x");
 	}
 	for (int r = 0; r < a->r; r++)
@@ -796,7 +796,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 {
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
-	const bool nk = k->layout == PAT_LAYOUT_NK;
+	const bool nk = k->shape.layout == PAT_LAYOUT_NK;
 	const int64_t rows = plan->stage_u * plan->stage_p, cols = (int64_t)plan->s.bx * a->v;
 	const int64_t pieces = nk ? cols : cols / 4, threads = (int64_t)plan->s.bx * plan->s.by;
 	const int64_t width = stage_width(k, plan);
@@ -853,7 +853,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	}
 	/* columns past N: any real one (never stored) */
 	LLVMValueRef col = ptx_min(c, ll_add(c, a->base, nk ? g : ll_mul(c, g, 4)),
-	                         ll_i64(c, k->N - (nk ? 1 : 4)));
+	                         ll_i64(c, k->shape.N - (nk ? 1 : 4)));
 	LLVMValueRef d = stage_d(c, a, sc, u);
 	/* where the loops after the walked one are dense and K is not padded,
 	 * the address is X's row (kn) or element (nk) at the iteration's first
@@ -863,7 +863,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	 * where one loop is left, so k is linear in the point) */
 	bool linear = false;
 	LLVMValueRef kin = NULL;
-	if (k->ir->ext[PIR_AXIS_K] == k->K) {
+	if (k->ir->ext[PIR_AXIS_K] == k->shape.K) {
 		kin = stage_k_inner(c, a, jj, &linear);
 		if (kin && jj_add && !linear)
 			kin = stage_k_inner(c, a, ll_add(c, jj, ll_i64(c, jj_add)), &linear);
@@ -871,23 +871,23 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	LLVMValueRef src;
 	if (kin) {
 		LLVMValueRef k0 = stage_k(c, a, sc->p, d, ll_i64(c, 0));
-		LLVMValueRef rel = nk ? ll_add(c, ll_mul(c, col, k->K), kin)
-		                      : ll_add(c, ll_mul(c, kin, k->N), col);
-		LLVMValueRef at0 = nk ? k0 : ll_mul(c, k0, k->N);
+		LLVMValueRef rel = nk ? ll_add(c, ll_mul(c, col, k->shape.K), kin)
+		                      : ll_add(c, ll_mul(c, kin, k->shape.N), col);
+		LLVMValueRef at0 = nk ? k0 : ll_mul(c, k0, k->shape.N);
 		src = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, sc->x1, &at0, 1, "xrow"), &rel, 1, "");
 		if (jj_add && linear) {
 			bool unused;
 			LLVMValueRef add = stage_k_inner(c, a, ll_i64(c, jj_add), &unused);
 			if (!nk)
-				add = ll_mul(c, add, k->N);
+				add = ll_mul(c, add, k->shape.N);
 			src = LLVMBuildGEP2(c->b, c->f32, src, &add, 1, "");
 		}
 	} else {
 		LLVMValueRef kk = stage_k(c, a, sc->p, d, ll_add(c, jj, ll_i64(c, jj_add)));
-		if (k->ir->ext[PIR_AXIS_K] > k->K) /* padding (w = 0): any real row */
-			kk = ptx_min(c, kk, ll_i64(c, k->K - 1));
-		LLVMValueRef src_at = nk ? ll_add(c, ll_mul(c, col, k->K), kk)
-		                         : ll_add(c, ll_mul(c, kk, k->N), col);
+		if (k->ir->ext[PIR_AXIS_K] > k->shape.K) /* padding (w = 0): any real row */
+			kk = ptx_min(c, kk, ll_i64(c, k->shape.K - 1));
+		LLVMValueRef src_at = nk ? ll_add(c, ll_mul(c, col, k->shape.K), kk)
+		                         : ll_add(c, ll_mul(c, kk, k->shape.N), col);
 		src = LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, "");
 	}
 	/* the buffer, the piece's place in it, the constant for later pieces */
@@ -1017,7 +1017,7 @@ static void stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRe
 		sc.w1 = LLVMBuildAddrSpaceCast(c->b, c->values, global, "wg");
 	}
 	const int64_t cols = (int64_t)plan->s.bx * a->v, rows = plan->stage_u * plan->stage_p;
-	stage_pieces(c, a, &sc, rows * (k->layout == PAT_LAYOUT_NK ? cols : cols / 4), x_piece);
+	stage_pieces(c, a, &sc, rows * (k->shape.layout == PAT_LAYOUT_NK ? cols : cols / 4), x_piece);
 	if (plan->wstage)
 		stage_pieces(c, a, &sc, (int64_t)plan->s.by * a->r * rows / 4, w_piece);
 }
@@ -1092,7 +1092,7 @@ enum { TILE_C, TILE_PART, TILE_SUM };
 /* The workspace's slice of part z (i64), which ptx_c_ptr addresses as it does C. */
 static LLVMValueRef wsum_part(LowerCtx *c, LLVMValueRef ws, LLVMValueRef z)
 {
-	LLVMValueRef at = ll_mul(c, z, c->k->M * c->k->N);
+	LLVMValueRef at = ll_mul(c, z, c->k->shape.M * c->k->shape.N);
 	return LLVMBuildGEP2(c->b, c->f32, ws, &at, 1, "part");
 }
 
@@ -1133,7 +1133,7 @@ static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *va
 	LLVMValueRef C = c->C, part = how == TILE_PART ? wsum_part(c, ws, ptx_sreg(c, "ctaid.z")) : NULL;
 	for (int r = 0; r < a->r; r += rstep) {
 		LLVMValueRef m = LLVMBuildNSWAdd(c->b, m0, ll_i64(c, r * a->m_step), "m");
-		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->M), "");
+		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->shape.M), "");
 		for (int j = 0; j < a->v; j += jstep) {
 			LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store");
 			LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
@@ -1213,8 +1213,8 @@ static void wsum_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *val
 	const PtxPlan *plan = a->plan;
 	const LowerKernel *k = c->k;
 	unsigned grid[3], block[3];
-	ptx_grid(plan, k->N, grid, block);
-	LLVMValueRef ws = module_array(c, c->f32, plan->nsplit * k->M * k->N, "wsum");
+	ptx_grid(plan, k->shape.N, grid, block);
+	LLVMValueRef ws = module_array(c, c->f32, plan->nsplit * k->shape.M * k->shape.N, "wsum");
 	LLVMValueRef cnt = module_array(c, c->i32, (int64_t)grid[0] * grid[1] * block[0] * block[1], "wcount");
 	write_tile(c, a, m0, valid, ncol, TILE_PART, ws);
 	gpu_fence(c);
@@ -1319,7 +1319,7 @@ static void gpu_body(LowerCtx *c)
 			LLVMBuildStore(c->b, zero, a.acc[r][j]);
 		}
 	a.mrow = lower_entry_alloca(c, c->i64, "mrow");
-	LLVMBuildStore(c->b, ll_i64(c, k->M), a.mrow);
+	LLVMBuildStore(c->b, ll_i64(c, k->shape.M), a.mrow);
 
 	LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 	if (plan->stage) {

@@ -181,7 +181,7 @@ static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMV
 	int what = 1;
 	if (!size && base == c->X) {
 		const PtxPlan *plan = c->backend;
-		size = c->k->K * c->k->N * (plan->tc ? 2 : 4), what = 2;
+		size = c->k->shape.K * c->k->shape.N * (plan->tc ? 2 : 4), what = 2;
 	}
 	if (!size)
 		return p;
@@ -239,9 +239,9 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 LLVMValueRef ptx_c_ptr(LowerCtx *c, LLVMValueRef m, LLVMValueRef col)
 {
 	const LowerKernel *k = c->k;
-	LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-	                          ? ll_add(c, ll_mul(c, m, k->N), col)
-	                          : ll_add(c, ll_mul(c, col, k->M), m);
+	LLVMValueRef at = k->shape.layout == PAT_LAYOUT_KN
+	                          ? ll_add(c, ll_mul(c, m, k->shape.N), col)
+	                          : ll_add(c, ll_mul(c, col, k->shape.M), m);
 	return LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
 }
 
@@ -282,7 +282,7 @@ void ptx_c_add(LowerCtx *c, LLVMValueRef p, LLVMValueRef *v, int n)
  * read and written by the atomics of each of the adders to an element. */
 double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders)
 {
-	const double c = (double)k->M * (double)k->N * 4;
+	const double c = (double)k->shape.M * (double)k->shape.N * 4;
 	if (plan->wsum) /* each part's slice stored, the slices read by the last, C stored */
 		return (plan->zero ? c : 0) + (2 * (double)plan->nsplit + 1) * c;
 	return (plan->zero ? c : 0) + (plan->atomic ? 2 * c * (double)adders : c);

@@ -67,7 +67,7 @@ static int64_t stage_halves(const LowerKernel *k, const PtxPlan *plan)
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
 	if (plan->tc_wg) /* core matrices, unpadded (see a_piece) */
 		return stage_a(plan) + step_k(plan) * cols;
-	return stage_a(plan) + (k->layout == PAT_LAYOUT_KN ? step_k(plan) * kn_row(plan) : cols * nk_row(plan));
+	return stage_a(plan) + (k->shape.layout == PAT_LAYOUT_KN ? step_k(plan) * kn_row(plan) : cols * nk_row(plan));
 }
 
 /* Blocks the GPU should have to be busy: two of 4 warps a multiprocessor
@@ -85,7 +85,7 @@ static int tc_warps(const PtxPlan *plan) { return plan->tc_wg ? 4 : plan->tc_row
 static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
-	const int64_t blocks = plan->nsets / plan->tc_rows * ((k->N + cols - 1) / cols);
+	const int64_t blocks = plan->nsets / plan->tc_rows * ((k->shape.N + cols - 1) / cols);
 	/* (blocks of more than PTX_TC_WARPS warps: as many warps in all) */
 	const int warps = tc_warps(plan) > PTX_TC_WARPS ? tc_warps(plan) : PTX_TC_WARPS;
 	const int64_t fill = TC_FILL_BLOCKS * PTX_TC_WARPS / warps;
@@ -113,18 +113,18 @@ static void tc_plan_split(const LowerKernel *k, PtxPlan *plan)
 bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t)
 {
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
-	const double g0 = (double)(plan->nsets / plan->tc_rows), g1 = (double)((k->N + cols - 1) / cols);
+	const double g0 = (double)(plan->nsets / plan->tc_rows), g1 = (double)((k->shape.N + cols - 1) / cols);
 	double steps = (double)plan->tc_steps * (double)step_k(plan); /* k a block walks */
 	if (plan->tc_sp) { /* the 2:4 loop's k of each kept tile, its last step's past them not read */
 		const int64_t len = k->ir->loops[k->ir->nloops - 2].len, per = (len + 7) / 8;
 		steps = (double)(plan->tc_steps / per) * (double)(4 * len);
 	}
-	const double xrows = steps < (double)k->K ? steps : (double)k->K;      /* X's rows it reads */
+	const double xrows = steps < (double)k->shape.K ? steps : (double)k->shape.K;      /* X's rows it reads */
 	t->rows = 16 * (int64_t)plan->tc_rows;
 	t->cols = cols;
-	t->x = g0 * xrows * (double)k->N * 2;
+	t->x = g0 * xrows * (double)k->shape.N * 2;
 	if (plan->tc_sp)
-		t->w_direct = g1 * t->macs / (double)k->N * 2 * 9 / 8;
+		t->w_direct = g1 * t->macs / (double)k->shape.N * 2 * 9 / 8;
 	else /* (padding included: stored) */
 		t->w_staged = g0 * g1 * steps * (double)t->rows * 2;
 	t->c = ptx_c_traffic(k, plan, plan->nsplit);
@@ -159,13 +159,13 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		return;
 	}
 	/* (2:4 along k: a step's 32 k are contiguous) */
-	bool aligned = k->layout == PAT_LAYOUT_KN ? k->N % 8 == 0
-	                                          : k->K % 8 == 0 && (plan->tc_sp || lk->comp[0].stride == 1);
+	bool aligned = k->shape.layout == PAT_LAYOUT_KN ? k->shape.N % 8 == 0
+	                                          : k->shape.K % 8 == 0 && (plan->tc_sp || lk->comp[0].stride == 1);
 	for (int i = 0; aligned && i < lmi; i++)
-		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K) && k->layout == PAT_LAYOUT_NK)
+		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K) && k->shape.layout == PAT_LAYOUT_NK)
 			aligned = ir->loops[i].comp[0].stride % 8 == 0;
 	if (!aligned) {
-		plan->stage_why = k->layout == PAT_LAYOUT_KN
+		plan->stage_why = k->shape.layout == PAT_LAYOUT_KN
 		                          ? "X read from global memory: its rows are not 16-byte aligned (N is not a "
 		                            "multiple of 8)"
 		                          : "X read from global memory: its rows are not 16-byte aligned (K is not a "
@@ -191,7 +191,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	int cols = (rows > PTX_TC_WARPS || warps < PTX_TC_WARPS ? warps : PTX_TC_WARPS) / (rows / wm);
 	if (cols < 1)
 		cols = 1;
-	const int64_t need = (k->N + PTX_TC_COLS - 1) / PTX_TC_COLS;
+	const int64_t need = (k->shape.N + PTX_TC_COLS - 1) / PTX_TC_COLS;
 	if (cols > need)
 		cols = (int)need;
 	plan->tc_wm = wm;
@@ -214,7 +214,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		plan->tc_wm = 1;
 		if (plan->tc_wgt) {
 			plan->tc_wgn = 16 * rows;
-			int q = (int)((k->N + PTX_TC_COLS - 1) / PTX_TC_COLS);
+			int q = (int)((k->shape.N + PTX_TC_COLS - 1) / PTX_TC_COLS);
 			if (q > 128 / plan->tc_wgn)
 				q = 128 / plan->tc_wgn;
 			plan->tc_cols = q < 4 ? q : 4;
@@ -254,12 +254,12 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 	}
 	tc_plan_stages(k, plan, want, cap);
 	if (plan->tc_sp)
-		plan->stage_why = k->layout == PAT_LAYOUT_KN ? "X staged in shared memory by cp.async, B fragments read with "
+		plan->stage_why = k->shape.layout == PAT_LAYOUT_KN ? "X staged in shared memory by cp.async, B fragments read with "
 		                                               "ldmatrix.trans; the weights and the metadata from global memory"
 		                                             : "X staged in shared memory by cp.async, B fragments read with "
 		                                               "ldmatrix; the weights and the metadata from global memory";
 	else
-		plan->stage_why = k->layout == PAT_LAYOUT_KN
+		plan->stage_why = k->shape.layout == PAT_LAYOUT_KN
 		                          ? "X and the weights staged in shared memory by cp.async, fragments read with "
 		                            "ldmatrix.trans"
 		                          : "X and the weights staged in shared memory by cp.async, fragments read with "
@@ -288,7 +288,7 @@ bool ptx_tc_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan)
 	const Pir *ir = k->ir;
 	const int n = ir->nloops;
 	plan->tc = false;
-	if (k->dtype == PAT_F32) {
+	if (k->shape.dtype == PAT_F32) {
 		plan->tc_why = "CUDA cores in f32 (dtype f16 or bf16 takes the tensor cores where the pattern keeps "
 		               "dense 16 x 16 tiles or 2:4 along k)";
 		return false;
@@ -393,11 +393,11 @@ static LLVMValueRef load_or_zero(LowerCtx *c, LLVMTypeRef ety, LLVMTypeRef ty, L
 static LLVMValueRef x_half(LowerCtx *c, const TcArg *a, LLVMValueRef kk, LLVMValueRef n)
 {
 	const LowerKernel *k = c->k;
-	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->K), ""),
+	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->shape.K), ""),
 	                               LLVMBuildICmp(c->b, LLVMIntSLT, n, c->n1, ""), "");
-	LLVMValueRef at = k->layout == PAT_LAYOUT_KN
-	                          ? ll_add(c, ll_mul(c, kk, k->N), n)
-	                          : ll_add(c, ll_mul(c, n, k->K), kk);
+	LLVMValueRef at = k->shape.layout == PAT_LAYOUT_KN
+	                          ? ll_add(c, ll_mul(c, kk, k->shape.N), n)
+	                          : ll_add(c, ll_mul(c, n, k->shape.K), kk);
 	return LLVMBuildZExt(c->b, load_or_zero(c, a->i16, a->i16, c->X, at, ok, 2), c->i32, "");
 }
 
@@ -423,7 +423,7 @@ static void tc_mma(LowerCtx *c, TcArg *a, LLVMValueRef *aw, LLVMValueRef *bw, LL
 			if (e < nb)
 				LLVMBuildStore(c->b, bw[e], LLVMBuildGEP2(c->b, c->i32, a->eb, &ie, 1, ""));
 		}
-		LLVMValueRef f16 = LLVMConstInt(c->i32, c->k->dtype == PAT_F16, 0);
+		LLVMValueRef f16 = LLVMConstInt(c->i32, c->k->shape.dtype == PAT_F16, 0);
 		LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, meta ? a->sp : a->mma, "mma");
 		LLVMValueRef args[5] = {a->ea, a->eb, a->ec, meta ? meta : f16, f16};
 		LLVMBuildCall2(c->b, meta ? a->sp_ty : a->mma_ty, fn, args, meta ? 5 : 4, "");
@@ -779,12 +779,12 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 {
 	const IssueArg *ia = arg;
 	const LowerKernel *k = c->k;
-	const bool kn = k->layout == PAT_LAYOUT_KN;
+	const bool kn = k->shape.layout == PAT_LAYOUT_KN;
 	const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS, per = step_k(plan) / 8;
 	const int64_t ks = plan->tc_sp ? 1 : k->ir->loops[k->ir->nloops - 1].comp[0].stride;
 	/* a row of X past K: where k is padded, or on the sparse tensor cores
 	 * where 32 k a step overrun the 2:4 loop */
-	const bool kpast = k->ir->ext[PIR_AXIS_K] > k->K || (plan->tc_sp && k->ir->loops[k->ir->nloops - 2].len % 8);
+	const bool kpast = k->ir->ext[PIR_AXIS_K] > k->shape.K || (plan->tc_sp && k->ir->loops[k->ir->nloops - 2].len % 8);
 	/* the thread's later pieces, where the threads cover whole rows of
 	 * pieces: layout kn, nthreads / (cols / 8) k rows further on; nk,
 	 * where the columns are not clamped, nthreads / per columns (ahead:
@@ -792,7 +792,7 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 	int64_t ahead = 0;
 	if (!plan->tc_wg && !kpast && kn && st->nthreads % (cols / 8) == 0)
 		ahead = i * (st->nthreads / (cols / 8));
-	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % (8 * per) == 0 && k->N % cols == 0)
+	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % (8 * per) == 0 && k->shape.N % cols == 0)
 		ahead = i * (st->nthreads / per);
 	if (ahead)
 		q = st->tid;
@@ -815,39 +815,39 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const Stage *st, LLVMValue
 		dk = ll_mul(c, ii, ks);
 		col = ll_add(c, st->ncol, ll_mul(c, p, 8));
 		dst = ll_add(c, x0, ll_add(c, ll_mul(c, ii, kn_row(plan)), ll_mul(c, p, 8)));
-		src_more = ahead * ks * k->N, dst_more = ahead * kn_row(plan);
+		src_more = ahead * ks * k->shape.N, dst_more = ahead * kn_row(plan);
 	} else {
 		LLVMValueRef j, h;
 		group_piece(c, q, per, &j, &h);
 		dk = ll_mul(c, h, 8);
 		col = ll_add(c, st->ncol, j);
 		dst = ll_add(c, x0, ll_add(c, ll_mul(c, j, nk_row(plan)), ll_mul(c, h, 8)));
-		src_more = ahead * k->K, dst_more = ahead * nk_row(plan);
+		src_more = ahead * k->shape.K, dst_more = ahead * nk_row(plan);
 	}
 	/* a column past N: only where the blocks' columns do not divide N (the
 	 * kernel runs with n1 = N); it then reads a real one (N's last 8 in
 	 * layout kn, whose rows are 16-byte aligned) and fills zeros */
 	LLVMValueRef ok = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
-	if (k->N % cols) {
+	if (k->shape.N % cols) {
 		ok = LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "");
-		col = ptx_min(c, col, ll_i64(c, k->N - (kn ? 8 : 1)));
+		col = ptx_min(c, col, ll_i64(c, k->shape.N - (kn ? 8 : 1)));
 	}
 	/* past K the whole address is formed per step, read only where ok;
 	 * else the step's row (kn) or element (nk), and the piece's place from
 	 * it, the same in every step */
 	if (kpast) {
 		LLVMValueRef kk = ll_add(c, ia->k, dk);
-		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->K), ""), "");
+		ok = LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->shape.K), ""), "");
 		const int64_t tile = 4 * k->ir->loops[k->ir->nloops - 2].len; /* the 2:4 loop's k */
 		if (plan->tc_sp && tile % 32) /* past the kept tile's k: its A is padding, X not read */
 			ok = LLVMBuildAnd(c->b, ok,
 			                  LLVMBuildICmp(c->b, LLVMIntSLT, ll_add(c, ll_mul(c, ia->kstep, 32), dk), ll_i64(c, tile), ""),
 			                  "");
 		tc_copy(c, plan, smem(c, st, dst, 0), c->X, NULL,
-		        kn ? ll_add(c, ll_mul(c, kk, k->N), col) : ll_add(c, ll_mul(c, col, k->K), kk), 0, ok, 0);
+		        kn ? ll_add(c, ll_mul(c, kk, k->shape.N), col) : ll_add(c, ll_mul(c, col, k->shape.K), kk), 0, ok, 0);
 	} else {
-		tc_copy(c, plan, smem(c, st, dst, dst_more), c->X, kn ? ll_mul(c, ia->k, k->N) : ia->k,
-		        kn ? ll_add(c, ll_mul(c, dk, k->N), col) : ll_add(c, ll_mul(c, col, k->K), dk), src_more, ok, 0);
+		tc_copy(c, plan, smem(c, st, dst, dst_more), c->X, kn ? ll_mul(c, ia->k, k->shape.N) : ia->k,
+		        kn ? ll_add(c, ll_mul(c, dk, k->shape.N), col) : ll_add(c, ll_mul(c, col, k->shape.K), dk), src_more, ok, 0);
 	}
 }
 
@@ -939,12 +939,12 @@ static void tc_sp_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 	LLVMValueRef wn = ll_mul(c, wc, PTX_TC_COLS);
 	for (int j = 0; j < PTX_TC_TILES; j++) {
 		LLVMValueRef n0 = ll_add(c, wn, ll_i64(c, 8 * j)), bat;
-		if (k->layout == PAT_LAYOUT_KN)
+		if (k->shape.layout == PAT_LAYOUT_KN)
 			bat = ll_add(c, x0, ll_add(c, ll_mul(c, lane, kn_row(plan)), n0));
 		else
 			bat = ll_add(c, x0, ll_add(c, ll_mul(c, ll_add(c, n0, ll_urem(c, lane, 8)), nk_row(plan)), ll_mul(c, ll_udiv(c, lane, 8), 8)));
 		LLVMValueRef bw[4];
-		tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
+		tc_ldm(c, plan, st, bat, k->shape.layout == PAT_LAYOUT_KN, bw);
 		for (int ci = 0; ci < plan->tc_wm; ci++)
 			tc_mma(c, a, aw[ci], bw, meta[ci], ci * PTX_TC_TILES + j);
 	}
@@ -976,7 +976,7 @@ typedef struct WgOp {
  * layout kn; B the weights, K-major), accumulators p tc_wgn / 2 on. */
 static int wg_ops(const LowerKernel *k, const PtxPlan *plan, WgOp *ops)
 {
-	const int u = plan->tc_wgu, q = plan->tc_wgt ? plan->tc_cols : 1, kn = k->layout == PAT_LAYOUT_KN;
+	const int u = plan->tc_wgu, q = plan->tc_wgt ? plan->tc_cols : 1, kn = k->shape.layout == PAT_LAYOUT_KN;
 	const int64_t wsub = stage_a(plan) / u, xsub = 16 * (int64_t)plan->tc_cols * PTX_TC_COLS;
 	int n = 0;
 	for (int i = 0; i < u; i++)
@@ -1041,7 +1041,7 @@ static void tc_wg_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef b
 		for (int i = 0; i < nops; i++) {
 			const WgOp *o = &ops[i];
 			const unsigned info = (unsigned)(o->nacc * 2) | (unsigned)o->trans_b << 9 |
-			                      (unsigned)(k->dtype == PAT_F16) << 12 | (unsigned)o->trans_a << 13;
+			                      (unsigned)(k->shape.dtype == PAT_F16) << 12 | (unsigned)o->trans_a << 13;
 			LLVMValueRef fn = LLVMBuildLoad2(c->b, c->ptr, a->wg, "wgmma");
 			LLVMValueRef at = LLVMConstInt(c->i32, (unsigned)o->acc, 0);
 			LLVMValueRef args[6] = {smem(c, st, ll_i64(c, 0), 0), ll_i64(c, plan->tc_stages * stage_halves(k, plan) * 2),
@@ -1101,11 +1101,11 @@ static void tc_compute(LowerCtx *c, TcArg *a, const Stage *st, LLVMValueRef buf,
 		for (int jj = 0; jj < PTX_TC_TILES / 2; jj++) {
 			LLVMValueRef n = ll_add(c, qn, ll_i64(c, 16 * jj));
 			LLVMValueRef kk = ll_add(c, qk, ll_i64(c, 16 * u));
-			LLVMValueRef bat = k->layout == PAT_LAYOUT_KN
+			LLVMValueRef bat = k->shape.layout == PAT_LAYOUT_KN
 			                           ? ll_add(c, x0, ll_add(c, ll_mul(c, ll_add(c, i, kk), kn_row(plan)), n))
 			                           : ll_add(c, x0, ll_add(c, ll_mul(c, ll_add(c, n, i), nk_row(plan)), kk));
 			LLVMValueRef bw[4];
-			tc_ldm(c, plan, st, bat, k->layout == PAT_LAYOUT_KN, bw);
+			tc_ldm(c, plan, st, bat, k->shape.layout == PAT_LAYOUT_KN, bw);
 			for (int ci = 0; ci < plan->tc_wm; ci++) {
 				tc_mma(c, a, aw[ci], bw, NULL, ci * PTX_TC_TILES + 2 * jj);
 				tc_mma(c, a, aw[ci], bw + 2, NULL, ci * PTX_TC_TILES + 2 * jj + 1);
@@ -1270,7 +1270,7 @@ static void tc_wgt_store(LowerCtx *c, const TcArg *a, LLVMValueRef m0, LLVMValue
 			LLVMValueRef col = ll_add(c, a->nb, ll_add(c, ll_mul(c, wr, 16), ll_add(c, a->g, ll_i64(c, 64 * p + (e & 2 ? 8 : 0)))));
 			LLVMValueRef m = ll_add(c, m0, ll_mul(c, ll_add(c, ll_mul(c, a->t, 2), ll_i64(c, r)), sm));
 			const int i = p * half + e;
-			tc_store(c, m, col, a->acc[i / 4][i % 4], LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, c->k->M), ""));
+			tc_store(c, m, col, a->acc[i / 4][i % 4], LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, c->k->shape.M), ""));
 		}
 }
 
@@ -1310,7 +1310,7 @@ static void tc_wg_init(LowerCtx *c, TcArg *a)
 	params[nacc + 2 * nops] = c->i32;
 	a->wg_ty = LLVMFunctionType(LLVMStructTypeInContext(c->ctx, f, (unsigned)nacc, 0), params,
 	                            (unsigned)(nacc + 2 * nops + 1), 0);
-	const char *ty = c->k->dtype == PAT_F16 ? "f16" : "bf16";
+	const char *ty = c->k->shape.dtype == PAT_F16 ? "f16" : "bf16";
 	char text[4096], cons[1024];
 	int at = snprintf(text, sizeof text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\nwgmma.fence.sync.aligned;\n",
 	                  2 * nacc + 2 * nops);
@@ -1406,7 +1406,7 @@ void ptx_tc_body(LowerCtx *c)
 			LLVMBuildStore(c->b, zero, a.acc[j][e]);
 		}
 	a.mrow = lower_entry_alloca(c, c->i64, "mrow");
-	LLVMBuildStore(c->b, ll_i64(c, k->M), a.mrow);
+	LLVMBuildStore(c->b, ll_i64(c, k->shape.M), a.mrow);
 	for (int ci = 0; ci < plan->tc_wm && plan->tc_sp && plan->stage; ci++) {
 		for (int e = 0; e < 4; e++)
 			a.spa[ci][e] = lower_entry_alloca(c, c->i32, "spa");
@@ -1432,7 +1432,7 @@ void ptx_tc_body(LowerCtx *c)
 		LLVMTypeRef params[10] = {c->i32, c->i32, c->i32, c->i32, c->i32, c->i32, c->f32, c->f32, c->f32, c->f32};
 		a.mma_ty = LLVMFunctionType(ret, params, 10, 0);
 		char text[160];
-		const char *ty = k->dtype == PAT_F16 ? "f16" : "bf16";
+		const char *ty = k->shape.dtype == PAT_F16 ? "f16" : "bf16";
 		snprintf(text, sizeof text,
 		         "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, "
 		         "{$10,$11,$12,$13};",
@@ -1491,7 +1491,7 @@ void ptx_tc_body(LowerCtx *c)
 		const int ci = half / 2, h = half % 2;
 		const int64_t r = 8 * half;
 		LLVMValueRef m = ll_add(c, m0, ll_mul(c, ll_add(c, a.g, ll_i64(c, r)), sm));
-		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->M), "");
+		LLVMValueRef mok = LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->shape.M), "");
 		if (lm->len % 16) /* the last chunk's rows past the m loop's end: not the warp's */
 			mok = LLVMBuildAnd(c->b, mok,
 			                   LLVMBuildICmp(c->b, LLVMIntSLT,
@@ -1500,7 +1500,7 @@ void ptx_tc_body(LowerCtx *c)
 			                                 ll_i64(c, lm->len), ""),
 			                   "");
 		/* a lane's two adjacent columns in one store where C's rows allow */
-		const bool pair = k->layout == PAT_LAYOUT_KN && k->N % 2 == 0 && (!plan->atomic || plan->vred);
+		const bool pair = k->shape.layout == PAT_LAYOUT_KN && k->shape.N % 2 == 0 && (!plan->atomic || plan->vred);
 		for (int j = 0; j < tiles; j++)
 			for (int e = 0; e < 2; e += pair ? 2 : 1) {
 				LLVMValueRef col = LLVMBuildNSWAdd(
@@ -1576,7 +1576,7 @@ bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values,
 	if (!v16)
 		return false;
 	for (int64_t i = 0; i < nvalues; i++)
-		v16[i] = k->dtype == PAT_F16 ? f32_to_fp16(values[i]) : f32_to_bf16(values[i]);
+		v16[i] = k->shape.dtype == PAT_F16 ? f32_to_fp16(values[i]) : f32_to_bf16(values[i]);
 	if (!plan->tc_sp) {
 		w->values = w->own[0] = v16, w->values_bytes = (size_t)nvalues * sizeof *v16;
 		return true;

@@ -87,9 +87,9 @@ LLVMValueRef x86_splat(LowerCtx *c, LLVMValueRef x, int width)
  * the k of an indexed loop is otherwise opaque to LLVM). */
 LLVMValueRef x86_k_in_range(LowerCtx *c, const LowerPoint *p)
 {
-	if (c->k->ir->ext[PIR_AXIS_K] == c->k->K)
+	if (c->k->ir->ext[PIR_AXIS_K] == c->k->shape.K)
 		return LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
-	return LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, c->k->K), "");
+	return LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, c->k->shape.K), "");
 }
 
 /* Emits `tile(c, nacc, n, arg)` for the columns n.. n + vl nacc - 1 once
@@ -144,8 +144,8 @@ static void panel_copy(LowerCtx *c, LLVMValueRef dst, LLVMValueRef col, int64_t 
 {
 	const LowerKernel *k = c->k;
 	LowerLoop lk, lj;
-	LLVMValueRef kk = lower_loop_begin(c, &lk, ll_i64(c, 0), ll_i64(c, k->K), "pk");
-	LLVMValueRef src = ll_add(c, ll_mul(c, kk, k->N), col);
+	LLVMValueRef kk = lower_loop_begin(c, &lk, ll_i64(c, 0), ll_i64(c, k->shape.K), "pk");
+	LLVMValueRef src = ll_add(c, ll_mul(c, kk, k->shape.N), col);
 	LLVMValueRef to = ll_mul(c, kk, nt);
 	LLVMValueRef j = lower_loop_begin(c, &lj, ll_i64(c, 0), ll_i64(c, nt), "pj");
 	LLVMValueRef sa = ll_add(c, src, j), da = ll_add(c, to, j);
@@ -171,12 +171,12 @@ void x86_panel_tile(LowerCtx *c, const X86Panel *pn, LLVMValueRef n, LLVMValueRe
 		LLVMBuildBr(c->b, done);
 		LLVMPositionBuilderAtEnd(c->b, done);
 	} else {
-		LLVMValueRef off = ll_mul(c, LLVMBuildNSWSub(c->b, n, c->n0, ""), k->K);
+		LLVMValueRef off = ll_mul(c, LLVMBuildNSWSub(c->b, n, c->n0, ""), k->shape.K);
 		inp = LLVMBuildGEP2(c->b, c->f32, pn->base, &off, 1, "");
 	}
 	LLVMValueRef inx = LLVMBuildGEP2(c->b, c->f32, c->X, &n, 1, "");
 	*xt = LLVMBuildSelect(c->b, have, inp, inx, "xt");
-	*ldk = LLVMBuildSelect(c->b, have, ll_i64(c, pn->nt), ll_i64(c, k->N), "ldk");
+	*ldk = LLVMBuildSelect(c->b, have, ll_i64(c, pn->nt), ll_i64(c, k->shape.N), "ldk");
 }
 
 /* The C library's function `name`, ret(arg), declared where missing. */
@@ -195,7 +195,7 @@ LLVMValueRef x86_panel_pack(LowerCtx *c, X86Panel *pn)
 	LLVMValueRef tiles = pn->per_tile
 	                             ? ll_i64(c, 1)
 	                             : LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), ll_i64(c, nt), "ptiles");
-	LLVMValueRef bytes = ll_add(c, ll_mul(c, tiles, nt * k->K * 4), ll_i64(c, 64));
+	LLVMValueRef bytes = ll_add(c, ll_mul(c, tiles, nt * k->shape.K * 4), ll_i64(c, 64));
 	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
 	LLVMValueRef raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &bytes, 1, "praw");
 	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, raw, c->i64, "");
@@ -210,7 +210,7 @@ LLVMValueRef x86_panel_pack(LowerCtx *c, X86Panel *pn)
 		LowerLoop lt;
 		LLVMValueRef t = lower_loop_begin(c, &lt, ll_i64(c, 0), tiles, "pt");
 		LLVMValueRef col = ll_add(c, c->n0, ll_mul(c, t, nt));
-		LLVMValueRef off = ll_mul(c, t, k->K * nt);
+		LLVMValueRef off = ll_mul(c, t, k->shape.K * nt);
 		panel_copy(c, LLVMBuildGEP2(c->b, c->f32, al, &off, 1, ""), col, nt);
 		lower_loop_end(c, &lt);
 		LLVMBuildBr(c->b, done);

@@ -30,13 +30,13 @@
 /* unpack: zero W (M x K, passed as C), then W[m, k] = w */
 static void unpack_prologue(LowerCtx *c)
 {
-	LLVMValueRef size = LLVMConstInt(c->i64, (unsigned long long)(c->k->M * c->k->K * 4), 0);
+	LLVMValueRef size = LLVMConstInt(c->i64, (unsigned long long)(c->k->shape.M * c->k->shape.K * 4), 0);
 	LLVMBuildMemSet(c->b, c->C, LLVMConstInt(LLVMInt8TypeInContext(c->ctx), 0, 0), size, 4);
 }
 
 static void unpack_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w)
 {
-	LLVMValueRef at = ll_add(c, ll_mul(c, m, c->k->K), k);
+	LLVMValueRef at = ll_add(c, ll_mul(c, m, c->k->shape.K), k);
 	LLVMBuildStore(c->b, w, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 }
 
@@ -298,14 +298,14 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	LLVMSetGlobalConstant(packed, 1);
 	/* the kernels and their C entry points */
 	snprintf(name, sizeof name, "%.200s.kernel", pre);
-	LowerKernel lk = {ir, op->shape.M, op->shape.K, op->shape.N, op->shape.layout, name, 0, PAT_F32, {0}};
+	LowerKernel lk = {ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, op->shape.layout}, name, 0, {0}};
 	if (e->schedules)
 		lk.sched = e->schedules[i];
 	lk.vector_width = x86_schedule_width(&lk.sched, tm);
 	LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
 	LLVMSetLinkage(kernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
-	LowerKernel uk = {ir, op->shape.M, op->shape.K, 1, PAT_LAYOUT_KN, name, 1, PAT_F32, {0}};
+	LowerKernel uk = {ir, {op->shape.M, op->shape.K, 1, PAT_F32, PAT_LAYOUT_KN}, name, 1, {0}};
 	LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 	LLVMSetLinkage(ukernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s_run", pre);

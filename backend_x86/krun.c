@@ -39,12 +39,12 @@ static void krun_point_at(LowerCtx *c, const LowerPoint *p, KrunArg *a, int r)
 	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
 	LLVMValueRef base = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
 	                    : a->xbuf ? ll_mul(c, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), a->ldx)
-	                              : ll_add(c, ll_mul(c, p->k, k->N), a->n);
+	                              : ll_add(c, ll_mul(c, p->k, k->shape.N), a->n);
 	if (!a->xt && a->xbuf && a->xcol)
 		base = ll_add(c, base, a->n);
 	if (!a->xt && a->xbuf && a->xrows > 0) { /* outside the buffer's rows: X itself */
 		LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntULT, LLVMBuildSub(c->b, p->k, a->klo, ""), ll_i64(c, a->xrows), "");
-		LLVMValueRef direct = ll_add(c, ll_mul(c, p->k, k->N), a->n);
+		LLVMValueRef direct = ll_add(c, ll_mul(c, p->k, k->shape.N), a->n);
 		xs = LLVMBuildSelect(c->b, in, a->xbuf, c->X, "xs");
 		base = LLVMBuildSelect(c->b, in, base, direct, "xat");
 	}
@@ -78,7 +78,7 @@ static void krun_write(LowerCtx *c, bool add, const void *arg)
 {
 	const KrunWrite *w = arg;
 	const KrunArg *a = w->a;
-	LLVMValueRef base = ll_add(c, ll_mul(c, w->p->m, c->k->N), a->n);
+	LLVMValueRef base = ll_add(c, ll_mul(c, w->p->m, c->k->shape.N), a->n);
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 		x86_c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
@@ -224,7 +224,7 @@ static LLVMValueRef skip_padding_rows(LowerCtx *c, const LowerPoint *p, LLVMBasi
 {
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kbrow");
 	*skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kbskip");
-	LLVMValueRef real = LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), "real");
+	LLVMValueRef real = LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->shape.M), "real");
 	LLVMBuildCondBr(c->b, real, body, *skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	return real;
@@ -285,7 +285,7 @@ static void kblock_rows_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMBasicBlockRef all = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgall");
 	LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgeach");
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgdone");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ps[rows - 1].m, ll_i64(c, c->k->M), ""), all, each);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ps[rows - 1].m, ll_i64(c, c->k->shape.M), ""), all, each);
 	LLVMPositionBuilderAtEnd(c->b, all);
 	t->fresh = a->store ? x86_c_fresh_at(c, ps[0].row, a->first) : NULL;
 	krun_tile_rows(c, ps, a->first, t);
@@ -412,9 +412,9 @@ void x86_krun_all(LowerCtx *c, int split)
 		LLVMValueRef kk = ll_add(c, t.klo, j);
 		LLVMBasicBlockRef cp = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "xcopy");
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "xcopied");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, c->k->K), ""), cp, nx);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, c->k->shape.K), ""), cp, nx);
 		LLVMPositionBuilderAtEnd(c->b, cp);
-		LLVMValueRef src = ll_add(c, ll_mul(c, kk, c->k->N), t.n);
+		LLVMValueRef src = ll_add(c, ll_mul(c, kk, c->k->shape.N), t.n);
 		LLVMValueRef dst = ll_mul(c, j, nt);
 		for (int u = 0; u < unroll; u++) {
 			LLVMValueRef o = ll_i64(c, (int64_t)u * vl);

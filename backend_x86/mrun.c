@@ -50,7 +50,7 @@ static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
 	LLVMValueRef row = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
 	                   : a->xbuf ? ll_mul(c, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), a->ldx)
-	                             : ll_mul(c, p->k, k->N);
+	                             : ll_mul(c, p->k, k->shape.N);
 	LLVMValueRef base = a->xt ? row : ll_add(c, row, a->n);
 	LLVMValueRef x[X86_UNROLL];
 	for (int u = 0; u < a->nacc; u++) {
@@ -109,7 +109,7 @@ static void krun_row(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef f
 {
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "row");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rowpad");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), ""), body, skip);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->shape.M), ""), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	x86_krun_at(c, p, first, fresh);
 	LLVMBuildBr(c->b, skip);
@@ -142,9 +142,9 @@ static void mrun_write(LowerCtx *c, bool add, const void *arg)
 		LLVMValueRef m = ll_add(c, w->m0, ll_i64(c, (w->r0 + r) * a->sm));
 		LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstore");
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->M), ""), st, nx);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->shape.M), ""), st, nx);
 		LLVMPositionBuilderAtEnd(c->b, st);
-		LLVMValueRef base = ll_add(c, ll_mul(c, m, k->N), a->n);
+		LLVMValueRef base = ll_add(c, ll_mul(c, m, k->shape.N), a->n);
 		for (int u = 0; u < a->nacc; u++) {
 			LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 			x86_c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
@@ -238,7 +238,7 @@ static void mrun_rest(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a, L
 		                 ll_add(c, q->m, ll_i64(c, (int64_t)r * a->sm)), q->k};
 		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrest");
 		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mrested");
-		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, ll_i64(c, k->M), ""), body, skip);
+		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, qr.m, ll_i64(c, k->shape.M), ""), body, skip);
 		LLVMPositionBuilderAtEnd(c->b, body);
 		LowerLoop lr;
 		r1.n = lower_loop_begin(c, &lr, LLVMBuildLoad2(c->b, c->i64, from, "from"), c->n1, "mrestn");
@@ -271,7 +271,7 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 			return; /* not one exact range of k */
 		span *= l->len;
 	}
-	const int64_t ldx = k->N + X86_MBUF_PAD;
+	const int64_t ldx = k->shape.N + X86_MBUF_PAD;
 	/* the copy (span x N) must be small beside the work on it (rows x span
 	 * x N), and pays only where X's rows share L1's sets (x86_x_rows_spread);
 	 * see docs/design/x86-m-runs.md */
@@ -284,9 +284,9 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 	LLVMValueRef kk = ll_add(c, p->k, j);
 	LLVMBasicBlockRef cp = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mxcopy");
 	LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mxcopied");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->K), ""), cp, nx);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->shape.K), ""), cp, nx);
 	LLVMPositionBuilderAtEnd(c->b, cp);
-	LLVMValueRef src0 = ll_mul(c, kk, k->N);
+	LLVMValueRef src0 = ll_mul(c, kk, k->shape.N);
 	LLVMValueRef dst0 = ll_mul(c, j, ldx);
 	LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "mxcol");
 	LLVMValueRef sa = ll_add(c, src0, n), da = ll_add(c, dst0, n);
@@ -522,7 +522,7 @@ static void mrun_all_blocks(LowerCtx *c, int first)
 	const Pir *ir = c->k->ir;
 	const int ko = c->nest->k_above, run = ko >= 0 ? ko : first + 1; /* first: split - 1 */
 	const double span = x86_run_rows_per_digit(ir, run);
-	const double width = (double)(ko >= 0 ? x86_chunk_columns(c->k) : c->k->N);
+	const double width = (double)(ko >= 0 ? x86_chunk_columns(c->k) : c->k->shape.N);
 	const PirLoop *outer = &ir->loops[run];
 	LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 	double rows = (double)X86_KBLOCK_BYTES / (4.0 * width);

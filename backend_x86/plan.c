@@ -29,7 +29,7 @@ double x86_x_reuse(const LowerKernel *k)
 {
 	Nest nest;
 	nest_of(k->ir, &nest);
-	return (double)nest.nstored / (double)k->K;
+	return (double)nest.nstored / (double)k->shape.K;
 }
 
 /* Whether X is worth packing: every element feeds X86_PACK_REUSE or more
@@ -46,7 +46,7 @@ bool x86_panel_pays(const LowerKernel *k)
  * multiple of 4 KiB maps them all to one set. */
 bool x86_x_rows_spread(const LowerKernel *k)
 {
-	int64_t a = X86_L1_WAY_BYTES, b = (k->N * 4) % X86_L1_WAY_BYTES;
+	int64_t a = X86_L1_WAY_BYTES, b = (k->shape.N * 4) % X86_L1_WAY_BYTES;
 	while (b) {
 		const int64_t r = a % b;
 		a = b, b = r;
@@ -89,7 +89,7 @@ static int across_outer(const Nest *nest)
 int x86_across_for(const LowerKernel *k)
 {
 	const int vl = k->vector_width;
-	if ((double)k->K * 4.0 * vl * x86_mrun_nacc(k) > X86_ACROSS_PANEL_BYTES)
+	if ((double)k->shape.K * 4.0 * vl * x86_mrun_nacc(k) > X86_ACROSS_PANEL_BYTES)
 		return -1;
 	Nest nest;
 	nest_of(k->ir, &nest);
@@ -142,11 +142,11 @@ enum {
 int64_t x86_chunk_columns(const LowerKernel *k)
 {
 	if (k->sched.chunk < 0)
-		return k->N;
+		return k->shape.N;
 	if (k->sched.chunk > 0) { /* the schedule's: whole tiles of the widest kind */
 		const int64_t al = (int64_t)k->vector_width * 8 > 0 ? (int64_t)k->vector_width * 8 : 1;
 		const int64_t w = (k->sched.chunk + al - 1) / al * al;
-		return w < k->N ? w : k->N;
+		return w < k->shape.N ? w : k->shape.N;
 	}
 	const Pir *ir = k->ir;
 	Nest nest;
@@ -154,14 +154,14 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 	const int split = nest.split;
 	const bool mrun = lower_path(k, &x86_update_hooks) == LOWER_MRUN;
 	const double from = mrun ? X86_CHUNK_MRUN_FROM : X86_CHUNK_FROM_BYTES;
-	if ((double)k->K * (double)k->N * 4 <= from || k->layout != PAT_LAYOUT_KN ||
+	if ((double)k->shape.K * (double)k->shape.N * 4 <= from || k->shape.layout != PAT_LAYOUT_KN ||
 	    (split < ir->nloops && pir_loop_is_perforated(&ir->loops[split])))
-		return k->N;
+		return k->shape.N;
 	const int64_t tile = (int64_t)k->vector_width * x86_mrun_nacc(k);
-	const bool one_tile = mrun && (double)k->K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES &&
+	const bool one_tile = mrun && (double)k->shape.K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES &&
 	                      (nest.k_above < 0 || x86_across_for(k) >= 0);
 	const int64_t al = one_tile ? tile : X86_CHUNK_ALIGN;
-	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->K)) / al * al;
+	int64_t w = (int64_t)(X86_CHUNK_X_BYTES / (4.0 * (double)k->shape.K)) / al * al;
 	return w < al ? al : w;
 }
 

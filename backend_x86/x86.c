@@ -36,12 +36,12 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
 	LowerLoop ln;
 	LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "n");
 	LLVMValueRef xi, ci;
-	if (kk->layout == PAT_LAYOUT_KN) {
-		xi = ll_add(c, ll_mul(c, k, kk->N), n);
-		ci = ll_add(c, ll_mul(c, m, kk->N), n);
+	if (kk->shape.layout == PAT_LAYOUT_KN) {
+		xi = ll_add(c, ll_mul(c, k, kk->shape.N), n);
+		ci = ll_add(c, ll_mul(c, m, kk->shape.N), n);
 	} else {
-		xi = ll_add(c, ll_mul(c, n, kk->K), k);
-		ci = ll_add(c, ll_mul(c, n, kk->M), m);
+		xi = ll_add(c, ll_mul(c, n, kk->shape.K), k);
+		ci = ll_add(c, ll_mul(c, n, kk->shape.M), m);
 	}
 	LLVMValueRef xp = LLVMBuildGEP2(c->b, c->f32, c->X, &xi, 1, "");
 	LLVMValueRef cp = LLVMBuildGEP2(c->b, c->f32, c->C, &ci, 1, "");
@@ -216,8 +216,8 @@ bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cp
 		goto done;
 	out->fn = (X86KernelFn)(uintptr_t)addr;
 	out->jit = jit;
-	out->N = k->N;
-	out->chunk = hooks == &x86_update_hooks ? x86_chunk_columns(&kv) : k->N;
+	out->N = k->shape.N;
+	out->chunk = hooks == &x86_update_hooks ? x86_chunk_columns(&kv) : k->shape.N;
 	jit = NULL;
 	ok = true;
 done:

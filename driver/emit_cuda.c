@@ -359,7 +359,7 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 
 bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *sm, char err[512])
 {
-	LowerKernel k = {op->ir, op->shape.M, op->shape.K, op->shape.N, op->shape.layout, op->name, 1, op->shape.dtype, {0}};
+	LowerKernel k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, op->name, 1, {0}};
 	PtxPlan plan;
 	char perr[PTX_ERR_MAX];
 	ptx_plan_target(&k, s, sm, &plan);
@@ -380,7 +380,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, op->shape.M, op->shape.K, op->shape.N, op->shape.layout, names[i], 1, op->shape.dtype, {0}};
+		ks[i].k = (LowerKernel){op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, names[i], 1, {0}};
 		if (scheds)
 			ks[i].s = scheds[i];
 	}

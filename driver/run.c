@@ -95,7 +95,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
 	snprintf(name, sizeof name, "patc_%s", op->name);
-	LowerKernel lk = {op->ir, M, K, N, op->shape.layout, name, 0, PAT_F32, {0}};
+	LowerKernel lk = {op->ir, {M, K, N, PAT_F32, op->shape.layout}, name, 0, {0}};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	double t0 = util_now();
@@ -251,7 +251,7 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 		bool kn = op->shape.layout == PAT_LAYOUT_KN;
 		/* a fresh X each run: the kernel must be right on any input */
 		synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
-		GpuProblem gp = {op->ir, M, K, N, op->shape.layout, values, &p->mask, dense, x, op->shape.dtype, sm,
+		GpuProblem gp = {op->ir, {M, K, N, op->shape.dtype, op->shape.layout}, values, &p->mask, dense, x, sm,
 		                 given, 20, true, 64, 0};
 		GpuResult r;
 		/* gpu_measure's check (prune_check_error) would call the kernel wrong

@@ -66,17 +66,17 @@ static void zero_c(LowerCtx *c)
 	const LowerKernel *k = c->k;
 	LLVMValueRef zero = LLVMConstReal(c->f32, 0.0);
 	LowerLoop lm, ln;
-	if (k->layout == PAT_LAYOUT_KN) {
-		LLVMValueRef m = lower_loop_begin(c, &lm, ll_i64(c, 0), ll_i64(c, k->M), "zm");
+	if (k->shape.layout == PAT_LAYOUT_KN) {
+		LLVMValueRef m = lower_loop_begin(c, &lm, ll_i64(c, 0), ll_i64(c, k->shape.M), "zm");
 		LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "zn");
-		LLVMValueRef at = ll_add(c, ll_mul(c, m, k->N), n);
+		LLVMValueRef at = ll_add(c, ll_mul(c, m, k->shape.N), n);
 		LLVMBuildStore(c->b, zero, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 		lower_loop_end(c, &ln);
 		lower_loop_end(c, &lm);
 	} else {
 		LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "zn");
-		LLVMValueRef m = lower_loop_begin(c, &lm, ll_i64(c, 0), ll_i64(c, k->M), "zm");
-		LLVMValueRef at = ll_add(c, ll_mul(c, n, k->M), m);
+		LLVMValueRef m = lower_loop_begin(c, &lm, ll_i64(c, 0), ll_i64(c, k->shape.M), "zm");
+		LLVMValueRef at = ll_add(c, ll_mul(c, n, k->shape.M), m);
 		LLVMBuildStore(c->b, zero, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 		lower_loop_end(c, &lm);
 		lower_loop_end(c, &ln);
@@ -166,8 +166,8 @@ static void at_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef w = LLVMBuildLoad2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, c->values, &row, 1, ""), "w");
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "update");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "skip");
-	LLVMValueRef real = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), ""),
-	                                 LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, c->k->K), ""), "real");
+	LLVMValueRef real = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->shape.M), ""),
+	                                 LLVMBuildICmp(c->b, LLVMIntSLT, p->k, ll_i64(c, c->k->shape.K), ""), "real");
 	LLVMBuildCondBr(c->b, real, body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	hooks->update(c, p->m, p->k, w);
@@ -181,7 +181,7 @@ static void at_krun(LowerCtx *c, const LowerPoint *p, void *arg)
 	const LowerHooks *hooks = arg;
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "krun");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kskip");
-	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->M), "real"), body, skip);
+	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->shape.M), "real"), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
 	hooks->krun(c, p, c->split);
 	LLVMBuildBr(c->b, skip);
@@ -205,7 +205,7 @@ LowerPath lower_path(const LowerKernel *k, const LowerHooks *hooks)
 {
 	Nest nest;
 	nest_of(k->ir, &nest);
-	const bool kn = k->layout == PAT_LAYOUT_KN;
+	const bool kn = k->shape.layout == PAT_LAYOUT_KN;
 	if (hooks->body)
 		return LOWER_BODY;
 	if (hooks->mrun && kn && nest.run_shared && nest.mloop >= 0)

@@ -24,7 +24,7 @@
 #ifndef PATC_LOWER_H
 #define PATC_LOWER_H
 
-#include "../frontend/frontend.h"
+#include "../ir/op.h"
 #include "../ir/pir.h"
 #include "nest.h"     /* Nest: the nest's facts, LLVM-free */
 #include "schedule.h" /* KernelSchedule, generated from schedule.def */
@@ -33,14 +33,12 @@
 
 typedef struct LowerKernel {
 	const Pir *ir;
-	int64_t M, K, N;
-	PatLayout layout;
+	/* M, K, N and the layout; shape.dtype is the element type of X and the
+	 * weights where a backend computes in it (the NVPTX tensor cores: f16
+	 * or bf16, accumulating in f32; C is f32).  PAT_F32: f32 everywhere. */
+	OpShape shape;
 	const char *name;
 	int vector_width; /* floats per vector register, for backends that use it */
-	/* The element type of X and the weights where a backend computes in
-	 * it (the NVPTX tensor cores: f16 or bf16, accumulating in f32; C is
-	 * f32).  PAT_F32 (0): f32 everywhere. */
-	PatDtype dtype;
 	KernelSchedule sched;
 } LowerKernel;
 

@@ -141,7 +141,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	}
 	const KernelSchedule *ks = &p->sched; /* bx 0: patc's mapping (stage -1: without staging) */
 	PtxSchedule sched = ptx_schedule_of(ks);
-	GpuProblem gp = {ir, M, K, N, p->op->shape.layout, values, &pm, dense, p->x, p->op->shape.dtype, p->sm, sched,
+	GpuProblem gp = {ir, {M, K, N, p->op->shape.dtype, p->op->shape.layout}, values, &pm, dense, p->x, p->sm, sched,
 	                 20, baseline, 64, baseline ? 0 : p->stop_us};
 	const char *slow = getenv("PATC_SEARCH_INJECT");
 	if (slow && !strcmp(slow, "slow") && p->which == 1 && gp.stop_us > 0)
@@ -214,7 +214,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const bool kn = p->op->shape.layout == PAT_LAYOUT_KN;
-	LowerKernel lk = {ir, M, K, N, p->op->shape.layout, "search_kernel", 0, PAT_F32, p->sched};
+	LowerKernel lk = {ir, {M, K, N, PAT_F32, p->op->shape.layout}, "search_kernel", 0, p->sched};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	if (!x86_jit(&lk, p->cpu, p->cpu ? "" : NULL, &kern, xerr)) {

@@ -36,13 +36,13 @@ static void check_traffic(const LowerKernel *lk, const PtxPlan *plan, const PtxE
 	ck_assert_msg(counted == plan->stage, "ptx_traffic counts %s kernel", plan->stage ? "no staged" : "an unstaged");
 	if (!counted)
 		return;
-	const int64_t pad = lk->ir->ext[PIR_AXIS_K] - lk->K;
+	const int64_t pad = lk->ir->ext[PIR_AXIS_K] - lk->shape.K;
 	const double slack =
-		plan->tc ? (double)(plan->nsets / plan->tc_rows) * (double)(pad + (plan->tc_sp ? 31 : 0)) * (double)lk->N * 2 : 0;
+		plan->tc ? (double)(plan->nsets / plan->tc_rows) * (double)(pad + (plan->tc_sp ? 31 : 0)) * (double)lk->shape.N * 2 : 0;
 	ck_assert_msg(copied[0] <= t.x * (1 + 1e-12) && copied[0] >= t.x * (1 - 1e-12) - slack &&
 	                  fabs(copied[1] - t.w_staged) <= 1e-12 * t.w_staged,
 	              "%lldx%lldx%lld: the stages copied %.0f bytes of X and %.0f of weights, ptx_traffic says %.0f and %.0f",
-	              (long long)lk->M, (long long)lk->K, (long long)lk->N, copied[0], copied[1], t.x, t.w_staged);
+	              (long long)lk->shape.M, (long long)lk->shape.K, (long long)lk->shape.N, copied[0], copied[1], t.x, t.w_staged);
 }
 
 /* Runs the kernel as compiled for sm on the host emulator over its grid;
@@ -53,7 +53,7 @@ static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, c
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, N, layout, "emu", 1, PAT_F32, {0}};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout}, "emu", 1, {0}};
 	char err[PTX_ERR_MAX];
 	PtxPlan plan;
 	PtxEmuStats st = {.count_access = st_out != NULL};
@@ -176,7 +176,7 @@ START_TEST(plans)
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->shape.M, op->shape.K, 4096, PAT_LAYOUT_KN, "k", 1, PAT_F32, {0}};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, 4096, PAT_F32, PAT_LAYOUT_KN}, "k", 1, {0}};
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
@@ -184,7 +184,7 @@ START_TEST(plans)
 			ck_assert_msg(plan.s.v == 8 && plan.s.bx == 16 && plan.s.by == 4 && plan.stage && plan.nsplit == 1,
 			              "%s: %d x %d threads, %d columns", want[i].pattern, plan.s.bx, plan.s.by, plan.s.v);
 			ck_assert_msg(plan.tile_why && strstr(plan.tile_why, "8 x 8 a thread"), "%s", want[i].pattern);
-			lk.N = 64; /* too few columns to fill the GPU with it: the 4 x 4 tile, and --explain says why */
+			lk.shape.N = 64; /* too few columns to fill the GPU with it: the 4 x 4 tile, and --explain says why */
 			ptx_plan(&lk, NULL, &plan);
 			ck_assert_msg(plan.s.v == 4 && plan.s.r <= 4 && plan.s.bx == 32, "%s, N = 64: %d x %d", want[i].pattern,
 			              plan.s.r, plan.s.v);
@@ -237,7 +237,7 @@ START_TEST(ptx_for_both_targets)
 		Program prog = compile_pattern(&arena, patterns[p / 2], shapes[p % 2]);
 		const OpResult *op = &prog.ops[0];
 		for (int t = 0; t < 2; t++) {
-			PtxKernelSpec spec = {.k = {op->ir, op->shape.M, op->shape.K, op->shape.N, PAT_LAYOUT_KN, "kern", 1},
+			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN}, "kern", 1},
 			                      .s = ptx_default_schedule};
 			char *ptx = NULL, err[PTX_ERR_MAX];
 			ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
@@ -282,7 +282,7 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 	const int64_t N = op->shape.N;
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, N, layout, "emu", 1, dt, {0}};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, dt, layout}, "emu", 1, {0}};
 	/* 16-bit X and weights (as the device gets them: ptx_weights); the
 	 * reference on the same rounded values */
 	uint16_t *x16 = malloc((size_t)(op->shape.K * N) * sizeof *x16);
@@ -498,7 +498,7 @@ START_TEST(tc_wgmma_matches_reference)
 	Program prog = compile_typed(&arena, pats[0], wshapes[0], "bf16");
 	static const char *const sms[] = {"sm_90", "sm_80"};
 	for (int t = 0; t < 2; t++) {
-		PtxKernelSpec spec = {.k = {prog.ops[0].ir, 200, 136, 72, PAT_LAYOUT_KN, "wg", 1, PAT_BF16, {0}}, .s = wg};
+		PtxKernelSpec spec = {.k = {prog.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN}, "wg", 1, {0}}, .s = wg};
 		char *ptx, err[PTX_ERR_MAX];
 		ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
 		ck_assert_msg((strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") != NULL) == !t, "%s",
@@ -508,7 +508,7 @@ START_TEST(tc_wgmma_matches_reference)
 		free(ptx);
 	}
 	Program sp = compile_typed(&arena, "apply nm(2, 4);", wshapes[0], "bf16");
-	LowerKernel lk = {sp.ops[0].ir, 200, 136, 72, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
+	LowerKernel lk = {sp.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN}, "k", 1, {0}};
 	PtxPlan plan;
 	ptx_plan(&lk, &wg, &plan);
 	ck_assert(plan.tc_sp && !plan.tc_wg);
@@ -649,17 +649,17 @@ START_TEST(tc_dynamic_smem)
 	arena_init(&arena);
 	Program b64 = compile_typed(&arena, "apply block(64, 64, 50%);", shape, "bf16");
 	Program b32 = compile_typed(&arena, "apply block(32, 32, 50%);", shape, "bf16");
-	LowerKernel k64 = {b64.ops[0].ir, 4096, 1024, 1024, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
-	LowerKernel k32 = {b32.ops[0].ir, 4096, 1024, 1024, PAT_LAYOUT_KN, "k", 1, PAT_BF16, {0}};
+	LowerKernel k64 = {b64.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN}, "k", 1, {0}};
+	LowerKernel k32 = {b32.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN}, "k", 1, {0}};
 	PtxPlan plan;
 	for (int l = 0; l < 2; l++) { /* patc's plans: static */
-		k64.layout = k32.layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
+		k64.shape.layout = k32.shape.layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
 		ptx_plan_target(&k64, NULL, "sm_90", &plan);
 		ck_assert(plan.stage && !plan.smem_dyn);
 		ptx_plan_target(&k32, NULL, "sm_90", &plan);
 		ck_assert(plan.stage && !plan.smem_dyn);
 	}
-	k64.layout = k32.layout = PAT_LAYOUT_KN;
+	k64.shape.layout = k32.shape.layout = PAT_LAYOUT_KN;
 	/* 6 buffers of 32 k: 64 rows x 40 halves of weights, 32 x 136 of X */
 	const PtxSchedule six = {.tcs = 6};
 	ptx_plan_target(&k64, &six, "sm_90", &plan);
@@ -764,7 +764,7 @@ START_TEST(tc_choice)
 		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
 		const OpResult *op = &prog.ops[0];
 		for (int l = 0; l < 2; l++) { /* either layout */
-			LowerKernel lk = {op->ir, op->shape.M, op->shape.K, op->shape.N, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, "k", 1, op->shape.dtype, {0}};
+			LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN}, "k", 1, {0}};
 			PtxPlan plan;
 			ptx_plan(&lk, NULL, &plan);
 			ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
@@ -830,7 +830,7 @@ START_TEST(random_configurations_match_reference)
 			continue;
 		}
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, op->shape.M, op->shape.K, op->shape.N, layout, "emu", 1, op->shape.dtype, {0}};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, layout}, "emu", 1, {0}};
 		PtxPlan plan;
 		/* (not drawn: the draws stay the seed's) sm_86 and sm_89 as sm_80 but for
 		 * their 99 KiB of shared memory */
@@ -932,7 +932,7 @@ START_TEST(emulation_catches_faults)
 	const OpResult *op = &prog.ops[0];
 	KernelCase kc;
 	kernel_case_init(&kc, op, PAT_LAYOUT_KN, op->shape.N);
-	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, op->shape.N, PAT_LAYOUT_KN, "emu", 1, PAT_F32, {0}};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN}, "emu", 1, {0}};
 	char err[PTX_ERR_MAX];
 	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
 	ck_assert(!ptx_emulate(&lk, NULL, "sm_90", kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));

@@ -18,7 +18,7 @@ static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int
 	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, op->shape.M, op->shape.K, N, layout, name, 0, PAT_F32, {0}};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout}, name, 0, {0}};
 	if (sched)
 		lk.sched = *sched;
 	X86Kernel kern;
