@@ -59,7 +59,7 @@ static void warp_mma(Warp *w, int32_t f16)
 	warp_product(w, &A[0][0], &B[0][0], 16);
 }
 
-/* mma.sp.m16n8k32: the same, A 2:4 sparse (see tc.c). */
+/* mma.sp.m16n8k32: the same, A 2:4 sparse (see tc_mma.c). */
 static void warp_mma_sp(Warp *w, int32_t f16)
 {
 	float A[16][32] = {{0}}, B[32][8];

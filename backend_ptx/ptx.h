@@ -65,7 +65,7 @@ typedef struct PtxSchedule {
 	             * applies; with bx = 0 (patc's choice), -1 turns it off */
 	int wg;     /* > 0: on sm_90, a staged tensor-core kernel of dense kept
 	             * tiles runs on Hopper's warpgroup mma (wgmma, target
-	             * sm_90a; see tc.c); else mma.sync, patc's choice until
+	             * sm_90a; see tc_stage.c); else mma.sync, patc's choice until
 	             * wgmma has been measured on a GPU */
 	int wsum;   /* > 0: where the walk along k is split (CUDA cores), the parts
 	             * sum through a workspace instead of adding to a zeroed C with
@@ -136,7 +136,7 @@ typedef struct PtxPlan {
 	                       * or why not (NULL: no wide tile was considered) */
 	int split;          /* the loop walked along k that blockIdx.z splits, -1: none */
 	int64_t nsplit, split_chunk; /* its parts, and digits per part */
-	bool stage;         /* X staged in shared memory, see ptx.c */
+	bool stage;         /* X staged in shared memory, see ptx_plan.c */
 	bool wstage;        /* stage: the weights staged beside X (wk, or wr) */
 	int outer;          /* stage: the first loop the threads walk */
 	int64_t stage_u, stage_p; /* stage: iterations of it per stage, points per iteration */
@@ -236,7 +236,7 @@ int ptx_tc_step_k(const PtxPlan *plan);
  * kept tiles give 64 rows the same k (tc_rows 4), over those 64 rows and
  * tc_wgn columns, a step of 16 tc_wgu k being tc_wgu
  * wgmma.mma_async.m64nNk16 that read the weights and X from the stage,
- * laid out as 8 x 8 core matrices, through descriptors (tc.c), each warp
+ * laid out as 8 x 8 core matrices, through descriptors (tc_stage.c), each warp
  * holding its 16 rows' accumulators; otherwise transposed (tc_wgt), over
  * the kept tile's 16 tc_rows rows and 64 tc_cols columns, one wgmma of
  * C^T's 64 columns x tc_wgn rows for each 16 k and 64 columns. */
@@ -254,7 +254,7 @@ typedef void (*PtxEmuMma)(const int32_t *a, const int32_t *b, float *c, int32_t 
 typedef void (*PtxEmuLdm)(const uint16_t *row, int32_t *out, int32_t trans);
 /* In emulation, mma.sp (the sparse tensor cores): a as for mma (the
  * compressed 16 x 16), b 4 words, c the accumulators, e the metadata (see
- * tc.c). */
+ * tc_mma.c). */
 typedef void (*PtxEmuMmaSp)(const int32_t *a, const int32_t *b, float *c, int32_t e, int32_t f16);
 /* In emulation, wgmma.mma_async (tc_wg): each lane passes the shared
  * memory (smem, bytes long; the descriptors' addresses are offsets into

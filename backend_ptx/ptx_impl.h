@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* ptx_impl.h - what the NVPTX backend's files share inside it: the device
- * operations of ptx_ops.c, which both mappings use, and the tensor-core
- * mapping's entry points (tc.c), which ptx.c calls.  tc.c uses ptx_ops.c
- * only, never ptx.c. */
+ * operations of ptx_ops.c, which both mappings use; what the CUDA-core
+ * mapping's files share (ptx_plan.c, ptx_body.c, ptx_stage.c); and the
+ * tensor-core mapping's entry points (tc_plan.c, tc.c), which the
+ * CUDA-core files call.  The tensor-core files (tc_impl.h) use ptx_ops.c
+ * only, never the CUDA-core files. */
 #ifndef PATC_PTX_IMPL_H
 #define PATC_PTX_IMPL_H
 
@@ -59,7 +61,7 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes);
  * that function, void(params). */
 LLVMValueRef ptx_emu_hook(LowerCtx *c, const char *name);
 void ptx_emu_call(LowerCtx *c, const char *name, LLVMTypeRef *params, LLVMValueRef *args, unsigned n);
-/* Whether PATC_EMU_INJECT (tests only) plants `what` (ptx.c lists them). */
+/* Whether PATC_EMU_INJECT (tests only) plants `what` (ptx_ops.c lists them). */
 bool ptx_emu_inject(const char *what);
 /* Emulated cp.async of `bytes` from global src to the block's shared dst,
  * zeros where !ok (an i1; NULL: always copies): both checked
@@ -79,12 +81,67 @@ void ptx_barrier(LowerCtx *c);
  * adders to an element. */
 double ptx_c_traffic(const LowerKernel *k, const PtxPlan *plan, int64_t adders);
 
-/* ---- the tensor-core mapping (tc.c), called by ptx.c ---- */
+/* ---- the CUDA-core mapping: ptx_plan.c, ptx_body.c, ptx_stage.c ----
+ *
+ * Calls go one way: ptx.c (the module) calls ptx_plan.c and ptx_body.c,
+ * ptx_body.c calls ptx_stage.c and ptx_plan.c, ptx_stage.c calls
+ * ptx_plan.c; all of them ptx_ops.c, and ptx_plan.c and ptx_body.c the
+ * tensor-core mapping. */
 
-/* ptx_traffic of a staged tensor-core plan. */
+/* The most rows and columns a thread takes (PtxSchedule's r and v). */
+enum { PTX_MAX_R = 16, PTX_MAX_V = 8 };
+
+/* Floats that pad each row of a stage's weights (wstage; see ptx_plan.c's
+ * staging), so that the rows the two halves of a warp read lie in
+ * different banks. */
+enum { PTX_WSTAGE_PAD = 4 };
+
+/* Floats per row of a stage of X (ptx_plan.c): the block's columns, in
+ * layout nk padded by 4. */
+int64_t ptx_stage_width(const LowerKernel *k, const PtxPlan *plan);
+
+/* The CUDA-core kernel body's state, which ptx_body.c builds and passes
+ * to ptx_stage.c's copies. */
+typedef struct GpuArg {
+	const PtxPlan *plan;
+	int r, v;
+	LLVMValueRef acc[PTX_MAX_R][PTX_MAX_V]; /* allocas */
+	LLVMValueRef col[PTX_MAX_V];            /* clamped columns (xvec: of each group), i64 */
+	LLVMValueRef mrow;                      /* alloca: the thread's first row */
+	int64_t row_step, m_step;               /* the next row of the group */
+	bool xvec, wk, wr;                      /* the vector loads (ptx_body.c) */
+	bool cols4;                             /* a thread's columns in groups of 4 (xvec, staged) */
+	int inner;                              /* wk: the loop walked 4 digits at a time */
+	int u;                                  /* wk: which of the 4 digits */
+	LLVMValueRef wv[PTX_MAX_R];             /* wk: the 4 weights of each row */
+	LLVMValueRef zlo, zhi;                  /* the split loop's digits for this block */
+	/* staging */
+	LLVMValueRef xs;                        /* the shared buffers [2][rows][bx v] */
+	LLVMValueRef ws;                        /* wstage: the weights' [2][r by][wrow], row r by + ty
+	                                         * (wr: [2][u p][r by]) */
+	int64_t wrow;                           /* wstage: floats a row of ws (its points, padded) */
+	LLVMValueRef ty, glo;                   /* the thread's row set in the block, its first group digit */
+	LLVMValueRef buf, j;                    /* the buffer computed on (i64), point counter (alloca) */
+	bool ragged;                            /* the last stage may run past the loop's end */
+	LLVMValueRef scol[PTX_MAX_V];           /* offsets of the thread's groups in a row */
+	LLVMValueRef tid, base;                 /* thread in the block, the block's first column */
+	LLVMValueRef fma;
+	LLVMTypeRef fma_ty, v4;
+} GpuArg;
+
+/* The kernel body's point p before the first walked loop: copies stage s
+ * (iterations olo + s stage_u .. of that loop, ohi its end) into buffer
+ * buf of the shared memory, spread over the block's threads with cp.async
+ * (ptx_stage.c). */
+void ptx_stage_issue(LowerCtx *c, GpuArg *a, const LowerPoint *p, LLVMValueRef s, LLVMValueRef buf,
+                     LLVMValueRef olo, LLVMValueRef ohi);
+
+/* ---- the tensor-core mapping (tc_plan.c, tc.c), called by ptx_plan.c and ptx_body.c ---- */
+
+/* ptx_traffic of a staged tensor-core plan (tc_plan.c). */
 bool ptx_tc_traffic(const LowerKernel *k, const PtxPlan *plan, PtxTraffic *t);
 
-/* The tensor-core kernel body. */
+/* The tensor-core kernel body (tc.c). */
 void ptx_tc_body(LowerCtx *c);
 
 #endif

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* ptx_ops.c - the device operations both GPU mappings build their kernels
- * from (the CUDA cores' in ptx.c, the tensor cores' in tc.c): intrinsics
- * and special registers, C's address and stores, cp.async and barriers,
- * each in its emulated form too (PtxPlan.emulate: calls of the host's
- * emulator, ptx_emulate), and the checks the emulator makes of a kernel's
- * accesses.  Declared in ptx_impl.h.
+ * from (the CUDA cores' in ptx_body.c and ptx_stage.c, the tensor cores'
+ * in tc*.c): intrinsics and special registers, C's address and stores,
+ * cp.async and barriers, each in its emulated form too (PtxPlan.emulate:
+ * calls of the host's emulator, ptx_emulate), and the checks the emulator
+ * makes of a kernel's accesses.  Declared in ptx_impl.h.
  *
- * Both mappings call these; nothing here calls either mapping, so ptx.c
- * calls tc.c and not the other way round. */
+ * Both mappings call these; nothing here calls either mapping, so the
+ * CUDA-core files call the tensor-core ones and not the other way round. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx_impl.h"
 
@@ -117,7 +117,7 @@ static int64_t shared_bytes(LLVMValueRef g)
  * checked access 4 bytes, or a buffer's length, further on; "barrier"
  * meets one more barrier each time in the block's second warp or row of
  * threads; "nobarrier" drops every barrier, "nocopy" every cp.async,
- * "nofence" every fence.proxy.async (tc.c); "wait" waits for one group of
+ * "nofence" every fence.proxy.async (tc_stage.c); "wait" waits for one group of
  * copies fewer each time; "nopad" drops the padding of the stages' rows
  * (right results, bank conflicts: PtxEmuStats).  So the checks are seen to
  * catch what they are for. */

@@ -113,7 +113,7 @@ static void program_base(const char *path, char *out, size_t len)
 /* The tensor-core kernel's staging and split-K, for --explain. */
 static void explain_tc_staging(StrBuf *out, const PtxPlan *plan)
 {
-	const int ahead = plan->tc_stages - (plan->tc_wga ? 2 : 1); /* (as tc.c's walk) */
+	const int ahead = plan->tc_stages - (plan->tc_wga ? 2 : 1); /* (as tc_stage.c's walk) */
 	if (plan->stage)
 		sb_printf(out, "    %s; %d buffers of %d k (the copies run %d step%s ahead%s)%s\n", plan->stage_why,
 		          plan->tc_stages, ptx_tc_step_k(plan), ahead, ahead == 1 ? "" : "s",
