@@ -9,6 +9,7 @@
  * go to stdout or, with -o, to a file written atomically.
  */
 #include "../frontend/frontend.h"
+#include "../support/blas_core.h"
 #include "../support/outfile.h"
 #include "../support/pool.h"
 #include "../support/util.h"
@@ -717,6 +718,10 @@ int main(int argc, char **argv)
 		return merge_main(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "train-cost-model"))
 		return train_main(argc, argv);
+	/* (patc's own, not in --help: --run and --search time the dense
+	 * baseline with another OpenBLAS kernel set through it) */
+	if (argc > 1 && !strcmp(argv[1], BLAS_CORE_SUBCOMMAND))
+		return blas_core_subcommand(argc, argv);
 	Options o;
 	int rc = options_parse(argc, argv, &o);
 	if (rc != PATC_EXIT_OK)

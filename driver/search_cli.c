@@ -333,6 +333,23 @@ static int write_outputs(const SearchCli *c, const OpResult *op, const PruneOp *
 	return rc;
 }
 
+/* The OpenBLAS kernel set of the dense baseline, and where it is weaker
+ * than the strongest this CPU runs, both sets' times (search.c's
+ * baseline_measure). */
+static void summarize_blas(const SearchResult *r, StrBuf *out)
+{
+	if (!r->blas.text[0])
+		return; /* the baseline taken from the log (--resume): its set, if logged, on the line before */
+	sb_printf(out, "        OpenBLAS kernel set: %s\n", r->blas.text);
+	if (r->blas.stronger_us > 0)
+		sb_printf(out, "        dense sgemm %.1f us with %s, %.1f us with %s (in a fresh process): the baseline is "
+		               "%s's, the faster\n",
+		          r->blas.in_use_us, r->blas.in_use, r->blas.stronger_us, r->blas.stronger, r->blas_core);
+	else if (r->blas.stronger[0] && r->blas.why[0])
+		sb_printf(out, "        dense sgemm with %s not timed (%s): the baseline is %s's\n", r->blas.stronger,
+		          r->blas.why, r->blas.in_use);
+}
+
 /* The best kernel's lines of the summary: its pattern and schedule,
  * density and loss, its time beside the dense baseline's, and how it
  * compares with the fastest kernel and the standard library's. */
@@ -353,10 +370,13 @@ static void summarize_best(const SearchCli *c, const SearchSettings *s, const Se
 	else if (b->status == SEARCH_MEASURED && r->dense_us > 0 && c->gpu)
 		sb_printf(out, "        %.1f us, %.2fx over dense cuBLAS (%.1f us) on %s\n", b->measured_us,
 		          r->dense_us / b->measured_us, r->dense_us, device);
-	else if (b->status == SEARCH_MEASURED && r->dense_us > 0)
-		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us), %d thread%s\n", b->measured_us,
-		          r->dense_us / b->measured_us, r->dense_us, c->s.threads, c->s.threads == 1 ? "" : "s");
-	else if (b->status == SEARCH_MEASURED)
+	else if (b->status == SEARCH_MEASURED && r->dense_us > 0) {
+		sb_printf(out, "        %.1f us, %.2fx over dense OpenBLAS sgemm (%.1f us, %s%s), %d thread%s\n",
+		          b->measured_us, r->dense_us / b->measured_us, r->dense_us,
+		          r->blas_core[0] ? r->blas_core : "kernel set not logged", r->blas_core[0] ? " kernels" : "",
+		          c->s.threads, c->s.threads == 1 ? "" : "s");
+		summarize_blas(r, out);
+	} else if (b->status == SEARCH_MEASURED)
 		sb_printf(out, "        %.1f us (the dense baseline was not measured: no speedup)\n", b->measured_us);
 	else
 		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
@@ -531,6 +551,7 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	SearchSettings s = c->s;
 	s.sm = c->gpu ? c->target : NULL;
 	s.cpu = cpu;
+	s.blas_exe = c->gpu ? NULL : "/proc/self/exe"; /* (patc itself: support/blas_core.h) */
 	s.emulate = emulate;
 	if (emulate && s.measure)
 		fprintf(stderr, "search: PATC_GPU_EMULATE: the candidates run on the host emulator, checked as on a GPU; "

@@ -91,7 +91,7 @@ void search_bench_one(Bench *b, int i, const char *kind)
 		r->resumed++;
 	else {
 		m = search_measure(&b->p, &c->ir, b->s->timeout_s);
-		if (search_log_measurement(b->s, c, m, r->dense_us, b->pr.f))
+		if (search_log_measurement(b->s, c, m, r->dense_us, r->blas_core, b->pr.f))
 			r->logged++;
 		else if (b->s->log_path)
 			r->unlogged++;

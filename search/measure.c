@@ -10,9 +10,9 @@
 #include "search_impl.h"
 #include "../backend_ptx/gpu.h"
 #include "../backend_x86/x86.h"
+#include "../support/blas_core.h"
 #include "../support/util.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -41,23 +41,6 @@ static void kernel_call(void *arg)
 		util_sleep(r->slow_s);
 }
 
-typedef struct DenseRun {
-	const float *w, *x;
-	float *c;
-	int64_t M, K, N;
-	bool kn;
-} DenseRun;
-
-static void dense_call(void *arg)
-{
-	const DenseRun *d = arg;
-	if (d->kn) /* C (M x N) = W X */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->M, (int)d->N, (int)d->K, 1, d->w, (int)d->K,
-		            d->x, (int)d->N, 0, d->c, (int)d->N);
-	else /* C (N x M) = X W^T */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)d->N, (int)d->M, (int)d->K, 1, d->x, (int)d->K,
-		            d->w, (int)d->K, 0, d->c, (int)d->M);
-}
 /* For the tests: $PATC_SEARCH_INJECT = crash, hang or wrong makes the
  * first candidate's measuring process crash, hang or return a wrong C;
  * slow makes the second one's kernel take 20 ms longer a call. */
@@ -194,14 +177,15 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	if (!ir) {
-		openblas_set_num_threads(p->threads);
 		const float *w = measured_copy(p->w, (size_t)(M * K) * sizeof *p->w);
 		if (!w) {
 			snprintf(m.why, sizeof m.why, "out of memory");
 			return m;
 		}
-		DenseRun d = {w, p->x, c, M, K, N, p->op->shape.layout == PAT_LAYOUT_KN};
-		m.us = util_time_min_us(dense_call, &d, 3);
+		/* (the same sgemm, timed the same way, as a fresh process with the
+		 * stronger kernel set times it: search.c's baseline_measure) */
+		m.us = blas_time_sgemm_us(BLAS_TIMING_SEARCH, p->op->shape.layout == PAT_LAYOUT_KN, M, K, N, w, p->x, c,
+		                          p->threads);
 		m.ok = 1;
 		return m;
 	}
@@ -356,7 +340,7 @@ bool search_taken_over(const SearchSettings *s, const SearchCandidate *c, Measur
 /* Appends c's measurement to the log at once, so that a search killed
  * later keeps it; false where it could not (said on progress). */
 bool search_log_measurement(const SearchSettings *s, const SearchCandidate *c, Measured m, double dense_us,
-                            FILE *progress)
+                            const char *blas_core, FILE *progress)
 {
 	if (!s->log_path || !s->log_info)
 		return false;
@@ -366,7 +350,7 @@ bool search_log_measurement(const SearchSettings *s, const SearchCandidate *c, M
 	logged.rel_err = m.rel_err;
 	logged.early = m.early;
 	snprintf(logged.why, sizeof logged.why, "%s", m.why);
-	char *line = search_log_line(s->log_info, &logged, dense_us);
+	char *line = search_log_line(s->log_info, &logged, dense_us, blas_core);
 	FILE *f = line ? fopen(s->log_path, "a") : NULL;
 	bool ok = f && fprintf(f, "%s\n", line) > 0;
 	if (f)

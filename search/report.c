@@ -340,6 +340,38 @@ static void settings_json(cJSON *root, const OpResult *op, const SearchSettings 
 	cJSON_AddBoolToObject(set, "measured", s->measure);
 }
 
+/* report.json's OpenBLAS kernel sets: blas_core, the one dense_us is of;
+ * dense_baselines, each set timed for it (where this search measured it:
+ * the one in use, and the strongest this CPU runs where that is stronger);
+ * blas_note, why the stronger one is missing. */
+static void blas_json(cJSON *root, const SearchResult *r)
+{
+	if (r->dense_us > 0 && r->blas_core[0])
+		cJSON_AddStringToObject(root, "blas_core", r->blas_core);
+	if (!r->blas.text[0] || r->blas.in_use_us <= 0)
+		return;
+	cJSON *arr = cJSON_AddArrayToObject(root, "dense_baselines");
+	const struct {
+		const char *core;
+		double us;
+		bool in_use;
+	} timed[2] = {{r->blas.in_use, r->blas.in_use_us, true}, {r->blas.stronger, r->blas.stronger_us, false}};
+	for (int i = 0; i < 2; i++) {
+		if (timed[i].us <= 0)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "blas_core", timed[i].core);
+		cJSON_AddNumberToObject(o, "dense_us", timed[i].us);
+		cJSON_AddBoolToObject(o, "in_use", timed[i].in_use);
+		cJSON_AddItemToArray(arr, o);
+	}
+	if (r->blas.stronger[0] && r->blas.stronger_us <= 0 && r->blas.why[0]) {
+		char note[320];
+		snprintf(note, sizeof note, "%s kernels not timed: %s", r->blas.stronger, r->blas.why);
+		cJSON_AddStringToObject(root, "blas_note", note);
+	}
+}
+
 /* report.json's cost_model: which one ranked, and how its ranks agree
  * with the measured latencies. */
 static void cost_model_json(cJSON *root, const SearchSettings *s, const SearchResult *r)
@@ -437,6 +469,7 @@ bool search_write_reports(const char *dir, const char *version, const char *sour
 	cJSON_AddNumberToObject(root, "seconds", r->seconds);
 	if (r->dense_us > 0)
 		cJSON_AddNumberToObject(root, "dense_us", r->dense_us);
+	blas_json(root, r);
 	cost_model_json(root, s, r);
 	if (r->best >= 0)
 		cJSON_AddItemToObject(root, "best",

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "search_impl.h"
 #include "../backend_x86/x86.h"
+#include "../support/blas_core.h"
 #include "../support/util.h"
 #include "../weights/tensor.h"
 
@@ -265,21 +266,70 @@ static Order *candidates_rank(const OpResult *op, const SearchSettings *s, int t
 	return ord;
 }
 
+/* src into dst[32], its control characters as '?' (a log's, edited by
+ * hand, goes into the summary's one line). */
+static void core_copy(char dst[32], const char *src)
+{
+	snprintf(dst, 32, "%s", src);
+	for (char *q = dst; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
+}
+
 /* The dense baseline's latency into b->r: as logged (--resume), else
- * measured (a failure said on progress: no speedups). */
+ * measured (a failure said on progress: no speedups).  On x86 with
+ * s->blas_exe, where OpenBLAS runs a kernel set weaker than the strongest
+ * this CPU runs, the sgemm is timed again with that one in a fresh patc
+ * process (the same way: support/blas_core.h), and the faster of the two
+ * is the baseline; one that cannot be timed so is said, and the other
+ * stays. */
 static void baseline_measure(Bench *b, FILE *progress)
 {
 	const SearchSettings *s = b->s;
 	SearchResult *out = b->r;
+	out->blas.in_use_us = out->blas.stronger_us = -1;
 	for (int i = s->nlogged - 1; i >= 0 && out->dense_us < 0; i--)
-		if (s->logged[i].dense_us > 0)
+		if (s->logged[i].dense_us > 0) {
 			out->dense_us = s->logged[i].dense_us; /* --resume: the baseline as logged */
-	if (out->dense_us < 0) {
-		Measured dm = search_measure(&b->p, NULL, s->timeout_s);
-		out->dense_us = dm.ok ? dm.us : -1;
-		if (!dm.ok && progress)
-			fprintf(progress, "search: warning: the dense baseline's measurement failed (%s): no speedups\n",
-			        dm.why);
+			core_copy(out->blas_core, s->logged[i].blas_core);
+		}
+	if (out->dense_us >= 0)
+		return;
+	Measured dm = search_measure(&b->p, NULL, s->timeout_s);
+	out->dense_us = dm.ok ? dm.us : -1;
+	if (!dm.ok && progress)
+		fprintf(progress, "search: warning: the dense baseline's measurement failed (%s): no speedups\n",
+		        dm.why);
+	if (s->gpu)
+		return;
+	BlasCoreInfo bc;
+	blas_core_info(&bc); /* (the measuring child's: forked, not executed, it runs this process's OpenBLAS) */
+	core_copy(out->blas.in_use, bc.in_use);
+	core_copy(out->blas.stronger, bc.stronger ? bc.stronger : "");
+	blas_core_text(&bc, out->blas.text, sizeof out->blas.text);
+	out->blas.in_use_us = out->dense_us;
+	if (dm.ok)
+		core_copy(out->blas_core, bc.in_use);
+	if (!bc.stronger || !s->blas_exe || !dm.ok)
+		return;
+	const Problem *p = &b->p;
+	double us;
+	if (!blas_core_time_fresh(s->blas_exe, bc.stronger, BLAS_TIMING_SEARCH, p->op->shape.layout == PAT_LAYOUT_KN,
+	                          p->M, p->K, p->N, p->threads, s->timeout_s, &us, out->blas.why)) {
+		if (progress)
+			fprintf(progress, "search: warning: OpenBLAS runs its %s kernels, weaker than %s, and the dense sgemm "
+			                  "with %s could not be timed (%s): the baseline is %s's\n",
+			        bc.in_use, bc.stronger, bc.stronger, out->blas.why, bc.in_use);
+		return;
+	}
+	out->blas.stronger_us = us;
+	if (progress)
+		fprintf(progress, "search: OpenBLAS runs its %s kernels, weaker than %s, the strongest this CPU runs: dense "
+		                  "sgemm %.1f us with %s, %.1f us with %s (in a fresh process); the baseline is the faster\n",
+		        bc.in_use, bc.stronger, out->dense_us, bc.in_use, us, bc.stronger);
+	if (us < out->dense_us) {
+		out->dense_us = us;
+		core_copy(out->blas_core, bc.stronger);
 	}
 }
 
@@ -299,8 +349,10 @@ static void ranked_measure(Bench *b, const Order *ord, int top, int threads)
 		                     out->dense_us, s->sm, top);
 	else
 		search_progress_line(&b->pr,
-		                     "search: dense OpenBLAS sgemm %.1f us (%d thread%s); measuring the %d best ranked",
-		                     out->dense_us, threads, threads == 1 ? "" : "s", top);
+		                     "search: dense OpenBLAS sgemm %.1f us (%d thread%s, %s%s); measuring the %d best ranked",
+		                     out->dense_us, threads, threads == 1 ? "" : "s",
+		                     out->blas_core[0] ? out->blas_core : "the log does not say which kernel set",
+		                     out->blas_core[0] ? " kernels" : "", top);
 	b->pr.total = top;
 	for (int j = 0; j < top; j++) {
 		if (s->shards > 1 && j % s->shards != s->shard)

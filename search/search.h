@@ -75,6 +75,7 @@ typedef struct SearchLogged {
 	char *pir;          /* the candidate's PatternIR text form */
 	double latency_us;  /* < 0: it failed (why) */
 	double dense_us, rel_err;
+	char blas_core[32]; /* the OpenBLAS kernel set dense_us is of ("" where not logged) */
 	KernelSchedule sched;
 	bool early;         /* stopped early (latency_us is coarse) */
 	char why[160];
@@ -102,6 +103,9 @@ typedef struct SearchSettings {
 	bool measure;      /* false: rank by the cost model alone */
 	const CostModel *model; /* NULL: the analytic one */
 	const char *cpu;   /* x86: the CPU the kernels are compiled for (x86_target_cpu; NULL: the host's) */
+	const char *blas_exe; /* x86: patc, to time the dense baseline again with the strongest
+	                       * OpenBLAS kernel set this CPU runs where the one in use is
+	                       * weaker (support/blas_core.h; NULL: never) */
 	bool gpu;          /* keep only candidates the GPU legality rules allow */
 	const char *sm;    /* gpu: the target (sm_80...), measured on the GPU through the driver */
 	bool emulate;      /* gpu: on the host emulator instead (gpu_emulate; for tests) */
@@ -164,7 +168,16 @@ typedef struct SearchResult {
 	                     * the best predicted of the search's own; -1: none */
 	int fastest;        /* the fastest measured in full within the budget; -1: none */
 	int tied;           /* the kernels best was chosen from (within the tie) */
-	double dense_us;    /* OpenBLAS sgemm with the same threads; < 0 when not measured */
+	double dense_us;    /* OpenBLAS sgemm with the same threads, the faster of the kernel set in
+	                     * use and the stronger one (blas); < 0 when not measured */
+	char blas_core[32]; /* x86: the OpenBLAS kernel set dense_us is of ("" where unknown: taken
+	                     * from a log that did not say) */
+	struct {            /* x86: the kernel sets timed for the baseline, where it was measured */
+		char in_use[32], stronger[32]; /* stronger: "" where in_use is as strong as any this CPU runs */
+		double in_use_us, stronger_us;  /* < 0: not measured */
+		char text[256];                 /* in_use described (blas_core_text) */
+		char why[160];                  /* why stronger_us is missing */
+	} blas;
 	int64_t patterns;   /* pattern candidates considered (before the filter) */
 	int64_t masks;      /* distinct masks among them (the candidates before schedules) */
 	int64_t within;     /* within the accuracy budget */
@@ -194,7 +207,8 @@ void search_sparsity_text(const SearchSettings *s, char *buf, size_t len);
 /* ---- the tuning log's functions (tunelog.c) ---- */
 
 /* The line for candidate c (malloc'd, no newline; NULL when out of memory). */
-char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, double dense_us);
+/* blas_core: dense_us's OpenBLAS kernel set (NULL or "": not logged). */
+char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, double dense_us, const char *blas_core);
 /* The measurements in the log at path whose target, device, N and threads
  * are info's (none when the file does not exist). */
 bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged **out, int *n, char err[256]);
@@ -209,6 +223,7 @@ typedef struct SearchLogEntry {
 	double M, K, N, threads, density;
 	double latency_us;         /* > 0, or < 0: absent (it failed) */
 	double dense_us, rel_err;  /* -1 and 0 where absent */
+	const char *blas_core;     /* dense_us's OpenBLAS kernel set (NULL in logs before it was logged) */
 	KernelSchedule sched;      /* absent: the backend's own */
 	bool early;                /* stopped early */
 	const char *early_why;     /* why (NULL in logs before it was logged) */

@@ -102,7 +102,7 @@ bool search_taken_over(const SearchSettings *s, const SearchCandidate *c, Measur
 /* Appends c's measurement to the log at once, so that a search killed
  * later keeps it; false where it could not (said on progress). */
 bool search_log_measurement(const SearchSettings *s, const SearchCandidate *c, Measured m, double dense_us,
-                            FILE *progress);
+                            const char *blas_core, FILE *progress);
 /* A measurement's outcome into its candidate. */
 void search_record(SearchCandidate *c, const Measured *m);
 

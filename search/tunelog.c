@@ -17,7 +17,7 @@
 /* A message into err[256] (util_say). */
 #define say(err, ...) util_say(err, 256, __VA_ARGS__)
 
-char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, double dense_us)
+char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, double dense_us, const char *blas_core)
 {
 	time_t now = time(NULL);
 	char when[32];
@@ -56,6 +56,8 @@ char *search_log_line(const SearchLogInfo *info, const SearchCandidate *c, doubl
 		cJSON_AddStringToObject(j, "failed", c->why);
 	if (dense_us > 0)
 		cJSON_AddNumberToObject(j, "dense_us", dense_us);
+	if (dense_us > 0 && blas_core && blas_core[0])
+		cJSON_AddStringToObject(j, "blas_core", blas_core);
 	char *line = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	return line;
@@ -151,6 +153,7 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	if (!(e->dense_us >= SEARCH_MIN_US && e->dense_us <= SEARCH_MAX_US))
 		e->dense_us = -1;
 	e->rel_err = log_number(line, "relative_error", 0, &bad);
+	e->blas_core = log_string(line, "blas_core", &bad); /* (absent in older logs) */
 	const cJSON *early = cJSON_GetObjectItemCaseSensitive(line, "early");
 	bad |= early && !cJSON_IsBool(early);
 	e->early = cJSON_IsTrue(early);
@@ -215,6 +218,8 @@ bool search_log_load(const char *path, const SearchLogInfo *info, SearchLogged *
 			e->pir = strdup(le.pir);
 			e->latency_us = le.latency_us;
 			e->dense_us = le.dense_us;
+			/* (whole characters of valid UTF-8, as why below) */
+			util_utf8_text(le.blas_core ? le.blas_core : "", e->blas_core, sizeof e->blas_core);
 			e->rel_err = le.rel_err;
 			e->sched = le.sched;
 			e->early = le.early;

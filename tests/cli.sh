@@ -386,6 +386,38 @@ EOF2
 
 # --run: the JIT kernel is checked against float64 and timed beside OpenBLAS
 expect "--run" 0 "$patc" "$tmp/w.pat" --run --threads=2
+# ... whose kernel set is named; where it is weaker than the strongest this CPU runs (OPENBLAS_CORETYPE=
+# Haswell on an AVX-512 machine), the sgemm is timed with that one too, in a fresh process, and the
+# speedup is over the faster; a fresh process that fails is said in a line, and the run goes on.
+# (Where it applies: AVX-512 F, BW, DQ and VL, and an OpenBLAS that picks its kernels at load.)
+has "--run names OpenBLAS's kernel set" "$tmp/out" "^  OpenBLAS kernel set: [A-Za-z]"
+avx512=1
+for f in avx512f avx512bw avx512dq avx512vl; do grep -qw "$f" /proc/cpuinfo 2>/dev/null || avx512=0; done
+if [ $avx512 = 1 ] && grep -q "^  (OpenBLAS: .*DYNAMIC_ARCH" "$tmp/out"; then
+	expect "--run with OPENBLAS_CORETYPE=Haswell" 0 env OPENBLAS_CORETYPE=Haswell "$patc" "$tmp/w.pat" --run --threads=2
+	has "--run with Haswell's kernels: said weaker" "$tmp/out" \
+		"^  OpenBLAS kernel set: Haswell, weaker than SkylakeX, the strongest this CPU runs (OPENBLAS_CORETYPE=Haswell)$"
+	has "--run with Haswell's kernels: their time" "$tmp/out" \
+		"^  OpenBLAS sgemm  *[0-9.]* ms .*(dense, same threads; Haswell kernels)$"
+	has "--run with Haswell's kernels: SkylakeX's time" "$tmp/out" \
+		"^  OpenBLAS sgemm  *[0-9.]* ms .*(dense, same threads; SkylakeX kernels, in a fresh process)$"
+	has "--run with Haswell's kernels: the speedup over the faster" "$tmp/out" \
+		"^  speedup over dense [0-9.]*x (over the faster sgemm, \(Haswell\|SkylakeX\)'s); relative error"
+	holds "--run with Haswell's kernels: both times, for each op" \
+		test "$(grep -c "SkylakeX kernels, in a fresh process" "$tmp/out")" -eq "$(grep -c "Haswell kernels)" "$tmp/out")"
+	expect "--run with the fresh process failing" 0 env OPENBLAS_CORETYPE=Haswell PATC_BLAS_INJECT=fail "$patc" \
+		"$tmp/w.pat" --run --threads=2
+	has "--run with the fresh process failing: said" "$tmp/out" \
+		"^  OpenBLAS sgemm with SkylakeX kernels not timed: failed, as PATC_BLAS_INJECT=fail asks$"
+	has "--run with the fresh process failing: the speedup over Haswell's" "$tmp/out" \
+		"^  speedup over dense [0-9.]*x; relative error"
+	expect "--run with SkylakeX's kernels" 0 env OPENBLAS_CORETYPE=SkylakeX "$patc" "$tmp/w.pat" --run --threads=2
+	has "--run with SkylakeX's kernels: as strong as any" "$tmp/out" \
+		"^  OpenBLAS kernel set: SkylakeX, as strong as any this CPU runs (OPENBLAS_CORETYPE=SkylakeX)$"
+	if grep -q "fresh process" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: --run with SkylakeX's kernels: timed again"; else pass=$((pass + 1)); fi
+else
+	echo "skip: no AVX-512 here, or an OpenBLAS without DYNAMIC_ARCH: --run beside a stronger kernel set not checked"
+fi
 # the header states what a kernel keeps on the stack of the thread that runs it: 32 x 240 blocks on
 # N = 1024 copy X into 975 KiB of it (a thread with a 1 MiB stack crashed there, and the header said
 # nothing); the kernel runs on a stack with that room

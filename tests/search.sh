@@ -102,6 +102,13 @@ kernels = set((x["pir"], json.dumps(x["schedule"], sort_keys=True)) for x in mea
 assert len(log) == len(kernels), (len(log), len(kernels), len(meas), len(tuned), len(refs))
 assert kernels == set((l["pir"], json.dumps(l["schedule"], sort_keys=True)) for l in log)
 assert all(l["target"] == "x86-64" and "device" in l and "seed" in l and "patc" in l for l in log)
+# the dense baseline's OpenBLAS kernel set, in the report and the log: the faster of the one in use
+# and, where that is weaker, the strongest this CPU runs (timed in a fresh process)
+db = r["dense_baselines"]
+assert [x["in_use"] for x in db] in ([True], [True, False]), db
+assert r["dense_us"] == min(x["dense_us"] for x in db), (r["dense_us"], db)
+assert r["blas_core"] == min(db, key=lambda x: x["dense_us"])["blas_core"], (r["blas_core"], db)
+assert all(l["blas_core"] == r["blas_core"] for l in log if "dense_us" in l), r["blas_core"]
 EOF
 	for f in op.o op.h op.safetensors; do [ -s "$tmp/a/$f" ] || bad "search: no $f"; done
 	grep -q "best: " "$tmp/out" && grep -q "over dense OpenBLAS" "$tmp/out" && ok || bad "search: summary: $(cat "$tmp/out")"
@@ -427,6 +434,14 @@ echo 'op w: spmm(M = 64, K = 80, N = 40) { weights = random(3, rows); }' >"$tmp/
 "$patc" "$tmp/op64.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% --resume -o "$tmp/other" >"$tmp/out" 2>&1 &&
 	grep -q "over dense OpenBLAS" "$tmp/out" && ! grep -q "987654" "$tmp/out" && ! grep -q "taken from the log" "$tmp/out" &&
 	ok || bad "--resume took another shape's lines: $(cat "$tmp/out")"
+# a log from before the kernel set was logged is still taken over, its baseline's set said unknown
+if [ -s "$tmp/a/tune.jsonl" ]; then
+	mkdir -p "$tmp/noblas" && sed 's/,"blas_core":"[^"]*"//' "$tmp/a/tune.jsonl" >"$tmp/noblas/tune.jsonl"
+	"$patc" "$tmp/op.pat" --search --topk=3 --threads=2 --budget=20% --resume -o "$tmp/noblas" >"$tmp/out" 2>&1 &&
+		grep -q "taken from the log" "$tmp/out" && grep -q "over dense OpenBLAS sgemm (.* us, kernel set not logged)" \
+		"$tmp/out" && ! grep -q '"blas_core"' "$tmp/noblas/report.json" && ok ||
+		bad "--resume of a log without the kernel set: $(cat "$tmp/out")"
+fi
 # --target=x86-64-avx2: the kernels the search measures and writes are AVX2's, whatever the host
 if command -v objdump >/dev/null; then
 	"$patc" "$tmp/op.pat" --search --no-measure --budget=20% --target=x86-64-avx2 -o "$tmp/avx2" >/dev/null 2>&1 &&

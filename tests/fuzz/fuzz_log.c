@@ -163,7 +163,7 @@ static void check_entry(const cJSON *line, const SearchLogEntry *e)
 {
 	/* every field there of its type (a relative error is 0 where absent, and only there) */
 	static const char *const strings[] = {"pir", "target", "device", "source", "op", "patc", "layout", "dtype",
-	                                      "failed"};
+	                                      "failed", "blas_core"};
 	static const char *const numbers[] = {"M",          "K",          "N",       "threads",       "density",
 	                                      "latency_us", "dense_us", "relative_error"};
 	for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
@@ -181,7 +181,7 @@ static void check_entry(const cJSON *line, const SearchLogEntry *e)
 	char perr[256];
 	need(pir_read_text(e->pir, ir, 2, perr, sizeof perr) == 1, "accepted a PatternIR that does not read: %s", perr);
 	const char *strs[] = {e->pir,    e->target,  e->device, e->source, e->op,
-	                      e->layout, e->version, e->dtype,  e->failed};
+	                      e->layout, e->version, e->dtype,  e->failed, e->blas_core};
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
 		total += strs[i] ? strlen(strs[i]) : 0; /* readable (ASan) */
@@ -322,6 +322,8 @@ static void check_load(const Line *l, int n)
 		             kernel_schedule_equal(&g->sched, &e->sched) && g->early == e->early &&
 		             (ascii ? !strcmp(g->why, failed) : valid_utf8(g->why) && strlen(g->why) < 120),
 		     "search_log_load's entry %d is not line %d as read", k, i + 1);
+		need(valid_utf8(g->blas_core) && strlen(g->blas_core) < sizeof g->blas_core && (e->blas_core || !g->blas_core[0]),
+		     "search_log_load's blas_core of line %d is no valid text of at most 31 bytes", i + 1);
 		need(g->latency_us < 0 ? g->latency_us == -1
 		                       : g->latency_us >= SEARCH_MIN_US && isfinite(g->latency_us) && g->rel_err >= 0 &&
 		                                 g->rel_err < SEARCH_MAX_REL_ERR,
