@@ -116,6 +116,7 @@ bench: bench-deps build
 	fi
 	@mkdir -p bench/results
 	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/cpu_bench stdlib bench/results/cpu.csv $(BENCH)
+	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/layout_bench stdlib bench/results/layout.csv $(BENCH)
 
 bench-prune: build
 	@mkdir -p bench/results

@@ -84,7 +84,7 @@ static bool time_us(Cuda *cu, const Dev *d, int reps, Launch run, void *arg, dou
 typedef struct KernelLaunch {
 	void *fn;
 	unsigned grid[3], block[3];
-	void *args[6];
+	void *args[7];
 	bool zero;
 	unsigned smem; /* dynamic shared memory */
 	CuPtr c;
@@ -193,7 +193,7 @@ bool gpu_measure(Cuda *cu, const GpuProblem *p, GpuResult *r, char err[CUDA_ERR_
 	KernelLaunch kl = {.fn = fn, .zero = spec.plan.zero, .smem = (unsigned)spec.plan.smem_dyn, .c = d.c, .nc = nc};
 	int64_t n0 = 0, n1 = N;
 	kl.args[0] = &d.x, kl.args[1] = &d.c, kl.args[2] = &d.values, kl.args[3] = &d.index_ptrs;
-	kl.args[4] = &n0, kl.args[5] = &n1;
+	kl.args[4] = &n0, kl.args[5] = &n1, kl.args[6] = &n1; /* N */
 	ptx_grid(&spec.plan, N, kl.grid, kl.block);
 	/* the checked run: C poisoned first */
 	ok = ok && cuda_fill32(cu, d.c, NAN_BITS, nc, err) && launch_kernel(cu, &kl, err) && cuda_sync(cu, err) &&

@@ -145,7 +145,7 @@ static void panel_copy(LowerCtx *c, LLVMValueRef dst, LLVMValueRef col, int64_t 
 	const LowerKernel *k = c->k;
 	LowerLoop lk, lj;
 	LLVMValueRef kk = lower_loop_begin(c, &lk, ll_i64(c, 0), ll_i64(c, k->shape.K), "pk");
-	LLVMValueRef src = ll_add(c, ll_mul(c, kk, k->shape.N), col);
+	LLVMValueRef src = ll_add(c, ll_mulv(c, kk, c->N), col);
 	LLVMValueRef to = ll_mul(c, kk, nt);
 	LLVMValueRef j = lower_loop_begin(c, &lj, ll_i64(c, 0), ll_i64(c, nt), "pj");
 	LLVMValueRef sa = ll_add(c, src, j), da = ll_add(c, to, j);
@@ -176,7 +176,7 @@ void x86_panel_tile(LowerCtx *c, const X86Panel *pn, LLVMValueRef n, LLVMValueRe
 	}
 	LLVMValueRef inx = LLVMBuildGEP2(c->b, c->f32, c->X, &n, 1, "");
 	*xt = LLVMBuildSelect(c->b, have, inp, inx, "xt");
-	*ldk = LLVMBuildSelect(c->b, have, ll_i64(c, pn->nt), ll_i64(c, k->shape.N), "ldk");
+	*ldk = LLVMBuildSelect(c->b, have, ll_i64(c, pn->nt), c->N, "ldk");
 }
 
 /* The C library's function `name`, ret(arg), declared where missing. */

@@ -89,18 +89,20 @@ static unsigned long long stack_bytes(LLVMValueRef fn, LLVMTargetDataRef td)
  * (musl's is 128 KiB) or `ulimit -s` would give. */
 enum { EMIT_STACK_SLACK = 1 << 20, EMIT_ATTR_BYTES = 64 /* >= sizeof(pthread_attr_t): 56 in glibc and musl */ };
 
-/* void P_run(const float *X, float *C, const weights *w, int threads);
- * `stored` weights (the packed tensor's length).  Each slice of columns
- * runs in chunks of `chunk` columns, the last taking a remainder under half
- * a chunk, as x86_run does; its threads get `stack` bytes for the kernel's buffers
- * and EMIT_STACK_SLACK more. */
+/* int P_run(const float *X, float *C, int64_t N, const weights *w, int threads):
+ * 0, or -1 without touching C where N is negative or (fixed_n > 0) not
+ * fixed_n, the one N the kernel is specialised on.  `stored` weights (the
+ * packed tensor's length).  Each slice of columns runs in chunks of `chunk`
+ * columns, the last taking a remainder under half a chunk, as x86_run does;
+ * its threads get `stack` bytes for the kernel's buffers and
+ * EMIT_STACK_SLACK more. */
 static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel, const char *name,
-                      int64_t N, int64_t chunk, double stored, unsigned long long stack)
+                      int64_t fixed_n, int64_t chunk, double stored, unsigned long long stack)
 {
 	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i64 = LLVMInt64TypeInContext(ctx),
-	            i32 = LLVMInt32TypeInContext(ctx), vt = LLVMVoidTypeInContext(ctx);
+	            i32 = LLVMInt32TypeInContext(ctx);
 	LLVMTypeRef kty = LLVMGlobalGetValueType(kernel);
-	LLVMTypeRef args_ty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, i64, i64}, 6, 0);
+	LLVMTypeRef args_ty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, i64, i64, i64}, 7, 0);
 	/* the thread trampoline, ptr tramp(ptr args): the slice's columns
 	 * [n0, n1) in chunks, for (c = n0; c < n1; c += chunk) */
 	char tname[256];
@@ -113,9 +115,9 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	                  tbody = LLVMAppendBasicBlockInContext(ctx, tramp, "chunk"),
 	                  tdone = LLVMAppendBasicBlockInContext(ctx, tramp, "done");
 	LLVMPositionBuilderAtEnd(b, tentry);
-	LLVMValueRef a = LLVMGetParam(tramp, 0), f[6];
-	LLVMTypeRef ft[6] = {ptr, ptr, ptr, ptr, i64, i64};
-	for (unsigned i = 0; i < 6; i++)
+	LLVMValueRef a = LLVMGetParam(tramp, 0), f[7];
+	LLVMTypeRef ft[7] = {ptr, ptr, ptr, ptr, i64, i64, i64};
+	for (unsigned i = 0; i < 7; i++)
 		f[i] = LLVMBuildLoad2(b, ft[i], LLVMBuildStructGEP2(b, args_ty, a, i, ""), "");
 	LLVMValueRef start = f[4], end = f[5];
 	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, end, ""), tbody, tdone);
@@ -127,30 +129,53 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef half = LLVMConstInt(i64, (unsigned long long)(chunk / 2), 0);
 	c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, half, ""), end, c1, "c1");
 	f[4] = c0, f[5] = c1;
-	LLVMBuildCall2(b, kty, kernel, f, 6, "");
+	LLVMBuildCall2(b, kty, kernel, f, 7, "");
 	LLVMAddIncoming(c0, (LLVMValueRef[]){start, c1}, (LLVMBasicBlockRef[]){tentry, tbody}, 2);
 	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, c1, end, ""), tbody, tdone);
 	LLVMPositionBuilderAtEnd(b, tdone);
 	LLVMBuildRet(b, LLVMConstNull(ptr));
 
-	LLVMTypeRef rty = LLVMFunctionType(vt, (LLVMTypeRef[]){ptr, ptr, ptr, i32}, 4, 0);
+	LLVMTypeRef rty = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, ptr, i64, ptr, i32}, 5, 0);
 	LLVMValueRef run = LLVMAddFunction(mod, name, rty);
-	LLVMValueRef X = LLVMGetParam(run, 0), C = LLVMGetParam(run, 1), w = LLVMGetParam(run, 2),
-	             th = LLVMGetParam(run, 3);
+	LLVMValueRef X = LLVMGetParam(run, 0), C = LLVMGetParam(run, 1), Nc = LLVMGetParam(run, 2),
+	             w = LLVMGetParam(run, 3), th = LLVMGetParam(run, 4);
 	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, run, "entry"));
+	{ /* an N it cannot run: -1; none: 0 */
+		LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntSLT, Nc, LLVMConstInt(i64, 0, 0), "");
+		if (fixed_n > 0)
+			bad = LLVMBuildOr(b, bad, LLVMBuildICmp(b, LLVMIntNE, Nc, LLVMConstInt(i64, (unsigned long long)fixed_n, 0), ""), "");
+		LLVMBasicBlockRef refuse = LLVMAppendBasicBlockInContext(ctx, run, "refuse"),
+		                  none = LLVMAppendBasicBlockInContext(ctx, run, "none"),
+		                  go = LLVMAppendBasicBlockInContext(ctx, run, "go"),
+		                  some = LLVMAppendBasicBlockInContext(ctx, run, "some");
+		LLVMBuildCondBr(b, bad, refuse, some);
+		LLVMPositionBuilderAtEnd(b, refuse);
+		LLVMBuildRet(b, LLVMConstInt(i32, (unsigned long long)-1, 1));
+		LLVMPositionBuilderAtEnd(b, some);
+		LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, Nc, LLVMConstInt(i64, 0, 0), ""), none, go);
+		LLVMPositionBuilderAtEnd(b, none);
+		LLVMBuildRet(b, LLVMConstInt(i32, 0, 0));
+		LLVMPositionBuilderAtEnd(b, go);
+	}
 	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr}, 2, 0);
 	LLVMValueRef values = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 0, ""), "values");
 	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 1, "index");
-	/* t = clamp(threads, 1, min(N, 256, work / EMIT_MIN_FMA_PER_THREAD)) */
+	/* t = clamp(threads, 1, min(N, 256, work / EMIT_MIN_FMA_PER_THREAD)),
+	 * work = stored N */
 	LLVMValueRef t = LLVMBuildSExt(b, th, i64, "");
-	int64_t cap = N < 256 ? N : 256;
-	double by_work = stored * (double)N / EMIT_MIN_FMA_PER_THREAD;
-	if (by_work < (double)cap)
-		cap = by_work < 1 ? 1 : (int64_t)by_work;
-	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, t, LLVMConstInt(i64, 1, 0), ""),
-	                    LLVMConstInt(i64, 1, 0), t, "");
-	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, t, LLVMConstInt(i64, (unsigned long long)cap, 0), ""),
-	                    LLVMConstInt(i64, (unsigned long long)cap, 0), t, "t");
+	LLVMValueRef one = LLVMConstInt(i64, 1, 0);
+	LLVMValueRef cap = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, Nc, LLVMConstInt(i64, 256, 0), ""), Nc,
+	                                   LLVMConstInt(i64, 256, 0), "");
+	LLVMTypeRef f64 = LLVMDoubleTypeInContext(ctx);
+	LLVMValueRef work = LLVMBuildFMul(b, LLVMBuildSIToFP(b, Nc, f64, ""),
+	                                  LLVMConstReal(f64, stored / EMIT_MIN_FMA_PER_THREAD), "");
+	work = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, work, LLVMConstReal(f64, 256.0), ""), work,
+	                       LLVMConstReal(f64, 256.0), "");
+	LLVMValueRef by_work = LLVMBuildFPToSI(b, work, i64, "");
+	by_work = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, by_work, one, ""), one, by_work, "");
+	cap = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, by_work, cap, ""), by_work, cap, "cap");
+	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, t, one, ""), one, t, "");
+	t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, t, cap, ""), cap, t, "t");
 
 	/* fill one args record per slice, start slices 1..t-1 on threads (a
 	 * slice whose thread cannot start runs here), run slice 0, join */
@@ -182,13 +207,12 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef pjoin = ll_function(mod, "pthread_join", pj_ty);
 	LowerCtx lc = {.ctx = ctx, .mod = mod, .b = b, .fn = run, .i64 = i64};
 	LowerLoop l1, l2;
-	LLVMValueRef Nc = LLVMConstInt(i64, (unsigned long long)N, 0);
 	LLVMValueRef s = lower_loop_begin(&lc, &l1, LLVMConstInt(i64, 0, 0), t, "fill");
 	LLVMValueRef rec = LLVMBuildGEP2(b, args_ty, recs, &s, 1, "");
 	LLVMValueRef n0 = slice_bound(b, i64, Nc, s, t);
 	LLVMValueRef n1 = slice_bound(b, i64, Nc, LLVMBuildAdd(b, s, LLVMConstInt(i64, 1, 0), ""), t);
-	LLVMValueRef vals[6] = {X, C, values, index, n0, n1};
-	for (unsigned i = 0; i < 6; i++)
+	LLVMValueRef vals[7] = {X, C, values, index, n0, n1, Nc};
+	for (unsigned i = 0; i < 7; i++)
 		LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, args_ty, rec, i, ""));
 	LLVMBasicBlockRef spawn = LLVMAppendBasicBlockInContext(ctx, run, "spawn"),
 	                  next = LLVMAppendBasicBlockInContext(ctx, run, "spawned");
@@ -225,7 +249,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMBuildCall2(b, a1_ty, ll_function(mod, "pthread_attr_destroy", a1_ty), &attr, 1, "");
 	LLVMBuildBr(b, ret);
 	LLVMPositionBuilderAtEnd(b, ret);
-	LLVMBuildRetVoid(b);
+	LLVMBuildRet(b, LLVMConstInt(i32, 0, 0));
 	LLVMDisposeBuilder(b);
 }
 
@@ -243,7 +267,7 @@ static void build_unpack(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef ker
 	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 1, "");
 	LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
 	LLVMBuildCall2(b, LLVMGlobalGetValueType(kernel), kernel,
-	               (LLVMValueRef[]){LLVMConstNull(ptr), LLVMGetParam(fn, 1), values, index, zero, zero}, 6, "");
+	               (LLVMValueRef[]){LLVMConstNull(ptr), LLVMGetParam(fn, 1), values, index, zero, zero, zero}, 7, "");
 	LLVMBuildRetVoid(b);
 	LLVMDisposeBuilder(b);
 }
@@ -298,14 +322,15 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	LLVMSetGlobalConstant(packed, 1);
 	/* the kernels and their C entry points */
 	snprintf(name, sizeof name, "%.200s.kernel", pre);
-	LowerKernel lk = {ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, op->shape.layout}, name, 0, {0}};
+	LowerKernel lk = {ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, op->shape.layout}, name, 0, {0}, !e->fixed_n};
 	if (e->schedules)
 		lk.sched = e->schedules[i];
 	lk.vector_width = x86_schedule_width(&lk.sched, tm);
-	LLVMValueRef kernel = lower_kernel(ctx, mod, &lk, &x86_update_hooks);
+	LLVMValueRef inner;
+	LLVMValueRef kernel = x86_lower(ctx, mod, &lk, &x86_update_hooks, &inner);
 	LLVMSetLinkage(kernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
-	LowerKernel uk = {ir, {op->shape.M, op->shape.K, 1, PAT_F32, PAT_LAYOUT_KN}, name, 1, {0}};
+	LowerKernel uk = {ir, {op->shape.M, op->shape.K, 1, PAT_F32, PAT_LAYOUT_KN}, name, 1, {0}, false};
 	LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 	LLVMSetLinkage(ukernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s_run", pre);
@@ -313,9 +338,9 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	for (int j = 0; j < ir->nloops; j++)
 		stored *= (double)ir->loops[j].nnz;
 	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-	const unsigned long long stack = stack_bytes(kernel, td);
+	const unsigned long long stack = stack_bytes(kernel, td) + (inner ? stack_bytes(inner, td) : 0);
 	LLVMDisposeTargetData(td);
-	build_run(ctx, mod, kernel, name, op->shape.N, x86_chunk_columns(&lk), stored, stack);
+	build_run(ctx, mod, kernel, name, e->fixed_n ? op->shape.N : 0, x86_chunk_columns(&lk), stored, stack);
 	snprintf(name, sizeof name, "%.200s_unpack", pre);
 	build_unpack(ctx, mod, ukernel, name);
 	char paper[PIR_PAPER_MAX];
@@ -332,7 +357,9 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	if (e->schedules && e->schedules[i].threads > 0)
 		sb_printf(h, "enum { %s_THREADS = %d }; /* the threads the search found fastest */\n", pre,
 		          e->schedules[i].threads);
-	sb_printf(h, "void %s_run(const float *X, float *C, const %s_weights *w, int threads);\n", pre, pre);
+	if (e->fixed_n)
+		sb_printf(h, "/* N must be %s_N (--fixed-n): another N returns -1 */\n", pre);
+	sb_printf(h, "int %s_run(const float *X, float *C, int64_t N, const %s_weights *w, int threads);\n", pre, pre);
 	sb_printf(h, "void %s_unpack(const %s_weights *w, float *W);\n\n", pre, pre);
 }
 
@@ -394,9 +421,12 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	              " * Link with %s.o (and pthreads, in glibc's libc), or with the shared\n"
 	              " * library -o DIR --emit=so links from it.  For each op OP:\n"
 	              " *   %s_OP_packed   the op's pruned weights, packed (Fractal-ELL)\n"
-	              " *   %s_OP_run      C = W_s X with `threads` threads (split over tokens;\n"
+	              " *   %s_OP_run      C = W_s X for N tokens (any N >= 0, the op's N being\n"
+	              " *                  what the kernel is tuned for; -o --fixed-n: that\n"
+	              " *                  N only) with `threads` threads (split over tokens;\n"
 	              " *                  started per call, so each gets at least 8M\n"
-	              " *                  multiply-adds: small ops use fewer)\n"
+	              " *                  multiply-adds: small ops use fewer); returns 0,\n"
+	              " *                  or -1 for an N it does not take (C untouched)\n"
 	              " *   %s_OP_unpack   the dense masked weight W_s (M x K), for checking\n"
 	              " *   %s_OP_STACK_BYTES  the stack its kernel takes in each thread that\n"
 	              " *                  runs it: up to 1 MiB, beyond what a small thread\n"

@@ -27,7 +27,6 @@ static unsigned xbuf_align(int vl)
 /* The weight at p into the accumulators of row r. */
 static void krun_point_at(LowerCtx *c, const LowerPoint *p, KrunArg *a, int r)
 {
-	const LowerKernel *k = c->k;
 	/* a padding column of W: its weight is 0, and X has no such row */
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kpoint");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "kpad");
@@ -39,12 +38,12 @@ static void krun_point_at(LowerCtx *c, const LowerPoint *p, KrunArg *a, int r)
 	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
 	LLVMValueRef base = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
 	                    : a->xbuf ? ll_mul(c, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), a->ldx)
-	                              : ll_add(c, ll_mul(c, p->k, k->shape.N), a->n);
+	                              : ll_add(c, ll_mulv(c, p->k, c->N), a->n);
 	if (!a->xt && a->xbuf && a->xcol)
 		base = ll_add(c, base, a->n);
 	if (!a->xt && a->xbuf && a->xrows > 0) { /* outside the buffer's rows: X itself */
 		LLVMValueRef in = LLVMBuildICmp(c->b, LLVMIntULT, LLVMBuildSub(c->b, p->k, a->klo, ""), ll_i64(c, a->xrows), "");
-		LLVMValueRef direct = ll_add(c, ll_mul(c, p->k, k->shape.N), a->n);
+		LLVMValueRef direct = ll_add(c, ll_mulv(c, p->k, c->N), a->n);
 		xs = LLVMBuildSelect(c->b, in, a->xbuf, c->X, "xs");
 		base = LLVMBuildSelect(c->b, in, base, direct, "xat");
 	}
@@ -78,7 +77,7 @@ static void krun_write(LowerCtx *c, bool add, const void *arg)
 {
 	const KrunWrite *w = arg;
 	const KrunArg *a = w->a;
-	LLVMValueRef base = ll_add(c, ll_mul(c, w->p->m, c->k->shape.N), a->n);
+	LLVMValueRef base = ll_add(c, ll_mulv(c, w->p->m, c->N), a->n);
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 		x86_c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
@@ -414,7 +413,7 @@ void x86_krun_all(LowerCtx *c, int split)
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "xcopied");
 		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, c->k->shape.K), ""), cp, nx);
 		LLVMPositionBuilderAtEnd(c->b, cp);
-		LLVMValueRef src = ll_add(c, ll_mul(c, kk, c->k->shape.N), t.n);
+		LLVMValueRef src = ll_add(c, ll_mulv(c, kk, c->N), t.n);
 		LLVMValueRef dst = ll_mul(c, j, nt);
 		for (int u = 0; u < unroll; u++) {
 			LLVMValueRef o = ll_i64(c, (int64_t)u * vl);

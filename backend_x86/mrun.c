@@ -42,7 +42,6 @@ typedef struct MrunArg {
 static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 {
 	MrunArg *a = arg;
-	const LowerKernel *k = c->k;
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mpoint");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mpad");
 	LLVMBuildCondBr(c->b, x86_k_in_range(c, p), body, skip);
@@ -50,7 +49,7 @@ static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMValueRef xs = a->xt ? a->xt : a->xbuf ? a->xbuf : c->X;
 	LLVMValueRef row = a->xt     ? LLVMBuildNSWMul(c->b, p->k, a->ldk, "")
 	                   : a->xbuf ? ll_mul(c, LLVMBuildNSWSub(c->b, p->k, a->klo, ""), a->ldx)
-	                             : ll_mul(c, p->k, k->shape.N);
+	                             : ll_mulv(c, p->k, c->N);
 	LLVMValueRef base = a->xt ? row : ll_add(c, row, a->n);
 	LLVMValueRef x[X86_UNROLL];
 	for (int u = 0; u < a->nacc; u++) {
@@ -144,7 +143,7 @@ static void mrun_write(LowerCtx *c, bool add, const void *arg)
 		LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mstored");
 		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->shape.M), ""), st, nx);
 		LLVMPositionBuilderAtEnd(c->b, st);
-		LLVMValueRef base = ll_add(c, ll_mul(c, m, k->shape.N), a->n);
+		LLVMValueRef base = ll_add(c, ll_mulv(c, m, c->N), a->n);
 		for (int u = 0; u < a->nacc; u++) {
 			LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 			x86_c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
@@ -271,6 +270,8 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 			return; /* not one exact range of k */
 		span *= l->len;
 	}
+	if (k->n_runtime)
+		return; /* its rows are N + 16 floats apart: a size fixed at compile time */
 	const int64_t ldx = k->shape.N + X86_MBUF_PAD;
 	/* the copy (span x N) must be small beside the work on it (rows x span
 	 * x N), and pays only where X's rows share L1's sets (x86_x_rows_spread);
@@ -286,7 +287,7 @@ static void mrun_condense(LowerCtx *c, const LowerPoint *p, int first, MrunArg *
 	LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "mxcopied");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->shape.K), ""), cp, nx);
 	LLVMPositionBuilderAtEnd(c->b, cp);
-	LLVMValueRef src0 = ll_mul(c, kk, k->shape.N);
+	LLVMValueRef src0 = ll_mulv(c, kk, c->N);
 	LLVMValueRef dst0 = ll_mul(c, j, ldx);
 	LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "mxcol");
 	LLVMValueRef sa = ll_add(c, src0, n), da = ll_add(c, dst0, n);
@@ -522,7 +523,8 @@ static void mrun_all_blocks(LowerCtx *c, int first)
 	const Pir *ir = c->k->ir;
 	const int ko = c->nest->k_above, run = ko >= 0 ? ko : first + 1; /* first: split - 1 */
 	const double span = x86_run_rows_per_digit(ir, run);
-	const double width = (double)(ko >= 0 ? x86_chunk_columns(c->k) : c->k->shape.N);
+	const int64_t chunk = x86_chunk_columns(c->k), hint = c->k->shape.N;
+	const double width = (double)(ko >= 0 && chunk < hint ? chunk : hint);
 	const PirLoop *outer = &ir->loops[run];
 	LowerPoint start = {ll_i64(c, 0), ll_i64(c, 0), ll_i64(c, 0)};
 	double rows = (double)X86_KBLOCK_BYTES / (4.0 * width);

@@ -141,12 +141,14 @@ enum {
 
 int64_t x86_chunk_columns(const LowerKernel *k)
 {
+	/* a kernel for N at run time takes the chunks a large N would */
+	const int64_t N = k->n_runtime ? X86_N_ANY : k->shape.N;
 	if (k->sched.chunk < 0)
-		return k->shape.N;
+		return N;
 	if (k->sched.chunk > 0) { /* the schedule's: whole tiles of the widest kind */
 		const int64_t al = (int64_t)k->vector_width * 8 > 0 ? (int64_t)k->vector_width * 8 : 1;
 		const int64_t w = (k->sched.chunk + al - 1) / al * al;
-		return w < k->shape.N ? w : k->shape.N;
+		return w < N ? w : N;
 	}
 	const Pir *ir = k->ir;
 	Nest nest;
@@ -154,9 +156,9 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 	const int split = nest.split;
 	const bool mrun = lower_path(k, &x86_update_hooks) == LOWER_MRUN;
 	const double from = mrun ? X86_CHUNK_MRUN_FROM : X86_CHUNK_FROM_BYTES;
-	if ((double)k->shape.K * (double)k->shape.N * 4 <= from || k->shape.layout != PAT_LAYOUT_KN ||
+	if ((double)k->shape.K * (double)N * 4 <= from || k->shape.layout != PAT_LAYOUT_KN ||
 	    (split < ir->nloops && pir_loop_is_perforated(&ir->loops[split])))
-		return k->shape.N;
+		return N;
 	const int64_t tile = (int64_t)k->vector_width * x86_mrun_nacc(k);
 	const bool one_tile = mrun && (double)k->shape.K * 4.0 * (double)tile <= X86_CHUNK_X_BYTES &&
 	                      (nest.k_above < 0 || x86_across_for(k) >= 0);
@@ -167,6 +169,11 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 
 void x86_kernel_traits(const LowerKernel *k, X86Traits *t)
 {
+	LowerKernel pk; /* nk on panels: what the panels' kn kernel does */
+	if (x86_nk_panels(k, &x86_update_hooks)) {
+		pk = x86_nk_panel_kernel(k, k->name);
+		k = &pk;
+	}
 	Nest nest;
 	nest_of(k->ir, &nest);
 	const int split = nest.split;

@@ -37,8 +37,8 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
 	LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "n");
 	LLVMValueRef xi, ci;
 	if (kk->shape.layout == PAT_LAYOUT_KN) {
-		xi = ll_add(c, ll_mul(c, k, kk->shape.N), n);
-		ci = ll_add(c, ll_mul(c, m, kk->shape.N), n);
+		xi = ll_add(c, ll_mulv(c, k, c->N), n);
+		ci = ll_add(c, ll_mulv(c, m, c->N), n);
 	} else {
 		xi = ll_add(c, ll_mul(c, n, kk->shape.K), k);
 		ci = ll_add(c, ll_mul(c, n, kk->shape.M), m);
@@ -58,6 +58,8 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
 const LowerHooks x86_update_hooks = {
 	.stores_c = x86_stores_c, .update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner,
 	.krun_all = x86_krun_all, .mrun_all = x86_mrun_all};
+
+const LowerHooks x86_point_hooks = {.update = x86_update};
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -189,7 +191,7 @@ bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cp
 	LLVMModuleRef mod = ll_module(ctx, k->name, tm);
 	LowerKernel kv = *k;
 	kv.vector_width = x86_schedule_width(&k->sched, tm);
-	lower_kernel(ctx, mod, &kv, hooks);
+	x86_lower(ctx, mod, &kv, hooks, NULL);
 	if (!ll_verify(mod, err, X86_ERR_MAX, "internal: invalid kernel module") || !x86_optimize(mod, tm, err)) {
 		LLVMDisposeModule(mod);
 		goto done;
@@ -217,6 +219,7 @@ bool x86_jit_hooks(const LowerKernel *k, const LowerHooks *hooks, const char *cp
 	out->fn = (X86KernelFn)(uintptr_t)addr;
 	out->jit = jit;
 	out->N = k->shape.N;
+	out->n_runtime = k->n_runtime;
 	out->chunk = hooks == &x86_update_hooks ? x86_chunk_columns(&kv) : k->shape.N;
 	jit = NULL;
 	ok = true;
@@ -240,29 +243,37 @@ typedef struct Job {
 	const float *X, *values;
 	float *C;
 	const int32_t *const *index;
+	int64_t N;
 	int threads;
 } Job;
 
 static void run_slice(void *arg, int t)
 {
 	const Job *j = arg;
-	const int64_t n0 = x86_slice_bound(j->k->N, t, j->threads), n1 = x86_slice_bound(j->k->N, t + 1, j->threads);
-	const int64_t w = j->k->chunk > 0 ? j->k->chunk : n1 - n0;
+	const int64_t n0 = x86_slice_bound(j->N, t, j->threads), n1 = x86_slice_bound(j->N, t + 1, j->threads);
+	const int64_t w = j->k->chunk > 0 && j->k->chunk < n1 - n0 ? j->k->chunk : n1 - n0;
 	for (int64_t a = n0, b; a < n1; a = b) {
 		b = x86_chunk_end(a, n1, w);
-		j->k->fn(j->X, j->C, j->values, j->index, a, b);
+		j->k->fn(j->X, j->C, j->values, j->index, a, b, j->N);
 	}
 }
 
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
-             const int32_t *const *index, int threads)
+             const int32_t *const *index, int64_t N, int threads)
 {
+	if (!k->n_runtime && N != k->N) {
+		fprintf(stderr, "patc: internal error: a kernel for N = %lld run with N = %lld\n", (long long)k->N,
+		        (long long)N);
+		abort();
+	}
+	if (N < 1)
+		return;
 	if (threads < 1)
 		threads = 1;
-	if (threads > k->N)
-		threads = (int)k->N;
+	if (threads > N)
+		threads = (int)N;
 	if (threads > POOL_MAX_THREADS)
 		threads = POOL_MAX_THREADS;
-	Job j = {k, X, values, C, index, threads};
+	Job j = {k, X, values, C, index, N, threads};
 	pool_run(threads, run_slice, &j);
 }

@@ -14,15 +14,20 @@
 #include <stdint.h>
 
 typedef void (*X86KernelFn)(const float *X, float *C, const float *values,
-                            const int32_t *const *index, int64_t n0, int64_t n1);
+                            const int32_t *const *index, int64_t n0, int64_t n1, int64_t N);
 
 typedef struct X86Kernel {
 	void *jit; /* LLVMOrcLLJITRef */
 	X86KernelFn fn;
-	int64_t N;
-	int64_t chunk; /* x86_run calls fn on at most this many columns at a time
-	                * (column chunks: see plan.c) */
+	int64_t N;      /* the N it is specialised on (n_runtime: tuned for) */
+	bool n_runtime; /* any N at the call */
+	int64_t chunk;  /* x86_run calls fn on at most this many columns at a time
+	                 * (column chunks: see plan.c) */
 } X86Kernel;
+
+/* The N a kernel for N at run time is chunked for (x86_chunk_columns):
+ * any N, as large as it comes. */
+#define X86_N_ANY ((int64_t)1 << 40)
 
 enum { X86_ERR_MAX = 512 };
 
@@ -66,9 +71,11 @@ static inline int64_t x86_chunk_end(int64_t a, int64_t n1, int64_t w)
 }
 
 /* Runs the kernel over all N columns with `threads` threads, each taking a
- * contiguous slice of columns (columns never write the same C element). */
+ * contiguous slice of columns (columns never write the same C element).
+ * N: any where k->n_runtime, else k->N (another N is a caller's bug: it
+ * aborts). */
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
-             const int32_t *const *index, int threads);
+             const int32_t *const *index, int64_t N, int threads);
 
 /* What the backend will do with a kernel (its vector_width set): the
  * choices that make its speed, for the search's cost model. */
@@ -85,6 +92,24 @@ void x86_kernel_traits(const LowerKernel *k, X86Traits *t);
 
 /* ---- shared by the JIT and the object emitter ---- */
 extern const LowerHooks x86_update_hooks;
+/* The update hook alone: the nest walked point by point. */
+extern const LowerHooks x86_point_hooks;
+
+/* lower_kernel for the x86 backend: with x86_update_hooks, a kernel of
+ * layout nk whose kn form has a fast path runs it on transposed panels
+ * (nk.c); *inner (if not NULL): the panel kernel it calls, or NULL. */
+LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
+                       LLVMValueRef *inner);
+/* Whether k has a fast path (k runs, m runs, an m loop innermost, or nk
+ * on the panels of one): false where the kernel walks its nest one weight
+ * at a time, which patc says with a warning. */
+bool x86_fast_path(const LowerKernel *k);
+/* Whether x86_lower runs k (layout nk) on panels, and the tokens of one
+ * panel. */
+bool x86_nk_panels(const LowerKernel *k, const LowerHooks *hooks);
+int64_t x86_nk_panel(const LowerKernel *k);
+/* The kn kernel a panel of k runs: its pattern on N = x86_nk_panel(k). */
+LowerKernel x86_nk_panel_kernel(const LowerKernel *k, const char *name);
 void x86_init_llvm(void);
 /* The target machine for cpu/features (NULL: the host's); pic for objects
  * that link into position-independent executables. */
@@ -114,6 +139,7 @@ typedef struct X86Emit {
 	const PruneOp *pruned;
 	const KernelSchedule *schedules; /* per op, or NULL: the backend's own */
 	bool llvm, asm_;
+	bool fixed_n; /* each kernel for its op's N only (else any N at the call) */
 } X86Emit;
 bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX]);
 

@@ -84,7 +84,7 @@ typedef struct KernelCall {
 static void kernel_call(void *arg)
 {
 	const KernelCall *k = arg;
-	x86_run(k->kern, k->x, k->c, k->values, k->index, k->threads);
+	x86_run(k->kern, k->x, k->c, k->values, k->index, k->kern->N, k->threads);
 }
 
 int main(int argc, char **argv)
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 				float *values = bench_prune("cpu_bench", stdlib, sh->name, M, K, body, w, imp, &ir, &pm, masked);
 				if (!values)
 					continue;
-				LowerKernel lk = {&ir, {M, K, N, PAT_F32, PAT_LAYOUT_KN}, "bench_kernel", 0, {0}};
+				LowerKernel lk = {&ir, {M, K, N, PAT_F32, PAT_LAYOUT_KN}, "bench_kernel", 0, {0}, false};
 				X86Kernel kern;
 				char xerr[X86_ERR_MAX];
 				if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 					if (t == 0) {
 						for (int64_t i = 0; i < M * N; i++)
 							c[i] = NAN;
-						x86_run(&kern, x, c, values, index, 1);
+						x86_run(&kern, x, c, values, index, kern.N, 1);
 						const double rel =
 						    prune_check_error(masked, x, c, M, K, N, true, PAT_F32, CHECK_COLS);
 						if (rel < 0) {

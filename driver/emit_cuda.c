@@ -152,7 +152,7 @@ static const char launcher_body[] =
 	"int @B@_gpu_sync(@B@_gpu *g) { return cur(g) || check(g, g->CtxSynchronize(), \"cuCtxSynchronize\"); }\n\n"
 	"static int launch(@B@_gpu *g, int i, @B@_devptr X, @B@_devptr C)\n{\n"
 	"\tlong long n0 = 0, n1 = ops[i].n;\n"
-	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1};\n"
+	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1};\n"
 	"\tif (cur(g))\n\t\treturn -1;\n"
 	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].c_words, NULL), \"cuMemsetD32Async\"))\n"
 	"\t\treturn -1;\n"
@@ -359,7 +359,7 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 
 bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *sm, char err[512])
 {
-	LowerKernel k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, op->name, 1, {0}};
+	LowerKernel k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, op->name, 1, {0}, false};
 	PtxPlan plan;
 	char perr[PTX_ERR_MAX];
 	ptx_plan_target(&k, s, sm, &plan);
@@ -380,7 +380,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, names[i], 1, {0}};
+		ks[i].k = (LowerKernel){op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, names[i], 1, {0}, false};
 		if (scheds)
 			ks[i].s = scheds[i];
 	}

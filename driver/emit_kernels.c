@@ -31,11 +31,28 @@ static int emit_gpu(const KernelFiles *k)
 	return rc;
 }
 
+bool kernel_warn_slow(const OpResult *op, const Pir *ir)
+{
+	const LowerKernel lk = {ir, op->shape, op->name, 0, {0}, false};
+	if (x86_fast_path(&lk))
+		return false;
+	char paper[PIR_PAPER_MAX];
+	pir_print_paper(ir, paper, sizeof paper);
+	fprintf(stderr,
+	        "patc: warning: op '%s': %s in layout %s has no fast x86-64 kernel: it walks the weights one at a "
+	        "time, and is likely slower than dense\n",
+	        op->name, paper, pat_layout_names[op->shape.layout]);
+	return true;
+}
+
 static int emit_x86(const KernelFiles *k)
 {
+	for (int i = 0; i < k->prog->nops; i++)
+		kernel_warn_slow(&k->prog->ops[i], k->prog->ops[i].ir);
 	const char *cpu = x86_target_cpu(k->target);
 	const X86Emit e = {k->dir,  k->base,           cpu,       cpu ? "" : NULL, PATC_VERSION, k->source,
-	                   k->prog->nops, k->prog->ops, k->pruned, k->scheds,      k->llvm,      k->asm_};
+	                   k->prog->nops, k->prog->ops, k->pruned, k->scheds,      k->llvm,      k->asm_,
+	                   k->fixed_n};
 	char err[X86_ERR_MAX];
 	if (!x86_emit(&e, err)) {
 		fprintf(stderr, "patc: error: %s\n", err);

@@ -19,6 +19,7 @@ typedef struct KernelFiles {
 	const PruneOp *pruned;         /* per op */
 	const KernelSchedule *scheds;  /* per op, or NULL: patc's own */
 	bool llvm, asm_;               /* also BASE.ll, and (x86-64) BASE.s */
+	bool fixed_n;                  /* x86-64: each kernel for its op's N only */
 } KernelFiles;
 
 /* Writes the kernels (x86-64: BASE.o and BASE.h; a GPU: BASE.ptx, BASE.h,
@@ -26,5 +27,9 @@ typedef struct KernelFiles {
  * each atomically, inside the caller's output group (outfile.h).  Returns
  * patc's exit code, the error said on stderr where it is not 0. */
 int emit_kernels(const KernelFiles *k);
+
+/* Warns on stderr where op's kernel with pattern ir has no fast x86-64
+ * path (x86_fast_path) and returns whether it did. */
+bool kernel_warn_slow(const OpResult *op, const Pir *ir);
 
 #endif

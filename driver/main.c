@@ -150,7 +150,7 @@ static PtxSchedule gpu_given(const Options *o) { return (PtxSchedule){.wg = o->w
 /* --explain on a GPU target: the kernel's path and mapping. */
 static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSchedule given)
 {
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, op->name, 1, {0}};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, op->name, 1, {0}, false};
 	PtxPlan plan;
 	ptx_plan_target(&lk, &given, sm, &plan);
 	const PtxSchedule *s = &plan.s;
@@ -326,7 +326,8 @@ static int compile_objects(const Options *o, const Program *prog, const PruneOp 
 		for (int i = 0; i < prog->nops; i++)
 			given[i] = (KernelSchedule){.wg = o->wgmma, .wsum = o->wsum};
 	}
-	const KernelFiles kf = {o->output, base, o->input, o->target, o->gpu, prog, pruned, given, o->emit_llvm, o->emit_asm};
+	const KernelFiles kf = {o->output, base, o->input, o->target, o->gpu, prog, pruned, given, o->emit_llvm, o->emit_asm,
+	                        o->fixed_n};
 	int rc = emit_kernels(&kf);
 	free(given);
 	if (rc == PATC_EXIT_OK && o->emit_so) /* (linked from the files before they are in place: one of them) */

@@ -327,6 +327,7 @@ static int apply(Options *o, OptId id, const char *v)
 	case OPT_MASK: o->mask = true; break;
 	case OPT_RUN: o->run = true; break;
 	case OPT_WGMMA: o->wgmma = true; break;
+	case OPT_FIXED_N: o->fixed_n = true; break;
 	case OPT_SPLIT_WORKSPACE: o->wsum = true; break;
 	case OPT_THREADS: return parse_int(o, v, 1, 256, "--threads takes a count from 1 to 256, not '%s'", &o->threads, 0);
 	case OPT_SEARCH: o->search = true; break;
@@ -547,6 +548,9 @@ static int check(Options *o, const OptRow *search_opt, const OptRow *measure_opt
 		return options_usage_error("%s", "--wgmma is for --target=sm_90 (wgmma is Hopper's)");
 	if (o->wgmma && o->search)
 		return options_usage_error("%s", "--search chooses the kernels' schedules itself; leave out --wgmma");
+	if (o->fixed_n && (o->gpu || !o->output || o->run || o->search || o->explain || o->emit_pir || o->emit_weights))
+		return options_usage_error("%s", "--fixed-n is for x86-64 kernels written with -o DIR (a GPU kernel is "
+		                                 "compiled for its op's N today)");
 	if (o->wsum && !o->gpu)
 		return options_usage_error("%s", "--split-workspace is for GPU targets (--target=sm_80 and up)");
 	if (o->wsum && o->search)

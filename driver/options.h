@@ -41,6 +41,7 @@ typedef struct Options {
 	bool mask;     /* --mask: add the dense mask to --emit=weights */
 	bool run;      /* --run: time each op's kernel beside OpenBLAS */
 	bool wgmma;    /* --wgmma: sm_90 tensor-core kernels on wgmma where they qualify */
+	bool fixed_n;  /* --fixed-n: x86-64 kernels for their op's N only */
 	bool wsum;     /* --split-workspace: split walks' parts summed through a workspace */
 	bool help, version; /* -h, -V: print that, nothing else */
 	int threads;   /* --threads, 0: all cores */

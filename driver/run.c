@@ -20,6 +20,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
+#include "emit_kernels.h"
 #include "emit_cuda.h"
 #include "../backend_x86/x86.h"
 #include "../backend_ptx/gpu.h"
@@ -94,7 +95,8 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
 	snprintf(name, sizeof name, "patc_%s", op->name);
-	LowerKernel lk = {op->ir, {M, K, N, PAT_F32, op->shape.layout}, name, 0, {0}};
+	LowerKernel lk = {op->ir, {M, K, N, PAT_F32, op->shape.layout}, name, 0, {0}, false};
+	kernel_warn_slow(op, op->ir);
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	double t0 = util_now();
@@ -118,7 +120,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	util_settle(); /* OpenBLAS's idle workers must not share the CPU with the kernel */
 	for (int64_t i = 0; i < M * N; i++) /* the checked run: C poisoned first */
 		c[i] = NAN;
-	x86_run(&kern, x, c, values, index, threads);
+	x86_run(&kern, x, c, values, index, N, threads);
 	inject(op->name, c, M * N);
 	int64_t unwritten = 0;
 	for (int64_t i = 0; i < M * N; i++)
@@ -128,7 +130,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	const double rel = chk.rel;
 	for (int r = 0; r < REPS; r++) {
 		t0 = util_now();
-		x86_run(&kern, x, c, values, index, threads);
+		x86_run(&kern, x, c, values, index, N, threads);
 		tk[r] = util_now() - t0;
 	}
 	const double k_s = util_median(tk, REPS), f_s = 1e-6 * fresh_us;

@@ -195,7 +195,7 @@ static int write_kernel(const SearchCli *c, const OpResult *op, const PruneOp *p
 	bp.values = NULL;
 	prune_op_pack(&ir, &bp); /* (this mask's) */
 	Program one = {1, &best};
-	const KernelFiles kf = {c->dir, c->base, c->input, c->target, c->gpu, &one, &bp, &b->sched, false, false};
+	const KernelFiles kf = {c->dir, c->base, c->input, c->target, c->gpu, &one, &bp, &b->sched, false, false, false};
 	const int rc = emit_kernels(&kf);
 	if (rc == PATC_EXIT_OK && c->gpu)
 		sb_printf(out, "  kernel: %s/%s.ptx, %s/%s.h, %s/%s_launch.c, %s/%s.bin, %s/%s.safetensors\n", c->dir,
@@ -378,6 +378,10 @@ static void summarize_best(const SearchCli *c, const SearchSettings *s, const Se
 		summarize_blas(r, out);
 	} else if (b->status == SEARCH_MEASURED)
 		sb_printf(out, "        %.1f us (the dense baseline was not measured: no speedup)\n", b->measured_us);
+	if (b->status == SEARCH_MEASURED && r->dense_us > 0 && b->measured_us > r->dense_us)
+		sb_printf(out, "  warning: dense is faster: the best kernel takes %.2fx the dense product's time; at this "
+		               "accuracy budget, keep the layer dense (or allow more sparsity)\n",
+		          b->measured_us / r->dense_us);
 	else
 		sb_printf(out, "        predicted %.1f us by the cost model (not measured)\n", b->predicted_us);
 	if (r->fastest >= 0 && r->fastest != r->best) {

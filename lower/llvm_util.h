@@ -34,6 +34,12 @@ static inline LLVMValueRef ll_mul(LowerCtx *c, LLVMValueRef x, int64_t d)
 	return LLVMBuildNSWMul(c->b, x, ll_i64(c, d), "");
 }
 
+/* x * y for two values (no signed overflow). */
+static inline LLVMValueRef ll_mulv(LowerCtx *c, LLVMValueRef x, LLVMValueRef y)
+{
+	return LLVMBuildNSWMul(c->b, x, y, "");
+}
+
 /* v / d and v % d, unsigned. */
 static inline LLVMValueRef ll_udiv(LowerCtx *c, LLVMValueRef v, int64_t d)
 {

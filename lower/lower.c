@@ -69,7 +69,7 @@ static void zero_c(LowerCtx *c)
 	if (k->shape.layout == PAT_LAYOUT_KN) {
 		LLVMValueRef m = lower_loop_begin(c, &lm, ll_i64(c, 0), ll_i64(c, k->shape.M), "zm");
 		LLVMValueRef n = lower_loop_begin(c, &ln, c->n0, c->n1, "zn");
-		LLVMValueRef at = ll_add(c, ll_mul(c, m, k->shape.N), n);
+		LLVMValueRef at = ll_add(c, ll_mulv(c, m, c->N), n);
 		LLVMBuildStore(c->b, zero, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""));
 		lower_loop_end(c, &ln);
 		lower_loop_end(c, &lm);
@@ -227,8 +227,8 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	c.i64 = LLVMInt64TypeInContext(ctx);
 	c.f32 = LLVMFloatTypeInContext(ctx);
 	c.ptr = LLVMPointerTypeInContext(ctx, 0);
-	LLVMTypeRef params[] = {c.ptr, c.ptr, c.ptr, c.ptr, c.i64, c.i64};
-	LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(ctx), params, 6, 0);
+	LLVMTypeRef params[] = {c.ptr, c.ptr, c.ptr, c.ptr, c.i64, c.i64, c.i64};
+	LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(ctx), params, 7, 0);
 	c.fn = LLVMAddFunction(mod, k->name, fty);
 	/* X, C, values and index never alias: the vectoriser may trust it */
 	unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
@@ -236,6 +236,7 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 		LLVMAddAttributeAtIndex(c.fn, i, LLVMCreateEnumAttribute(ctx, noalias, 0));
 	c.X = LLVMGetParam(c.fn, 0), c.C = LLVMGetParam(c.fn, 1), c.values = LLVMGetParam(c.fn, 2);
 	c.index = LLVMGetParam(c.fn, 3), c.n0 = LLVMGetParam(c.fn, 4), c.n1 = LLVMGetParam(c.fn, 5);
+	c.N = k->n_runtime ? LLVMGetParam(c.fn, 6) : ll_i64(&c, k->shape.N);
 	c.b = LLVMCreateBuilderInContext(ctx);
 	LLVMPositionBuilderAtEnd(c.b, LLVMAppendBasicBlockInContext(ctx, c.fn, "entry"));
 	if (hooks->prologue)

@@ -6,13 +6,14 @@
  * Fractal-ELL weight (values plus one index array per perforated loop):
  *
  *   void NAME(const float *X, float *C, const float *values,
- *             const int32_t *const *index, int64_t n0, int64_t n1)
+ *             const int32_t *const *index, int64_t n0, int64_t n1, int64_t N)
  *
  * for the columns n0 <= n < n1 of X and C (tokens; a caller splits them
  * among threads: columns never conflict).  Layout kn: X is K x N and C is
  * M x N; layout nk (PyTorch): X is N x K and C is N x M.  The kernel zeroes
  * its slice of C first.  index[L] is the index array of loop L (NULL for a
- * dense loop).
+ * dense loop).  N is read where the kernel is compiled for N at run time
+ * (LowerKernel.n_runtime); a kernel specialised on shape.N ignores it.
  *
  * The loop nest is the PatternIR's, in storage order: every loop runs over
  * its storage extent (nnz when perforated), turns its digit into an
@@ -40,6 +41,9 @@ typedef struct LowerKernel {
 	const char *name;
 	int vector_width; /* floats per vector register, for backends that use it */
 	KernelSchedule sched;
+	/* N is the kernel's last argument, and shape.N only the size its
+	 * choices are tuned for; false: the kernel is specialised on shape.N */
+	bool n_runtime;
 } LowerKernel;
 
 typedef struct LowerCtx {
@@ -48,6 +52,8 @@ typedef struct LowerCtx {
 	LLVMBuilderRef b;
 	LLVMValueRef fn;
 	LLVMValueRef X, C, values, index, n0, n1; /* the parameters */
+	LLVMValueRef N; /* i64: the N parameter, or shape.N where specialised
+	                 * (kn: the row stride of X and C) */
 	LLVMTypeRef i32, i64, f32, ptr;
 	const LowerKernel *k;
 	LLVMValueRef idx[PIR_MAX_LOOPS]; /* index arrays of perforated loops */

@@ -36,7 +36,7 @@ typedef struct KernelRun {
 static void kernel_call(void *arg)
 {
 	const KernelRun *r = arg;
-	x86_run(r->k, r->x, r->c, r->values, r->index, r->threads);
+	x86_run(r->k, r->x, r->c, r->values, r->index, r->k->N, r->threads);
 	if (r->slow_s > 0)
 		util_sleep(r->slow_s);
 }
@@ -198,7 +198,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const bool kn = p->op->shape.layout == PAT_LAYOUT_KN;
-	LowerKernel lk = {ir, {M, K, N, PAT_F32, p->op->shape.layout}, "search_kernel", 0, p->sched};
+	LowerKernel lk = {ir, {M, K, N, PAT_F32, p->op->shape.layout}, "search_kernel", 0, p->sched, false};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	if (!x86_jit(&lk, p->cpu, p->cpu ? "" : NULL, &kern, xerr)) {
@@ -208,7 +208,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	const int32_t *const *index = (const int32_t *const *)pm.index;
 	for (int64_t i = 0; i < M * N; i++) /* poisoned: an element the kernel leaves shows */
 		c[i] = NAN;
-	x86_run(&kern, p->x, c, values, index, p->threads);
+	x86_run(&kern, p->x, c, values, index, kern.N, p->threads);
 	inject(p->which, c, M * N);
 	/* check against float64 on up to 64 columns */
 	PruneCheck chk;

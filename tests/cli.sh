@@ -452,7 +452,8 @@ int main(void)
 	for (int i = 0; i < K * N; i++)
 		X[i] = (float)((i * 37 % 201) - 100) / 100;
 	threads_t_unpack(&threads_t_packed, W);
-	threads_t_run(X, C, &threads_t_packed, 4);
+	if (threads_t_run(X, C, N, &threads_t_packed, 4))
+		return 3;
 	double err = 0, mag = 0;
 	for (int m = 0; m < M; m++)
 		for (int n = 0; n < N; n++) {
@@ -473,6 +474,43 @@ holds "a kernel on threads: its buffers on their stacks" grep -q "threads_t_STAC
 holds "a kernel's threads under a 128 KiB default stack: built" cc -O1 -iquote "$tmp/threads" -o "$tmp/stack_main" \
 	"$tmp/stack_main.c" "$tmp/threads/threads.o" -lm -lpthread
 expect "a kernel's threads under a 128 KiB default stack: run and right" 0 "$tmp/stack_main"
+# --fixed-n: the kernel for the op's N only; _run refuses another N with -1, C untouched
+cat >"$tmp/fixed_main.c" <<'EOF2'
+#include "fixed.h"
+#include <math.h>
+#include <stdio.h>
+int main(void)
+{
+	enum { M = fixed_t_M, K = fixed_t_K, N = fixed_t_N };
+	static float W[M * K], X[(N + 1) * K], C[(N + 1) * M];
+	for (int i = 0; i < (N + 1) * K; i++)
+		X[i] = (float)((i * 29 % 101) - 50) / 50;
+	C[0] = 42;
+	if (fixed_t_run(X, C, N + 1, &fixed_t_packed, 2) != -1 || C[0] != 42 || fixed_t_run(X, C, -1, &fixed_t_packed, 2) != -1)
+		return 1;
+	if (fixed_t_run(X, C, N, &fixed_t_packed, 2))
+		return 2;
+	fixed_t_unpack(&fixed_t_packed, W);
+	double err = 0, mag = 0;
+	for (int n = 0; n < N; n++)
+		for (int m = 0; m < M; m++) {
+			double ref = 0;
+			for (int k = 0; k < K; k++)
+				ref += (double)W[m * K + k] * X[n * K + k];
+			err = fmax(err, fabs(ref - C[n * M + m])), mag = fmax(mag, fabs(ref));
+		}
+	printf("relative error %g\n", err / mag);
+	return err <= 1e-5 * mag ? 0 : 4;
+}
+EOF2
+printf 'include "all.pat";\nop t: spmm(M = 70, K = 90, N = 37, layout = nk) { weights = random(seed = 2); apply block(8, 8, 50%%); }\n' \
+	>"$tmp/fixed.pat"
+expect "-o --fixed-n" 0 "$patc" "$tmp/fixed.pat" -o "$tmp/fixed" --fixed-n
+has "--fixed-n: the header says so" "$tmp/fixed/fixed.h" "N must be fixed_t_N (--fixed-n): another N returns -1"
+holds "--fixed-n: a caller built" cc -O1 -iquote "$tmp/fixed" -o "$tmp/fixed_main" "$tmp/fixed_main.c" "$tmp/fixed/fixed.o" \
+	-lm -lpthread
+expect "--fixed-n: another N refused, its own right" 0 "$tmp/fixed_main"
+expect "--fixed-n on a GPU target" 2 "$patc" "$tmp/fixed.pat" -o "$tmp/fixed_gpu" --fixed-n --target=sm_80
 for t in 1 2; do
 	expect "--run --threads=$t under ulimit -s 512" 0 sh -c 'ulimit -s 512 && exec "$0" "$1" --run --threads="$2"' \
 		"$patc" "$tmp/stack.pat" "$t"

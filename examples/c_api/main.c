@@ -4,9 +4,10 @@
  *   patc layer.pat -o out && cc -O2 -iquote out main.c out/layer.o -lm -lpthread -o demo && ./demo
  *
  * Runs each op's kernel asking for two threads (the small ones use one: see
- * layer.h) on a deterministic X, rebuilds the dense masked weight with the
- * op's unpack function, and checks the result against a float64 product.
- * Exits 1 if any op is off by more than 1e-5. */
+ * layer.h) on a deterministic X of the op's N tokens and of 1, 7 and 333
+ * (one kernel takes any N), rebuilds the dense masked weight with the op's
+ * unpack function, and checks each result against a float64 product.
+ * Exits 1 if any run is off by more than 1e-5. */
 #include "layer.h"
 
 #include <math.h>
@@ -29,41 +30,34 @@ static double check(int kn, int M, int K, int N, const float *W, const float *X,
 	return sqrt(num / (den > 0 ? den : 1));
 }
 
+/* Runs op OP (run, unpack, M, K: from layer.h) for each N in ns on a
+ * deterministic X; kn: X is K x N, else N x K.  Returns 1 on an error over
+ * 1e-5 or a refused N. */
+#define RUN_OP(OP, KN, MUL, MOD)                                                                        \
+	do {                                                                                              \
+		enum { M = layer_##OP##_M, K = layer_##OP##_K };                                          \
+		static float W[M * K];                                                                    \
+		layer_##OP##_unpack(&layer_##OP##_packed, W);                                             \
+		const int64_t ns[] = {layer_##OP##_N, 1, 7, 333};                                         \
+		for (int j = 0; j < 4; j++) {                                                             \
+			const int64_t N = ns[j];                                                          \
+			float *X = malloc((size_t)(N * K) * sizeof *X), *C = malloc((size_t)(N * M) * sizeof *C); \
+			for (int64_t i = 0; i < N * K; i++)                                               \
+				X[i] = (float)((i * MUL) % MOD) / 11.0f - 1.0f;                           \
+			int rc = layer_##OP##_run(X, C, N, &layer_##OP##_packed, 2);                      \
+			double e = rc ? 1 : check(KN, M, K, (int)N, W, X, C);                             \
+			printf(#OP ": N = %lld, relative error %.2e\n", (long long)N, e);                \
+			bad |= !(e < 1e-5);                                                               \
+			free(X), free(C);                                                                 \
+		}                                                                                         \
+	} while (0)
+
 int main(void)
 {
 	int bad = 0;
-	{
-		enum { M = layer_attn_M, K = layer_attn_K, N = layer_attn_N };
-		static float X[N * K], C[N * M], W[M * K];
-		for (int i = 0; i < N * K; i++)
-			X[i] = (float)((i * 37) % 23) / 11.0f - 1.0f;
-		layer_attn_run(X, C, &layer_attn_packed, 2);
-		layer_attn_unpack(&layer_attn_packed, W);
-		double e = check(0, M, K, N, W, X, C);
-		printf("attn: relative error %.2e\n", e);
-		bad |= !(e < 1e-5);
-	}
-	{
-		enum { M = layer_proj_M, K = layer_proj_K, N = layer_proj_N };
-		static float X[K * N], C[M * N], W[M * K];
-		for (int i = 0; i < K * N; i++)
-			X[i] = (float)((i * 29) % 17) / 8.0f - 1.0f;
-		layer_proj_run(X, C, &layer_proj_packed, 2);
-		layer_proj_unpack(&layer_proj_packed, W);
-		double e = check(1, M, K, N, W, X, C);
-		printf("proj: relative error %.2e\n", e);
-		bad |= !(e < 1e-5);
-	}
-	{
-		enum { M = layer_ffn_M, K = layer_ffn_K, N = layer_ffn_N };
-		static float X[K * N], C[M * N], W[M * K];
-		for (int i = 0; i < K * N; i++)
-			X[i] = (float)((i * 13) % 19) / 9.0f - 1.0f;
-		layer_ffn_run(X, C, &layer_ffn_packed, 2);
-		layer_ffn_unpack(&layer_ffn_packed, W);
-		double e = check(1, M, K, N, W, X, C);
-		printf("ffn: relative error %.2e\n", e);
-		bad |= !(e < 1e-5);
-	}
+	/* each kernel takes any N at the call: the op's own and three others */
+	RUN_OP(attn, 0, 37, 23);
+	RUN_OP(proj, 1, 29, 17);
+	RUN_OP(ffn, 1, 13, 19);
 	return bad;
 }

@@ -18,7 +18,7 @@ static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int
 	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout}, name, 0, {0}};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout}, name, 0, {0}, false};
 	if (sched)
 		lk.sched = *sched;
 	X86Kernel kern;
@@ -26,7 +26,7 @@ static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
 	/* NaN garbage: the kernel must zero C, or store every element */
 	memset(kc.c, 0xff, (size_t)(op->shape.M * N) * sizeof *kc.c);
-	x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, threads);
+	x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, N, threads);
 	double e = kernel_case_error(&kc);
 	x86_kernel_free(&kern);
 	kernel_case_free(&kc);
@@ -104,6 +104,85 @@ START_TEST(stdlib_patterns_six_shapes)
 			arena_free(&arena);
 		}
 	ck_assert_int_eq(checked, 11 * 6 * 4);
+}
+END_TEST
+
+/* One kernel compiled for N at run time (tuned for nominal) serves every
+ * N: each stdlib pattern on shapes no tile divides (and K = 2048, where
+ * the columns run in chunks), both layouts, N = 1, 2, 7, 64, 333 and the
+ * nominal N, two threads, each against float64. */
+START_TEST(runtime_n_every_stdlib_pattern)
+{
+	static const char *const patterns[] = {
+		"apply block(8, 8, 25%);", "apply block(32, 32, 50%);", "apply nm(2, 4);",
+		"apply nm(1, 8);", "apply tile_v(16, 25%);", "apply tile_h(16, 50%);",
+		"apply channel(50%);", "apply channel_in(25%);", "apply row_balanced(25%);",
+		"apply unstructured(10%);", "apply hybrid(16, 32, 50%);",
+	};
+	static const int64_t shapes[3][3] = {{100, 70, 96}, {33, 129, 17}, {64, 2048, 256}};
+	static const int64_t ns[] = {1, 2, 7, 64, 333, 0 /* the nominal N */};
+	int checked = 0;
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+		for (int s = 0; s < 3; s++) {
+			Arena arena;
+			arena_init(&arena);
+			char *text = arena_printf(&arena, "include \"all.pat\";\nop r: spmm(M = %lld, K = %lld, N = %lld) { %s }\n",
+			                          (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
+			                          patterns[p]);
+			Program prog;
+			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+			const OpResult *op = &prog.ops[0];
+			for (int layout = 0; layout < 2; layout++) {
+				LowerKernel lk = {op->ir, op->shape, "k_rt", 0, {0}, true};
+				lk.shape.layout = (PatLayout)layout;
+				X86Kernel kern;
+				char xerr[X86_ERR_MAX];
+				ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
+				for (size_t j = 0; j < sizeof ns / sizeof *ns; j++) {
+					const int64_t N = ns[j] ? ns[j] : op->shape.N;
+					KernelCase kc;
+					kernel_case_init(&kc, op, (PatLayout)layout, N);
+					memset(kc.c, 0xff, (size_t)(op->shape.M * N) * sizeof *kc.c);
+					x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, N, 2);
+					const double e = kernel_case_error(&kc);
+					kernel_case_free(&kc);
+					ck_assert_msg(e < 1e-5, "%s on %lldx%lld (tuned for N = %lld), layout %s, N = %lld: %g",
+					              patterns[p], (long long)op->shape.M, (long long)op->shape.K,
+					              (long long)op->shape.N, pat_layout_names[layout], (long long)N, e);
+					checked++;
+				}
+				x86_kernel_free(&kern);
+			}
+			arena_free(&arena);
+		}
+	ck_assert_int_eq(checked, 11 * 3 * 2 * 6);
+}
+END_TEST
+
+/* Layout nk runs the fast kn paths on transposed panels wherever kn has
+ * one (blocks, N:M, tiles, channels, rows, hybrids), not the per-weight
+ * walk; a panel keeps X's panel near 512 KiB. */
+START_TEST(nk_takes_panels)
+{
+	static const char *const patterns[] = {
+		"apply block(8, 8, 25%);", "apply block(32, 32, 50%);", "apply nm(2, 4);", "apply tile_v(16, 25%);",
+		"apply tile_h(16, 50%);", "apply channel(50%);", "apply row_balanced(25%);", "apply hybrid(16, 32, 50%);",
+	};
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+		Arena arena;
+		arena_init(&arena);
+		char *text = arena_printf(&arena, "include \"all.pat\";\nop r: spmm(M = 768, K = 768, N = 512) { %s }\n",
+		                          patterns[p]);
+		Program prog;
+		ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+		LowerKernel lk = {prog.ops[0].ir, prog.ops[0].shape, "k", 0, {0}, true};
+		lk.shape.layout = PAT_LAYOUT_KN;
+		const LowerPath kn = lower_path(&lk, &x86_update_hooks);
+		lk.shape.layout = PAT_LAYOUT_NK;
+		ck_assert_msg(kn != LOWER_POINT && x86_nk_panels(&lk, &x86_update_hooks), "%s: kn path %d", patterns[p], kn);
+		ck_assert_int_eq(x86_nk_panel(&lk), 128);
+		arena_free(&arena);
+	}
 }
 END_TEST
 
@@ -330,6 +409,8 @@ static Suite *x86_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, stdlib_kernels_match_reference);
 	tcase_add_test(tc, stdlib_patterns_six_shapes);
+	tcase_add_test(tc, runtime_n_every_stdlib_pattern);
+	tcase_add_test(tc, nk_takes_panels);
 	tcase_add_test(tc, random_patterns_property);
 	tcase_add_test(tc, slices_cover_columns);
 	tcase_add_test(tc, chunks_cover_slices);
