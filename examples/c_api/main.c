@@ -3,9 +3,10 @@
  *
  *   patc layer.pat -o out && cc -O2 -iquote out main.c out/layer.o -lm -lpthread -o demo && ./demo
  *
- * Runs each op's kernel asking for two threads (the small ones use one: see
- * layer.h) on a deterministic X, rebuilds the dense masked weight with the
- * op's unpack function, and checks the result against a float64 product.
+ * Says which x86 target the kernels were compiled for, runs each op's kernel
+ * asking for two threads (the small ones use one: see layer.h) on a
+ * deterministic X, rebuilds the dense masked weight with the op's unpack
+ * function, and checks the result against a float64 product.
  * Exits 1 if any op is off by more than 1e-5. */
 #include "layer.h"
 
@@ -32,6 +33,9 @@ static double check(int kn, int M, int K, int N, const float *W, const float *X,
 int main(void)
 {
 	int bad = 0;
+	/* the x86 target it was compiled for, and the x86-64 level that needs
+	 * (-o compiles for x86-64-v3 unless told otherwise) */
+	printf("compiled for %s (needs %s)\n", layer_TARGET, layer_TARGET_LEVEL);
 	{
 		enum { M = layer_attn_M, K = layer_attn_K, N = layer_attn_N };
 		static float X[N * K], C[N * M], W[M * K];
