@@ -2,7 +2,8 @@
 /* x86.c - the x86-64 backend; see x86.h.  This file: the update hook, the
  * hook table, the target machine, the pass pipeline, the JIT and the thread
  * slices.  The run kinds are in krun.c and mrun.c, the IR they share in
- * common.c, the backend's choices (column chunks among them) in plan.c.
+ * common.c, the backend's choices (column chunks among them) in plan.c, the
+ * targets' CPUs and the features they need in target.c.
  *
  * The update hook is a plain loop over the token columns; with X, C and
  * the weights marked noalias, LLVM's loop vectoriser turns it into the
@@ -79,43 +80,13 @@ int x86_schedule_width(const KernelSchedule *s, LLVMTargetMachineRef tm)
 	return s->vector_width > 0 && s->vector_width < w ? s->vector_width : w;
 }
 
-const char *x86_target_cpu(const char *target)
-{
-	if (!strcmp(target, "x86-64-avx2"))
-		return "haswell";
-	if (!strcmp(target, "x86-64-avx512"))
-		return "skylake-avx512";
-	return NULL;
-}
-
-bool x86_host_runs(const char *cpu)
-{
-	if (!cpu)
-		return true;
-	/* what LLVM's haswell and skylake-avx512 may emit beyond x86-64 */
-	static const char *const haswell[] = {"+avx2", "+fma", "+bmi", "+bmi2", "+f16c", "+lzcnt", "+movbe", NULL};
-	static const char *const skx[] = {"+avx2",     "+fma",     "+bmi",     "+bmi2",     "+f16c",
-	                                  "+avx512f", "+avx512bw", "+avx512dq", "+avx512vl", "+avx512cd", NULL};
-	char *feat = LLVMGetHostCPUFeatures();
-	bool ok = true;
-	for (const char *const *f = strcmp(cpu, "haswell") ? skx : haswell; *f && ok; f++) {
-		const size_t n = strlen(*f);
-		const char *at = feat;
-		while ((at = strstr(at, *f)) && at[n] && at[n] != ',')
-			at += n; /* "+avx512f" inside "+avx512fp16" */
-		ok = at != NULL;
-	}
-	LLVMDisposeMessage(feat);
-	return ok;
-}
-
 int x86_vector_width(LLVMTargetMachineRef tm)
 {
 	char *cpu = LLVMGetTargetMachineCPU(tm), *feat = LLVMGetTargetMachineFeatureString(tm);
 	/* the features string lists +x and -x; a forced CPU may leave it empty */
 	int w = strstr(feat, "+avx512f") ? 16 : strstr(feat, "+avx") ? 8 : 4;
 	if (!feat[0])
-		w = !strcmp(cpu, "skylake-avx512") ? 16 : !strcmp(cpu, "haswell") ? 8 : 4;
+		w = x86_cpu_width(cpu);
 	LLVMDisposeMessage(cpu);
 	LLVMDisposeMessage(feat);
 	return w;

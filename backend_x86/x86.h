@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* x86.h - the x86-64 backend: kernels lowered by lower/ with an x86 update
- * hook, optimised at O3 for the host (or a forced ISA), and JIT-compiled
- * with ORC LLJIT to run in-process (tests, --run, later the search). */
+ * hook, optimised at O3 for the host (or a target's CPU: an x86-64 level),
+ * and JIT-compiled with ORC LLJIT to run in-process (tests, --run, the
+ * search) or written as an object (emit.c). */
 #ifndef PATC_X86_H
 #define PATC_X86_H
 
 #include "../lower/lower.h"
 #include "../prune/prune.h"
+#include "../support/util.h"
 
 #include <llvm-c/TargetMachine.h>
 
@@ -117,21 +119,60 @@ LLVMTargetMachineRef x86_target_machine(const char *cpu, const char *features, b
                                         char err[X86_ERR_MAX]);
 /* Floats per vector register on the machine: 16 (AVX-512), 8 (AVX), 4. */
 int x86_vector_width(LLVMTargetMachineRef tm);
-/* The CPU an x86 target compiles for: "haswell" (x86-64-avx2),
- * "skylake-avx512" (x86-64-avx512), NULL (x86-64: the host's).  With it,
- * x86_jit and x86_target_machine take features "" (the CPU's own). */
-const char *x86_target_cpu(const char *target);
-/* Whether this machine runs code compiled for cpu (NULL: the host's). */
-bool x86_host_runs(const char *cpu);
+
 /* The vector width a kernel of schedule s gets on tm: the schedule's where
  * it asks for a narrower one than tm's. */
 int x86_schedule_width(const KernelSchedule *s, LLVMTargetMachineRef tm);
 /* Gives every function the machine's CPU and features and runs O3. */
 bool x86_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char err[X86_ERR_MAX]);
 
+/* ---- the targets (target.c) ---- */
+/* An x86-64 psABI microarchitecture level: x86-64-v2 (SSE4.2, 4 floats a
+ * vector), -v3 (AVX2 and FMA, 8), -v4 (AVX-512, 16). */
+typedef struct X86Level {
+	const char *name; /* "x86-64-v3", LLVM's CPU of the same name */
+	const char *isa;  /* what the kernels use of it: "AVX2, FMA" */
+	const char *cpus; /* which CPUs have it, in words */
+	int width;        /* floats per vector */
+	int nfeat;        /* the CPU features it needs (target.c's table) */
+} X86Level;
+/* The CPU an x86 target compiles for: "x86-64-v2", "x86-64-v3",
+ * "x86-64-v4" for those levels, "haswell" (x86-64-avx2), "skylake-avx512"
+ * (x86-64-avx512), NULL (native and x86-64: the host's; GPU targets).
+ * With it, x86_jit and x86_target_machine take features "" (the CPU's
+ * own). */
+const char *x86_target_cpu(const char *target);
+/* The level an x86 target's code needs: its own for x86-64-vN, x86-64-v3
+ * for x86-64-avx2 and x86-64-v4 for x86-64-avx512 (whose CPUs have more,
+ * which the kernels do not use); for native, the host's highest. */
+const X86Level *x86_target_level(const char *target);
+/* The highest level this machine has, or NULL (below x86-64-v2). */
+const X86Level *x86_host_level(void);
+/* The first feature this machine lacks of those code compiled for cpu
+ * (x86_target_cpu's) may use, or NULL where it runs it (cpu NULL: the
+ * host's).  Test hook: PATC_TEST_CPU_LACKS=F[,F...] makes the host lack
+ * the features F (LLVM's names: avx512f...) here, in x86_host_level and in
+ * the check x86_cpu_check_c writes. */
+const char *x86_host_lacks(const char *cpu);
+/* Floats per vector of a CPU x86_target_cpu names (4 for others). */
+int x86_cpu_width(const char *cpu);
+/* What an x86 target's code needs of the CPU, in words: "x86-64-v3 (AVX2,
+ * FMA)", or for another name "x86-64-v4 (AVX-512) at least (compiled for
+ * native, the CPU znver4)". */
+void x86_target_needs(const char *target, char *buf, size_t len);
+/* Appends to out a C file to be compiled into BASE.so with the object of
+ * target: a constructor that checks with CPUID (and XGETBV, for the state
+ * the OS enables) that the CPU has every feature of the target's level,
+ * and where it lacks one says so on stderr ("BASE.so needs x86-64-v4
+ * (AVX-512); this CPU lacks avx512f, avx512bw") and ends the process with
+ * _exit(127).  Nothing where the target needs no level (native on a host
+ * below x86-64-v2). */
+void x86_cpu_check_c(StrBuf *out, const char *base, const char *target);
+
 /* ---- objects (emit.c) ---- */
 typedef struct X86Emit {
 	const char *dir, *base;    /* DIR/BASE.o, .h, and with llvm/asm .ll, .s */
+	const char *target;         /* its --target (x86-64-v3, native...), for the header */
 	const char *cpu, *features; /* NULL: the host's */
 	const char *version, *source;
 	int nops;

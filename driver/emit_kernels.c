@@ -50,9 +50,11 @@ static int emit_x86(const KernelFiles *k)
 	for (int i = 0; i < k->prog->nops; i++)
 		kernel_warn_slow(&k->prog->ops[i], k->prog->ops[i].ir);
 	const char *cpu = x86_target_cpu(k->target);
-	const X86Emit e = {k->dir,  k->base,           cpu,       cpu ? "" : NULL, PATC_VERSION, k->source,
-	                   k->prog->nops, k->prog->ops, k->pruned, k->scheds,      k->llvm,      k->asm_,
-	                   k->fixed_n};
+	const X86Emit e = {.dir = k->dir,         .base = k->base,         .target = k->target,
+	                   .cpu = cpu,            .features = cpu ? "" : NULL, .version = PATC_VERSION,
+	                   .source = k->source,   .nops = k->prog->nops,   .ops = k->prog->ops,
+	                   .pruned = k->pruned,   .schedules = k->scheds,  .llvm = k->llvm,
+	                   .asm_ = k->asm_,       .fixed_n = k->fixed_n};
 	char err[X86_ERR_MAX];
 	if (!x86_emit(&e, err)) {
 		fprintf(stderr, "patc: error: %s\n", err);

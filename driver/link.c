@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* link.c - `--emit=so`: DIR/BASE.so through the system's C compiler (link.h). */
+/* link.c - `--emit=so`: DIR/BASE.so through the system's C compiler, with the
+ * CPU check that x86 libraries carry (link.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "link.h"
 #include "../support/outfile.h"
@@ -53,7 +54,38 @@ static bool input_path(char *buf, size_t len, const char *dir, const char *name)
 	return pending != NULL;
 }
 
-int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_MAX])
+/* The C file check (NULL: none) into a tracked temporary file beside to,
+ * its name into tmp: true, or false with err set. */
+static bool write_check(const char *check, const char *to, const char *final, char tmp[4096],
+                        char err[LINK_ERR_MAX])
+{
+	tmp[0] = 0;
+	if (!check)
+		return true;
+	snprintf(tmp, 4096, "%s.tmp.XXXXXX", to);
+	const int fd = strlen(to) + 12 < 4096 ? outfile_mkstemp(tmp, to) : (errno = ENAMETOOLONG, -1);
+	if (fd < 0) {
+		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
+		tmp[0] = 0;
+		return false;
+	}
+	const size_t len = strlen(check);
+	bool ok = true;
+	for (size_t at = 0; ok && at < len;) {
+		const ssize_t w = write(fd, check + at, len - at);
+		ok = w > 0 || (w < 0 && errno == EINTR);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	if (!ok) {
+		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
+		outfile_drop(tmp);
+		tmp[0] = 0;
+	}
+	close(fd);
+	return ok;
+}
+
+int link_shared(const char *dir, const char *base, bool gpu, const char *check, char err[LINK_ERR_MAX])
 {
 	char ccbuf[1024], *words[CC_WORDS];
 	int nwords;
@@ -79,26 +111,37 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	}
 	snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", to);
 	const int fd = strlen(to) + 12 < sizeof tmp ? outfile_mkstemp(tmp, to) : (errno = ENAMETOOLONG, -1);
-	free(to);
 	if (fd < 0) {
 		snprintf(err, LINK_ERR_MAX, "cannot write '%s': %s", final, strerror(errno));
+		free(to);
 		return PATC_EXIT_ENV;
 	}
 	close(fd);
+	char ctmp[4096], cpath[4096];
+	const bool wrote = write_check(check, to, final, ctmp, err);
+	free(to);
+	if (!wrote) {
+		outfile_drop(tmp);
+		return PATC_EXIT_ENV;
+	}
+	if (ctmp[0])
+		snprintf(cpath, sizeof cpath, "%s%s", ctmp[0] == '-' ? "./" : "", ctmp);
 
 	/* the object or the launcher as this run wrote them: linked before they
 	 * are in place, the library joins their group (a failed link leaves
 	 * the set before whole); the launcher's header, not yet where the
 	 * launcher includes it from, goes in first (-include: the launcher's
 	 * guard then skips its own #include) */
-	char *argv[CC_WORDS + 20];
+	char *argv[CC_WORDS + 24];
 	int n = 0;
 	for (int i = 0; i < nwords; i++)
 		argv[n++] = words[i];
 	argv[n++] = "-shared";
-	if (gpu) { /* the launcher is C: compile it position-independent, its header beside it */
+	if (gpu || ctmp[0]) { /* C: compiled position-independent */
 		argv[n++] = "-fPIC";
 		argv[n++] = "-O2";
+	}
+	if (gpu) { /* the launcher, its header beside it */
 		argv[n++] = "-iquote"; /* (not -I: a header named like a system one, stdio.h, would hide it) */
 		argv[n++] = incdir;
 		if (pending_header) {
@@ -108,6 +151,13 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	}
 	argv[n++] = "-o";
 	argv[n++] = tmp;
+	if (ctmp[0]) { /* the CPU check, before the object (a temporary file's name says no language) */
+		argv[n++] = "-x";
+		argv[n++] = "c";
+		argv[n++] = cpath;
+		argv[n++] = "-x";
+		argv[n++] = "none";
+	}
 	if (gpu && pending) { /* (a temporary file's name says no language) */
 		argv[n++] = "-x";
 		argv[n++] = "c";
@@ -121,6 +171,8 @@ int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_M
 	argv[n] = NULL;
 
 	const int rc = outfile_spawn_wait(argv); /* (what it says on our stderr) */
+	if (ctmp[0])
+		outfile_drop(ctmp);
 	if (rc != 0) {
 		const int e = errno;
 		outfile_drop(tmp);

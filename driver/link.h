@@ -19,7 +19,10 @@
 enum { LINK_ERR_MAX = 6144 }; /* room for a path and $CC */
 
 /* Links DIR/BASE.so; 0, or PATC_EXIT_ENV with err set (no compiler, a
- * failed link: its own messages went to stderr). */
-int link_shared(const char *dir, const char *base, bool gpu, char err[LINK_ERR_MAX]);
+ * failed link: its own messages went to stderr).  check: C compiled into
+ * the library beside the object (x86: the constructor that checks the CPU,
+ * x86_cpu_check_c), through a temporary file in DIR removed after; NULL:
+ * none. */
+int link_shared(const char *dir, const char *base, bool gpu, const char *check, char err[LINK_ERR_MAX]);
 
 #endif

@@ -80,12 +80,6 @@ static void version(void)
 		       PTX_ISA_VERSION, PTX_ISA_VERSION_VRED);
 }
 
-/* -o without another kind of output: compile the kernels to DIR. */
-static bool objects(const Options *o)
-{
-	return o->output && !o->emit_pir && !o->emit_weights && !o->explain && !o->run && !o->search;
-}
-
 /* The C identifier for a program: its file name without directory and
  * extension, other characters as '_', a run of '_' as one; one that would
  * start with '_' (reserved in C: 2layer.pat, _x.pat) starts "patc_". */
@@ -216,7 +210,12 @@ static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSche
 static int emit_shared(const Options *o, const char *base)
 {
 	char err[LINK_ERR_MAX];
-	const int rc = link_shared(o->output, base, o->gpu, err);
+	StrBuf check; /* x86: the library checks the CPU when it is loaded */
+	sb_init(&check);
+	if (!o->gpu)
+		x86_cpu_check_c(&check, base, o->target);
+	const int rc = link_shared(o->output, base, o->gpu, check.len ? check.data : NULL, err);
+	sb_free(&check);
 	if (rc != PATC_EXIT_OK)
 		fprintf(stderr, "patc: error: %s\n", err);
 	return rc;
@@ -255,7 +254,7 @@ static bool overwrites_input(const Options *o, const Program *prog, const Diag *
 {
 	char base[128];
 	program_base(o->input, base, sizeof base);
-	const bool dir = objects(o) || o->search;
+	const bool dir = options_objects(o) || o->search;
 	if (!o->output) /* (stdout; a search's BASE.search/) */
 		return false;
 	static const char *const in_dir[] = {".o", ".h", ".safetensors", ".ptx", "_launch.c", ".bin", ".ll", ".s", ".so",
@@ -557,7 +556,7 @@ static int prune(const Options *o, Run *r)
 	int errors = 0;
 	for (int i = 0; i < r->prog.nops; i++) {
 		const OpResult *op = &r->prog.ops[i];
-		if (op->weights.kind == WEIGHTS_NONE && (o->search || (!o->emit_weights && !o->run && !objects(o))))
+		if (op->weights.kind == WEIGHTS_NONE && (o->search || (!o->emit_weights && !o->run && !options_objects(o))))
 			continue;
 		char err[PRUNE_ERR_MAX];
 		SrcLoc where;
@@ -596,14 +595,14 @@ static int describe(const Options *o, Run *r)
 			char *t = pir_print_text(op->ir);
 			sb_printf(&r->out, "%s%s", i ? "\n" : "", t);
 			free(t);
-		} else if (!o->emit_weights && !o->run && !objects(o) && !o->search) {
+		} else if (!o->emit_weights && !o->run && !options_objects(o) && !o->search) {
 			explain_summary(&r->out, op->ir, p ? &p->metrics : NULL);
 		}
 	}
 	if (r->prog.nops == 0) { /* an error only where what was asked for is made of ops */
 		const char *asked = o->search ? "--search has nothing to search"
 		                    : o->run ? "--run has nothing to run"
-		                    : objects(o) ? "-o has no kernel to write"
+		                    : options_objects(o) ? "-o has no kernel to write"
 		                    : o->emit_weights ? "--emit=weights has no weights to write" : NULL;
 		if (asked) {
 			fprintf(stderr, "patc: error: '%s' defines no op: %s\n", o->input, asked);
@@ -665,10 +664,11 @@ static int run(const Options *o, Run *r)
 		}
 		return emit(o, &r->out);
 	}
-	if (!x86_host_runs(x86_target_cpu(o->target))) {
-		fprintf(stderr, "patc: error: --run: this machine cannot run %s code (run it where it can, or use "
-		                "--target=x86-64, the host's)\n",
-		        o->target);
+	const char *lacks = x86_host_lacks(x86_target_cpu(o->target));
+	if (lacks) {
+		fprintf(stderr, "patc: error: --run: this machine cannot run %s code: its CPU lacks %s (run it where it "
+		                "can, or use --target=native, the host's)\n",
+		        o->target, lacks);
 		return PATC_EXIT_ENV;
 	}
 	const int threads = o->threads ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -702,7 +702,7 @@ static int act(const Options *o, Run *r)
 {
 	if (o->search)
 		return search(o, r);
-	if (objects(o))
+	if (options_objects(o))
 		return compile_objects(o, &r->prog, r->pruned);
 	if (o->run)
 		return run(o, r);

@@ -14,22 +14,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The x86 targets follow the compilers' names: the x86-64 psABI levels
+ * (-march=x86-64-v3) and native (-march=native).  x86-64 stays what it was
+ * before the levels, this machine's CPU: there it is not GCC's x86-64 (the
+ * baseline, SSE2). */
 static const Target targets[] = {
-	{"x86-64", false, "x86-64, this machine's CPU (its widest vectors)"},
-	{"x86-64-avx2", false, "x86-64 with AVX2 and FMA"},
-	{"x86-64-avx512", false, "x86-64 with AVX-512"},
-	{"sm_80", true, "NVIDIA A100 (Ampere): PTX"},
-	{"sm_86", true, "NVIDIA Ampere (GA10x): PTX"},
-	{"sm_89", true, "NVIDIA Ada: PTX"},
-	{"sm_90", true, "NVIDIA H100/H200 (Hopper): PTX"},
+	{"x86-64-v2", false, NULL, "x86-64 psABI level 2: SSE4.2, POPCNT (4 floats a vector)"},
+	{"x86-64-v3", false, NULL, "level 3: AVX2, FMA, BMI2 (8 floats a vector); -o's default"},
+	{"x86-64-v4", false, NULL, "level 4: AVX-512 F, BW, CD, DQ, VL (16 floats a vector)"},
+	{"native", false, NULL, "this machine's CPU, all its instructions; --run's and --search's default"},
+	{"x86-64", false, "native", "native's older name"},
+	{"x86-64-avx2", false, NULL, "the CPU haswell (AVX2, FMA): an older name, x86-64-v3 and more"},
+	{"x86-64-avx512", false, NULL, "the CPU skylake-avx512: an older name, x86-64-v4 and more"},
+	{"sm_80", true, NULL, "NVIDIA A100 (Ampere): PTX"},
+	{"sm_86", true, NULL, "NVIDIA Ampere (GA10x): PTX"},
+	{"sm_89", true, NULL, "NVIDIA Ada: PTX"},
+	{"sm_90", true, NULL, "NVIDIA H100/H200 (Hopper): PTX"},
 };
 
 const Target *options_find_target(const char *name)
 {
 	for (size_t j = 0; j < sizeof targets / sizeof *targets; j++)
 		if (!strcmp(targets[j].name, name))
-			return &targets[j];
+			return targets[j].alias ? options_find_target(targets[j].alias) : &targets[j];
 	return NULL;
+}
+
+bool options_objects(const Options *o)
+{
+	return o->output && !o->emit_pir && !o->emit_weights && !o->explain && !o->run && !o->search;
 }
 
 /* ---- the table ---- */
@@ -288,6 +301,7 @@ static int parse_target(Options *o, const char *v)
 		return options_unknown_target(v);
 	o->target = t->name;
 	o->gpu = t->gpu;
+	o->target_given = true;
 	return PATC_EXIT_OK;
 }
 
@@ -511,12 +525,17 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Which options go together; search_opt and measure_opt: the last option
- * given of --search alone, and of those that shape its measurements. */
+ * given of --search alone, and of those that shape its measurements.  Then
+ * the default target where none was given. */
 static int check(Options *o, const OptRow *search_opt, const OptRow *measure_opt)
 {
 	char name[64];
 	if (!o->input)
 		return options_usage_error("%s", "no input file");
+	/* an object goes elsewhere: it gets a level every x86 server since
+	 * 2015 runs; what runs here (--run, --search) gets this CPU's all */
+	if (!o->target_given)
+		o->target = options_objects(o) && !ends_with(o->input, ".pir") ? OPTIONS_OBJECT_TARGET : OPTIONS_HOST_TARGET;
 	if (o->explain + o->emit_pir + o->emit_weights > 1)
 		return options_usage_error("%s", "--explain, --emit=pir and --emit=weights each write the output; "
 		                                 "choose one");
@@ -576,7 +595,7 @@ static int check(Options *o, const OptRow *search_opt, const OptRow *measure_opt
 int options_parse(int argc, char **argv, Options *o)
 {
 	memset(o, 0, sizeof *o);
-	o->target = "x86-64";
+	o->target = OPTIONS_HOST_TARGET; /* (until check: the default depends on the output) */
 	o->color = -1;
 	o->rank = PAT_RANK_DEFAULT;
 	o->s = search_defaults;
@@ -639,12 +658,13 @@ static void usage_train(void)
 	fputs("usage: patc train-cost-model LOG... -o MODEL [--target=T] [--folds=K] [--seed=N]\n"
 	      "\n"
 	      "Learns the search's cost model (gradient-boosted trees) from --search tuning logs: the\n"
-	      "measurements of target T (default x86-64; an x86 model ranks for every x86 target, a GPU's\n"
-	      "for that GPU), one sample per kernel of a search, the fastest where it was measured more\n"
-	      "than once.  Prints its quality by K-fold cross-validation over whole searches (K from 2 to\n"
-	      "20, default 5; Spearman and top-10 recall per search, beside the analytic model and the\n"
-	      "logs' repeated measurements), then writes MODEL trained on all (--cost-model=MODEL uses\n"
-	      "it).  --seed (default 0) seeds the folds and the trees' row samples.  At most 256 logs.\n",
+	      "measurements of target T (default native, what --search measures by default; older logs\n"
+	      "name it x86-64; an x86 model ranks for every x86 target, a GPU's for that GPU), one sample\n"
+	      "per kernel of a search, the fastest where it was measured more than once.  Prints its\n"
+	      "quality by K-fold cross-validation over whole searches (K from 2 to 20, default 5;\n"
+	      "Spearman and top-10 recall per search, beside the analytic model and the logs' repeated\n"
+	      "measurements), then writes MODEL trained on all (--cost-model=MODEL uses it).  --seed\n"
+	      "(default 0) seeds the folds and the trees' row samples.  At most 256 logs.\n",
 	      stdout);
 }
 
@@ -750,7 +770,7 @@ int options_parse_train(int argc, char **argv, CostTrainOptions *t, const char *
 	                                       {"seed", required_argument, NULL, SUB_SEED},
 	                                       {0}};
 	bool help = false;
-	*t = (CostTrainOptions){.target = "x86-64", .folds = 5};
+	*t = (CostTrainOptions){.target = OPTIONS_HOST_TARGET, .folds = 5};
 	const int rc = parse_sub(argc, argv, longs, ":ho:", " train-cost-model", take_train, t, logs, &t->nlogs, &help);
 	if (rc != PATC_EXIT_OK)
 		return rc;

@@ -22,16 +22,27 @@
 typedef struct Target {
 	const char *name;
 	bool gpu;
+	const char *alias; /* the target this name stands for, or NULL */
 	const char *what;
 } Target;
 
-/* The target named name, or NULL. */
+/* The target named name (the one it stands for, where it is an alias:
+ * x86-64 is native), or NULL. */
 const Target *options_find_target(const char *name);
+
+/* The default target: of an object (-o DIR), which other machines run,
+ * x86-64-v3 (AVX2 and FMA: x86 servers since Intel Haswell, 2013, and AMD
+ * Zen, 2017; x86-64-v4 is missing on many client CPUs, v2 has no FMA and
+ * half the vector width); of what runs here (--run, --search), this
+ * machine's CPU. */
+#define OPTIONS_OBJECT_TARGET "x86-64-v3"
+#define OPTIONS_HOST_TARGET "native"
 
 typedef struct Options {
 	const char *input;
 	const char *output;
-	const char *target;
+	const char *target; /* the --target, else the default (OPTIONS_OBJECT_TARGET, OPTIONS_HOST_TARGET) */
+	bool target_given;
 	bool gpu;
 	bool explain;
 	bool emit_pir;
@@ -75,6 +86,10 @@ enum {
  * PATC_EXIT_OK, or PATC_EXIT_USAGE with the error said.  With -h or -V
  * (o->help, o->version) the rest is not read. */
 int options_parse(int argc, char **argv, Options *o);
+
+/* Whether o compiles the kernels to -o DIR (-o without another kind of
+ * output). */
+bool options_objects(const Options *o);
 
 /* --help's text. */
 void options_usage(FILE *f);

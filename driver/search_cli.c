@@ -531,10 +531,11 @@ static int search_into(const SearchCli *c, const Program *prog, const PruneOp *p
 	if (c->gpu && c->s.measure && !gpu_probe(c->target, emulate, device, sizeof device))
 		return PATC_EXIT_ENV;
 	const char *cpu = c->gpu ? NULL : x86_target_cpu(c->target);
-	if (c->s.measure && !x86_host_runs(cpu)) {
-		fprintf(stderr, "patc: error: --search measures here, and this machine cannot run %s code: search where "
-		                "it can, or add --no-measure to rank by the cost model alone\n",
-		        c->target);
+	const char *lacks = c->s.measure ? x86_host_lacks(cpu) : NULL;
+	if (lacks) {
+		fprintf(stderr, "patc: error: --search measures here, and this machine cannot run %s code (its CPU lacks "
+		                "%s): search where it can, or add --no-measure to rank by the cost model alone\n",
+		        c->target, lacks);
 		return PATC_EXIT_ENV;
 	}
 	CostModel model;

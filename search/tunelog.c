@@ -140,7 +140,7 @@ bool search_log_entry(const cJSON *line, SearchLogEntry *e)
 	e->version = log_string(line, "patc", &bad);
 	e->layout = log_string(line, "layout", &bad);
 	e->dtype = log_string(line, "dtype", &bad);
-	if (!e->dtype && e->target && !strncmp(e->target, "x86", 3))
+	if (!e->dtype && e->target && (!strncmp(e->target, "x86", 3) || !strcmp(e->target, "native")))
 		e->dtype = "f32";
 	e->failed = log_string(line, "failed", &bad);
 	e->M = log_number(line, "M", 0, &bad);

@@ -263,6 +263,36 @@ expect "--emit=asm is for x86 targets" 2 "$patc" "$tmp/w.pat" --target=sm_90 -o 
 expect "objects into a missing parent" 3 "$patc" "$tmp/w.pat" -o "$tmp/no/such/objs"
 expect "objects for AVX2" 0 "$patc" "$tmp/w.pat" --target=x86-64-avx2 -o "$tmp/objs" --emit=asm
 has "AVX2 code" "$tmp/objs/w.s" "vfmadd"
+has "AVX2 code: its header names the target" "$tmp/objs/w.h" '^#define w_TARGET "x86-64-avx2" '
+has "AVX2 code: and the level it needs" "$tmp/objs/w.h" '^#define w_TARGET_LEVEL "x86-64-v3" '
+# the x86 targets: the psABI levels and native (tests/c_api.sh runs their objects); -o without
+# --target compiles for x86-64-v3, --run and --search for native; x86-64 is native's older name
+expect "objects for the default target" 0 "$patc" "$tmp/w.pat" -o "$tmp/objs" --emit=asm
+has "the default target: x86-64-v3" "$tmp/objs/w.h" '^ \* Compiled for x86-64-v3 (AVX2, FMA)\.'
+holds "the default target: 8-float vectors, no AVX-512" sh -c "grep -q ymm '$tmp/objs/w.s' && ! grep -q zmm '$tmp/objs/w.s'"
+expect "objects for x86-64-v2" 0 "$patc" "$tmp/w.pat" --target=x86-64-v2 -o "$tmp/objs" --emit=asm
+holds "x86-64-v2: SSE only" sh -c "grep -q xmm '$tmp/objs/w.s' && ! grep -q '[yz]mm' '$tmp/objs/w.s'"
+expect "objects for x86-64-v4" 0 "$patc" "$tmp/w.pat" --target=x86-64-v4 -o "$tmp/objs" --emit=llvm
+has "x86-64-v4: its CPU" "$tmp/objs/w.ll" '"target-cpu"="x86-64-v4"'
+has "x86-64-v4: the header names it" "$tmp/objs/w.h" '^#define w_TARGET "x86-64-v4" '
+expect "objects for native" 0 "$patc" "$tmp/w.pat" --target=native -o "$tmp/objs"
+has "native: the header says so" "$tmp/objs/w.h" "^ \* Compiled for native, the compiling machine's CPU: "
+expect "objects for x86-64, native's older name" 0 "$patc" "$tmp/w.pat" --target=x86-64 -o "$tmp/objs"
+has "x86-64 is native" "$tmp/objs/w.h" '^#define w_TARGET "native" '
+# what this machine cannot run, --run and --search refuse (the host made to lack a feature)
+expect "--run for a level this CPU lacks" 3 env PATC_TEST_CPU_LACKS=avx512f "$patc" "$tmp/w.pat" --run \
+	--target=x86-64-v4
+has "--run for a level this CPU lacks: why" "$tmp/err" "cannot run x86-64-v4 code: its CPU lacks avx512f"
+expect "--run for x86-64-avx2 on a CPU without FMA" 3 env PATC_TEST_CPU_LACKS=fma "$patc" "$tmp/w.pat" --run \
+	--target=x86-64-avx2
+has "--run for x86-64-avx2 on a CPU without FMA: why" "$tmp/err" "its CPU lacks fma"
+expect "--search for a level this CPU lacks" 3 env PATC_TEST_CPU_LACKS=avx2 "$patc" "$tmp/w.pat" --search --op=q \
+	--target=x86-64-v3 -o "$tmp/lacks"
+has "--search for a level this CPU lacks: why" "$tmp/err" "cannot run x86-64-v3 code (its CPU lacks avx2)"
+expect "--run's default is native, which this CPU runs whatever it lacks" 0 env PATC_TEST_CPU_LACKS=avx2 "$patc" \
+	"$tmp/w.pat" --run --threads=1
+expect "--search --no-measure for a level this CPU lacks" 0 env PATC_TEST_CPU_LACKS=avx2 "$patc" "$tmp/w.pat" \
+	--search --op=q --no-measure --target=x86-64-v3 --cost-model=analytic -o "$tmp/lacks"
 expect "--emit=llvm without -o" 2 "$patc" "$tmp/w.pat" --emit=llvm
 # --emit=so: linked by $CC into DIR/BASE.so (tests/c_api.sh and cuda_api.sh run the libraries)
 expect "--emit=so without -o" 2 "$patc" "$tmp/w.pat" --emit=so
@@ -741,7 +771,7 @@ expect "merge of /dev/zero: no output" 1 test -e "$tmp/zero.jsonl"
 expect "merge --help" 0 "$patc" merge --help
 has "merge --help: its usage" "$tmp/out" "^usage: patc merge LOG... -o OUT"
 expect "train-cost-model --help" 0 "$patc" train-cost-model x.jsonl --help
-has "train-cost-model --help: its defaults" "$tmp/out" "default x86-64"
+has "train-cost-model --help: its defaults" "$tmp/out" "default native"
 expect "train-cost-model of /dev/zero" 1 timeout 20 "$patc" train-cost-model /dev/zero -o "$tmp/zero.model"
 has "train-cost-model of /dev/zero: said" "$tmp/err" "'/dev/zero' is not a tuning log: line 1 is longer than 1 MiB"
 

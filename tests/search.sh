@@ -101,7 +101,7 @@ log = [json.loads(l) for l in open(d + "/tune.jsonl")]
 kernels = set((x["pir"], json.dumps(x["schedule"], sort_keys=True)) for x in measured)
 assert len(log) == len(kernels), (len(log), len(kernels), len(meas), len(tuned), len(refs))
 assert kernels == set((l["pir"], json.dumps(l["schedule"], sort_keys=True)) for l in log)
-assert all(l["target"] == "x86-64" and "device" in l and "seed" in l and "patc" in l for l in log)
+assert all(l["target"] == "native" and "device" in l and "seed" in l and "patc" in l for l in log)
 # the dense baseline's OpenBLAS kernel set, in the report and the log: the faster of the one in use
 # and, where that is weaker, the strongest this CPU runs (timed in a fresh process)
 db = r["dense_baselines"]
@@ -416,7 +416,7 @@ head -1 "$tmp/sh0/tune.jsonl" | sed 's/"latency_us":[0-9.e+-]*/"latency_us":123.
 	[ "$(wc -l <"$tmp/nm.jsonl")" -eq "$(wc -l <"$tmp/sh0/tune.jsonl")" ] &&
 	head -1 "$tmp/nm.jsonl" | grep -q '"latency_us":123.5' && ok || bad "merge kept the older measurement"
 # two kernels whose strings differ only in where a newline falls between fields are two
-head -1 "$tmp/sh0/tune.jsonl" | sed 's/"target":"x86-64"/"target":"x86-64\\nAMD"/; s/"device":"[^"]*"/"device":"EPYC"/' \
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/"target":"native"/"target":"native\\nAMD"/; s/"device":"[^"]*"/"device":"EPYC"/' \
 	>"$tmp/nl.jsonl"
 head -1 "$tmp/sh0/tune.jsonl" | sed 's/"device":"[^"]*"/"device":"AMD\\nEPYC"/' >>"$tmp/nl.jsonl"
 "$patc" merge "$tmp/nl.jsonl" -o "$tmp/nlm.jsonl" >"$tmp/out" 2>&1 && [ "$(wc -l <"$tmp/nlm.jsonl")" -eq 2 ] && ok ||
@@ -867,12 +867,12 @@ fi
 
 # 12. issue 42 (hardening): the tuning log and the cost model read as untrusted input. A NUL
 # escaped in a JSON string (\u0000) would end the C string there and read as another valid
-# value ("x86-64"): the line is no measurement (an escaped backslash before "u0000" is text);
+# value ("native"): the line is no measurement (an escaped backslash before "u0000" is text);
 # 10 MB of one byte value, as a line or a model, is refused at once with a short message; a
 # quoted path is cut to 64 characters and escaped; a standard-library model that is there but
 # cannot be read says why (strerror), never falling back to the analytic model in silence.
 h42() { timeout 20 "$@" >"$tmp/out" 2>"$tmp/err"; }
-head -1 "$tmp/sh0/tune.jsonl" | sed 's/"target":"x86-64"/"target":"x86-64\\u0000 x"/' >"$tmp/nul42.jsonl"
+head -1 "$tmp/sh0/tune.jsonl" | sed 's/"target":"native"/"target":"native\\u0000 x"/' >"$tmp/nul42.jsonl"
 h42 "$patc" merge "$tmp/nul42.jsonl" -o "$tmp/nul42m.jsonl"
 [ $? -eq 1 ] && grep -q "none of its 1 line is a measurement" "$tmp/err" && ok ||
 	bad "a \\u0000 in the target read as another: $(cat "$tmp/out" "$tmp/err")"
@@ -895,11 +895,11 @@ for b in '\000' '\377' 'a' '\n'; do
 		bad "train-cost-model of 10 MB of $b: exit $rc, $(wc -c <"$tmp/err") bytes of stderr"
 done
 rm -f "$tmp/big42"
-# a header line of 10 MB; a NUL in a header value (once read as "x86-64")
+# a header line of 10 MB; a NUL in a header value (once read as "native")
 { echo "patc-cost-model 1"; printf 'device '; head -c 10000000 /dev/zero | tr '\000' x; echo; } >"$tmp/long42.model"
 h42 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/long42.model" -o "$tmp/cm42"
 [ $? -eq 1 ] && grep -q "line 2: longer than 512 bytes" "$tmp/err" && ok || bad "a 10 MB header line: $(head -c 300 "$tmp/err")"
-sed 's/^target x86-64$/target x86-64\x00sm_90/' "$tmp/cost.model" >"$tmp/nul42.model"
+sed 's/^target native$/target native\x00sm_90/' "$tmp/cost.model" >"$tmp/nul42.model"
 h42 "$patc" "$tmp/op.pat" --search --no-measure --cost-model="$tmp/nul42.model" -o "$tmp/cm42"
 [ $? -eq 1 ] && grep -q "line 2: a NUL byte" "$tmp/err" && ok || bad "a NUL in a model's target: $(cat "$tmp/err")"
 # quoted paths: 64 characters, control bytes escaped

@@ -3,10 +3,11 @@
  *
  *   patc layer.pat -o out && cc -O2 -iquote out main.c out/layer.o -lm -lpthread -o demo && ./demo
  *
- * Runs each op's kernel asking for two threads (the small ones use one: see
- * layer.h) on a deterministic X of the op's N tokens and of 1, 7 and 333
- * (one kernel takes any N), rebuilds the dense masked weight with the op's
- * unpack function, and checks each result against a float64 product.
+ * Says which x86 target the kernels were compiled for, runs each op's kernel
+ * asking for two threads (the small ones use one: see layer.h) on a
+ * deterministic X of the op's N tokens and of 1, 7 and 333 (one kernel
+ * takes any N), rebuilds the dense masked weight with the op's unpack
+ * function, and checks each result against a float64 product.
  * Exits 1 if any run is off by more than 1e-5. */
 #include "layer.h"
 
@@ -55,6 +56,9 @@ static double check(int kn, int M, int K, int N, const float *W, const float *X,
 int main(void)
 {
 	int bad = 0;
+	/* the x86 target it was compiled for, and the x86-64 level that needs
+	 * (-o compiles for x86-64-v3 unless told otherwise) */
+	printf("compiled for %s (needs %s)\n", layer_TARGET, layer_TARGET_LEVEL);
 	/* each kernel takes any N at the call: the op's own and three others */
 	RUN_OP(attn, 0, 37, 23);
 	RUN_OP(proj, 1, 29, 17);

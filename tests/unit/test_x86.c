@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* test_x86.c - the x86-64 backend: JIT-compiled kernels of every stdlib
  * pattern golden (shapes with padding), both layouts, one and two threads,
- * against a float64 reference on the masked weight. */
+ * against a float64 reference on the masked weight; the targets. */
 #define _POSIX_C_SOURCE 200809L
 #include "kernelcase.h"
 #include "backend_x86/x86.h"
 #include "prune/prune.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ||C - W_s X|| / ||W_s X|| with the reference in double (kernelcase.h),
  * the kernel with schedule sched (NULL: the backend's own). */
@@ -402,6 +404,63 @@ START_TEST(random_schedule_regressions)
 }
 END_TEST
 
+/* The targets (target.c): each level's CPU and vector width, the older
+ * names' levels, what the host lacks (made to lack features by
+ * PATC_TEST_CPU_LACKS), and the check the shared library carries. */
+START_TEST(targets_and_levels)
+{
+	static const struct {
+		const char *target, *cpu, *level;
+		int width;
+	} t[] = {{"x86-64-v2", "x86-64-v2", "x86-64-v2", 4},       {"x86-64-v3", "x86-64-v3", "x86-64-v3", 8},
+	         {"x86-64-v4", "x86-64-v4", "x86-64-v4", 16},      {"x86-64-avx2", "haswell", "x86-64-v3", 8},
+	         {"x86-64-avx512", "skylake-avx512", "x86-64-v4", 16}};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		ck_assert_str_eq(x86_target_cpu(t[i].target), t[i].cpu);
+		ck_assert_str_eq(x86_target_level(t[i].target)->name, t[i].level);
+		ck_assert_int_eq(x86_cpu_width(t[i].cpu), t[i].width);
+		char err[X86_ERR_MAX];
+		LLVMTargetMachineRef tm = x86_target_machine(t[i].cpu, "", true, err);
+		ck_assert_msg(tm, "%s", err);
+		ck_assert_int_eq(x86_vector_width(tm), t[i].width);
+		LLVMDisposeTargetMachine(tm);
+	}
+	ck_assert_ptr_null(x86_target_cpu("native"));
+	ck_assert_ptr_null(x86_target_cpu("x86-64"));
+	ck_assert_ptr_null(x86_host_lacks(NULL));
+	const X86Level *host = x86_host_level();
+	if (host && host->width >= 8) { /* (a host of x86-64-v3 at least) */
+		ck_assert_ptr_null(x86_host_lacks("x86-64-v2"));
+		ck_assert_ptr_null(x86_host_lacks("haswell"));
+		ck_assert_ptr_eq(x86_target_level("native"), host);
+		setenv("PATC_TEST_CPU_LACKS", "avx512f,fma", 1);
+		ck_assert_str_eq(x86_host_lacks("x86-64-v4"), "fma"); /* (the first of the level's table) */
+		ck_assert_str_eq(x86_host_lacks("skylake-avx512"), "fma");
+		ck_assert_ptr_null(x86_host_lacks("x86-64-v2"));
+		ck_assert_str_eq(x86_host_level()->name, "x86-64-v2");
+		setenv("PATC_TEST_CPU_LACKS", "avx512", 1); /* (a prefix of avx512f is not it) */
+		ck_assert_ptr_eq(x86_host_level(), host);
+		unsetenv("PATC_TEST_CPU_LACKS");
+	}
+	StrBuf c;
+	sb_init(&c);
+	setenv("PATC_TEST_CPU_LACKS", "avx512bw", 1);
+	x86_cpu_check_c(&c, "t", "x86-64-v4");
+	unsetenv("PATC_TEST_CPU_LACKS");
+	ck_assert_ptr_nonnull(strstr(c.data, "__attribute__((constructor))"));
+	ck_assert_ptr_nonnull(strstr(c.data, "{\"avx512f\", 0x7, 1, 16, 0xe6, 0},"));
+	ck_assert_ptr_nonnull(strstr(c.data, "{\"avx512bw\", 0x7, 1, 30, 0xe6, 1},"));
+	ck_assert_ptr_nonnull(strstr(c.data, "{\"lzcnt\", 0x80000001, 2, 5, 0x0, 0},"));
+	ck_assert_ptr_nonnull(strstr(c.data, "\"t.so needs x86-64-v4 (AVX-512); this CPU lacks %s\\n\""));
+	sb_free(&c);
+	sb_init(&c);
+	x86_cpu_check_c(&c, "t", "x86-64-v2");
+	ck_assert_ptr_null(strstr(c.data, "avx")); /* only the level's own features */
+	ck_assert_ptr_nonnull(strstr(c.data, "{\"cx16\", 0x1, 2, 13, 0x0, 0},"));
+	sb_free(&c);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
 	Suite *s = suite_create("x86");
@@ -421,6 +480,9 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, schedules_match_reference);
 	tcase_add_test(tc, random_schedule_regressions);
 	suite_add_tcase(s, tc);
+	TCase *tt = tcase_create("targets");
+	tcase_add_test(tt, targets_and_levels);
+	suite_add_tcase(s, tt);
 	return s;
 }
 
