@@ -61,13 +61,13 @@ docs: build
 test: test-main test-asan test-fuzz
 
 test-main: build
-	cd $(BUILD) && ctest -V --output-on-failure
+	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
 
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPATC_SANITIZE=ON $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest -V --output-on-failure
+		ctest -j $(JOBS) --output-on-failure
 
 test-fuzz: deps
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
