@@ -20,9 +20,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "patterns.h"
 #include "rsb_spmm.h"
+#include "kernel_call.h"
 #include "shapes.h"
 #include "backend_x86/x86.h"
 #include "prune/prune.h"
+#include "support/blas_core.h"
 #include "support/util.h"
 
 #include <cblas.h>
@@ -38,16 +40,6 @@ enum { CHECK_COLS = 32 };
 double eigen_spmm_us(const float *w, int64_t M, int64_t K, const float *x, int64_t N, int reps,
                      double *checksum);
 
-/* Whether `name` is one of the comma-separated names in `list`. */
-static bool shape_listed(const char *list, const char *name)
-{
-	const size_t n = strlen(name);
-	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
-		if (strcspn(p, ",") == n && !strncmp(p, name, n))
-			return true;
-	return false;
-}
-
 /* Timing: util_time_us for every method (OpenBLAS, patc; eigen_spmm.cpp
  * does the same in C++): at least 20 ms of warm-up, then the median of
  * about 50 ms of calls, at least `reps` of them. */
@@ -61,8 +53,7 @@ typedef struct DenseCall {
 static void dense_call(void *arg)
 {
 	const DenseCall *d = arg;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->M, (int)d->N, (int)d->K, 1, d->w, (int)d->K,
-	            d->x, (int)d->N, 0, d->c, (int)d->N);
+	blas_sgemm(true, d->M, d->K, d->N, d->w, d->x, d->c);
 }
 
 static double dense_us(const float *w, const float *x, float *c, int64_t M, int64_t K, int64_t N,
@@ -71,20 +62,6 @@ static double dense_us(const float *w, const float *x, float *c, int64_t M, int6
 	openblas_set_num_threads(threads);
 	DenseCall d = {w, x, c, M, K, N};
 	return util_time_us(dense_call, &d, reps);
-}
-
-typedef struct KernelCall {
-	const X86Kernel *kern;
-	const float *x, *values;
-	float *c;
-	const int32_t *const *index;
-	int threads;
-} KernelCall;
-
-static void kernel_call(void *arg)
-{
-	const KernelCall *k = arg;
-	x86_run(k->kern, k->x, k->c, k->values, k->index, k->kern->N, k->threads);
 }
 
 int main(int argc, char **argv)
@@ -119,10 +96,10 @@ int main(int argc, char **argv)
 	for (int si = 0; si < NSHAPES; si++) {
 		const Shape *sh = &shapes[si];
 		const int64_t M = sh->M, K = sh->K, N = sh->N;
-		if ((quick && (double)M * (double)K * (double)N > 4294967296.0) || (only && !shape_listed(only, sh->name)))
+		if (!shape_selected(sh, quick, only))
 			continue;
 		ran[si] = true;
-		int reps = (int)fmin(15, fmax(3, 4e9 / (2.0 * (double)M * (double)K * (double)N)));
+		const int reps = shape_reps(sh);
 		float *w = util_alloc_timed((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
 		float *masked = util_alloc_timed((size_t)(M * K) * sizeof *masked);
 		float *x = util_alloc_timed((size_t)(K * N) * sizeof *x), *c = util_alloc_timed((size_t)(M * N) * sizeof *c);
@@ -177,7 +154,7 @@ int main(int argc, char **argv)
 							return 4;
 						}
 					}
-					KernelCall kc = {&kern, x, values, c, index, t % 2 + 1};
+					KernelCall kc = {&kern, x, values, c, index, kern.N, t % 2 + 1};
 					double med = util_time_us(kernel_call, &kc, reps);
 					if (t < 2 || med < us[s][p][t % 2])
 						us[s][p][t % 2] = med;

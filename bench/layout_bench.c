@@ -18,9 +18,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "patterns.h"
+#include "kernel_call.h"
 #include "shapes.h"
 #include "backend_x86/x86.h"
 #include "prune/prune.h"
+#include "support/blas_core.h"
 #include "support/util.h"
 
 #include <cblas.h>
@@ -29,15 +31,6 @@
 #include <string.h>
 
 enum { CHECK_COLS = 32, THREADS = 2 };
-
-static bool listed(const char *list, const char *name)
-{
-	const size_t n = strlen(name);
-	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
-		if (strcspn(p, ",") == n && !strncmp(p, name, n))
-			return true;
-	return false;
-}
 
 typedef struct Dense {
 	const float *w, *x;
@@ -49,12 +42,7 @@ typedef struct Dense {
 static void dense_call(void *arg)
 {
 	const Dense *d = arg;
-	if (d->kn)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->M, (int)d->N, (int)d->K, 1, d->w, (int)d->K,
-		            d->x, (int)d->N, 0, d->c, (int)d->N);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)d->N, (int)d->M, (int)d->K, 1, d->x, (int)d->K,
-		            d->w, (int)d->K, 0, d->c, (int)d->M);
+	blas_sgemm(d->kn, d->M, d->K, d->N, d->w, d->x, d->c);
 }
 
 static double dense_us(const float *w, const float *x, float *c, int64_t M, int64_t K, int64_t N, bool kn, int reps)
@@ -62,20 +50,6 @@ static double dense_us(const float *w, const float *x, float *c, int64_t M, int6
 	openblas_set_num_threads(THREADS);
 	Dense d = {w, x, c, M, K, N, kn};
 	return util_time_us(dense_call, &d, reps);
-}
-
-typedef struct KernelCall {
-	const X86Kernel *kern;
-	const float *x, *values;
-	float *c;
-	const int32_t *const *index;
-	int64_t N;
-} KernelCall;
-
-static void kernel_call(void *arg)
-{
-	const KernelCall *k = arg;
-	x86_run(k->kern, k->x, k->c, k->values, k->index, k->N, THREADS);
 }
 
 /* Compiles ir for M x K (tuned for N, specialised on it unless n_runtime),
@@ -102,7 +76,7 @@ static double kernel_us(const Pir *ir, int64_t M, int64_t K, int64_t tuned, bool
 		x86_kernel_free(&kern);
 		return -1;
 	}
-	KernelCall kc = {&kern, x, values, c, index, N};
+	KernelCall kc = {&kern, x, values, c, index, N, THREADS};
 	const double us = util_time_us(kernel_call, &kc, reps);
 	x86_kernel_free(&kern);
 	return us;
@@ -137,10 +111,10 @@ static bool layouts(const char *stdlib, FILE *csv, bool quick, const char *only)
 	for (int si = 0; si < NSHAPES; si++) {
 		const Shape *sh = &shapes[si];
 		const int64_t M = sh->M, K = sh->K, N = sh->N;
-		if ((quick && (double)M * (double)K * (double)N > 4294967296.0) || (only && !listed(only, sh->name)))
+		if (!shape_selected(sh, quick, only))
 			continue;
 		ran[si] = true;
-		const int reps = (int)fmin(15, fmax(3, 4e9 / (2.0 * (double)M * (double)K * (double)N)));
+		const int reps = shape_reps(sh);
 		Weights b;
 		if (!weights_init(&b, M, K, N))
 			return false;

@@ -3,8 +3,10 @@
 #ifndef PATC_BENCH_SHAPES_H
 #define PATC_BENCH_SHAPES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The paper's 12 SpMM shapes (DESIGN.md section 9), the sparsities and
  * the patterns every benchmark measures. */
@@ -26,6 +28,32 @@ enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 static const double sparsities[] = {50, 75, 93.75};
 static const char *const pattern_names[] = {"block8", "block32", "nm", "tile", "hybrid", "rowbal"};
 enum { NPAT = 6 };
+
+/* Whether `name` is one of the comma-separated names in `list`. */
+static inline bool shape_listed(const char *list, const char *name)
+{
+	const size_t n = strlen(name);
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
+			return true;
+	return false;
+}
+
+/* Whether a run over `quick` shapes (at most 2^32 multiply-adds) or the
+ * shapes named in `only` (NULL: all) measures sh. */
+static inline bool shape_selected(const Shape *sh, bool quick, const char *only)
+{
+	if (quick && (double)sh->M * (double)sh->K * (double)sh->N > 4294967296.0)
+		return false;
+	return !only || shape_listed(only, sh->name);
+}
+
+/* The least timed calls of a kernel of sh: 3 to 15, about 4 GFLOP. */
+static inline int shape_reps(const Shape *sh)
+{
+	const double r = 4e9 / (2.0 * (double)sh->M * (double)sh->K * (double)sh->N);
+	return r < 3 ? 3 : r > 15 ? 15 : (int)r;
+}
 
 /* The .pat body of pattern p at sparsity s. */
 static inline void pattern_body(int p, double s, char *buf, size_t len)
