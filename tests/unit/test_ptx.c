@@ -237,7 +237,7 @@ START_TEST(ptx_for_both_targets)
 		Program prog = compile_pattern(&arena, patterns[p / 2], shapes[p % 2]);
 		const OpResult *op = &prog.ops[0];
 		for (int t = 0; t < 2; t++) {
-			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN}, "kern", 1},
+			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN}, "kern", 1, {0}, false},
 			                      .s = ptx_default_schedule};
 			char *ptx = NULL, err[PTX_ERR_MAX];
 			ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
