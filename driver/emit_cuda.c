@@ -150,9 +150,9 @@ static const char launcher_body[] =
 	"int @B@_gpu_download(@B@_gpu *g, void *dst, @B@_devptr src, size_t bytes)\n"
 	"{\n\treturn cur(g) || check(g, g->MemcpyDtoH(dst, src, bytes), \"cuMemcpyDtoH\");\n}\n\n"
 	"int @B@_gpu_sync(@B@_gpu *g) { return cur(g) || check(g, g->CtxSynchronize(), \"cuCtxSynchronize\"); }\n\n"
-	"static int launch(@B@_gpu *g, int i, @B@_devptr X, @B@_devptr C, long long N)\n{\n"
-	"\tif (N != ops[i].n)\n"
-	"\t\treturn fail(g, \"this kernel is compiled for N = %lld, not %lld\", (long long)ops[i].n, N);\n"
+	"static int launch(@B@_gpu *g, int i, @B@_devptr X, @B@_devptr C, size_t N)\n{\n"
+	"\tif (N != (size_t)ops[i].n)\n"
+	"\t\treturn fail(g, \"this kernel is compiled for N = %lld, not %zu\", (long long)ops[i].n, N);\n"
 	"\tlong long n0 = 0, n1 = ops[i].n;\n"
 	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1};\n"
 	"\tif (cur(g))\n\t\treturn -1;\n"
@@ -260,7 +260,7 @@ static void cuda_header(const EmitCuda *e, StrBuf *h)
 		sb_printf(h,
 		          "/* Launches the kernel on the default stream (asynchronous) for N tokens:\n"
 		          " * a GPU kernel is compiled for its op's N, and another N returns -1. */\n"
-		          "int %s_launch(%s_gpu *g, %s_devptr X, %s_devptr C, long long N);\n"
+		          "int %s_launch(%s_gpu *g, %s_devptr X, %s_devptr C, size_t N);\n"
 		          "/* The masked dense weight W_s (M x K floats), for checking results. */\n"
 		          "int %s_dense(%s_gpu *g, float *w);\n",
 		          pre, b, b, b, pre, b);
@@ -301,7 +301,7 @@ static void cuda_launcher(const EmitCuda *e, const OpBlob *blob, StrBuf *c)
 	replace_base(c, launcher_body, b, prog->nops);
 	for (int i = 0; i < prog->nops; i++) {
 		const char *o = prog->ops[i].name;
-		sb_printf(c, "\nint %s_%s_launch(%s_gpu *g, %s_devptr X, %s_devptr C, long long N) { return launch(g, %d, X, C, N); }\n",
+		sb_printf(c, "\nint %s_%s_launch(%s_gpu *g, %s_devptr X, %s_devptr C, size_t N) { return launch(g, %d, X, C, N); }\n",
 		          b, o, b, b, b, i);
 		sb_printf(c, "int %s_%s_dense(%s_gpu *g, float *w) { return dense(g, %d, w); }\n", b, o, b, i);
 	}

@@ -30,7 +30,7 @@ static double check(int kn, int M, int K, int N, const float *W, const float *X,
 	return sqrt(num / (den > 0 ? den : 1));
 }
 
-typedef int (*Launch)(layer_gpu *, layer_devptr, layer_devptr, long long);
+typedef int (*Launch)(layer_gpu *, layer_devptr, layer_devptr, size_t);
 typedef int (*Dense)(layer_gpu *, float *);
 
 /* Runs one op; returns its relative error, or -1 when a call fails. */
@@ -43,12 +43,12 @@ static double run(layer_gpu *g, const char *name, int M, int K, int N, int kn, L
 	for (int i = 0; i < K * N; i++)
 		x[i] = (float)((i * 37) % 23) / 11.0f - 1.0f;
 	if (x && c && w && !layer_gpu_alloc(g, &dx, (size_t)K * N * 4) && !layer_gpu_alloc(g, &dc, (size_t)M * N * 4) &&
-	    !layer_gpu_upload(g, dx, x, (size_t)K * N * 4) && !launch(g, dx, dc, N) && !layer_gpu_sync(g) &&
+	    !layer_gpu_upload(g, dx, x, (size_t)K * N * 4) && !launch(g, dx, dc, (size_t)N) && !layer_gpu_sync(g) &&
 	    !layer_gpu_download(g, c, dc, (size_t)M * N * 4) && !dense(g, w)) {
 		e = check(kn, M, K, N, w, x, c);
 		printf("%s: relative error %.2e\n", name, e);
 		/* a GPU kernel is compiled for its op's N: another is refused */
-		if (launch(g, dx, dc, N + 1) != -1) {
+		if (launch(g, dx, dc, (size_t)N + 1) != -1) {
 			fprintf(stderr, "%s: N = %d launched\n", name, N + 1);
 			e = -1;
 		}
