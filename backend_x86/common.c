@@ -185,6 +185,16 @@ static LLVMValueRef libc_fn(LowerCtx *c, const char *name, LLVMTypeRef ret, LLVM
 	return ll_function(c->mod, name, LLVMFunctionType(ret, &arg, 1, 0));
 }
 
+LLVMValueRef x86_malloc64(LowerCtx *c, LLVMValueRef bytes, LLVMValueRef *raw, const char *name)
+{
+	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
+	LLVMValueRef all = ll_add(c, bytes, ll_i64(c, 64));
+	*raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &all, 1, "raw");
+	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, *raw, c->i64, "");
+	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), ll_i64(c, 63), "");
+	return LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), *raw, &pad, 1, name);
+}
+
 /* Allocates the panels and fills them (all the thread's tiles; a per-tile
  * panel: one tile's room, filled by x86_panel_tile); returns the malloc'd
  * pointer (to free). */
@@ -195,12 +205,8 @@ LLVMValueRef x86_panel_pack(LowerCtx *c, X86Panel *pn)
 	LLVMValueRef tiles = pn->per_tile
 	                             ? ll_i64(c, 1)
 	                             : LLVMBuildSDiv(c->b, LLVMBuildNSWSub(c->b, c->n1, c->n0, ""), ll_i64(c, nt), "ptiles");
-	LLVMValueRef bytes = ll_add(c, ll_mul(c, tiles, nt * k->shape.K * 4), ll_i64(c, 64));
-	LLVMValueRef fmalloc = libc_fn(c, "malloc", c->ptr, c->i64);
-	LLVMValueRef raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &bytes, 1, "praw");
-	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, raw, c->i64, "");
-	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), ll_i64(c, 63), "");
-	LLVMValueRef al = LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), raw, &pad, 1, "panels");
+	LLVMValueRef raw;
+	LLVMValueRef al = x86_malloc64(c, ll_mul(c, tiles, nt * k->shape.K * 4), &raw, "panels");
 	LLVMValueRef have = LLVMBuildIsNotNull(c->b, raw, "");
 	if (!pn->per_tile) {
 		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "pack");
@@ -220,7 +226,7 @@ LLVMValueRef x86_panel_pack(LowerCtx *c, X86Panel *pn)
 	return raw;
 }
 
-void x86_panel_free(LowerCtx *c, LLVMValueRef raw)
+void x86_free(LowerCtx *c, LLVMValueRef raw)
 {
 	LLVMValueRef ffree = libc_fn(c, "free", LLVMVoidTypeInContext(c->ctx), c->ptr);
 	LLVMBuildCall2(c->b, LLVMGlobalGetValueType(ffree), ffree, &raw, 1, "");

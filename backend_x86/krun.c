@@ -442,7 +442,7 @@ void x86_krun_all(LowerCtx *c, int split)
 	lower_loop_end(c, &lt);
 	t.xt = t.ldk = NULL;
 	if (raw)
-		x86_panel_free(c, raw);
+		x86_free(c, raw);
 	/* the columns left over, unblocked */
 	a.rest = LLVMBuildNSWAdd(c->b, c->n0, ll_mul(c, tiles, nt), "rest");
 	lower_nest(c, 0, split, &start, kblock_rest_point, &a);

@@ -510,7 +510,7 @@ void x86_mrun_all(LowerCtx *c, int first)
 		mrun_all_blocks(c, first);
 		c->backend = NULL;
 	}
-	x86_panel_free(c, raw);
+	x86_free(c, raw);
 }
 
 /* The m runs, blocked along k for L2 where X outgrows it: along the

@@ -97,9 +97,8 @@ static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod)
 	LLVMValueRef fn = LLVMGetNamedFunction(mod, name);
 	if (fn)
 		return fn;
-	LowerCtx c = {.ctx = ctx, .mod = mod};
-	c.i32 = LLVMInt32TypeInContext(ctx), c.i64 = LLVMInt64TypeInContext(ctx);
-	c.f32 = LLVMFloatTypeInContext(ctx), c.ptr = LLVMPointerTypeInContext(ctx, 0);
+	LowerCtx c = {.mod = mod};
+	lower_types(&c, ctx);
 	LLVMTypeRef params[] = {c.ptr, c.i64, c.ptr, c.i64, c.i64, c.i64};
 	fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(ctx), params, 6, 0));
 	LLVMSetLinkage(fn, LLVMInternalLinkage);
@@ -140,23 +139,6 @@ static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod)
 
 /* ---- the nk kernel ---- */
 
-static LLVMValueRef libc(LowerCtx *c, const char *name, LLVMTypeRef ret, LLVMTypeRef arg)
-{
-	return ll_function(c->mod, name, LLVMFunctionType(ret, &arg, 1, 0));
-}
-
-/* A malloc'd buffer of `floats` floats aligned to 64 bytes: *raw (to
- * free; NULL when out of memory) and the aligned pointer. */
-static LLVMValueRef buffer(LowerCtx *c, int64_t floats, LLVMValueRef *raw, const char *name)
-{
-	LLVMValueRef fmalloc = libc(c, "malloc", c->ptr, c->i64);
-	LLVMValueRef bytes = ll_i64(c, floats * 4 + 64);
-	*raw = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fmalloc), fmalloc, &bytes, 1, name);
-	LLVMValueRef addr = LLVMBuildPtrToInt(c->b, *raw, c->i64, "");
-	LLVMValueRef pad = LLVMBuildAnd(c->b, LLVMBuildNeg(c->b, addr, ""), ll_i64(c, 63), "");
-	return LLVMBuildGEP2(c->b, LLVMInt8TypeInContext(c->ctx), *raw, &pad, 1, "");
-}
-
 LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
                        LLVMValueRef *inner)
 {
@@ -179,23 +161,12 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	if (inner)
 		*inner = panel;
 
-	LowerCtx c = {.ctx = ctx, .mod = mod, .k = k};
-	c.i32 = LLVMInt32TypeInContext(ctx), c.i64 = LLVMInt64TypeInContext(ctx);
-	c.f32 = LLVMFloatTypeInContext(ctx), c.ptr = LLVMPointerTypeInContext(ctx, 0);
-	LLVMTypeRef kty = LLVMGlobalGetValueType(panel);
-	c.fn = LLVMAddFunction(mod, k->name, kty);
-	unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-	for (unsigned i = 1; i <= 4; i++)
-		LLVMAddAttributeAtIndex(c.fn, i, LLVMCreateEnumAttribute(ctx, noalias, 0));
-	LLVMValueRef prm[7];
-	for (unsigned i = 0; i < 7; i++)
-		prm[i] = LLVMGetParam(c.fn, i);
-	c.X = prm[0], c.C = prm[1], c.values = prm[2], c.index = prm[3], c.n0 = prm[4], c.n1 = prm[5];
-	c.N = k->n_runtime ? prm[6] : ll_i64(&c, k->shape.N);
-	c.b = LLVMCreateBuilderInContext(ctx);
-	LLVMPositionBuilderAtEnd(c.b, LLVMAppendBasicBlockInContext(ctx, c.fn, "entry"));
+	LowerCtx c = {.ctx = ctx};
+	lower_function(&c, mod, k);
+	LLVMTypeRef kty = LLVMGlobalGetValueType(c.fn);
 	LLVMValueRef xraw, craw;
-	LLVMValueRef xt = buffer(&c, K * P, &xraw, "xpanel"), ct = buffer(&c, M * P, &craw, "cpanel");
+	LLVMValueRef xt = x86_malloc64(&c, ll_i64(&c, K * P * 4), &xraw, "xpanel");
+	LLVMValueRef ct = x86_malloc64(&c, ll_i64(&c, M * P * 4), &craw, "cpanel");
 	LLVMValueRef have = LLVMBuildAnd(c.b, LLVMBuildIsNotNull(c.b, xraw, ""), LLVMBuildIsNotNull(c.b, craw, ""), "");
 	LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(ctx, c.fn, "panels"),
 	                  points = LLVMAppendBasicBlockInContext(ctx, c.fn, "points"),
@@ -203,7 +174,7 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	LLVMBuildCondBr(c.b, have, fast, points);
 
 	LLVMPositionBuilderAtEnd(c.b, points);
-	LLVMValueRef sargs[7] = {c.X, c.C, c.values, c.index, c.n0, c.n1, prm[6]};
+	LLVMValueRef sargs[7] = {c.X, c.C, c.values, c.index, c.n0, c.n1, LLVMGetParam(c.fn, 6)};
 	LLVMBuildCall2(c.b, kty, slow, sargs, 7, "");
 	LLVMBuildBr(c.b, done);
 
@@ -229,9 +200,8 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	LLVMBuildBr(c.b, done);
 
 	LLVMPositionBuilderAtEnd(c.b, done);
-	LLVMValueRef ffree = libc(&c, "free", LLVMVoidTypeInContext(ctx), c.ptr);
-	LLVMBuildCall2(c.b, LLVMGlobalGetValueType(ffree), ffree, &xraw, 1, "");
-	LLVMBuildCall2(c.b, LLVMGlobalGetValueType(ffree), ffree, &craw, 1, "");
+	x86_free(&c, xraw);
+	x86_free(&c, craw);
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);
 	return c.fn;

@@ -83,8 +83,11 @@ typedef struct X86Panel {
 void x86_panel_tile(LowerCtx *c, const X86Panel *pn, LLVMValueRef n, LLVMValueRef *xt, LLVMValueRef *ldk);
 /* Allocates and fills the panels; returns the malloc'd pointer. */
 LLVMValueRef x86_panel_pack(LowerCtx *c, X86Panel *pn);
-/* Frees what x86_panel_pack returned. */
-void x86_panel_free(LowerCtx *c, LLVMValueRef raw);
+/* malloc(bytes + 64): the pointer into it aligned to 64 bytes, and in
+ * *raw the block itself (NULL when out of memory; x86_free frees it). */
+LLVMValueRef x86_malloc64(LowerCtx *c, LLVMValueRef bytes, LLVMValueRef *raw, const char *name);
+/* free(raw): what x86_panel_pack or x86_malloc64 returned. */
+void x86_free(LowerCtx *c, LLVMValueRef raw);
 
 /* ---- the k runs (krun.c) ---- */
 

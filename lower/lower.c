@@ -217,28 +217,40 @@ LowerPath lower_path(const LowerKernel *k, const LowerHooks *hooks)
 	return LOWER_POINT;
 }
 
+void lower_types(LowerCtx *c, LLVMContextRef ctx)
+{
+	c->ctx = ctx;
+	c->i32 = LLVMInt32TypeInContext(ctx);
+	c->i64 = LLVMInt64TypeInContext(ctx);
+	c->f32 = LLVMFloatTypeInContext(ctx);
+	c->ptr = LLVMPointerTypeInContext(ctx, 0);
+}
+
+void lower_function(LowerCtx *c, LLVMModuleRef mod, const LowerKernel *k)
+{
+	c->mod = mod, c->k = k;
+	lower_types(c, c->ctx);
+	LLVMTypeRef params[] = {c->ptr, c->ptr, c->ptr, c->ptr, c->i64, c->i64, c->i64};
+	LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 7, 0);
+	c->fn = LLVMAddFunction(mod, k->name, fty);
+	/* X, C, values and index never alias: the vectoriser may trust it */
+	unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+	for (unsigned i = 1; i <= 4; i++)
+		LLVMAddAttributeAtIndex(c->fn, i, LLVMCreateEnumAttribute(c->ctx, noalias, 0));
+	c->X = LLVMGetParam(c->fn, 0), c->C = LLVMGetParam(c->fn, 1), c->values = LLVMGetParam(c->fn, 2);
+	c->index = LLVMGetParam(c->fn, 3), c->n0 = LLVMGetParam(c->fn, 4), c->n1 = LLVMGetParam(c->fn, 5);
+	c->N = k->n_runtime ? LLVMGetParam(c->fn, 6) : ll_i64(c, k->shape.N);
+	c->b = LLVMCreateBuilderInContext(c->ctx);
+	LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry"));
+}
+
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks)
 {
 	Nest nest;
 	nest_of(k->ir, &nest);
-	LowerCtx c = {.ctx = ctx, .mod = mod, .k = k, .nest = &nest, .backend = hooks->backend};
-	c.i32 = LLVMInt32TypeInContext(ctx);
-	c.i64 = LLVMInt64TypeInContext(ctx);
-	c.f32 = LLVMFloatTypeInContext(ctx);
-	c.ptr = LLVMPointerTypeInContext(ctx, 0);
-	LLVMTypeRef params[] = {c.ptr, c.ptr, c.ptr, c.ptr, c.i64, c.i64, c.i64};
-	LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(ctx), params, 7, 0);
-	c.fn = LLVMAddFunction(mod, k->name, fty);
-	/* X, C, values and index never alias: the vectoriser may trust it */
-	unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-	for (unsigned i = 1; i <= 4; i++)
-		LLVMAddAttributeAtIndex(c.fn, i, LLVMCreateEnumAttribute(ctx, noalias, 0));
-	c.X = LLVMGetParam(c.fn, 0), c.C = LLVMGetParam(c.fn, 1), c.values = LLVMGetParam(c.fn, 2);
-	c.index = LLVMGetParam(c.fn, 3), c.n0 = LLVMGetParam(c.fn, 4), c.n1 = LLVMGetParam(c.fn, 5);
-	c.N = k->n_runtime ? LLVMGetParam(c.fn, 6) : ll_i64(&c, k->shape.N);
-	c.b = LLVMCreateBuilderInContext(ctx);
-	LLVMPositionBuilderAtEnd(c.b, LLVMAppendBasicBlockInContext(ctx, c.fn, "entry"));
+	LowerCtx c = {.ctx = ctx, .nest = &nest, .backend = hooks->backend};
+	lower_function(&c, mod, k);
 	if (hooks->prologue)
 		hooks->prologue(&c);
 	else if (!hooks->stores_c || !hooks->stores_c(k))

@@ -141,6 +141,12 @@ void lower_offsets(LowerCtx *c, const PirLoop *l, LLVMValueRef v, LLVMValueRef *
 /* An alloca in the function's entry block (promoted to registers). */
 LLVMValueRef lower_entry_alloca(LowerCtx *c, LLVMTypeRef type, const char *name);
 
+/* c's types in ctx (i32, i64, f32, ptr). */
+void lower_types(LowerCtx *c, LLVMContextRef ctx);
+/* Adds k's kernel function (the signature above, named k->name) to mod:
+ * c's types, fn, parameters and N, and a builder at its entry block. */
+void lower_function(LowerCtx *c, LLVMModuleRef mod, const LowerKernel *k);
+
 /* Adds the kernel function to mod and returns it. */
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,
                           const LowerHooks *hooks);

@@ -43,7 +43,8 @@ static void kernel_call(void *arg)
 
 /* For the tests: $PATC_SEARCH_INJECT = crash, hang or wrong makes the
  * first candidate's measuring process crash, hang or return a wrong C;
- * slow makes the second one's kernel take 20 ms longer a call. */
+ * slow makes the second one's kernel take 20 ms longer a call, and
+ * all_slow every one's (on x86: each slower than dense). */
 static void inject(int which, float *c, int64_t n)
 {
 	const char *e = getenv("PATC_SEARCH_INJECT");
@@ -228,8 +229,9 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const char *slow = getenv("PATC_SEARCH_INJECT");
+	const bool inject_slow = slow && ((!strcmp(slow, "slow") && p->which == 1) || !strcmp(slow, "all_slow"));
 	KernelRun r = {&kern, p->x, values, c, index, p->sched.threads > 0 ? p->sched.threads : p->threads,
-	               slow && !strcmp(slow, "slow") && p->which == 1 ? 0.02 : 0};
+	               inject_slow ? 0.02 : 0};
 	if (p->stop_us > 0) { /* hopeless already? */
 		double fastest = 0;
 		for (int i = 0; i < 3; i++) {

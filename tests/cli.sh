@@ -505,6 +505,20 @@ holds "a kernel on threads: its buffers on their stacks" grep -q "threads_t_STAC
 holds "a kernel's threads under a 128 KiB default stack: built" cc -O1 -iquote "$tmp/threads" -o "$tmp/stack_main" \
 	"$tmp/stack_main.c" "$tmp/threads/threads.o" -lm -lpthread
 expect "a kernel's threads under a 128 KiB default stack: run and right" 0 "$tmp/stack_main"
+# a pattern with no fast x86 kernel in its layout (element-wise) is said with a warning by -o and
+# --run, in both layouts; one with a fast path (blocks, and in nk through the panels) is not
+for l in kn nk; do
+	printf 'include "all.pat";\nop u: spmm(M = 64, K = 64, N = 32, layout = %s) { weights = random(seed = 1); apply %s; }\n' \
+		"$l" "unstructured(10%)" >"$tmp/slow_$l.pat"
+	printf 'include "all.pat";\nop b: spmm(M = 64, K = 64, N = 32, layout = %s) { weights = random(seed = 1); apply %s; }\n' \
+		"$l" "block(4, 4, 50%)" >"$tmp/fast_$l.pat"
+	expect "-o, element-wise in $l" 0 "$patc" "$tmp/slow_$l.pat" -o "$tmp/slow_$l"
+	has "-o warns of the per-weight kernel in $l" "$tmp/err" "warning: op 'u': .* in layout $l has no fast x86-64 kernel"
+	expect "--run, element-wise in $l" 0 "$patc" "$tmp/slow_$l.pat" --run
+	has "--run warns of the per-weight kernel in $l" "$tmp/err" "warning: op 'u': .* in layout $l has no fast x86-64 kernel"
+	expect "-o, blocks in $l" 0 "$patc" "$tmp/fast_$l.pat" -o "$tmp/fast_$l"
+	if grep -q "no fast x86-64 kernel" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL: -o warned of blocks in $l"; else pass=$((pass + 1)); fi
+done
 # --fixed-n: the kernel for the op's N only; _run refuses another N with -1, C untouched
 cat >"$tmp/fixed_main.c" <<'EOF2'
 #include "fixed.h"

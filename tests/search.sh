@@ -457,6 +457,13 @@ SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 SLURM_ARRAY
 	"$patc" "$tmp/op.pat" --search --topk=2 --tune=0 --threads=1 --budget=20% -o "$tmp/slurm" >"$tmp/out" 2>&1 &&
 	grep -q "shard 2 of 2" "$tmp/out" && ok || bad "a Slurm array with a step: $(cat "$tmp/out")"
 
+# a best kernel slower than dense (PATC_SEARCH_INJECT=all_slow: every kernel 20 ms slower) is
+# still the best, exit 0, and the summary says that dense is faster
+PATC_SEARCH_INJECT=all_slow "$patc" "$tmp/op.pat" --search --topk=1 --tune=0 --threads=1 --budget=20% \
+	-o "$tmp/slowall" >"$tmp/out" 2>"$tmp/err" &&
+	grep -q "^  warning: dense is faster: the best kernel takes .*x the dense product's time" "$tmp/out" && ok ||
+	bad "a best slower than dense: no warning: $(cat "$tmp/out" "$tmp/err")"
+
 # 6. hopeless candidates stop early; --tune=0 tunes nothing; --explore
 #    measures candidates the model ranks low
 PATC_SEARCH_INJECT=slow "$patc" "$tmp/op.pat" --search --topk=3 --tune=0 --threads=1 --budget=20% -o "$tmp/st" \
