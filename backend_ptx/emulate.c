@@ -199,7 +199,7 @@ static void *lane_main(void *arg)
 		if (b->quit)
 			return NULL;
 		if (!setjmp(ln->out)) {
-			b->kern->fn(b->x, b->out, b->values, b->index, 0, b->N, b->N);
+			b->kern->fn(b->x, b->out, b->values, b->index, 0, b->N, b->N, NULL);
 			emu_land(b, la->t, INT64_MAX); /* what it left in flight lands anyway */
 		}
 		ln->done = true;
@@ -450,7 +450,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 									*ids.ctaid_z = (int32_t)((cz + 1) % grid[2]);
 								*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
 								*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
-								kern.fn(x, c, values, index, 0, k->shape.N, k->shape.N);
+								kern.fn(x, c, values, index, 0, k->shape.N, k->shape.N, NULL);
 							}
 		} else {
 			LaneArg *la = NULL;

@@ -102,7 +102,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i64 = LLVMInt64TypeInContext(ctx),
 	            i32 = LLVMInt32TypeInContext(ctx);
 	LLVMTypeRef kty = LLVMGlobalGetValueType(kernel);
-	LLVMTypeRef args_ty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, i64, i64, i64}, 7, 0);
+	LLVMTypeRef args_ty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, i64, i64, i64, ptr}, 8, 0);
 	/* the thread trampoline, ptr tramp(ptr args): the slice's columns
 	 * [n0, n1) in chunks, for (c = n0; c < n1; c += chunk) */
 	char tname[256];
@@ -115,9 +115,9 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	                  tbody = LLVMAppendBasicBlockInContext(ctx, tramp, "chunk"),
 	                  tdone = LLVMAppendBasicBlockInContext(ctx, tramp, "done");
 	LLVMPositionBuilderAtEnd(b, tentry);
-	LLVMValueRef a = LLVMGetParam(tramp, 0), f[7];
-	LLVMTypeRef ft[7] = {ptr, ptr, ptr, ptr, i64, i64, i64};
-	for (unsigned i = 0; i < 7; i++)
+	LLVMValueRef a = LLVMGetParam(tramp, 0), f[8];
+	LLVMTypeRef ft[8] = {ptr, ptr, ptr, ptr, i64, i64, i64, ptr};
+	for (unsigned i = 0; i < 8; i++)
 		f[i] = LLVMBuildLoad2(b, ft[i], LLVMBuildStructGEP2(b, args_ty, a, i, ""), "");
 	LLVMValueRef start = f[4], end = f[5];
 	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, end, ""), tbody, tdone);
@@ -129,7 +129,7 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef half = LLVMConstInt(i64, (unsigned long long)(chunk / 2), 0);
 	c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, half, ""), end, c1, "c1");
 	f[4] = c0, f[5] = c1;
-	LLVMBuildCall2(b, kty, kernel, f, 7, "");
+	LLVMBuildCall2(b, kty, kernel, f, 8, "");
 	LLVMAddIncoming(c0, (LLVMValueRef[]){start, c1}, (LLVMBasicBlockRef[]){tentry, tbody}, 2);
 	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, c1, end, ""), tbody, tdone);
 	LLVMPositionBuilderAtEnd(b, tdone);
@@ -157,9 +157,10 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 		LLVMBuildRet(b, LLVMConstInt(i32, 0, 0));
 		LLVMPositionBuilderAtEnd(b, go);
 	}
-	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr}, 2, 0);
+	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr}, 3, 0);
 	LLVMValueRef values = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 0, ""), "values");
-	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 1, "index");
+	LLVMValueRef bias = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 1, ""), "bias");
+	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 2, "index");
 	/* t = clamp(threads, 1, min(N, 256, work / EMIT_MIN_FMA_PER_THREAD)),
 	 * work = stored N */
 	LLVMValueRef t = LLVMBuildSExt(b, th, i64, "");
@@ -211,8 +212,8 @@ static void build_run(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef kernel
 	LLVMValueRef rec = LLVMBuildGEP2(b, args_ty, recs, &s, 1, "");
 	LLVMValueRef n0 = slice_bound(b, i64, Nc, s, t);
 	LLVMValueRef n1 = slice_bound(b, i64, Nc, LLVMBuildAdd(b, s, LLVMConstInt(i64, 1, 0), ""), t);
-	LLVMValueRef vals[7] = {X, C, values, index, n0, n1, Nc};
-	for (unsigned i = 0; i < 7; i++)
+	LLVMValueRef vals[8] = {X, C, values, index, n0, n1, Nc, bias};
+	for (unsigned i = 0; i < 8; i++)
 		LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, args_ty, rec, i, ""));
 	LLVMBasicBlockRef spawn = LLVMAppendBasicBlockInContext(ctx, run, "spawn"),
 	                  next = LLVMAppendBasicBlockInContext(ctx, run, "spawned");
@@ -261,13 +262,15 @@ static void build_unpack(LLVMContextRef ctx, LLVMModuleRef mod, LLVMValueRef ker
 	                                                              (LLVMTypeRef[]){ptr, ptr}, 2, 0));
 	LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
 	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, fn, "entry"));
-	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr}, 2, 0);
+	LLVMTypeRef wty = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){ptr, ptr, ptr}, 3, 0);
 	LLVMValueRef w = LLVMGetParam(fn, 0);
 	LLVMValueRef values = LLVMBuildLoad2(b, ptr, LLVMBuildStructGEP2(b, wty, w, 0, ""), "");
-	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 1, "");
+	LLVMValueRef index = LLVMBuildStructGEP2(b, wty, w, 2, "");
 	LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
 	LLVMBuildCall2(b, LLVMGlobalGetValueType(kernel), kernel,
-	               (LLVMValueRef[]){LLVMConstNull(ptr), LLVMGetParam(fn, 1), values, index, zero, zero, zero}, 7, "");
+	               (LLVMValueRef[]){LLVMConstNull(ptr), LLVMGetParam(fn, 1), values, index, zero, zero, zero,
+	                                LLVMConstNull(ptr)},
+	               8, "");
 	LLVMBuildRetVoid(b);
 	LLVMDisposeBuilder(b);
 }
@@ -314,15 +317,21 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 		idx[l] = blob(ctx, mod, name, p->mask.index[l],
 		              (size_t)(p->mask.rows[l] * ir->loops[l].nnz) * sizeof(int32_t));
 	}
-	LLVMValueRef fields[2] = {gv, LLVMConstArray2(ptr, idx, (uint64_t)ir->nloops)};
-	LLVMValueRef init = LLVMConstStructInContext(ctx, fields, 2, 0);
+	LLVMValueRef gb = LLVMConstNull(ptr);
+	if (p->bias) {
+		snprintf(name, sizeof name, "%.200s.bias", pre);
+		gb = blob(ctx, mod, name, p->bias, (size_t)op->shape.M * sizeof *p->bias);
+	}
+	LLVMValueRef fields[3] = {gv, gb, LLVMConstArray2(ptr, idx, (uint64_t)ir->nloops)};
+	LLVMValueRef init = LLVMConstStructInContext(ctx, fields, 3, 0);
 	snprintf(name, sizeof name, "%.200s_packed", pre);
 	LLVMValueRef packed = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
 	LLVMSetInitializer(packed, init);
 	LLVMSetGlobalConstant(packed, 1);
 	/* the kernels and their C entry points */
 	snprintf(name, sizeof name, "%.200s.kernel", pre);
-	LowerKernel lk = {ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, op->shape.layout}, name, 0, {0}, !e->fixed_n};
+	LowerKernel lk = {.ir = ir, .shape = op->shape, .name = name, .n_runtime = !e->fixed_n};
+	lk.shape.dtype = PAT_F32;
 	if (e->schedules)
 		lk.sched = e->schedules[i];
 	lk.vector_width = x86_schedule_width(&lk.sched, tm);
@@ -330,7 +339,7 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	LLVMValueRef kernel = x86_lower(ctx, mod, &lk, &x86_update_hooks, &inner);
 	LLVMSetLinkage(kernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s.unpack_kernel", pre);
-	LowerKernel uk = {ir, {op->shape.M, op->shape.K, 1, PAT_F32, PAT_LAYOUT_KN}, name, 1, {0}, false};
+	LowerKernel uk = {.ir = ir, .shape = {.M = op->shape.M, .K = op->shape.K, .N = 1}, .name = name, .vector_width = 1};
 	LLVMValueRef ukernel = lower_kernel(ctx, mod, &uk, &unpack_hooks);
 	LLVMSetLinkage(ukernel, LLVMInternalLinkage);
 	snprintf(name, sizeof name, "%.200s_run", pre);
@@ -349,8 +358,9 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	          (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, layout_doc[op->shape.layout]);
 	sb_shape_enum(h, pre, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N);
 	sb_printf(h, "typedef struct %s_weights {\n\tconst float *values; /* %lld packed values */\n"
+	              "\tconst float *bias; /* %lld floats, one per output feature, or NULL: none */\n"
 	              "\tconst int32_t *index[%d]; /* per loop, NULL when dense */\n} %s_weights;\n",
-	          pre, (long long)pm.values, ir->nloops, pre);
+	          pre, (long long)pm.values, (long long)op->shape.M, ir->nloops, pre);
 	sb_printf(h, "extern const %s_weights %s_packed;\n", pre, pre);
 	sb_printf(h, "enum { %s_STACK_BYTES = %llu }; /* its buffers on the stack of each thread that runs it */\n",
 	          pre, stack);

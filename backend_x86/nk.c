@@ -33,6 +33,8 @@ LowerKernel x86_nk_panel_kernel(const LowerKernel *k, const char *name)
 	kv.shape.layout = PAT_LAYOUT_KN;
 	kv.shape.N = x86_nk_panel(k);
 	kv.n_runtime = false;
+	kv.shape.act = PAT_ACT_NONE; /* the epilogue is the transpose's into C */
+	kv.shape.accumulate = false;
 	kv.name = name;
 	return kv;
 }
@@ -76,31 +78,90 @@ static LLVMValueRef elem(LowerCtx *c, LLVMValueRef base, LLVMValueRef i, LLVMVal
 	return LLVMBuildGEP2(c->b, c->f32, base, &at, 1, "");
 }
 
-/* dst[j ldd + i] = src[i lds + j] for rows i0 <= i < i1, columns j0 <= j < j1, one float at a time. */
-static void transpose_scalar(LowerCtx *c, LLVMValueRef src, LLVMValueRef lds, LLVMValueRef dst, LLVMValueRef ldd,
-                             LLVMValueRef i0, LLVMValueRef i1, LLVMValueRef j0, LLVMValueRef j1)
+/* The value stored at dst for v, the element of src's row i: v itself, or
+ * (out) the op's epilogue of it, bias[i] (bias: NULL for none) and with
+ * accumulate the old *dst (v a float or a vector along i). */
+static LLVMValueRef out_value(LowerCtx *c, bool out, LLVMValueRef v, LLVMValueRef bias, LLVMValueRef dst)
+{
+	if (!out)
+		return v;
+	LLVMValueRef old = NULL;
+	if (c->k->shape.accumulate) {
+		old = LLVMBuildLoad2(c->b, LLVMTypeOf(v), dst, "");
+		LLVMSetAlignment(old, 4);
+	}
+	return lower_epilogue(c, v, bias, old);
+}
+
+/* dst[j ldd + i] = src[i lds + j] (out: its epilogue) for rows i0 <= i < i1,
+ * columns j0 <= j < j1, one float at a time. */
+static void transpose_scalar(LowerCtx *c, bool out, LLVMValueRef src, LLVMValueRef lds, LLVMValueRef dst,
+                             LLVMValueRef ldd, LLVMValueRef i0, LLVMValueRef i1, LLVMValueRef j0, LLVMValueRef j1)
 {
 	LowerLoop li, lj;
 	LLVMValueRef i = lower_loop_begin(c, &li, i0, i1, "ti");
+	LLVMValueRef bias = out && c->bias ? LLVMBuildLoad2(c->b, c->f32, elem(c, c->bias, ll_i64(c, 0), ll_i64(c, 0), i), "") : NULL;
 	LLVMValueRef j = lower_loop_begin(c, &lj, j0, j1, "tj");
 	LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, elem(c, src, i, lds, j), "");
-	LLVMBuildStore(c->b, v, elem(c, dst, j, ldd, i));
+	LLVMValueRef d = elem(c, dst, j, ldd, i);
+	LLVMBuildStore(c->b, out_value(c, out, v, bias, d), d);
 	lower_loop_end(c, &lj);
 	lower_loop_end(c, &li);
 }
 
-/* void patc.transpose(ptr src, i64 lds, ptr dst, i64 ldd, i64 rows, i64 cols),
- * internal to the module, made once. */
-static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod)
+/* The transpose's blocks of 8 x 8, then its edges; out: with the epilogue
+ * (c->bias: the bias, or NULL for none). */
+static void transpose_body(LowerCtx *c, bool out, LLVMValueRef src, LLVMValueRef lds, LLVMValueRef dst, LLVMValueRef ldd,
+                           LLVMValueRef rows, LLVMValueRef cols)
 {
-	static const char name[] = "patc.transpose";
+	LLVMValueRef r8 = LLVMBuildAnd(c->b, rows, ll_i64(c, -8), "r8"), c8 = LLVMBuildAnd(c->b, cols, ll_i64(c, -8), "c8");
+	LLVMTypeRef v8 = LLVMVectorType(c->f32, 8);
+	LowerLoop lbi, lbj;
+	LLVMValueRef bi = lower_loop_begin(c, &lbi, ll_i64(c, 0), ll_udiv(c, r8, 8), "tbi");
+	LLVMValueRef i0 = ll_mul(c, bi, 8);
+	LLVMValueRef bias = NULL;
+	if (out && c->bias) {
+		bias = LLVMBuildLoad2(c->b, v8, elem(c, c->bias, ll_i64(c, 0), ll_i64(c, 0), i0), "");
+		LLVMSetAlignment(bias, 4);
+	}
+	LLVMValueRef bj = lower_loop_begin(c, &lbj, ll_i64(c, 0), ll_udiv(c, c8, 8), "tbj");
+	LLVMValueRef j0 = ll_mul(c, bj, 8);
+	LLVMValueRef r[8];
+	for (int t = 0; t < 8; t++) {
+		r[t] = LLVMBuildLoad2(c->b, v8, elem(c, src, ll_add(c, i0, ll_i64(c, t)), lds, j0), "");
+		LLVMSetAlignment(r[t], 4);
+	}
+	for (int bs = 4; bs >= 1; bs /= 2)
+		butterfly(c->b, c->i32, r, bs);
+	for (int t = 0; t < 8; t++) {
+		LLVMValueRef d = elem(c, dst, ll_add(c, j0, ll_i64(c, t)), ldd, i0);
+		LLVMSetAlignment(LLVMBuildStore(c->b, out_value(c, out, r[t], bias, d), d), 4);
+	}
+	lower_loop_end(c, &lbj);
+	/* the columns after the last 8 of these 8 rows */
+	transpose_scalar(c, out, src, lds, dst, ldd, i0, ll_add(c, i0, ll_i64(c, 8)), c8, cols);
+	lower_loop_end(c, &lbi);
+	/* the rows after the last 8 */
+	transpose_scalar(c, out, src, lds, dst, ldd, r8, rows, ll_i64(c, 0), cols);
+}
+
+/* void patc.transpose(ptr src, i64 lds, ptr dst, i64 ldd, i64 rows, i64 cols),
+ * internal to the module, made once; with shape (the epilogue of C's
+ * panel), patc.transpose.ACT[.acc](..., ptr bias) applying it. */
+static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const OpShape *shape)
+{
+	char name[64];
+	snprintf(name, sizeof name, "patc.transpose%s%s%s", shape ? "." : "", shape ? pat_act_names[shape->act] : "",
+	         shape && shape->accumulate ? ".acc" : "");
 	LLVMValueRef fn = LLVMGetNamedFunction(mod, name);
 	if (fn)
 		return fn;
-	LowerCtx c = {.mod = mod};
+	LowerKernel ek = {.shape = shape ? *shape : (OpShape){0}};
+	LowerCtx c = {.mod = mod, .k = &ek};
 	lower_types(&c, ctx);
-	LLVMTypeRef params[] = {c.ptr, c.i64, c.ptr, c.i64, c.i64, c.i64};
-	fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(ctx), params, 6, 0));
+	LLVMTypeRef params[] = {c.ptr, c.i64, c.ptr, c.i64, c.i64, c.i64, c.ptr};
+	const unsigned np = shape ? 7 : 6;
+	fn = LLVMAddFunction(mod, name, LLVMFunctionType(LLVMVoidTypeInContext(ctx), params, np, 0));
 	LLVMSetLinkage(fn, LLVMInternalLinkage);
 	unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
 	LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(ctx, noalias, 0));
@@ -110,28 +171,24 @@ static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod)
 	LLVMPositionBuilderAtEnd(c.b, LLVMAppendBasicBlockInContext(ctx, fn, "entry"));
 	LLVMValueRef src = LLVMGetParam(fn, 0), lds = LLVMGetParam(fn, 1), dst = LLVMGetParam(fn, 2),
 	             ldd = LLVMGetParam(fn, 3), rows = LLVMGetParam(fn, 4), cols = LLVMGetParam(fn, 5);
-	LLVMValueRef r8 = LLVMBuildAnd(c.b, rows, ll_i64(&c, -8), "r8"), c8 = LLVMBuildAnd(c.b, cols, ll_i64(&c, -8), "c8");
-	LLVMTypeRef v8 = LLVMVectorType(c.f32, 8);
-	LowerLoop lbi, lbj;
-	LLVMValueRef bi = lower_loop_begin(&c, &lbi, ll_i64(&c, 0), ll_udiv(&c, r8, 8), "tbi");
-	LLVMValueRef i0 = ll_mul(&c, bi, 8);
-	LLVMValueRef bj = lower_loop_begin(&c, &lbj, ll_i64(&c, 0), ll_udiv(&c, c8, 8), "tbj");
-	LLVMValueRef j0 = ll_mul(&c, bj, 8);
-	LLVMValueRef r[8];
-	for (int t = 0; t < 8; t++) {
-		r[t] = LLVMBuildLoad2(c.b, v8, elem(&c, src, ll_add(&c, i0, ll_i64(&c, t)), lds, j0), "");
-		LLVMSetAlignment(r[t], 4);
+	if (!shape) {
+		transpose_body(&c, false, src, lds, dst, ldd, rows, cols);
+	} else { /* with the bias and without: the loops for each */
+		LLVMValueRef bias = LLVMGetParam(fn, 6);
+		LLVMBasicBlockRef wb = LLVMAppendBasicBlockInContext(ctx, fn, "bias"),
+		                  nb = LLVMAppendBasicBlockInContext(ctx, fn, "nobias"),
+		                  done = LLVMAppendBasicBlockInContext(ctx, fn, "done");
+		LLVMBuildCondBr(c.b, LLVMBuildIsNotNull(c.b, bias, ""), wb, nb);
+		LLVMPositionBuilderAtEnd(c.b, wb);
+		c.bias = bias;
+		transpose_body(&c, true, src, lds, dst, ldd, rows, cols);
+		LLVMBuildBr(c.b, done);
+		LLVMPositionBuilderAtEnd(c.b, nb);
+		c.bias = NULL;
+		transpose_body(&c, true, src, lds, dst, ldd, rows, cols);
+		LLVMBuildBr(c.b, done);
+		LLVMPositionBuilderAtEnd(c.b, done);
 	}
-	for (int bs = 4; bs >= 1; bs /= 2)
-		butterfly(c.b, c.i32, r, bs);
-	for (int t = 0; t < 8; t++)
-		LLVMSetAlignment(LLVMBuildStore(c.b, r[t], elem(&c, dst, ll_add(&c, j0, ll_i64(&c, t)), ldd, i0)), 4);
-	lower_loop_end(&c, &lbj);
-	/* the columns after the last 8 of these 8 rows */
-	transpose_scalar(&c, src, lds, dst, ldd, i0, ll_add(&c, i0, ll_i64(&c, 8)), c8, cols);
-	lower_loop_end(&c, &lbi);
-	/* the rows after the last 8 */
-	transpose_scalar(&c, src, lds, dst, ldd, r8, rows, ll_i64(&c, 0), cols);
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);
 	return fn;
@@ -157,7 +214,7 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	sk.name = name;
 	LLVMValueRef slow = lower_kernel(ctx, mod, &sk, &x86_point_hooks);
 	LLVMSetLinkage(slow, LLVMInternalLinkage);
-	LLVMValueRef tr = transpose_fn(ctx, mod);
+	LLVMValueRef tr = transpose_fn(ctx, mod, NULL), tro = transpose_fn(ctx, mod, &k->shape);
 	if (inner)
 		*inner = panel;
 
@@ -174,8 +231,8 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	LLVMBuildCondBr(c.b, have, fast, points);
 
 	LLVMPositionBuilderAtEnd(c.b, points);
-	LLVMValueRef sargs[7] = {c.X, c.C, c.values, c.index, c.n0, c.n1, LLVMGetParam(c.fn, 6)};
-	LLVMBuildCall2(c.b, kty, slow, sargs, 7, "");
+	LLVMValueRef sargs[8] = {c.X, c.C, c.values, c.index, c.n0, c.n1, LLVMGetParam(c.fn, 6), c.bias};
+	LLVMBuildCall2(c.b, kty, slow, sargs, 8, "");
 	LLVMBuildBr(c.b, done);
 
 	LLVMPositionBuilderAtEnd(c.b, fast);
@@ -191,11 +248,13 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	/* X's rows a..a+cw (K floats each) into the K x P panel */
 	LLVMValueRef xa = LLVMBuildGEP2(c.b, c.f32, c.X, (LLVMValueRef[]){ll_mul(&c, a, K)}, 1, "");
 	LLVMBuildCall2(c.b, tty, tr, (LLVMValueRef[]){xa, ll_i64(&c, K), xt, ll_i64(&c, P), cw, ll_i64(&c, K)}, 6, "");
-	LLVMValueRef pargs[7] = {xt, ct, c.values, c.index, ll_i64(&c, 0), cw, ll_i64(&c, P)};
-	LLVMBuildCall2(c.b, kty, panel, pargs, 7, "");
-	/* the M x P panel of C into C's rows a..a+cw (M floats each) */
+	LLVMValueRef pargs[8] = {xt, ct, c.values, c.index, ll_i64(&c, 0), cw, ll_i64(&c, P), LLVMConstNull(c.ptr)};
+	LLVMBuildCall2(c.b, kty, panel, pargs, 8, "");
+	/* the M x P panel of C into C's rows a..a+cw (M floats each), with the
+	 * epilogue */
 	LLVMValueRef ca = LLVMBuildGEP2(c.b, c.f32, c.C, (LLVMValueRef[]){ll_mul(&c, a, M)}, 1, "");
-	LLVMBuildCall2(c.b, tty, tr, (LLVMValueRef[]){ct, ll_i64(&c, P), ca, ll_i64(&c, M), ll_i64(&c, M), cw}, 6, "");
+	LLVMBuildCall2(c.b, LLVMGlobalGetValueType(tro), tro,
+	               (LLVMValueRef[]){ct, ll_i64(&c, P), ca, ll_i64(&c, M), ll_i64(&c, M), cw, c.bias}, 7, "");
 	lower_loop_end(&c, &lp);
 	LLVMBuildBr(c.b, done);
 

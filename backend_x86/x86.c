@@ -211,7 +211,7 @@ void x86_kernel_free(X86Kernel *k)
 
 typedef struct Job {
 	const X86Kernel *k;
-	const float *X, *values;
+	const float *X, *values, *bias;
 	float *C;
 	const int32_t *const *index;
 	int64_t N;
@@ -225,12 +225,12 @@ static void run_slice(void *arg, int t)
 	const int64_t w = j->k->chunk > 0 && j->k->chunk < n1 - n0 ? j->k->chunk : n1 - n0;
 	for (int64_t a = n0, b; a < n1; a = b) {
 		b = x86_chunk_end(a, n1, w);
-		j->k->fn(j->X, j->C, j->values, j->index, a, b, j->N);
+		j->k->fn(j->X, j->C, j->values, j->index, a, b, j->N, j->bias);
 	}
 }
 
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
-             const int32_t *const *index, int64_t N, int threads)
+             const int32_t *const *index, const float *bias, int64_t N, int threads)
 {
 	if (!k->n_runtime && N != k->N) {
 		fprintf(stderr, "patc: internal error: a kernel for N = %lld run with N = %lld\n", (long long)k->N,
@@ -245,6 +245,6 @@ void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
 		threads = (int)N;
 	if (threads > POOL_MAX_THREADS)
 		threads = POOL_MAX_THREADS;
-	Job j = {k, X, values, C, index, N, threads};
+	Job j = {k, X, values, bias, C, index, N, threads};
 	pool_run(threads, run_slice, &j);
 }

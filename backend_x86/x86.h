@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 typedef void (*X86KernelFn)(const float *X, float *C, const float *values,
-                            const int32_t *const *index, int64_t n0, int64_t n1, int64_t N);
+                            const int32_t *const *index, int64_t n0, int64_t n1, int64_t N, const float *bias);
 
 typedef struct X86Kernel {
 	void *jit; /* LLVMOrcLLJITRef */
@@ -75,9 +75,9 @@ static inline int64_t x86_chunk_end(int64_t a, int64_t n1, int64_t w)
 /* Runs the kernel over all N columns with `threads` threads, each taking a
  * contiguous slice of columns (columns never write the same C element).
  * N: any where k->n_runtime, else k->N (another N is a caller's bug: it
- * aborts). */
+ * aborts).  bias: M floats or NULL, for the op's epilogue (ir/op.h). */
 void x86_run(const X86Kernel *k, const float *X, float *C, const float *values,
-             const int32_t *const *index, int64_t N, int threads);
+             const int32_t *const *index, const float *bias, int64_t N, int threads);
 
 /* What the backend will do with a kernel (its vector_width set): the
  * choices that make its speed, for the search's cost model. */

@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 				float *values = bench_prune("cpu_bench", stdlib, sh->name, M, K, body, w, imp, &ir, &pm, masked);
 				if (!values)
 					continue;
-				LowerKernel lk = {&ir, {M, K, N, PAT_F32, PAT_LAYOUT_KN}, "bench_kernel", 0, {0}, false};
+				LowerKernel lk = {&ir, {M, K, N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "bench_kernel", 0, {0}, false};
 				X86Kernel kern;
 				char xerr[X86_ERR_MAX];
 				if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 					if (t == 0) {
 						for (int64_t i = 0; i < M * N; i++)
 							c[i] = NAN;
-						x86_run(&kern, x, c, values, index, kern.N, 1);
+						x86_run(&kern, x, c, values, index, NULL, kern.N, 1);
 						const double rel =
 						    prune_check_error(masked, x, c, M, K, N, true, PAT_F32, CHECK_COLS);
 						if (rel < 0) {
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 							return 4;
 						}
 					}
-					KernelCall kc = {&kern, x, values, c, index, kern.N, t % 2 + 1};
+					KernelCall kc = {&kern, x, values, c, index, kern.N, t % 2 + 1, NULL};
 					double med = util_time_us(kernel_call, &kc, reps);
 					if (t < 2 || med < us[s][p][t % 2])
 						us[s][p][t % 2] = med;

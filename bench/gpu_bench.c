@@ -368,7 +368,7 @@ int main(int argc, char **argv)
 				if (!values)
 					continue;
 				double *base = tc ? &dense16_us : &dense_us;
-				GpuProblem gp = {&ir, {M, K, N, tc ? PAT_BF16 : PAT_F32, PAT_LAYOUT_KN}, values, &pm, masked, x,
+				GpuProblem gp = {&ir, {M, K, N, tc ? PAT_BF16 : PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, values, &pm, masked, x,
 				                 sm, sched, 15, *base < 0, 16, 0};
 				GpuResult r;
 				/* a kernel that fails costs its own entry (NaN: left out of

@@ -13,13 +13,14 @@ typedef struct KernelCall {
 	const int32_t *const *index;
 	int64_t N;
 	int threads;
+	const float *bias; /* the epilogue's, or NULL */
 } KernelCall;
 
 /* x86_run of the call's kernel on its N columns. */
 static inline void kernel_call(void *arg)
 {
 	const KernelCall *k = arg;
-	x86_run(k->kern, k->x, k->c, k->values, k->index, k->N, k->threads);
+	x86_run(k->kern, k->x, k->c, k->values, k->index, k->bias, k->N, k->threads);
 }
 
 #endif

@@ -58,7 +58,7 @@ static double kernel_us(const Pir *ir, int64_t M, int64_t K, int64_t tuned, bool
                         const float *values, const PruneMask *pm, const float *masked, const float *x, float *c,
                         int64_t N, int reps)
 {
-	LowerKernel lk = {ir, {M, K, tuned, PAT_F32, layout}, "bench_kernel", 0, {0}, n_runtime};
+	LowerKernel lk = {ir, {M, K, tuned, PAT_F32, layout, PAT_ACT_NONE, false}, "bench_kernel", 0, {0}, n_runtime};
 	X86Kernel kern;
 	char err[X86_ERR_MAX];
 	if (!x86_jit(&lk, NULL, NULL, &kern, err)) {
@@ -68,7 +68,7 @@ static double kernel_us(const Pir *ir, int64_t M, int64_t K, int64_t tuned, bool
 	const int32_t *const *index = (const int32_t *const *)pm->index;
 	for (int64_t i = 0; i < M * N; i++)
 		c[i] = NAN;
-	x86_run(&kern, x, c, values, index, N, THREADS);
+	x86_run(&kern, x, c, values, index, NULL, N, THREADS);
 	const double rel = prune_check_error(masked, x, c, M, K, N, layout == PAT_LAYOUT_KN, PAT_F32, CHECK_COLS);
 	if (!(rel >= 0 && rel < 1e-4)) {
 		fprintf(stderr, "layout_bench: wrong result on %lldx%lldx%lld %s (relative error %g)\n", (long long)M,
@@ -76,7 +76,7 @@ static double kernel_us(const Pir *ir, int64_t M, int64_t K, int64_t tuned, bool
 		x86_kernel_free(&kern);
 		return -1;
 	}
-	KernelCall kc = {&kern, x, values, c, index, N, THREADS};
+	KernelCall kc = {&kern, x, values, c, index, N, THREADS, NULL};
 	const double us = util_time_us(kernel_call, &kc, reps);
 	x86_kernel_free(&kern);
 	return us;

@@ -154,7 +154,8 @@ static const char launcher_body[] =
 	"\tif (N != (size_t)ops[i].n)\n"
 	"\t\treturn fail(g, \"this kernel is compiled for N = %lld, not %zu\", (long long)ops[i].n, N);\n"
 	"\tlong long n0 = 0, n1 = ops[i].n;\n"
-	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1};\n"
+	"\t@B@_devptr bias = 0;\n"
+	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1, &bias};\n"
 	"\tif (cur(g))\n\t\treturn -1;\n"
 	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].c_words, NULL), \"cuMemsetD32Async\"))\n"
 	"\t\treturn -1;\n"
@@ -362,7 +363,7 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 
 bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *sm, char err[512])
 {
-	LowerKernel k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, op->name, 1, {0}, false};
+	LowerKernel k = {op->ir, op->shape, op->name, 1, {0}, false};
 	PtxPlan plan;
 	char perr[PTX_ERR_MAX];
 	ptx_plan_target(&k, s, sm, &plan);
@@ -383,7 +384,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, op->shape.layout}, names[i], 1, {0}, false};
+		ks[i].k = (LowerKernel){op->ir, op->shape, names[i], 1, {0}, false};
 		if (scheds)
 			ks[i].s = scheds[i];
 	}

@@ -95,7 +95,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
 	snprintf(name, sizeof name, "patc_%s", op->name);
-	LowerKernel lk = {op->ir, {M, K, N, PAT_F32, op->shape.layout}, name, 0, {0}, false};
+	LowerKernel lk = {op->ir, {M, K, N, PAT_F32, op->shape.layout, PAT_ACT_NONE, false}, name, 0, {0}, false};
 	kernel_warn_slow(op, op->ir);
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
@@ -120,7 +120,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	util_settle(); /* OpenBLAS's idle workers must not share the CPU with the kernel */
 	for (int64_t i = 0; i < M * N; i++) /* the checked run: C poisoned first */
 		c[i] = NAN;
-	x86_run(&kern, x, c, values, index, N, threads);
+	x86_run(&kern, x, c, values, index, NULL, N, threads);
 	inject(op->name, c, M * N);
 	int64_t unwritten = 0;
 	for (int64_t i = 0; i < M * N; i++)
@@ -130,7 +130,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	const double rel = chk.rel;
 	for (int r = 0; r < REPS; r++) {
 		t0 = util_now();
-		x86_run(&kern, x, c, values, index, N, threads);
+		x86_run(&kern, x, c, values, index, NULL, N, threads);
 		tk[r] = util_now() - t0;
 	}
 	const double k_s = util_median(tk, REPS), f_s = 1e-6 * fresh_us;
@@ -268,7 +268,7 @@ bool run_ops_gpu(const Program *prog, const PruneOp *pruned, const char *sm, Ptx
 		bool kn = op->shape.layout == PAT_LAYOUT_KN;
 		/* a fresh X each run: the kernel must be right on any input */
 		synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
-		GpuProblem gp = {op->ir, {M, K, N, op->shape.dtype, op->shape.layout}, values, &p->mask, dense, x, sm,
+		GpuProblem gp = {op->ir, {M, K, N, op->shape.dtype, op->shape.layout, PAT_ACT_NONE, false}, values, &p->mask, dense, x, sm,
 		                 given, 20, true, 64, 0};
 		GpuResult r;
 		/* gpu_measure's check (prune_check_error) would call the kernel wrong

@@ -91,6 +91,7 @@ typedef struct OpResult {
 	OpShape shape;
 	WeightBinding weights;
 	WeightBinding calibration; /* activations X: [N', K] for layout nk, [K, N'] for kn */
+	WeightBinding bias;        /* the epilogue's bias: M floats (any shape of M elements) */
 	PatImportance importance;
 	WeightBinding scores;      /* when importance == PAT_IMP_TENSOR */
 	PatRank rank;

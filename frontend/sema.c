@@ -245,10 +245,10 @@ static bool op_header(Sema *S, const Item *it, OpResult *op)
 		                                 "enters as spmm through im2col)", c->callee->name);
 		return false;
 	}
-	static const char *const names[] = {"M", "K", "N", "dtype", "layout"};
-	Value v[5];
-	bool given[5] = {false};
-	Binder b = {"spmm", 5, names, v, given};
+	static const char *const names[] = {"M", "K", "N", "dtype", "layout", "activation", "accumulate"};
+	Value v[7];
+	bool given[7] = {false};
+	Binder b = {"spmm", 7, names, v, given};
 	if (!sema_bind_args(S, NULL, c, &b))
 		return false;
 	int64_t *dims[3] = {&op->shape.M, &op->shape.K, &op->shape.N};
@@ -274,6 +274,15 @@ static bool op_header(Sema *S, const Item *it, OpResult *op)
 		ok = false;
 	op->shape.dtype = (PatDtype)d;
 	op->shape.layout = (PatLayout)l;
+	/* the epilogue: C = act(W X + bias (+ C)) (ir/op.h) */
+	int a = PAT_ACT_NONE, acc = 0;
+	static const char *const bools[] = {"false", "true"};
+	if (given[5] && !sema_symbol_of(S, &v[5], "activation", pat_act_names, PAT_NACTS, &a))
+		ok = false;
+	if (given[6] && !sema_symbol_of(S, &v[6], "accumulate", bools, 2, &acc))
+		ok = false;
+	op->shape.act = (PatAct)a;
+	op->shape.accumulate = acc != 0;
 	return ok;
 }
 
@@ -328,7 +337,7 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	if (S->op_failed)
 		return;
 	if (op->weights.kind == WEIGHTS_NONE && !S->set_loc[0].line)
-		for (int i = 1; i < 5; i++)
+		for (int i = 1; i < 6; i++)
 			if (S->set_loc[i].line) {
 				sema_error_at(S, S->set_loc[i], "op '%s' sets %s but has no weights to prune: set "
 				                                "'weights = ...'", op->name, sema_setting_names[i]);
@@ -350,6 +359,12 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	}
 	if (op->ok && S->opt->gpu)
 		check_gpu(S, op);
+	if (op->ok && S->opt->gpu && (op_epilogue_fixed(&op->shape) || S->set_loc[5].line)) {
+		sema_error_at(S, op->loc, "op '%s' has an epilogue (activation, accumulate or bias), which %s kernels "
+		                          "do not apply yet", op->name, S->opt->target);
+		diag_note(S->diag, op->loc, "compile it for an x86-64 target, or apply the epilogue after the kernel");
+		op->ok = false;
+	}
 }
 
 int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, Program *prog)

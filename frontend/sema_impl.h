@@ -74,7 +74,7 @@ typedef struct Sema {
 	int norigins;
 	int nprims; /* primitives applied to the op so far */
 	int napplies; /* patterns applied to it so far */
-	SrcLoc set_loc[5]; /* where each setting was given (line 0: not yet) */
+	SrcLoc set_loc[6]; /* where each setting was given (line 0: not yet) */
 	bool *cycle_reported; /* by pattern index: in a recursion already reported */
 } Sema;
 
@@ -116,7 +116,7 @@ void sema_run_prim(Sema *S, const Frame *f, const Stmt *st);
 /* ---- settings.c ---- */
 
 /* The settings of an op body, defined once: name, what it takes. */
-extern const char *const sema_setting_names[5];
+extern const char *const sema_setting_names[6];
 /* `NAME = SOURCE(...);` or `NAME = value;` in an op body. */
 void sema_run_set(Sema *S, const Frame *f, const Stmt *st);
 

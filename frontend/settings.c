@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* settings.c - an op's settings (`weights = ...`, calibration,
+/* settings.c - an op's settings (`weights = ...`, bias, calibration,
  * importance, rank, search): each given once, in the op's body, not in a
  * pattern's; tensor sources (safetensors, npy, random) bound and their
  * files found beside the source file, search(...)'s percentages and
@@ -123,7 +123,7 @@ static bool bind_source(Sema *S, const Call *c, SrcLoc loc, bool allow_random, W
 }
 
 /* The settings of an op body, defined once: name, what it takes. */
-const char *const sema_setting_names[5] = {"weights", "calibration", "importance", "rank", "search"};
+const char *const sema_setting_names[6] = {"weights", "calibration", "importance", "rank", "search", "bias"};
 
 /* A percentage as a fraction. */
 static double pct_fraction(PirPercent p)
@@ -200,12 +200,12 @@ void sema_run_set(Sema *S, const Frame *f, const Stmt *st)
 		return; /* reported where the pattern is defined */
 	const char *name = st->u.set.name->name;
 	int which = -1;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		if (strcmp(name, sema_setting_names[i]) == 0)
 			which = i;
 	if (which < 0) {
 		sema_error_at(S, st->u.set.name->loc,
-		              "unknown setting '%s' (an op sets weights, calibration, importance, rank or search)", name);
+		              "unknown setting '%s' (an op sets weights, bias, calibration, importance, rank or search)", name);
 		return;
 	}
 	SrcLoc *prev = &S->set_loc[which];
@@ -222,12 +222,13 @@ void sema_run_set(Sema *S, const Frame *f, const Stmt *st)
 	switch (which) {
 	case 0: /* weights */
 	case 1: /* calibration */
+	case 5: /* bias: M floats */
 		if (!c) {
 			sema_error_at(S, st->u.set.value->loc, "%s takes a source: safetensors(file, tensor), "
 			                                       "npy(file) or random(seed, kind, group)", name);
 			return;
 		}
-		bind_source(S, c, st->loc, true, which == 0 ? &op->weights : &op->calibration);
+		bind_source(S, c, st->loc, true, which == 0 ? &op->weights : which == 1 ? &op->calibration : &op->bias);
 		return;
 	case 2: { /* importance */
 		if (c) {

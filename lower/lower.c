@@ -230,16 +230,17 @@ void lower_function(LowerCtx *c, LLVMModuleRef mod, const LowerKernel *k)
 {
 	c->mod = mod, c->k = k;
 	lower_types(c, c->ctx);
-	LLVMTypeRef params[] = {c->ptr, c->ptr, c->ptr, c->ptr, c->i64, c->i64, c->i64};
-	LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 7, 0);
+	LLVMTypeRef params[] = {c->ptr, c->ptr, c->ptr, c->ptr, c->i64, c->i64, c->i64, c->ptr};
+	LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), params, 8, 0);
 	c->fn = LLVMAddFunction(mod, k->name, fty);
 	/* X, C, values and index never alias: the vectoriser may trust it */
 	unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-	for (unsigned i = 1; i <= 4; i++)
+	for (unsigned i = 1; i <= 8; i += i == 4 ? 4 : 1) /* X, C, values, index, bias */
 		LLVMAddAttributeAtIndex(c->fn, i, LLVMCreateEnumAttribute(c->ctx, noalias, 0));
 	c->X = LLVMGetParam(c->fn, 0), c->C = LLVMGetParam(c->fn, 1), c->values = LLVMGetParam(c->fn, 2);
 	c->index = LLVMGetParam(c->fn, 3), c->n0 = LLVMGetParam(c->fn, 4), c->n1 = LLVMGetParam(c->fn, 5);
 	c->N = k->n_runtime ? LLVMGetParam(c->fn, 6) : ll_i64(c, k->shape.N);
+	c->bias = LLVMGetParam(c->fn, 7);
 	c->b = LLVMCreateBuilderInContext(c->ctx);
 	LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry"));
 }
@@ -253,7 +254,7 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	lower_function(&c, mod, k);
 	if (hooks->prologue)
 		hooks->prologue(&c);
-	else if (!hooks->stores_c || !hooks->stores_c(k))
+	else if (!k->shape.accumulate && (!hooks->stores_c || !hooks->stores_c(k)))
 		zero_c(&c);
 
 	const Pir *ir = k->ir;
@@ -286,6 +287,8 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	case LOWER_MINNER: lower_nest(&c, 0, n - 2, &start, at_minner, (void *)hooks); break;
 	case LOWER_POINT: lower_nest(&c, 0, n, &start, at_point, (void *)hooks); break;
 	}
+	if (!hooks->body)
+		lower_epilogue_pass(&c, k->vector_width);
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);
 	return c.fn;

@@ -6,14 +6,19 @@
  * Fractal-ELL weight (values plus one index array per perforated loop):
  *
  *   void NAME(const float *X, float *C, const float *values,
- *             const int32_t *const *index, int64_t n0, int64_t n1, int64_t N)
+ *             const int32_t *const *index, int64_t n0, int64_t n1, int64_t N,
+ *             const float *bias)
  *
  * for the columns n0 <= n < n1 of X and C (tokens; a caller splits them
  * among threads: columns never conflict).  Layout kn: X is K x N and C is
  * M x N; layout nk (PyTorch): X is N x K and C is N x M.  The kernel zeroes
- * its slice of C first.  index[L] is the index array of loop L (NULL for a
- * dense loop).  N is read where the kernel is compiled for N at run time
- * (LowerKernel.n_runtime); a kernel specialised on shape.N ignores it.
+ * its slice of C first (not where the op accumulates).  index[L] is the
+ * index array of loop L (NULL for a dense loop).  N is read where the
+ * kernel is compiled for N at run time (LowerKernel.n_runtime); a kernel
+ * specialised on shape.N ignores it.  bias: M floats or NULL, the op's
+ * epilogue (ir/op.h) applied at the end to the slice of C, with its
+ * activation and accumulate (lower_epilogue_pass; a backend's own body
+ * applies it itself).
  *
  * The loop nest is the PatternIR's, in storage order: every loop runs over
  * its storage extent (nnz when perforated), turns its digit into an
@@ -51,7 +56,7 @@ typedef struct LowerCtx {
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
 	LLVMValueRef fn;
-	LLVMValueRef X, C, values, index, n0, n1; /* the parameters */
+	LLVMValueRef X, C, values, index, n0, n1, bias; /* the parameters */
 	LLVMValueRef N; /* i64: the N parameter, or shape.N where specialised
 	                 * (kn: the row stride of X and C) */
 	LLVMTypeRef i32, i64, f32, ptr;
@@ -146,6 +151,19 @@ void lower_types(LowerCtx *c, LLVMContextRef ctx);
 /* Adds k's kernel function (the signature above, named k->name) to mod:
  * c's types, fn, parameters and N, and a builder at its entry block. */
 void lower_function(LowerCtx *c, LLVMModuleRef mod, const LowerKernel *k);
+
+/* ---- the epilogue (epilogue.c) ---- */
+
+/* act(x) for x a float or a vector of floats, in f32 arithmetic and no
+ * libm call (exp by a polynomial, erf by Abramowitz and Stegun 7.1.26). */
+LLVMValueRef lower_act(LowerCtx *c, PatAct act, LLVMValueRef x);
+/* The op's epilogue of sum: act(sum + bias + old), bias and old of sum's
+ * type or NULL (none). */
+LLVMValueRef lower_epilogue(LowerCtx *c, LLVMValueRef sum, LLVMValueRef bias, LLVMValueRef old);
+/* Applies the epilogue to C's columns n0..n1, all M rows, holding W X (+
+ * the old C where the op accumulates): C = act(C + bias), w floats a
+ * vector.  Skipped at run time where bias is NULL and act none. */
+void lower_epilogue_pass(LowerCtx *c, int w);
 
 /* Adds the kernel function to mod and returns it. */
 LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k,

@@ -217,6 +217,46 @@ static bool check_importance(const OpResult *op, const PruneOp *out, char err[PR
 	return true;
 }
 
+/* The op's bias, if it has one, into out->bias: M finite floats, from a
+ * tensor of any shape holding M elements ([M] as PyTorch's Linear.bias). */
+static bool load_bias(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
+{
+	const WeightBinding *b = &op->bias;
+	const int64_t M = op->shape.M;
+	if (b->kind == WEIGHTS_NONE)
+		return true;
+	*where = b->loc;
+	if (b->kind == WEIGHTS_RANDOM) {
+		out->bias = malloc((size_t)M * sizeof(float));
+		if (!out->bias)
+			util_oom_for("the bias of op '%s'", op->name);
+		synth_weights(out->bias, 1, M, (uint64_t)b->seed, b->synth, b->group);
+		return true;
+	}
+	Tensor t;
+	if (!load(b, &t, err))
+		return false;
+	char sh[96], who[400];
+	what(b, &t, who, sizeof who);
+	int64_t n = 1;
+	for (int d = 0; d < t.rank; d++)
+		n *= t.shape[d];
+	if (n != M) {
+		tensor_fail(err, "%s has shape %s; the bias of op '%s' must hold M = %lld values ([M])", who,
+		            shape_str(&t, sh, sizeof sh), op->name, (long long)M);
+		tensor_free(&t);
+		return false;
+	}
+	for (int64_t i = 0; i < M; i++)
+		if (!isfinite(t.data[i])) {
+			tensor_fail(err, "%s: bias element %lld of op '%s' is %g", who, (long long)i, op->name, (double)t.data[i]);
+			tensor_free(&t);
+			return false;
+		}
+	out->bias = t.data;
+	return true;
+}
+
 bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc *where)
 {
 	memset(out, 0, sizeof *out);
@@ -230,7 +270,7 @@ bool prune_op(const OpResult *op, PruneOp *out, char err[PRUNE_ERR_MAX], SrcLoc 
 	}
 	if (!load_weights(op, out, err))
 		return false;
-	if (!load_calibration(op, out, err, where))
+	if (!load_calibration(op, out, err, where) || !load_bias(op, out, err, where))
 		return false;
 	float *scores;
 	if (!load_scores(op, &scores, err, where))
@@ -264,6 +304,7 @@ void prune_op_free(PruneOp *p)
 	free(p->imp);
 	free(p->x);
 	free(p->values);
+	free(p->bias);
 	prune_mask_free(&p->mask);
 	memset(p, 0, sizeof *p);
 }

@@ -183,6 +183,7 @@ typedef struct PruneOp {
 	 * op's dtype where it stores that). */
 	float *values;
 	int64_t nvalues;
+	float *bias; /* the op's `bias = ...`: M floats, or NULL */
 } PruneOp;
 
 /* Loads the op's weights (and calibration and scores), computes importance,

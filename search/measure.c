@@ -36,7 +36,7 @@ typedef struct KernelRun {
 static void kernel_call(void *arg)
 {
 	const KernelRun *r = arg;
-	x86_run(r->k, r->x, r->c, r->values, r->index, r->k->N, r->threads);
+	x86_run(r->k, r->x, r->c, r->values, r->index, NULL, r->k->N, r->threads);
 	if (r->slow_s > 0)
 		util_sleep(r->slow_s);
 }
@@ -125,7 +125,7 @@ static Measured child_measure_gpu(const Problem *p, const Pir *ir)
 	}
 	const KernelSchedule *ks = &p->sched; /* bx 0: patc's mapping (stage -1: without staging) */
 	PtxSchedule sched = ptx_schedule_of(ks);
-	GpuProblem gp = {ir, {M, K, N, p->op->shape.dtype, p->op->shape.layout}, values, &pm, dense, p->x, p->sm, sched,
+	GpuProblem gp = {ir, {M, K, N, p->op->shape.dtype, p->op->shape.layout, PAT_ACT_NONE, false}, values, &pm, dense, p->x, p->sm, sched,
 	                 20, baseline, 64, baseline ? 0 : p->stop_us};
 	const char *slow = getenv("PATC_SEARCH_INJECT");
 	if (slow && !strcmp(slow, "slow") && p->which == 1 && gp.stop_us > 0)
@@ -199,7 +199,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const bool kn = p->op->shape.layout == PAT_LAYOUT_KN;
-	LowerKernel lk = {ir, {M, K, N, PAT_F32, p->op->shape.layout}, "search_kernel", 0, p->sched, false};
+	LowerKernel lk = {ir, {M, K, N, PAT_F32, p->op->shape.layout, PAT_ACT_NONE, false}, "search_kernel", 0, p->sched, false};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	if (!x86_jit(&lk, p->cpu, p->cpu ? "" : NULL, &kern, xerr)) {
@@ -209,7 +209,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 	const int32_t *const *index = (const int32_t *const *)pm.index;
 	for (int64_t i = 0; i < M * N; i++) /* poisoned: an element the kernel leaves shows */
 		c[i] = NAN;
-	x86_run(&kern, p->x, c, values, index, kern.N, p->threads);
+	x86_run(&kern, p->x, c, values, index, NULL, kern.N, p->threads);
 	inject(p->which, c, M * N);
 	/* check against float64 on up to 64 columns */
 	PruneCheck chk;

@@ -53,7 +53,7 @@ static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, c
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
 	char err[PTX_ERR_MAX];
 	PtxPlan plan;
 	PtxEmuStats st = {.count_access = st_out != NULL};
@@ -176,7 +176,7 @@ START_TEST(plans)
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, 4096, PAT_F32, PAT_LAYOUT_KN}, "k", 1, {0}, false};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, 4096, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
@@ -237,7 +237,7 @@ START_TEST(ptx_for_both_targets)
 		Program prog = compile_pattern(&arena, patterns[p / 2], shapes[p % 2]);
 		const OpResult *op = &prog.ops[0];
 		for (int t = 0; t < 2; t++) {
-			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN}, "kern", 1, {0}, false},
+			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "kern", 1, {0}, false},
 			                      .s = ptx_default_schedule};
 			char *ptx = NULL, err[PTX_ERR_MAX];
 			ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
@@ -282,7 +282,7 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 	const int64_t N = op->shape.N;
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, dt, layout}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, dt, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
 	/* 16-bit X and weights (as the device gets them: ptx_weights); the
 	 * reference on the same rounded values */
 	uint16_t *x16 = malloc((size_t)(op->shape.K * N) * sizeof *x16);
@@ -498,7 +498,7 @@ START_TEST(tc_wgmma_matches_reference)
 	Program prog = compile_typed(&arena, pats[0], wshapes[0], "bf16");
 	static const char *const sms[] = {"sm_90", "sm_80"};
 	for (int t = 0; t < 2; t++) {
-		PtxKernelSpec spec = {.k = {prog.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN}, "wg", 1, {0}, false}, .s = wg};
+		PtxKernelSpec spec = {.k = {prog.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "wg", 1, {0}, false}, .s = wg};
 		char *ptx, err[PTX_ERR_MAX];
 		ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
 		ck_assert_msg((strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") != NULL) == !t, "%s",
@@ -508,7 +508,7 @@ START_TEST(tc_wgmma_matches_reference)
 		free(ptx);
 	}
 	Program sp = compile_typed(&arena, "apply nm(2, 4);", wshapes[0], "bf16");
-	LowerKernel lk = {sp.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN}, "k", 1, {0}, false};
+	LowerKernel lk = {sp.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
 	PtxPlan plan;
 	ptx_plan(&lk, &wg, &plan);
 	ck_assert(plan.tc_sp && !plan.tc_wg);
@@ -649,8 +649,8 @@ START_TEST(tc_dynamic_smem)
 	arena_init(&arena);
 	Program b64 = compile_typed(&arena, "apply block(64, 64, 50%);", shape, "bf16");
 	Program b32 = compile_typed(&arena, "apply block(32, 32, 50%);", shape, "bf16");
-	LowerKernel k64 = {b64.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN}, "k", 1, {0}, false};
-	LowerKernel k32 = {b32.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN}, "k", 1, {0}, false};
+	LowerKernel k64 = {b64.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+	LowerKernel k32 = {b32.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
 	PtxPlan plan;
 	for (int l = 0; l < 2; l++) { /* patc's plans: static */
 		k64.shape.layout = k32.shape.layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
@@ -764,7 +764,7 @@ START_TEST(tc_choice)
 		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
 		const OpResult *op = &prog.ops[0];
 		for (int l = 0; l < 2; l++) { /* either layout */
-			LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN}, "k", 1, {0}, false};
+			LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
 			PtxPlan plan;
 			ptx_plan(&lk, NULL, &plan);
 			ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
@@ -830,7 +830,7 @@ START_TEST(random_configurations_match_reference)
 			continue;
 		}
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, layout}, "emu", 1, {0}, false};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
 		PtxPlan plan;
 		/* (not drawn: the draws stay the seed's) sm_86 and sm_89 as sm_80 but for
 		 * their 99 KiB of shared memory */
@@ -932,7 +932,7 @@ START_TEST(emulation_catches_faults)
 	const OpResult *op = &prog.ops[0];
 	KernelCase kc;
 	kernel_case_init(&kc, op, PAT_LAYOUT_KN, op->shape.N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
 	char err[PTX_ERR_MAX];
 	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
 	ck_assert(!ptx_emulate(&lk, NULL, "sm_90", kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));

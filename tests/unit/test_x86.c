@@ -20,7 +20,7 @@ static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int
 	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout}, name, 0, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, name, 0, {0}, false};
 	if (sched)
 		lk.sched = *sched;
 	X86Kernel kern;
@@ -28,7 +28,7 @@ static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int
 	ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
 	/* NaN garbage: the kernel must zero C, or store every element */
 	memset(kc.c, 0xff, (size_t)(op->shape.M * N) * sizeof *kc.c);
-	x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, N, threads);
+	x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, NULL, N, threads);
 	double e = kernel_case_error(&kc);
 	x86_kernel_free(&kern);
 	kernel_case_free(&kc);
@@ -145,7 +145,7 @@ START_TEST(runtime_n_every_stdlib_pattern)
 					KernelCase kc;
 					kernel_case_init(&kc, op, (PatLayout)layout, N);
 					memset(kc.c, 0xff, (size_t)(op->shape.M * N) * sizeof *kc.c);
-					x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, N, 2);
+					x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, NULL, N, 2);
 					const double e = kernel_case_error(&kc);
 					kernel_case_free(&kc);
 					ck_assert_msg(e < 1e-5, "%s on %lldx%lld (tuned for N = %lld), layout %s, N = %lld: %g",
