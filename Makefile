@@ -117,6 +117,7 @@ bench: bench-deps build
 	@mkdir -p bench/results
 	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/cpu_bench stdlib bench/results/cpu.csv $(BENCH)
 	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/layout_bench stdlib bench/results/layout.csv $(BENCH)
+	OPENBLAS_CORETYPE=$(OPENBLAS_CORE) $(BUILD)/epilogue_bench stdlib bench/results/epilogue.csv $(BENCH)
 
 bench-prune: build
 	@mkdir -p bench/results

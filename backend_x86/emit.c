@@ -354,8 +354,10 @@ static void emit_op(const X86Emit *e, int i, LLVMContextRef ctx, LLVMModuleRef m
 	build_unpack(ctx, mod, ukernel, name);
 	char paper[PIR_PAPER_MAX];
 	pir_print_paper(ir, paper, sizeof paper);
-	sb_printf(h, "/* op %s: %s, M = %lld, K = %lld, N = %lld; %s */\n", op->name, paper,
-	          (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, layout_doc[op->shape.layout]);
+	sb_printf(h, "/* op %s: %s, M = %lld, K = %lld, N = %lld; %s;\n * C = %s%sW X + bias%s%s */\n", op->name, paper,
+	          (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N, layout_doc[op->shape.layout],
+	          op->shape.act ? pat_act_names[op->shape.act] : "", op->shape.act ? "(" : "",
+	          op->shape.accumulate ? " + C" : "", op->shape.act ? ")" : "");
 	sb_shape_enum(h, pre, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N);
 	sb_printf(h, "typedef struct %s_weights {\n\tconst float *values; /* %lld packed values */\n"
 	              "\tconst float *bias; /* %lld floats, one per output feature, or NULL: none */\n"
@@ -466,7 +468,11 @@ bool x86_emit(const X86Emit *e, char err[X86_ERR_MAX])
 	              " * Link with %s.o (and pthreads, in glibc's libc), or with the shared\n"
 	              " * library -o DIR --emit=so links from it.  For each op OP:\n"
 	              " *   %s_OP_packed   the op's pruned weights, packed (Fractal-ELL)\n"
-	              " *   %s_OP_run      C = W_s X for N tokens (any N >= 0, the op's N being\n"
+	              " *   %s_OP_run      C = act(W_s X + bias (+ C)) for N tokens: the op's\n"
+	              " *                  epilogue, its activation and accumulate compiled in\n"
+	              " *                  and named at the op below, its bias w->bias (M\n"
+	              " *                  floats, the packed struct's from the .pat or a\n"
+	              " *                  caller's own; NULL: none); any N >= 0, the op's N being\n"
 	              " *                  what the kernel is tuned for; -o --fixed-n: that\n"
 	              " *                  N only) with `threads` threads (split over tokens;\n"
 	              " *                  started per call, so each gets at least 8M\n"

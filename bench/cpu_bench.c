@@ -251,8 +251,8 @@ int main(int argc, char **argv)
 		printf(" %.2fx | %.2fx; %.2fx | %.2fx; %.2fx |\n", minE, exp(gr[0] / n), minR[0], exp(gr[1] / n), minR[1]);
 	}
 	printf("\nspeedup over OpenBLAS sgemm with the same threads (geometric mean over %s shapes); "
-	       "OpenBLAS: %s; patc / librsb over every pattern\n", quick ? "the quick" : only ? "the named" : "the 12",
-	       openblas_get_config());
+	       "OpenBLAS: %s (%s kernels); patc / librsb over every pattern\n",
+	       quick ? "the quick" : only ? "the named" : "the 12", openblas_get_config(), openblas_get_corename());
 	rsb_bench_exit();
 	return 0;
 }

@@ -95,7 +95,8 @@ int main(int argc, char **argv)
 			        K, N, 1e3 * tm, 1e3 * tt, 1e3 * tp, 1e3 * total, 1e3 * gemm, total / gemm,
 			        retained[rank]);
 	}
-	printf("\nmedians of %d runs, one thread each; sgemm: OpenBLAS %s\n", REPS, openblas_get_config());
+	printf("\nmedians of %d runs, one thread each; sgemm: OpenBLAS %s (%s kernels)\n", REPS, openblas_get_config(),
+	       openblas_get_corename());
 	printf("once per weight (not per candidate): importance bound structure %.1f ms\n",
 	       1e3 * t_setup);
 	if (f)

@@ -5,10 +5,11 @@
  * For op OP: `OP.values` (the op's dtype, shape = the loop list with each
  * perforated loop's length replaced by its nnz), `OP.index.LOOP` (I32,
  * [regions, nnz], positions in 0..len-1 relative to the parent tile) for
- * every perforated loop, and with --mask `OP.mask` (U8, [M, K]).  String
- * metadata: the PatternIR text form and paper notation, shapes, dtype,
- * importance and rank, and every metric, each key prefixed with `OP.`,
- * plus `patc.version`.
+ * every perforated loop, `OP.bias` (F32, [M]) where the op has one, and
+ * with --mask `OP.mask` (U8, [M, K]).  String metadata: the PatternIR text
+ * form and paper notation, shapes, dtype, the epilogue (activation,
+ * accumulate), importance and rank, and every metric, each key prefixed
+ * with `OP.`, plus `patc.version`.
  */
 #include "emit_weights.h"
 #include "../support/util.h"
@@ -68,6 +69,8 @@ static void op_meta(Meta *m, const OpResult *op, const PruneOp *p, const int64_t
 	meta(m, op->name, "values_shape", "%s", buf);
 	meta(m, op->name, "dtype", "%s", pat_dtype_names[op->shape.dtype]);
 	meta(m, op->name, "layout", "%s", pat_layout_names[op->shape.layout]);
+	meta(m, op->name, "activation", "%s", pat_act_names[op->shape.act]);
+	meta(m, op->name, "accumulate", "%s", op->shape.accumulate ? "true" : "false");
 	meta(m, op->name, "importance", "%s", pat_importance_names[op->importance]);
 	meta(m, op->name, "rank", "%s", pat_rank_names[op->rank]);
 	const PruneMetrics *pr = &p->metrics;
@@ -89,7 +92,7 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 	Arena arena;
 	arena_init(&arena);
 	Meta *m = calloc(1, sizeof *m);
-	int cap = prog->nops * (PIR_MAX_LOOPS + 2) + 1, nt = 0;
+	int cap = prog->nops * (PIR_MAX_LOOPS + 3) + 1, nt = 0;
 	StWrite *t = calloc((size_t)cap, sizeof *t);
 	void **owned = calloc((size_t)cap, sizeof *owned);
 	if (!m || !t || !owned)
@@ -136,6 +139,14 @@ bool emit_weights(const char *path, const Program *prog, const PruneOp *pruned, 
 			x->shape[0] = p->mask.rows[l];
 			x->shape[1] = ir->loops[l].nnz;
 			x->data = p->mask.index[l];
+		}
+		if (p->bias) {
+			StWrite *x = &t[nt++];
+			x->name = arena_printf(&arena, "%s.bias", op->name);
+			x->dtype = DT_F32;
+			x->rank = 1;
+			x->shape[0] = op->shape.M;
+			x->data = p->bias;
 		}
 		if (with_mask) {
 			uint8_t *mk = malloc((size_t)(op->shape.M * op->shape.K));

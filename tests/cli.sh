@@ -556,6 +556,21 @@ holds "--fixed-n: a caller built" cc -O1 -iquote "$tmp/fixed" -o "$tmp/fixed_mai
 	-lm -lpthread
 expect "--fixed-n: another N refused, its own right" 0 "$tmp/fixed_main"
 expect "--fixed-n on a GPU target" 2 "$patc" "$tmp/fixed.pat" -o "$tmp/fixed_gpu" --fixed-n --target=sm_80
+# the epilogue: bias in the checkpoint, a bias of the wrong length, bad names, GPU targets
+printf 'include "all.pat";\nop b: spmm(M = 70, K = 90, N = 37, layout = nk, activation = silu) { weights = random(seed = 2); bias = random(seed = 3); apply block(8, 8, 50%%); }\n' \
+	>"$tmp/epi.pat"
+expect "epilogue: --emit=weights" 0 "$patc" "$tmp/epi.pat" --emit=weights -o "$tmp/epi.safetensors"
+has "epilogue: the bias in the checkpoint" "$tmp/epi.safetensors" '"b.bias":{"dtype":"F32","shape":\[70\]'
+has "epilogue: its activation in the metadata" "$tmp/epi.safetensors" '"b.activation":"silu"'
+printf 'op c: spmm(M = 71, K = 90, N = 37) { weights = random(seed = 2); bias = safetensors("epi.safetensors", "b.bias"); }\n' \
+	>"$tmp/epi_len.pat"
+expect "epilogue: a bias of 70 for M = 71" 1 "$patc" "$tmp/epi_len.pat"
+has "epilogue: says what the bias must hold" "$tmp/err" "the bias of op 'c' must hold M = 71 values"
+printf 'op d: spmm(M = 7, K = 9, N = 3, activation = tanh) { }\n' >"$tmp/epi_act.pat"
+expect "epilogue: an unknown activation" 1 "$patc" "$tmp/epi_act.pat"
+has "epilogue: names the activations" "$tmp/err" "expected none, relu, gelu_tanh, gelu_erf or silu"
+expect "epilogue on a GPU target" 1 "$patc" "$tmp/epi.pat" -o "$tmp/epi_gpu" --target=sm_80
+has "epilogue on a GPU target: said" "$tmp/err" "has an epilogue (activation, accumulate or bias), which sm_80 kernels do not apply yet"
 for t in 1 2; do
 	expect "--run --threads=$t under ulimit -s 512" 0 sh -c 'ulimit -s 512 && exec "$0" "$1" --run --threads="$2"' \
 		"$patc" "$tmp/stack.pat" "$t"

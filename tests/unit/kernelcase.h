@@ -51,10 +51,23 @@ static inline void kernel_case_init(KernelCase *kc, const OpResult *op, PatLayou
 	ck_assert_ptr_nonnull(kc->values);
 }
 
-/* ||C - W_s X|| / ||W_s X|| with the reference in double; +inf when C
- * holds a NaN (an element the kernel left unwritten) or a guard around it
- * changed (a store outside C). */
-static inline double kernel_case_error(const KernelCase *kc)
+/* An op's activation (ir/op.h) in float64, with libm's tanh and erf. */
+static inline double kernel_act(PatAct act, double x)
+{
+	switch (act) {
+	case PAT_ACT_RELU: return x < 0 ? 0 : x;
+	case PAT_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+	case PAT_ACT_GELU_ERF: return 0.5 * x * (1 + erf(x * 0.70710678118654752440));
+	case PAT_ACT_SILU: return x / (1 + exp(-x));
+	default: return x;
+	}
+}
+
+/* ||C - R|| / ||R|| for R = act(W_s X + bias (+ old)) in double (bias: M
+ * floats or NULL; old: C before the kernel ran, in the layout's order, or
+ * NULL); +inf when C holds a NaN (an element the kernel left unwritten) or
+ * a guard around it changed (a store outside C). */
+static inline double kernel_case_error_epi(const KernelCase *kc, PatAct act, const float *bias, const float *old)
 {
 	const int64_t M = kc->M, K = kc->K, N = kc->N;
 	const bool kn = kc->layout == PAT_LAYOUT_KN;
@@ -68,7 +81,9 @@ static inline double kernel_case_error(const KernelCase *kc)
 			double ref = 0;
 			for (int64_t kk = 0; kk < K; kk++)
 				ref += (double)kc->dense[i * K + kk] * (kn ? kc->x[kk * N + n] : kc->x[n * K + kk]);
-			double got = kn ? kc->c[i * N + n] : kc->c[n * M + i];
+			const int64_t at = kn ? i * N + n : n * M + i;
+			ref = kernel_act(act, ref + (bias ? bias[i] : 0) + (old ? old[at] : 0));
+			double got = kc->c[at];
 			if (isnan(got))
 				return INFINITY;
 			num += (got - ref) * (got - ref);
@@ -76,6 +91,9 @@ static inline double kernel_case_error(const KernelCase *kc)
 		}
 	return sqrt(num / (den > 0 ? den : 1));
 }
+
+/* The same for the plain product, C = W_s X. */
+static inline double kernel_case_error(const KernelCase *kc) { return kernel_case_error_epi(kc, PAT_ACT_NONE, NULL, NULL); }
 
 static inline void kernel_case_free(KernelCase *kc)
 {

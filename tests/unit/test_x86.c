@@ -161,6 +161,116 @@ START_TEST(runtime_n_every_stdlib_pattern)
 }
 END_TEST
 
+/* The epilogue, C = act(W X + bias (+ C)), on every stdlib pattern in both
+ * layouts (the fast paths' pass over C, the nk panels' transpose into C,
+ * the point walk): each activation once per pattern and layout, with a
+ * bias and with none (NULL at the call), every other one accumulating
+ * into a C that holds values, at N 7 and 64 on a shape the tiles do not
+ * divide, against float64 with libm's tanh and erf. */
+START_TEST(epilogues_every_stdlib_pattern)
+{
+	static const char *const patterns[] = {
+		"apply block(8, 8, 25%);", "apply block(32, 32, 50%);", "apply nm(2, 4);",
+		"apply nm(1, 8);", "apply tile_v(16, 25%);", "apply tile_h(16, 50%);",
+		"apply channel(50%);", "apply channel_in(25%);", "apply row_balanced(25%);",
+		"apply unstructured(10%);", "apply hybrid(16, 32, 50%);",
+	};
+	static const int64_t ns[] = {7, 64};
+	int checked = 0;
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+		Arena arena;
+		arena_init(&arena);
+		char *text = arena_printf(&arena, "include \"all.pat\";\nop r: spmm(M = 33, K = 129, N = 17) { %s }\n",
+		                          patterns[p]);
+		Program prog;
+		ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+		const OpResult *op = &prog.ops[0];
+		float bias[33];
+		synth_weights(bias, 1, 33, 9, SYNTH_PLAIN, 1);
+		for (int layout = 0; layout < 2; layout++)
+			for (int a = 0; a < PAT_NACTS; a++) {
+				LowerKernel lk = {op->ir, op->shape, "k_epi", 0, {0}, true};
+				lk.shape.layout = (PatLayout)layout;
+				lk.shape.act = (PatAct)a;
+				lk.shape.accumulate = a % 2 == 1;
+				X86Kernel kern;
+				char xerr[X86_ERR_MAX];
+				ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
+				for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+					for (int with_bias = 0; with_bias < 2; with_bias++) {
+						const int64_t N = ns[j];
+						KernelCase kc;
+						kernel_case_init(&kc, op, (PatLayout)layout, N);
+						float *old = NULL;
+						if (lk.shape.accumulate) { /* C holds values the kernel adds to */
+							old = malloc((size_t)(33 * N) * sizeof *old);
+							ck_assert_ptr_nonnull(old);
+							synth_weights(old, 33, N, 11, SYNTH_PLAIN, 1);
+							memcpy(kc.c, old, (size_t)(33 * N) * sizeof *old);
+						} else {
+							memset(kc.c, 0xff, (size_t)(33 * N) * sizeof *kc.c);
+						}
+						const float *b = with_bias ? bias : NULL;
+						x86_run(&kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, b, N, 2);
+						const double e = kernel_case_error_epi(&kc, (PatAct)a, b, old);
+						kernel_case_free(&kc);
+						free(old);
+						ck_assert_msg(e < 1e-5, "%s, layout %s, %s%s%s, N = %lld: %g", patterns[p],
+						              pat_layout_names[layout], pat_act_names[a], with_bias ? ", bias" : "",
+						              lk.shape.accumulate ? ", accumulate" : "", (long long)N, e);
+						checked++;
+					}
+				x86_kernel_free(&kern);
+			}
+		arena_free(&arena);
+	}
+	ck_assert_int_eq(checked, 11 * 2 * PAT_NACTS * 2 * 2);
+}
+END_TEST
+
+/* The activations alone, on values across their range (large, small,
+ * near zero, both signs), against float64: lower_act's exp, tanh and erf
+ * are approximations, each within a few float32 ulps of the function's
+ * scale. */
+START_TEST(activations_match_libm)
+{
+	enum { NV = 4096 };
+	static float x[NV];
+	for (int i = 0; i < NV; i++) /* -100 .. 100, dense near 0 */
+		x[i] = (float)(i < NV / 2 ? -1 : 1) * powf(10.0f, -4.0f + 6.3f * (float)(i % (NV / 2)) / (NV / 2));
+	x[0] = 0.0f;
+	Arena arena;
+	arena_init(&arena);
+	/* a 1 x 1 dense weight of 1: C = act(X + 0) */
+	Program prog;
+	ck_assert_int_eq(compile_quiet("t.pat", "op r: spmm(M = 1, K = 1, N = 16) { }\n", &arena, &prog), 0);
+	const OpResult *op = &prog.ops[0];
+	const float one = 1.0f;
+	const int32_t *const index[1] = {NULL};
+	for (int a = 1; a < PAT_NACTS; a++) {
+		LowerKernel lk = {op->ir, op->shape, "k_act", 0, {0}, true};
+		lk.shape.act = (PatAct)a;
+		X86Kernel kern;
+		char xerr[X86_ERR_MAX];
+		ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
+		static float c[NV];
+		x86_run(&kern, x, c, &one, index, NULL, NV, 1);
+		double worst = 0;
+		int at = 0;
+		for (int i = 0; i < NV; i++) {
+			const double ref = kernel_act((PatAct)a, x[i]);
+			const double err = fabs(c[i] - ref) / fmax(fabs(ref), fmin(fabs((double)x[i]), 1.0));
+			if (!(err <= worst))
+				worst = err, at = i;
+		}
+		ck_assert_msg(worst < 1e-5, "%s(%g) = %.9g, want %.9g", pat_act_names[a], (double)x[at], (double)c[at],
+		              kernel_act((PatAct)a, x[at]));
+		x86_kernel_free(&kern);
+	}
+	arena_free(&arena);
+}
+END_TEST
+
 /* Layout nk runs the fast kn paths on transposed panels wherever kn has
  * one (blocks, N:M, tiles, channels, rows, hybrids), not the per-weight
  * walk; a panel keeps X's panel near 512 KiB. */
@@ -470,6 +580,8 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, stdlib_patterns_six_shapes);
 	tcase_add_test(tc, runtime_n_every_stdlib_pattern);
 	tcase_add_test(tc, nk_takes_panels);
+	tcase_add_test(tc, epilogues_every_stdlib_pattern);
+	tcase_add_test(tc, activations_match_libm);
 	tcase_add_test(tc, random_patterns_property);
 	tcase_add_test(tc, slices_cover_columns);
 	tcase_add_test(tc, chunks_cover_slices);
