@@ -41,12 +41,42 @@ LLVMValueRef x86_c_fresh_at(LowerCtx *c, LLVMValueRef row, int upto)
 	return f;
 }
 
-/* Emits emit(c, add, arg): with add, C += the sums; without, C = them.
- * fresh NULL: add; a constant: that; else a branch on it. */
-void x86_c_write(LowerCtx *c, LLVMValueRef fresh, X86CWrite emit, const void *arg)
+/* The same at the other end: its digits of the loops along k are their
+ * last, and so is the block of any loop below walked in blocks (c->hi at
+ * the loop's nnz).  The nest reaches it after every other point of the
+ * tile wherever x86_c_fresh_at holds of the first. */
+LLVMValueRef x86_c_last_at(LowerCtx *c, LLVMValueRef row, int upto)
+{
+	const Pir *ir = c->k->ir;
+	LLVMValueRef f = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
+	for (int j = upto; j < ir->nloops; j++)
+		if (c->hi[j] && !pir_loop_has_axis(&ir->loops[j], PIR_AXIS_M))
+			f = LLVMBuildAnd(c->b, f, LLVMBuildICmp(c->b, LLVMIntEQ, c->hi[j], ll_i64(c, ir->loops[j].nnz), ""),
+			                 "last");
+	for (int j = upto - 1; j >= 0; j--) {
+		const PirLoop *l = &ir->loops[j];
+		if (!pir_loop_has_axis(l, PIR_AXIS_M)) {
+			const int64_t place = nest_kept(c->nest, j + 1, upto);
+			LLVMValueRef d = place > 1 ? ll_udiv(c, row, place) : row;
+			d = ll_urem(c, d, l->nnz);
+			f = LLVMBuildAnd(c->b, f, LLVMBuildICmp(c->b, LLVMIntEQ, d, ll_i64(c, l->nnz - 1), ""), "last");
+		}
+	}
+	return f;
+}
+
+X86When x86_c_when(LowerCtx *c, LLVMValueRef row, int upto, bool store)
+{
+	return (X86When){store ? x86_c_fresh_at(c, row, upto) : NULL,
+	                 x86_epilogue_fused(c->k) ? x86_c_last_at(c, row, upto) : NULL};
+}
+
+/* Emits emit(c, add, epi, arg) for add as fresh says (NULL: add; a
+ * constant: that; else a branch on it) and epi as last says (NULL: none). */
+static void c_write_epi(LowerCtx *c, LLVMValueRef fresh, bool epi, X86CWrite emit, const void *arg)
 {
 	if (!fresh || LLVMIsAConstantInt(fresh)) {
-		emit(c, !fresh || !LLVMConstIntGetZExtValue(fresh), arg);
+		emit(c, !fresh || !LLVMConstIntGetZExtValue(fresh), epi, arg);
 		return;
 	}
 	LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "cstore"),
@@ -54,23 +84,67 @@ void x86_c_write(LowerCtx *c, LLVMValueRef fresh, X86CWrite emit, const void *ar
 	                  nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "cwritten");
 	LLVMBuildCondBr(c->b, fresh, st, ad);
 	LLVMPositionBuilderAtEnd(c->b, st);
-	emit(c, false, arg);
+	emit(c, false, epi, arg);
 	LLVMBuildBr(c->b, nx);
 	LLVMPositionBuilderAtEnd(c->b, ad);
-	emit(c, true, arg);
+	emit(c, true, epi, arg);
 	LLVMBuildBr(c->b, nx);
 	LLVMPositionBuilderAtEnd(c->b, nx);
 }
 
-/* *cp (+)= sum, vectors of type vty. */
-void x86_c_update(LowerCtx *c, LLVMTypeRef vty, LLVMValueRef cp, LLVMValueRef sum, bool add)
+/* Emits emit(c, add, epi, arg): with add, C += the sums; without, C = them;
+ * with epi, the epilogue of the result (the tile's last write). */
+void x86_c_write(LowerCtx *c, X86When w, X86CWrite emit, const void *arg)
+{
+	if (!w.last || LLVMIsAConstantInt(w.last)) {
+		c_write_epi(c, w.fresh, w.last && LLVMConstIntGetZExtValue(w.last), emit, arg);
+		return;
+	}
+	LLVMBasicBlockRef ep = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "clast"),
+	                  no = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "cnotlast"),
+	                  nx = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "cdone");
+	LLVMBuildCondBr(c->b, w.last, ep, no);
+	LLVMPositionBuilderAtEnd(c->b, ep);
+	c_write_epi(c, w.fresh, true, emit, arg);
+	LLVMBuildBr(c->b, nx);
+	LLVMPositionBuilderAtEnd(c->b, no);
+	c_write_epi(c, w.fresh, false, emit, arg);
+	LLVMBuildBr(c->b, nx);
+	LLVMPositionBuilderAtEnd(c->b, nx);
+}
+
+void x86_c_update(LowerCtx *c, LLVMTypeRef vty, LLVMValueRef cp, LLVMValueRef sum, bool add, LLVMValueRef bias)
 {
 	if (add) {
 		LLVMValueRef cv = LLVMBuildLoad2(c->b, vty, cp, "");
 		LLVMSetAlignment(cv, 4);
 		sum = LLVMBuildFAdd(c->b, cv, sum, "");
 	}
+	if (bias)
+		sum = lower_epilogue(c, sum, bias, NULL);
 	LLVMSetAlignment(LLVMBuildStore(c->b, sum, cp), 4);
+}
+
+/* A float 0 in the module, that a NULL bias reads instead. */
+static LLVMValueRef zero_float(LowerCtx *c)
+{
+	LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "patc.zero");
+	if (!g) {
+		g = LLVMAddGlobal(c->mod, c->f32, "patc.zero");
+		LLVMSetInitializer(g, LLVMConstReal(c->f32, 0.0));
+		LLVMSetGlobalConstant(g, 1);
+		LLVMSetLinkage(g, LLVMPrivateLinkage);
+		LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+	}
+	return g;
+}
+
+LLVMValueRef x86_row_bias(LowerCtx *c, LLVMValueRef m, int width)
+{
+	LLVMValueRef have = LLVMBuildIsNotNull(c->b, c->bias, "");
+	LLVMValueRef at = LLVMBuildGEP2(c->b, c->f32, c->bias, &m, 1, "");
+	LLVMValueRef b = LLVMBuildLoad2(c->b, c->f32, LLVMBuildSelect(c->b, have, at, zero_float(c), ""), "bias");
+	return x86_splat(c, b, width);
 }
 
 LLVMValueRef x86_splat(LowerCtx *c, LLVMValueRef x, int width)

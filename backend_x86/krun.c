@@ -73,15 +73,16 @@ typedef struct KrunWrite {
 	int r; /* the row's accumulators */
 } KrunWrite;
 
-static void krun_write(LowerCtx *c, bool add, const void *arg)
+static void krun_write(LowerCtx *c, bool add, bool epi, const void *arg)
 {
 	const KrunWrite *w = arg;
 	const KrunArg *a = w->a;
 	LLVMValueRef base = ll_add(c, ll_mulv(c, w->p->m, c->N), a->n);
+	LLVMValueRef bias = epi ? x86_row_bias(c, w->p->m, a->width) : NULL;
 	for (int u = 0; u < a->nacc; u++) {
 		LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 		x86_c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
-		         LLVMBuildLoad2(c->b, a->vty, a->acc[w->r * a->nacc + u], ""), add);
+		         LLVMBuildLoad2(c->b, a->vty, a->acc[w->r * a->nacc + u], ""), add, bias);
 	}
 }
 
@@ -94,7 +95,7 @@ void x86_krun_tile(LowerCtx *c, const LowerPoint *p, int first, KrunArg *a)
 		LLVMBuildStore(c->b, zero, a->acc[u]);
 	lower_nest(c, first, k->ir->nloops, p, x86_krun_point, a);
 	KrunWrite w = {p, a, 0};
-	x86_c_write(c, a->fresh, krun_write, &w);
+	x86_c_write(c, a->when, krun_write, &w);
 }
 
 /* The same for a->rows rows at once (points ps, real rows): the k run's
@@ -108,7 +109,7 @@ static void krun_tile_rows(LowerCtx *c, const LowerPoint *ps, int first, KrunArg
 	lower_nest_rows(c, first, c->k->ir->nloops, ps, a->rows, krun_points, a);
 	for (int r = 0; r < a->rows; r++) {
 		KrunWrite w = {&ps[r], a, r};
-		x86_c_write(c, a->fresh, krun_write, &w);
+		x86_c_write(c, a->when, krun_write, &w);
 	}
 }
 
@@ -123,14 +124,14 @@ void x86_krun_fma(LowerCtx *c, KrunArg *a)
 typedef struct KrestArg {
 	const LowerPoint *p;
 	int first, vl;
-	LLVMValueRef fresh;
+	X86When when;
 } KrestArg;
 
 static void krest_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
 {
 	const KrestArg *ka = arg;
 	KrunArg t = {.width = ka->vl, .nacc = nacc, .n = n, .vty = LLVMVectorType(c->f32, (unsigned)ka->vl),
-	             .fresh = ka->fresh};
+	             .when = ka->when};
 	x86_krun_fma(c, &t);
 	for (int u = 0; u < nacc; u++)
 		t.acc[u] = lower_entry_alloca(c, t.vty, "racc");
@@ -141,11 +142,11 @@ static void krest_tile(LowerCtx *c, int nacc, LLVMValueRef n, void *arg)
  * pass for each smaller power-of-two count of vectors that still fits
  * (at most one each), then one scalar pass per column left. */
 static void krun_rest(LowerCtx *c, const LowerPoint *p, int first, int vl, int unroll,
-                      LLVMValueRef from, LLVMValueRef fresh)
+                      LLVMValueRef from, X86When when)
 {
-	KrestArg ka = {p, first, vl, fresh};
+	KrestArg ka = {p, first, vl, when};
 	x86_smaller_tiles(c, from, vl, unroll, krest_tile, &ka);
-	KrunArg r = {.width = 1, .nacc = 1, .vty = c->f32, .fresh = fresh};
+	KrunArg r = {.width = 1, .nacc = 1, .vty = c->f32, .when = when};
 	x86_krun_fma(c, &r);
 	r.acc[0] = lower_entry_alloca(c, c->f32, "acc1");
 	LowerLoop lr;
@@ -168,13 +169,13 @@ static int64_t krun_full_tile(LowerCtx *c, KrunArg *t)
 	return (int64_t)vl * t->nacc;
 }
 
-/* The k run at p from loop `first`, over all the columns; fresh: see
+/* The k run at p from loop `first`, over all the columns; when: see
  * KrunArg. */
-void x86_krun_at(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef fresh)
+void x86_krun_at(LowerCtx *c, const LowerPoint *p, int first, X86When when)
 {
 	KrunArg t;
 	const int64_t nt = krun_full_tile(c, &t);
-	t.fresh = fresh;
+	t.when = when;
 	const int vl = t.width, unroll = t.nacc;
 	LLVMValueRef span = LLVMBuildNSWSub(c->b, c->n1, c->n0, "");
 	LLVMValueRef tiles = LLVMBuildSDiv(c->b, span, ll_i64(c, nt), "tiles");
@@ -186,10 +187,13 @@ void x86_krun_at(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef fresh
 	/* the columns left over */
 	LLVMValueRef from = lower_entry_alloca(c, c->i64, "from");
 	LLVMBuildStore(c->b, ll_add(c, c->n0, ll_mul(c, tiles, nt)), from);
-	krun_rest(c, p, first, vl, unroll, from, fresh);
+	krun_rest(c, p, first, vl, unroll, from, when);
 }
 
-void x86_krun(LowerCtx *c, const LowerPoint *p, int first) { x86_krun_at(c, p, first, NULL); }
+void x86_krun(LowerCtx *c, const LowerPoint *p, int first)
+{
+	x86_krun_at(c, p, first, x86_c_when(c, p->row, first, x86_stores_c(c->k)));
+}
 
 /* ---- k runs blocked along k ----
  *
@@ -234,7 +238,7 @@ static void kblock_tile_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	KblockArg *a = arg;
 	LLVMBasicBlockRef skip;
 	skip_padding_rows(c, p, &skip);
-	a->t->fresh = a->store ? x86_c_fresh_at(c, p->row, a->first) : NULL;
+	a->t->when = x86_c_when(c, p->row, a->first, a->store);
 	x86_krun_tile(c, p, a->first, a->t);
 	LLVMBuildBr(c->b, skip);
 	LLVMPositionBuilderAtEnd(c->b, skip);
@@ -246,7 +250,7 @@ static void kblock_rest_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMBasicBlockRef skip;
 	skip_padding_rows(c, p, &skip);
 	LLVMBuildStore(c->b, a->rest, a->from);
-	krun_rest(c, p, a->first, a->vl, a->unroll, a->from, a->store ? x86_c_fresh_at(c, p->row, a->first) : NULL);
+	krun_rest(c, p, a->first, a->vl, a->unroll, a->from, x86_c_when(c, p->row, a->first, a->store));
 	LLVMBuildBr(c->b, skip);
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
@@ -286,7 +290,7 @@ static void kblock_rows_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rgdone");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ps[rows - 1].m, ll_i64(c, c->k->shape.M), ""), all, each);
 	LLVMPositionBuilderAtEnd(c->b, all);
-	t->fresh = a->store ? x86_c_fresh_at(c, ps[0].row, a->first) : NULL;
+	t->when = x86_c_when(c, ps[0].row, a->first, a->store);
 	krun_tile_rows(c, ps, a->first, t);
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, each);

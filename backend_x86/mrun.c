@@ -36,7 +36,7 @@ typedef struct MrunArg {
 	int64_t ldx;
 	/* panel-packed X for the full tiles (see KrunArg) */
 	LLVMValueRef xt, ldk;
-	LLVMValueRef fresh; /* see KrunArg */
+	X86When when; /* see KrunArg */
 } MrunArg;
 
 static void mrun_point(LowerCtx *c, const LowerPoint *p, void *arg)
@@ -104,13 +104,13 @@ static void mrun_group(LowerCtx *c, const LowerPoint *p, void *arg)
 }
 
 /* A k run for one row p, guarded against padding rows. */
-static void krun_row(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef fresh)
+static void krun_row(LowerCtx *c, const LowerPoint *p, int first, X86When when)
 {
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "row");
 	LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "rowpad");
 	LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, p->m, ll_i64(c, c->k->shape.M), ""), body, skip);
 	LLVMPositionBuilderAtEnd(c->b, body);
-	x86_krun_at(c, p, first, fresh);
+	x86_krun_at(c, p, first, when);
 	LLVMBuildBr(c->b, skip);
 	LLVMPositionBuilderAtEnd(c->b, skip);
 }
@@ -132,7 +132,7 @@ typedef struct MrunWrite {
 	int64_t r0;
 } MrunWrite;
 
-static void mrun_write(LowerCtx *c, bool add, const void *arg)
+static void mrun_write(LowerCtx *c, bool add, bool epi, const void *arg)
 {
 	const MrunWrite *w = arg;
 	const MrunArg *a = w->a;
@@ -144,10 +144,11 @@ static void mrun_write(LowerCtx *c, bool add, const void *arg)
 		LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, ll_i64(c, k->shape.M), ""), st, nx);
 		LLVMPositionBuilderAtEnd(c->b, st);
 		LLVMValueRef base = ll_add(c, ll_mulv(c, m, c->N), a->n);
+		LLVMValueRef bias = epi ? x86_row_bias(c, m, a->width) : NULL;
 		for (int u = 0; u < a->nacc; u++) {
 			LLVMValueRef at = ll_add(c, base, ll_i64(c, (int64_t)u * a->width));
 			x86_c_update(c, a->vty, LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, ""),
-			         LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], ""), add);
+			         LLVMBuildLoad2(c->b, a->vty, a->acc[r][u], ""), add, bias);
 		}
 		LLVMBuildBr(c->b, nx);
 		LLVMPositionBuilderAtEnd(c->b, nx);
@@ -155,11 +156,12 @@ static void mrun_write(LowerCtx *c, bool add, const void *arg)
 }
 
 /* Writes the accumulators of a's rows to C's rows m0 + (r0 + r) sm, those
- * below M, at columns a->n.. (adding, or storing where a->fresh). */
+ * below M, at columns a->n.. (adding, or storing where a->when.fresh; with
+ * the epilogue where a->when.last). */
 static void mrun_store(LowerCtx *c, const MrunArg *a, LLVMValueRef m0, int64_t r0)
 {
 	MrunWrite w = {a, m0, r0};
-	x86_c_write(c, a->fresh, mrun_write, &w);
+	x86_c_write(c, a->when, mrun_write, &w);
 }
 
 /* One pass of X86_ROWS rows from q for columns a->n.. a->n + width * nacc - 1. */
@@ -229,7 +231,7 @@ static void mrun_rest(LowerCtx *c, const LowerPoint *q, int first, MrunArg *a, L
 	LLVMBuildStore(c->b, start, from);
 	MrestArg ma = {q, first, a};
 	x86_smaller_tiles(c, from, a->width, a->nacc, mrest_tile, &ma);
-	KrunArg r1 = {.width = 1, .nacc = 1, .vty = c->f32, .fresh = a->fresh};
+	KrunArg r1 = {.width = 1, .nacc = 1, .vty = c->f32, .when = a->when};
 	x86_krun_fma(c, &r1);
 	r1.acc[0] = lower_entry_alloca(c, c->f32, "macc1");
 	for (int r = 0; r < X86_ROWS; r++) {
@@ -322,8 +324,7 @@ void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 	const int64_t Sd = nest_kept(c->nest, first + 1, shared);
 	MrunArg a = {.width = vl, .nacc = x86_mrun_nacc(k), .S = S, .shared = shared, .Sd = Sd,
 	             .rows = X86_ROWS, .sm = sm};
-	if (x86_stores_c(k))
-		a.fresh = x86_c_fresh_at(c, p->row, first);
+	a.when = x86_c_when(c, p->row, first, x86_stores_c(k));
 	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	{
 		KrunArg f = {.vty = a.vty};
@@ -377,7 +378,7 @@ void x86_mrun(LowerCtx *c, const LowerPoint *p, int first)
 		LLVMValueRef d = lower_loop_begin(c, &ll, ll_i64(c, blocks * X86_ROWS), ll_i64(c, len), "lastrows");
 		LowerPoint qd = {ll_add(c, ll_mul(c, p->row, len), d),
 		                 ll_add(c, p->m, ll_mul(c, d, sm)), p->k};
-		krun_row(c, &qd, first + 1, a.fresh);
+		krun_row(c, &qd, first + 1, a.when);
 		lower_loop_end(c, &ll);
 	}
 }
@@ -447,8 +448,7 @@ static void across_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	AcrossArg *x = arg;
 	MrunArg *a = x->a;
 	x->p = p;
-	if (x->store)
-		a->fresh = x->a1->fresh = x86_c_fresh_at(c, p->row, x->outer + 1);
+	a->when = x->a1->when = x86_c_when(c, p->row, x->outer + 1, x->store);
 	const int64_t nt = (int64_t)a->width * a->nacc;
 	LLVMValueRef tiles = mrun_tiles(c, a);
 	LowerLoop lt;
@@ -573,8 +573,7 @@ void x86_minner(LowerCtx *c, const LowerPoint *p, int first)
 	const int vl = k->vector_width > 1 ? k->vector_width : 1;
 	MrunArg a = {.width = vl, .nacc = x86_mrun_nacc(k), .S = 1, .rows = X86_ROWS,
 	             .sm = l->comp[0].stride, .inner = true};
-	if (x86_stores_c(k))
-		a.fresh = x86_c_fresh_at(c, p->row, first);
+	a.when = x86_c_when(c, p->row, first, x86_stores_c(k));
 	a.vty = vl > 1 ? LLVMVectorType(c->f32, (unsigned)vl) : c->f32;
 	MrunArg a1 = a;
 	a1.width = 1, a1.nacc = 1, a1.vty = c->f32;

@@ -102,8 +102,11 @@ int x86_across_for(const LowerKernel *k)
  * along m or along k only.  The point path adds to C, zeroed. */
 bool x86_stores_c(const LowerKernel *k)
 {
-	if (k->shape.accumulate) /* C holds what is added to */
-		return false;
+	return !k->shape.accumulate /* C holds what is added to */ && x86_epilogue_fused(k);
+}
+
+bool x86_epilogue_fused(const LowerKernel *k)
+{
 	const Pir *ir = k->ir;
 	Nest nest;
 	nest_of(ir, &nest);

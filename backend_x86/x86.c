@@ -57,8 +57,8 @@ static void x86_update(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef
 }
 
 const LowerHooks x86_update_hooks = {
-	.stores_c = x86_stores_c, .update = x86_update, .krun = x86_krun, .mrun = x86_mrun, .minner = x86_minner,
-	.krun_all = x86_krun_all, .mrun_all = x86_mrun_all};
+	.stores_c = x86_stores_c, .fuses_epilogue = x86_epilogue_fused, .update = x86_update, .krun = x86_krun,
+	.mrun = x86_mrun, .minner = x86_minner, .krun_all = x86_krun_all, .mrun_all = x86_mrun_all};
 
 const LowerHooks x86_point_hooks = {.update = x86_update};
 

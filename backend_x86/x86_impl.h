@@ -24,6 +24,11 @@ enum { X86_XBUF_REUSE = 16, X86_L1_WAY_BYTES = 4096 };
 /* LowerHooks.stores_c: whether each tile of C is stored at its first write
  * (x86_c_fresh_at) instead of added to a zeroed C. */
 bool x86_stores_c(const LowerKernel *k);
+/* LowerHooks.fuses_epilogue: whether each tile of C gets the op's epilogue
+ * at its last write (x86_c_last_at): where every element of C is written
+ * and the first write is known (x86_stores_c, accumulate or not), so is
+ * the last. */
+bool x86_epilogue_fused(const LowerKernel *k);
 /* The stored weights per k of W: the FMAs each element of X feeds. */
 double x86_x_reuse(const LowerKernel *k);
 /* Whether X is worth copying into panels (X86Panel). */
@@ -40,11 +45,24 @@ int x86_across_for(const LowerKernel *k);
 /* i1: whether the point of storage prefix row over loops 0..upto-1 is the
  * first to write its rows of C. */
 LLVMValueRef x86_c_fresh_at(LowerCtx *c, LLVMValueRef row, int upto);
-/* Emits emit(c, add, arg), adding or storing as fresh says (x86_c_write). */
-typedef void (*X86CWrite)(LowerCtx *c, bool add, const void *arg);
-void x86_c_write(LowerCtx *c, LLVMValueRef fresh, X86CWrite emit, const void *arg);
-/* *cp (+)= sum, vectors of type vty. */
-void x86_c_update(LowerCtx *c, LLVMTypeRef vty, LLVMValueRef cp, LLVMValueRef sum, bool add);
+/* i1: whether it is the last to write them (its k digits the last ones). */
+LLVMValueRef x86_c_last_at(LowerCtx *c, LLVMValueRef row, int upto);
+/* When a tile's write is its first (fresh: store, not add) and its last
+ * (last: apply the epilogue); NULL for never. */
+typedef struct X86When {
+	LLVMValueRef fresh, last;
+} X86When;
+/* fresh where store (x86_stores_c), last where x86_epilogue_fused. */
+X86When x86_c_when(LowerCtx *c, LLVMValueRef row, int upto, bool store);
+/* Emits emit(c, add, epi, arg), adding or storing as w.fresh says, with
+ * the epilogue where w.last says (x86_c_write). */
+typedef void (*X86CWrite)(LowerCtx *c, bool add, bool epi, const void *arg);
+void x86_c_write(LowerCtx *c, X86When w, X86CWrite emit, const void *arg);
+/* *cp (+)= sum, vectors of type vty; with bias (a vector of vty, not
+ * NULL), the op's epilogue of it: act(sum (+ *cp) + bias). */
+void x86_c_update(LowerCtx *c, LLVMTypeRef vty, LLVMValueRef cp, LLVMValueRef sum, bool add, LLVMValueRef bias);
+/* Row m's bias (0 where the kernel's bias is NULL) as a vector of width. */
+LLVMValueRef x86_row_bias(LowerCtx *c, LLVMValueRef m, int width);
 /* x broadcast to a vector of width floats (x itself for width 1). */
 LLVMValueRef x86_splat(LowerCtx *c, LLVMValueRef x, int width);
 /* k < K at p, or a constant true where the pattern pads no k. */
@@ -113,7 +131,7 @@ typedef struct KrunArg {
 	/* panel-packed X (x86_mrun_all): row k of the tile at xt + k * ldk
 	 * (both chosen at run time: the panel, or X itself when none) */
 	LLVMValueRef xt, ldk;
-	LLVMValueRef fresh; /* i1: the tile's first write (see x86_c_write); NULL: never */
+	X86When when; /* the tile's first and last writes (see x86_c_write) */
 } KrunArg;
 
 /* The blocks along k: X86_KBLOCK_DIGITS, the fewest digits of a block, is
@@ -127,7 +145,7 @@ void x86_krun_tile(LowerCtx *c, const LowerPoint *p, int first, KrunArg *a);
 /* Declares llvm.fmuladd for a's vector type. */
 void x86_krun_fma(LowerCtx *c, KrunArg *a);
 /* The k run at p from loop first over all the columns. */
-void x86_krun_at(LowerCtx *c, const LowerPoint *p, int first, LLVMValueRef fresh);
+void x86_krun_at(LowerCtx *c, const LowerPoint *p, int first, X86When when);
 /* LowerHooks.krun and .krun_all. */
 void x86_krun(LowerCtx *c, const LowerPoint *p, int first);
 void x86_krun_all(LowerCtx *c, int split);

@@ -287,7 +287,7 @@ LLVMValueRef lower_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKern
 	case LOWER_MINNER: lower_nest(&c, 0, n - 2, &start, at_minner, (void *)hooks); break;
 	case LOWER_POINT: lower_nest(&c, 0, n, &start, at_point, (void *)hooks); break;
 	}
-	if (!hooks->body)
+	if (!hooks->body && !(hooks->fuses_epilogue && hooks->fuses_epilogue(k)))
 		lower_epilogue_pass(&c, k->vector_width);
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);

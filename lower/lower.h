@@ -84,6 +84,10 @@ typedef struct LowerHooks {
 	 * later ones add), so that C need not be zeroed first (with no
 	 * prologue). */
 	bool (*stores_c)(const LowerKernel *k);
+	/* Optional: whether the body these hooks emit for k applies the op's
+	 * epilogue itself at each element's last write (else lower_kernel
+	 * applies it in a pass after the nest: lower_epilogue_pass). */
+	bool (*fuses_epilogue)(const LowerKernel *k);
 	/* Emits C[m, n] += w * X[k, n] for n0 <= n < n1 at the builder's
 	 * position (m, k: i64; w: float), leaving the builder after it. */
 	void (*update)(LowerCtx *c, LLVMValueRef m, LLVMValueRef k, LLVMValueRef w);
