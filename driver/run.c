@@ -159,6 +159,9 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	else if (rel != -1)
 		sb_printf(out, "  speedup over dense %.2fx%s; relative error vs float64 on the masked weight %.2e\n",
 		          base_s / k_s, over, rel);
+	if (op_epilogue_fixed(&op->shape) || op->bias.kind != WEIGHTS_NONE)
+		sb_printf(out, "  timed without the op's epilogue (its bias and activation), as dense is; make bench's "
+		               "epilogue_bench measures what it costs\n");
 	sb_printf(out, "  (OpenBLAS: %s)\n", openblas_get_config());
 	char core[256];
 	blas_core_text(&bc, core, sizeof core);
