@@ -306,6 +306,13 @@ bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values,
                  const PruneMask *mask, PtxWeights *w);
 void ptx_weights_free(PtxWeights *w);
 
+/* Whether kernel k may take its N to be a multiple of q (the vector
+ * loads and stores that need C's and X's rows aligned): specialised on
+ * shape.N, where that N is; compiled for N at run time (n_runtime), only
+ * q = 1, since the launcher takes any N.  shape.N then only tunes the plan
+ * (its tiles and split), and every address and bound is the run's N. */
+bool ptx_n_multiple(const LowerKernel *k, int64_t q);
+
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
 void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
@@ -398,6 +405,20 @@ typedef struct PtxEmuStats {
  * (PtxEmuStats). */
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, const void *x, const void *values,
                  const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX]);
+
+/* ptx_emulate in parts, so that one compiled kernel runs at several N
+ * (k->n_runtime) and with a bias: ptx_emu_open compiles k for the host
+ * (count: stats->count_access of the runs), plan_out as above; ptx_emu_run
+ * runs it over the grid for N columns (N must be shape.N where the kernel
+ * is specialised; N <= 0 runs nothing), bias the kernel's 8th argument
+ * (M floats or NULL), C as ptx_emulate leaves it first; ptx_emu_close
+ * frees it (NULL: nothing). */
+typedef struct PtxEmuKernel PtxEmuKernel;
+PtxEmuKernel *ptx_emu_open(const LowerKernel *k, const PtxSchedule *s, const char *sm, bool count, PtxPlan *plan_out,
+                           char err[PTX_ERR_MAX]);
+bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, const int32_t *const *index,
+                 const float *bias, float *c, PtxEmuStats *stats, char err[PTX_ERR_MAX]);
+void ptx_emu_close(PtxEmuKernel *e);
 
 /* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
  * writes is PTX_ISA_VERSION, PTX_ISA_VERSION_VRED for a module with a

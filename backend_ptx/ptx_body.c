@@ -97,7 +97,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	for (int j = 0; j < a->v && !plan->stage; j++) {
 		if (a->xvec) {
 			if (j % 4 == 0) {
-				LLVMValueRef at = ll_add(c, ll_mul(c, p->k, k->shape.N), a->col[j]);
+				LLVMValueRef at = ll_add(c, ll_mulv(c, p->k, c->N), a->col[j]);
 				LLVMValueRef v = load_v4(c, a, c->X, at, "x4");
 				for (int e = 0; e < 4; e++)
 					x[j + e] = lane(c, v, e);
@@ -105,7 +105,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			continue;
 		}
 		LLVMValueRef at = k->shape.layout == PAT_LAYOUT_KN
-		                      ? ll_add(c, ll_mul(c, p->k, k->shape.N), a->col[j])
+		                      ? ll_add(c, ll_mulv(c, p->k, c->N), a->col[j])
 		                      : ll_add(c, ll_mul(c, a->col[j], k->shape.K), p->k);
 		x[j] = load_f32(c, c->X, at, "x");
 	}

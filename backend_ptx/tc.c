@@ -232,7 +232,7 @@ void ptx_tc_body(LowerCtx *c)
 			                                 ll_i64(c, lm->len), ""),
 			                   "");
 		/* a lane's two adjacent columns in one store where C's rows allow */
-		const bool pair = k->shape.layout == PAT_LAYOUT_KN && k->shape.N % 2 == 0 && (!plan->atomic || plan->vred);
+		const bool pair = k->shape.layout == PAT_LAYOUT_KN && ptx_n_multiple(k, 2) && (!plan->atomic || plan->vred);
 		for (int j = 0; j < tiles; j++)
 			for (int e = 0; e < 2; e += pair ? 2 : 1) {
 				LLVMValueRef col = LLVMBuildNSWAdd(

@@ -428,6 +428,84 @@ START_TEST(tc_mapping_matches_reference)
 }
 END_TEST
 
+
+/* One runtime-N kernel's run at N (dt: f32 on CUDA cores, else the tensor
+ * cores' 16-bit X and weights, the reference on the rounded values):
+ * its error against float64, +inf where C is left unwritten or written
+ * outside. */
+static double runtime_n_run(PtxEmuKernel *e, const LowerKernel *lk, const PtxPlan *plan, const OpResult *op, int64_t N)
+{
+	const PatDtype dt = lk->shape.dtype;
+	KernelCase kc;
+	kernel_case_init(&kc, op, lk->shape.layout, N);
+	uint16_t *x16 = NULL;
+	const void *x = kc.x;
+	if (dt != PAT_F32) {
+		x16 = malloc((size_t)(op->shape.K * N) * sizeof *x16 + 16);
+		ck_assert(x16);
+		for (int64_t i = 0; i < op->shape.K * N; i++) {
+			x16[i] = dt == PAT_F16 ? f32_to_fp16(kc.x[i]) : f32_to_bf16(kc.x[i]);
+			kc.x[i] = round_half(kc.x[i], dt);
+		}
+		for (int64_t i = 0; i < op->shape.M * op->shape.K; i++)
+			kc.dense[i] = round_half(kc.dense[i], dt);
+		x = x16;
+	}
+	PtxWeights w;
+	ck_assert(ptx_weights(lk, plan, kc.values, kc.nvalues, &kc.mask, &w));
+	char err[PTX_ERR_MAX];
+	ck_assert_msg(ptx_emu_run(e, N, x, w.values, w.index, NULL, kc.c, NULL, err), "N = %lld: %s", (long long)N, err);
+	ptx_weights_free(&w);
+	const double err_rel = kernel_case_error(&kc);
+	free(x16);
+	kernel_case_free(&kc);
+	return err_rel;
+}
+
+/* One kernel compiled for N at run time (tuned for the nominal 96) serves
+ * every N: each stdlib pattern (f32, CUDA cores; and the tensor-core
+ * patterns in bf16) on 48 x 80, which no tile divides, both layouts,
+ * sm_80 and sm_90 in turn, at N = 1, 2, 7, 64, 333 and the nominal N, C
+ * NaN first and guarded, each against float64. */
+START_TEST(runtime_n_every_stdlib_pattern)
+{
+	static const int64_t shape[3] = {48, 80, 96};
+	static const int64_t ns[] = {1, 2, 7, 64, 333, 96};
+	enum { NN = sizeof ns / sizeof *ns };
+	int checked = 0, kernels = 0;
+	for (int p = 0; p < NPATTERNS + NTC; p++) {
+		Arena arena;
+		arena_init(&arena);
+		const bool tc = p >= NPATTERNS;
+		Program prog = tc ? compile_typed(&arena, tc_patterns[p - NPATTERNS], shape, "bf16")
+		                  : compile_pattern(&arena, patterns[p], shape);
+		const OpResult *op = &prog.ops[0];
+		for (int layout = 0; layout < 2; layout++) {
+			LowerKernel lk = {op->ir, op->shape, "emu_rt", 1, {0}, true};
+			lk.shape.layout = (PatLayout)layout;
+			const char *sm = (p + layout) % 2 ? "sm_80" : "sm_90";
+			PtxPlan plan;
+			char err[PTX_ERR_MAX];
+			PtxEmuKernel *e = ptx_emu_open(&lk, NULL, sm, false, &plan, err);
+			ck_assert_msg(e, "%s", err);
+			ck_assert_msg(plan.tc == tc, "%s: %s", tc ? tc_patterns[p - NPATTERNS] : patterns[p], plan.tc_why);
+			kernels++;
+			for (int j = 0; j < NN; j++) {
+				const double rel = runtime_n_run(e, &lk, &plan, op, ns[j]);
+				ck_assert_msg(rel < 1e-5, "%s on 48x80 (tuned for N = 96), layout %s, %s, N = %lld: %g",
+				              tc ? tc_patterns[p - NPATTERNS] : patterns[p], pat_layout_names[layout], sm,
+				              (long long)ns[j], rel);
+				checked++;
+			}
+			ptx_emu_close(e);
+		}
+		arena_free(&arena);
+	}
+	ck_assert_int_eq(kernels, (NPATTERNS + NTC) * 2);
+	ck_assert_int_eq(checked, (NPATTERNS + NTC) * 2 * NN);
+}
+END_TEST
+
 /* The emulator holds mma.sp's metadata to the pairs the hardware takes (two
  * distinct k, ascending): a 2:4 index with one pair reversed fails there,
  * staged and plain, never a silent result. */
@@ -1153,5 +1231,10 @@ int main(void)
 	tcase_add_test(tc, random_configurations_match_reference);
 	tcase_add_test(tc, random_configuration_regressions);
 	suite_add_tcase(s, tc);
+	/* (its own case: CK_RUN_CASE=runtime_n runs it alone) */
+	TCase *rt = tcase_create("runtime_n");
+	tcase_set_timeout(rt, 600);
+	tcase_add_test(rt, runtime_n_every_stdlib_pattern);
+	suite_add_tcase(s, rt);
 	return run_suite(s);
 }
