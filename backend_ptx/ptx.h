@@ -321,6 +321,9 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
  * (the limit where tcs or tcw are set and smem is not), and vred where it
  * applies on sm_90. */
 void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm, PtxPlan *plan);
+/* The columns a block takes: the grid along N is n of them, rounded up
+ * (ptx_grid; the -o launcher counts it at each launch). */
+int64_t ptx_grid_cols(const PtxPlan *plan);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
 /* Whether that grid is within CUDA's limits (x below 2^31, y and z at

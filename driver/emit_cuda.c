@@ -150,16 +150,23 @@ static const char launcher_body[] =
 	"int @B@_gpu_download(@B@_gpu *g, void *dst, @B@_devptr src, size_t bytes)\n"
 	"{\n\treturn cur(g) || check(g, g->MemcpyDtoH(dst, src, bytes), \"cuMemcpyDtoH\");\n}\n\n"
 	"int @B@_gpu_sync(@B@_gpu *g) { return cur(g) || check(g, g->CtxSynchronize(), \"cuCtxSynchronize\"); }\n\n"
+	"/* The grid along N is N's blocks of ops[i].cols columns, counted here: a\n"
+	" * kernel takes any N (but one compiled for its op's N only, ops[i].fixed). */\n"
 	"static int launch(@B@_gpu *g, int i, @B@_devptr X, @B@_devptr C, size_t N)\n{\n"
-	"\tif (N != (size_t)ops[i].n)\n"
-	"\t\treturn fail(g, \"this kernel is compiled for N = %lld, not %zu\", (long long)ops[i].n, N);\n"
-	"\tlong long n0 = 0, n1 = ops[i].n;\n"
+	"\tif (ops[i].fixed && N != (size_t)ops[i].n)\n"
+	"\t\treturn fail(g, \"this kernel is compiled for N = %lld (--fixed-n), not %zu\", (long long)ops[i].n, N);\n"
+	"\tif (N == 0)\n\t\treturn 0;\n"
+	"\tconst size_t blocks = (N - 1) / (size_t)ops[i].cols + 1;\n"
+	"\tif (blocks > 65535)\n"
+	"\t\treturn fail(g, \"N = %zu tokens make %zu blocks of %lld columns, past the 65535 of CUDA's grid (at most \"\n"
+	"\t\t            \"%lld tokens a launch: split them)\", N, blocks, ops[i].cols, 65535 * ops[i].cols);\n"
+	"\tlong long n0 = 0, n1 = (long long)N;\n"
 	"\t@B@_devptr bias = 0;\n"
 	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1, &bias};\n"
 	"\tif (cur(g))\n\t\treturn -1;\n"
-	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].c_words, NULL), \"cuMemsetD32Async\"))\n"
+	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].m * N, NULL), \"cuMemsetD32Async\"))\n"
 	"\t\treturn -1;\n"
-	"\treturn check(g, g->LaunchKernel(g->fn[i], ops[i].grid[0], ops[i].grid[1], ops[i].grid[2], ops[i].block[0],\n"
+	"\treturn check(g, g->LaunchKernel(g->fn[i], ops[i].grid[0], (unsigned)blocks, ops[i].grid[2], ops[i].block[0],\n"
 	"\t                                ops[i].block[1], ops[i].block[2], ops[i].smem, NULL, args, NULL),\n"
 	"\t             \"cuLaunchKernel\");\n}\n\n"
 	"static int dense(@B@_gpu *g, int i, float *w)\n{\n"
@@ -259,11 +266,16 @@ static void cuda_header(const EmitCuda *e, StrBuf *h)
 		sb_printf(h, "enum { %s_XBYTES = %d, %s_KN = %d };\n", pre, tc ? 2 : 4, pre, op->shape.layout == PAT_LAYOUT_KN);
 		sb_shape_enum(h, pre, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N);
 		sb_printf(h,
-		          "/* Launches the kernel on the default stream (asynchronous) for N tokens:\n"
-		          " * a GPU kernel is compiled for its op's N, and another N returns -1. */\n"
+		          "%s"
 		          "int %s_launch(%s_gpu *g, %s_devptr X, %s_devptr C, size_t N);\n"
 		          "/* The masked dense weight W_s (M x K floats), for checking results. */\n"
 		          "int %s_dense(%s_gpu *g, float *w);\n",
+		          e->specs[i].k.n_runtime
+		                  ? "/* Launches the kernel on the default stream (asynchronous) for N tokens,\n"
+		                    " * any N (0: nothing; the op's N is what its plan is tuned for; at most\n"
+		                    " * 65535 blocks of its columns a launch, else -1). */\n"
+		                  : "/* Launches the kernel on the default stream (asynchronous) for N tokens:\n"
+		                    " * N must be the op's (--fixed-n): another N returns -1. */\n",
 		          pre, b, b, b, pre, b);
 	}
 	sb_printf(h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
@@ -277,8 +289,9 @@ static void cuda_launcher(const EmitCuda *e, const OpBlob *blob, StrBuf *c)
 	const char *b = e->base;
 	replace_base(c, launcher_head, b, prog->nops);
 	sb_printf(c, "\nstatic const struct {\n\tconst char *kernel;\n\tlong long values, nvalues, dense;\n"
-	              "\tlong long index[%d], nindex[%d];\n\tlong long m, k, n, c_words;\n"
-	              "\tunsigned grid[3], block[3], smem;\n\tint zero;\n} ops[%d] = {\n",
+	              "\tlong long index[%d], nindex[%d];\n\tlong long m, k, n, cols;\n"
+	              "\tunsigned grid[3], block[3], smem; /* grid[1]: the op's N's (launch counts N's) */\n"
+	              "\tint zero, fixed;\n} ops[%d] = {\n",
 	          PIR_MAX_LOOPS, PIR_MAX_LOOPS, prog->nops > 0 ? prog->nops : 1);
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
@@ -292,9 +305,9 @@ static void cuda_launcher(const EmitCuda *e, const OpBlob *blob, StrBuf *c)
 		sb_puts(c, "}, {");
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
 			sb_printf(c, "%s%lld", l ? ", " : "", (long long)blob[i].nindex[l]);
-		sb_printf(c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d},\n", (long long)op->shape.M,
-		          (long long)op->shape.K, (long long)op->shape.N, (long long)(op->shape.M * op->shape.N), grid[0], grid[1], grid[2],
-		          block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero);
+		sb_printf(c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d, %d},\n", (long long)op->shape.M,
+		          (long long)op->shape.K, (long long)op->shape.N, (long long)ptx_grid_cols(plan), grid[0], grid[1],
+		          grid[2], block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero, !e->specs[i].k.n_runtime);
 	}
 	if (prog->nops == 0)
 		sb_puts(c, "\t{0},\n");
@@ -374,7 +387,7 @@ bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *s
 }
 
 int emit_cuda_program(const char *dir, const char *base, const char *version, const char *source, const char *sm,
-                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm,
+                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm, bool fixed_n,
                       char err[512])
 {
 	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
@@ -384,7 +397,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, op->shape, names[i], 1, {0}, false};
+		ks[i].k = (LowerKernel){op->ir, op->shape, names[i], 1, {0}, !fixed_n};
 		if (scheds)
 			ks[i].s = scheds[i];
 	}

@@ -24,7 +24,7 @@ static int emit_gpu(const KernelFiles *k)
 	}
 	char err[512];
 	const int rc = emit_cuda_program(k->dir, k->base, PATC_VERSION, k->source, k->target, k->prog, k->pruned, scheds,
-	                                 k->llvm, err);
+	                                 k->llvm, k->fixed_n, err);
 	free(scheds);
 	if (rc != PATC_EXIT_OK)
 		fprintf(stderr, "patc: error: %s\n", err);

@@ -555,7 +555,12 @@ has "--fixed-n: the header says so" "$tmp/fixed/fixed.h" "N must be fixed_t_N (-
 holds "--fixed-n: a caller built" cc -O1 -iquote "$tmp/fixed" -o "$tmp/fixed_main" "$tmp/fixed_main.c" "$tmp/fixed/fixed.o" \
 	-lm -lpthread
 expect "--fixed-n: another N refused, its own right" 0 "$tmp/fixed_main"
-expect "--fixed-n on a GPU target" 2 "$patc" "$tmp/fixed.pat" -o "$tmp/fixed_gpu" --fixed-n --target=sm_80
+expect "--fixed-n on a GPU target" 0 "$patc" "$tmp/fixed.pat" -o "$tmp/fixed_gpu" --fixed-n --target=sm_80
+has "--fixed-n on a GPU target: the header says so" "$tmp/fixed_gpu/fixed.h" "N must be the op's (--fixed-n): another N returns -1"
+expect "-o on a GPU target without --fixed-n" 0 "$patc" "$tmp/fixed.pat" -o "$tmp/any_gpu" --target=sm_80
+has "a GPU kernel takes any N: the header says so" "$tmp/any_gpu/fixed.h" "for N tokens,\$"
+has "a GPU kernel takes any N: 0 launches nothing" "$tmp/any_gpu/fixed.h" "any N (0: nothing"
+expect "--fixed-n with --run" 2 "$patc" "$tmp/fixed.pat" --run --fixed-n --target=sm_80
 for t in 1 2; do
 	expect "--run --threads=$t under ulimit -s 512" 0 sh -c 'ulimit -s 512 && exec "$0" "$1" --run --threads="$2"' \
 		"$patc" "$tmp/stack.pat" "$t"
