@@ -380,10 +380,13 @@ struct PtxEmuKernel {
 	PtxPlan plan;
 	X86Kernel kern;
 	Ids ids;
+	X86Kernel epi; /* plan.epi_after: the epilogue kernel */
+	Ids epi_ids;
+	char epi_name[PIR_NAME_MAX + 200];
 };
 
-PtxEmuKernel *ptx_emu_open(const LowerKernel *k, const PtxSchedule *s, const char *sm, bool count, PtxPlan *plan_out,
-                           char err[PTX_ERR_MAX])
+PtxEmuKernel *ptx_emu_open(const LowerKernel *k, const PtxSchedule *s, const char *sm, bool count, bool bias,
+                           PtxPlan *plan_out, char err[PTX_ERR_MAX])
 {
 	PtxEmuKernel *e = calloc(1, sizeof *e);
 	if (!e) {
@@ -392,6 +395,7 @@ PtxEmuKernel *ptx_emu_open(const LowerKernel *k, const PtxSchedule *s, const cha
 	}
 	e->k = *k;
 	ptx_plan_target(k, s, sm, &e->plan);
+	ptx_plan_epilogue(k, bias, &e->plan);
 	e->plan.emulate = true;
 	e->plan.emu_count = count;
 	if (plan_out)
@@ -402,6 +406,24 @@ PtxEmuKernel *ptx_emu_open(const LowerKernel *k, const PtxSchedule *s, const cha
 		snprintf(err, PTX_ERR_MAX, "emulation: %.400s", xerr);
 		free(e);
 		return NULL;
+	}
+	if (e->plan.epi_after) {
+		LowerKernel ek = e->k;
+		snprintf(e->epi_name, sizeof e->epi_name, "%s_epi", k->name);
+		ek.name = e->epi_name;
+		LowerHooks eh = ptx_epi_hooks(&e->plan);
+		if (!x86_jit_hooks(&ek, &eh, NULL, NULL, &e->epi, xerr)) {
+			snprintf(err, PTX_ERR_MAX, "emulation: %.400s", xerr);
+			x86_kernel_free(&e->kern);
+			free(e);
+			return NULL;
+		}
+		e->epi_ids = (Ids){x86_lookup(&e->epi, "patc_emu_tid_x"), NULL, x86_lookup(&e->epi, "patc_emu_ctaid_x"), NULL, NULL};
+		if (!e->epi_ids.tid_x || !e->epi_ids.ctaid_x) {
+			ptx_emu_close(e);
+			snprintf(err, PTX_ERR_MAX, "emulation: the epilogue kernel lacks its thread and block ids");
+			return NULL;
+		}
 	}
 	X86Kernel *kern = &e->kern;
 	e->ids = (Ids){x86_lookup(kern, "patc_emu_tid_x"), x86_lookup(kern, "patc_emu_tid_y"),
@@ -421,6 +443,8 @@ void ptx_emu_close(PtxEmuKernel *e)
 	if (!e)
 		return;
 	x86_kernel_free(&e->kern);
+	if (e->plan.epi_after)
+		x86_kernel_free(&e->epi);
 	free(e);
 }
 
@@ -466,6 +490,15 @@ bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, 
 		for (size_t i = 0; i < nx; i++)
 			nan_x[i] = NAN;
 	}
+	/* (accumulating, the second launch starts from the old C again) */
+	float *old_c = plan.wsum && k->shape.accumulate ? malloc((size_t)(k->shape.M * N) * sizeof *old_c) : NULL;
+	if (old_c)
+		memcpy(old_c, c, (size_t)(k->shape.M * N) * sizeof *old_c);
+	else if (plan.wsum && k->shape.accumulate) {
+		free(nan_x);
+		snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
+		return false;
+	}
 	const void *x_given = x;
 	for (int launch = 0; ok && launch < (plan.wsum ? 2 : 1); launch++) {
 		x = plan.wsum && launch == 0 ? nan_x : x_given;
@@ -474,8 +507,8 @@ bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, 
 		if (copied)
 			copied[0] = copied[1] = 0;
 		const int64_t nc = k->shape.M * N;
-		for (int64_t i = 0; i < nc; i++)
-			c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
+		for (int64_t i = 0; i < nc; i++) /* as the launcher leaves it; accumulating, the old C */
+			c[i] = old_c ? old_c[i] : k->shape.accumulate ? c[i] : plan.zero ? 0.0f : NAN;
 		if (!plan.tc && !plan.stage && !plan.emu_count) { /* no shared memory, nothing counted: thread after thread */
 			/* the split walk's parts from the second on, the first last: on a
 			 * GPU any part may finish last (PtxPlan.wsum) */
@@ -496,7 +529,7 @@ bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, 
 			if (!b || b->started < b->n) {
 				if (b)
 					block_free(b, la);
-				free(nan_x);
+				free(nan_x), free(old_c);
 				return false;
 			}
 			b->kern = kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = N, b->bias = bias;
@@ -529,7 +562,7 @@ bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, 
 			block_free(b, la);
 		}
 	}
-	free(nan_x);
+	free(nan_x), free(old_c);
 	int64_t *bad = x86_lookup(kern, "patc_emu_bad"); /* (the cause, where a race followed) */
 	if (bad && bad[0]) {
 		snprintf(err, PTX_ERR_MAX,
@@ -544,6 +577,12 @@ bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, 
 	}
 	if (bad) /* (for the next run of the kernel) */
 		bad[0] = bad[1] = 0;
+	/* the epilogue kernel, after the launch (a launch on the same stream) */
+	for (unsigned bx = 0; ok && plan.epi_after && bx < ptx_epi_blocks(k, N); bx++)
+		for (unsigned tx = 0; tx < PTX_EPI_THREADS; tx++) {
+			*e->epi_ids.ctaid_x = (int32_t)bx, *e->epi_ids.tid_x = (int32_t)tx;
+			e->epi.fn(x, c, values, index, 0, N, N, bias);
+		}
 	if (stats) { /* the bytes every thread's copies read */
 		const int64_t *n = x86_lookup(kern, "patc_emu_copied");
 		for (int i = 0; i < 2; i++)
@@ -557,7 +596,7 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 {
 	if (stats)
 		*stats = (PtxEmuStats){.count_access = stats->count_access};
-	PtxEmuKernel *e = ptx_emu_open(k, s, sm, stats && stats->count_access, plan_out, err);
+	PtxEmuKernel *e = ptx_emu_open(k, s, sm, stats && stats->count_access, false, plan_out, err);
 	if (!e)
 		return false;
 	bool ok = ptx_emu_run(e, k->shape.N, x, values, index, NULL, c, stats, err);

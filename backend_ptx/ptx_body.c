@@ -294,6 +294,11 @@ static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *va
 				for (int e = 0; e < nvec; e++)
 					v[e] = LLVMBuildLoad2(c->b, c->f32, a->acc[r + e / jstep][j + e / rstep], "");
 			}
+			/* C's final values: the element's one store (the epilogue; not a
+			 * part's slice, nor an atomic's addend) */
+			for (int e = 0; e < nvec && how != TILE_PART && !plan->atomic; e++)
+				v[e] = ptx_c_final(c, LLVMBuildNSWAdd(c->b, m, ll_i64(c, (e / jstep) * a->m_step), ""), ncol[j + e / rstep],
+				                   v[e]);
 			if (how == TILE_PART) {
 				c->C = part;
 				wsum_access(c, LLVMBuildStore(c->b, pack(c, v, nvec), ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);

@@ -18,7 +18,7 @@
 
 /* Where an op's arrays lie in BASE.bin (bytes). */
 typedef struct OpBlob {
-	int64_t values, nvalues, dense;
+	int64_t values, nvalues, dense, bias; /* bias: -1 where the op has none */
 	int64_t index[PIR_MAX_LOOPS], nindex[PIR_MAX_LOOPS];
 } OpBlob;
 
@@ -54,8 +54,8 @@ static const char launcher_head[] =
 	"\tCUresult (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,\n"
 	"\t                         void *, void **, void **);\n"
 	"\tCUresult (*GetErrorString)(CUresult, const char **);\n"
-	"\tvoid *fn[@B@_NOPS];\n"
-	"\t@B@_devptr values[@B@_NOPS], index[@B@_NOPS][@NL@], index_ptrs[@B@_NOPS];\n"
+	"\tvoid *fn[@B@_NOPS], *epi[@B@_NOPS];\n"
+	"\t@B@_devptr values[@B@_NOPS], index[@B@_NOPS][@NL@], index_ptrs[@B@_NOPS], bias[@B@_NOPS];\n"
 	"\tchar dir[4096], err[512];\n"
 	"};\n\n";
 
@@ -120,6 +120,8 @@ static const char launcher_body[] =
 	"\t\t     /* (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: past 48 KiB a kernel opts in) */\n"
 	"\t\t     (ops[i].smem > 0 &&\n"
 	"\t\t      check(g, g->FuncSetAttribute(g->fn[i], 8, (int)ops[i].smem), \"cuFuncSetAttribute\")) ||\n"
+	"\t\t     (ops[i].epi && check(g, g->ModuleGetFunction(&g->epi[i], g->mod, ops[i].epi), \"cuModuleGetFunction\")) ||\n"
+	"\t\t     (ops[i].bias >= 0 && upload(g, &g->bias[i], ops[i].bias, (size_t)ops[i].m * sizeof(float))) ||\n"
 	"\t\t     upload(g, &g->values[i], ops[i].values, (size_t)ops[i].nvalues) ? -1 : 0;\n"
 	"\t\t@B@_devptr ptrs[@NL@] = {0};\n"
 	"\t\tfor (int l = 0; rc == 0 && l < @NL@; l++)\n"
@@ -138,6 +140,7 @@ static const char launcher_body[] =
 	"\tif (g->MemFree)\n\t\tfor (int i = 0; i < @B@_NOPS; i++) {\n"
 	"\t\t\tif (g->values[i])\n\t\t\t\tg->MemFree(g->values[i]);\n"
 	"\t\t\tif (g->index_ptrs[i])\n\t\t\t\tg->MemFree(g->index_ptrs[i]);\n"
+	"\t\t\tif (g->bias[i])\n\t\t\t\tg->MemFree(g->bias[i]);\n"
 	"\t\t\tfor (int l = 0; l < @NL@; l++)\n\t\t\t\tif (g->index[i][l])\n\t\t\t\t\tg->MemFree(g->index[i][l]);\n\t\t}\n"
 	"\tif (g->mod)\n\t\tg->ModuleUnload(g->mod);\n"
 	"\tif (g->ctx)\n\t\tg->PrimaryCtxRelease(g->dev);\n"
@@ -160,15 +163,24 @@ static const char launcher_body[] =
 	"\tif (blocks > 65535)\n"
 	"\t\treturn fail(g, \"N = %zu tokens make %zu blocks of %lld columns, past the 65535 of CUDA's grid (at most \"\n"
 	"\t\t            \"%lld tokens a launch: split them)\", N, blocks, ops[i].cols, 65535 * ops[i].cols);\n"
+	"\t/* the epilogue kernel's blocks of 256 elements of C (ops[i].epi) */\n"
+	"\tconst size_t elems = (size_t)ops[i].m * N, eblocks = (elems + 255) / 256;\n"
+	"\tif (ops[i].epi && (elems / N != (size_t)ops[i].m || eblocks > 2147483647))\n"
+	"\t\treturn fail(g, \"N = %zu tokens make a C past the epilogue kernel's grid\", N);\n"
 	"\tlong long n0 = 0, n1 = (long long)N;\n"
-	"\t@B@_devptr bias = 0;\n"
-	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1, &bias};\n"
+	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1, &g->bias[i]};\n"
 	"\tif (cur(g))\n\t\treturn -1;\n"
-	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].m * N, NULL), \"cuMemsetD32Async\"))\n"
+	"\t/* (an op that accumulates adds onto the C it is given) */\n"
+	"\tif (ops[i].zero && !ops[i].accumulate &&\n"
+	"\t    check(g, g->MemsetD32Async(C, 0, elems, NULL), \"cuMemsetD32Async\"))\n"
 	"\t\treturn -1;\n"
-	"\treturn check(g, g->LaunchKernel(g->fn[i], ops[i].grid[0], (unsigned)blocks, ops[i].grid[2], ops[i].block[0],\n"
-	"\t                                ops[i].block[1], ops[i].block[2], ops[i].smem, NULL, args, NULL),\n"
-	"\t             \"cuLaunchKernel\");\n}\n\n"
+	"\tif (check(g, g->LaunchKernel(g->fn[i], ops[i].grid[0], (unsigned)blocks, ops[i].grid[2], ops[i].block[0],\n"
+	"\t                             ops[i].block[1], ops[i].block[2], ops[i].smem, NULL, args, NULL),\n"
+	"\t          \"cuLaunchKernel\"))\n"
+	"\t\treturn -1;\n"
+	"\t/* after it on the same stream: C's elements are final only then */\n"
+	"\treturn !ops[i].epi ? 0 : check(g, g->LaunchKernel(g->epi[i], (unsigned)eblocks, 1, 1, 256, 1, 1, 0, NULL, args, NULL),\n"
+	"\t                               \"cuLaunchKernel\");\n}\n\n"
 	"static int dense(@B@_gpu *g, int i, float *w)\n{\n"
 	"\tvoid *host = read_bin(g, ops[i].dense, (size_t)ops[i].m * (size_t)ops[i].k * sizeof(float));\n"
 	"\tif (!host)\n\t\treturn -1;\n"
@@ -288,26 +300,33 @@ static void cuda_launcher(const EmitCuda *e, const OpBlob *blob, StrBuf *c)
 	const Program *prog = e->prog;
 	const char *b = e->base;
 	replace_base(c, launcher_head, b, prog->nops);
-	sb_printf(c, "\nstatic const struct {\n\tconst char *kernel;\n\tlong long values, nvalues, dense;\n"
+	sb_printf(c, "\nstatic const struct {\n\tconst char *kernel, *epi; /* epi: the epilogue kernel, or NULL */\n"
+	              "\tlong long values, nvalues, dense, bias; /* bias: -1 where none */\n"
 	              "\tlong long index[%d], nindex[%d];\n\tlong long m, k, n, cols;\n"
 	              "\tunsigned grid[3], block[3], smem; /* grid[1]: the op's N's (launch counts N's) */\n"
-	              "\tint zero, fixed;\n} ops[%d] = {\n",
+	              "\tint zero, fixed, accumulate;\n} ops[%d] = {\n",
 	          PIR_MAX_LOOPS, PIR_MAX_LOOPS, prog->nops > 0 ? prog->nops : 1);
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		const PtxPlan *plan = &e->specs[i].plan;
 		unsigned grid[3], block[3];
 		ptx_grid(plan, op->shape.N, grid, block);
-		sb_printf(c, "\t{\"%s\", %lld, %lld, %lld, {", e->specs[i].k.name, (long long)blob[i].values,
-		          (long long)blob[i].nvalues, (long long)blob[i].dense);
+		sb_printf(c, "\t{\"%s\", ", e->specs[i].k.name);
+		if (plan->epi_after)
+			sb_printf(c, "\"%s_epi\", ", e->specs[i].k.name);
+		else
+			sb_puts(c, "NULL, ");
+		sb_printf(c, "%lld, %lld, %lld, %lld, {", (long long)blob[i].values, (long long)blob[i].nvalues,
+		          (long long)blob[i].dense, (long long)blob[i].bias);
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
 			sb_printf(c, "%s%lld", l ? ", " : "", (long long)blob[i].index[l]);
 		sb_puts(c, "}, {");
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
 			sb_printf(c, "%s%lld", l ? ", " : "", (long long)blob[i].nindex[l]);
-		sb_printf(c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d, %d},\n", (long long)op->shape.M,
+		sb_printf(c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d, %d, %d},\n", (long long)op->shape.M,
 		          (long long)op->shape.K, (long long)op->shape.N, (long long)ptx_grid_cols(plan), grid[0], grid[1],
-		          grid[2], block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero, !e->specs[i].k.n_runtime);
+		          grid[2], block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero, !e->specs[i].k.n_runtime,
+		          op->shape.accumulate);
 	}
 	if (prog->nops == 0)
 		sb_puts(c, "\t{0},\n");
@@ -356,6 +375,9 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 				w[j] = op->shape.dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(w[j])) : bf16_to_f32(f32_to_bf16(w[j]));
 			blob[i].dense = (int64_t)bin.len;
 			sb_append(&bin, w, (size_t)(op->shape.M * op->shape.K) * 4);
+			blob[i].bias = p->bias ? (int64_t)bin.len : -1;
+			if (p->bias)
+				sb_append(&bin, p->bias, (size_t)op->shape.M * sizeof *p->bias);
 			ptx_weights_free(&dw);
 		}
 		free(w);
@@ -400,6 +422,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 		ks[i].k = (LowerKernel){op->ir, op->shape, names[i], 1, {0}, !fixed_n};
 		if (scheds)
 			ks[i].s = scheds[i];
+		ks[i].bias = pruned[i].bias != NULL;
 	}
 	char *ptx = NULL, *ll = NULL, perr[PTX_ERR_MAX];
 	int rc = PATC_EXIT_OK;

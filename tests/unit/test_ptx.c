@@ -429,6 +429,119 @@ START_TEST(tc_mapping_matches_reference)
 END_TEST
 
 
+/* act(x) in float64, with libm's tanh and erf. */
+static double act_ref(PatAct act, double x)
+{
+	switch (act) {
+	case PAT_ACT_RELU: return x > 0 ? x : 0;
+	case PAT_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+	case PAT_ACT_GELU_ERF: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+	case PAT_ACT_SILU: return x / (1 + exp(-x));
+	default: return x;
+	}
+}
+
+/* The op's epilogue on the emulator: C = act(W X + bias (+ old C)) for
+ * every activation, with and without accumulate (each activation once
+ * each way across the two layouts) and each kernel run with the bias and
+ * without it (NULL), against float64: CUDA cores where each element's one
+ * store applies it (blocks), where threads add with atomics (split-K) and
+ * where rows have no owner (channel), both left to the epilogue kernel;
+ * the tensor cores (bf16), without and with split-K.  48 x 80 (which no
+ * tile divides), N = 37 at run time. */
+START_TEST(epilogue_matches_reference)
+{
+	static const int64_t shape[3] = {48, 80, 96};
+	static const struct {
+		const char *pattern, *dtype;
+		PtxSchedule s;
+	} cases[] = {
+		{"apply block(8, 8, 25%);", "f32", {0}},
+		{"apply block(8, 8, 25%);", "f32", {32, 2, 4, 4, 2, 0, 0, 0, 0, 0, 0}},
+		{"apply channel(50%);", "f32", {0}},
+		{"apply block(16, 16, 50%);", "bf16", {0}},
+		{"apply block(16, 16, 50%);", "bf16", {32, 1, 1, 1, 2, 1, 0, 0, 0, 0, 0}},
+	};
+	const int64_t N = 37;
+	int fused = 0, after = 0, atomic = 0, checked = 0;
+	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+		Arena arena;
+		arena_init(&arena);
+		Program prog = compile_typed(&arena, cases[ci].pattern, shape, cases[ci].dtype);
+		const OpResult *op = &prog.ops[0];
+		const PatDtype dt = op->shape.dtype;
+		for (int layout = 0; layout < 2; layout++)
+			for (int a = 0; a < PAT_NACTS; a++) {
+				LowerKernel lk = {op->ir, op->shape, "emu_epi", 1, {0}, true};
+				lk.shape.layout = (PatLayout)layout;
+				lk.shape.act = (PatAct)a;
+				lk.shape.accumulate = (a + layout) % 2;
+				const PtxSchedule *s = cases[ci].s.bx ? &cases[ci].s : NULL;
+				PtxPlan plan;
+				char err[PTX_ERR_MAX];
+				PtxEmuKernel *e = ptx_emu_open(&lk, s, "sm_90", false, true, &plan, err);
+				ck_assert_msg(e, "%s", err);
+				ck_assert_msg(plan.tc == (dt != PAT_F32), "%s", plan.tc_why);
+				fused += !plan.epi_after, after += plan.epi_after, atomic += plan.atomic;
+				for (int with_bias = 0; with_bias < 2; with_bias++) {
+					KernelCase kc;
+					kernel_case_init(&kc, op, lk.shape.layout, N);
+					const int64_t M = kc.M, K = kc.K;
+					uint16_t *x16 = NULL;
+					if (dt != PAT_F32) {
+						x16 = malloc((size_t)(K * N) * sizeof *x16);
+						ck_assert(x16);
+						for (int64_t i = 0; i < K * N; i++) {
+							x16[i] = f32_to_bf16(kc.x[i]);
+							kc.x[i] = round_half(kc.x[i], dt);
+						}
+						for (int64_t i = 0; i < M * K; i++)
+							kc.dense[i] = round_half(kc.dense[i], dt);
+					}
+					float *bias = malloc((size_t)M * sizeof *bias), *old = malloc((size_t)(M * N) * sizeof *old);
+					ck_assert(bias && old);
+					for (int64_t m = 0; m < M; m++)
+						bias[m] = (float)((m * 7) % 13) / 6.5f - 1.0f;
+					for (int64_t i = 0; i < M * N; i++) /* the old C, where the op accumulates */
+						kc.c[i] = old[i] = (float)((i * 5) % 11) / 5.5f - 1.0f;
+					PtxWeights w;
+					ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, &kc.mask, &w));
+					ck_assert_msg(ptx_emu_run(e, N, x16 ? (const void *)x16 : kc.x, w.values, w.index,
+					                          with_bias ? bias : NULL, kc.c, NULL, err),
+					              "%s", err);
+					ptx_weights_free(&w);
+					double num = 0, den = 0;
+					const bool kn = layout == PAT_LAYOUT_KN;
+					for (int64_t m = 0; m < M; m++)
+						for (int64_t n = 0; n < N; n++) {
+							double ref = with_bias ? bias[m] : 0;
+							for (int64_t k = 0; k < K; k++)
+								ref += (double)kc.dense[m * K + k] * (kn ? kc.x[k * N + n] : kc.x[n * K + k]);
+							const int64_t at = kn ? m * N + n : n * M + m;
+							ref = act_ref((PatAct)a, ref + (lk.shape.accumulate ? old[at] : 0));
+							const double got = kc.c[at];
+							num += isnan(got) ? INFINITY : (got - ref) * (got - ref);
+							den += ref * ref;
+						}
+					const double rel = sqrt(num / (den > 0 ? den : 1));
+					ck_assert_msg(rel < 1e-5, "%s (%s), layout %s, %s%s%s: %g", cases[ci].pattern,
+					              s ? "split-K" : "patc's plan", pat_layout_names[layout], pat_act_names[a],
+					              with_bias ? ", bias" : "", lk.shape.accumulate ? ", accumulate" : "", rel);
+					checked++;
+					free(bias), free(old), free(x16);
+					kernel_case_free(&kc);
+				}
+				ptx_emu_close(e);
+			}
+		arena_free(&arena);
+	}
+	ck_assert_int_eq(checked, 5 * 2 * PAT_NACTS * 2);
+	ck_assert_int_gt(fused, 0);
+	ck_assert_int_gt(after, 0);
+	ck_assert_int_gt(atomic, 0);
+}
+END_TEST
+
 /* One runtime-N kernel's run at N (dt: f32 on CUDA cores, else the tensor
  * cores' 16-bit X and weights, the reference on the rounded values):
  * its error against float64, +inf where C is left unwritten or written
@@ -486,7 +599,7 @@ START_TEST(runtime_n_every_stdlib_pattern)
 			const char *sm = (p + layout) % 2 ? "sm_80" : "sm_90";
 			PtxPlan plan;
 			char err[PTX_ERR_MAX];
-			PtxEmuKernel *e = ptx_emu_open(&lk, NULL, sm, false, &plan, err);
+			PtxEmuKernel *e = ptx_emu_open(&lk, NULL, sm, false, false, &plan, err);
 			ck_assert_msg(e, "%s", err);
 			ck_assert_msg(plan.tc == tc, "%s: %s", tc ? tc_patterns[p - NPATTERNS] : patterns[p], plan.tc_why);
 			kernels++;
@@ -1231,10 +1344,11 @@ int main(void)
 	tcase_add_test(tc, random_configurations_match_reference);
 	tcase_add_test(tc, random_configuration_regressions);
 	suite_add_tcase(s, tc);
-	/* (its own case: CK_RUN_CASE=runtime_n runs it alone) */
+	/* (their own case: CK_RUN_CASE=runtime_n runs them alone) */
 	TCase *rt = tcase_create("runtime_n");
 	tcase_set_timeout(rt, 600);
 	tcase_add_test(rt, runtime_n_every_stdlib_pattern);
+	tcase_add_test(rt, epilogue_matches_reference);
 	suite_add_tcase(s, rt);
 	return run_suite(s);
 }
