@@ -123,7 +123,7 @@ static bool compile_kernel(const GpuProblem *p, const char *name, PtxKernelSpec 
 {
 	memset(r, 0, sizeof *r);
 	r->cublas_us = -1;
-	*spec = (PtxKernelSpec){.k = {p->ir, p->shape, name, 1, {0}, false}, .s = p->s};
+	*spec = (PtxKernelSpec){.k = {p->ir, p->shape, name, 1, {0}, false, 0}, .s = p->s};
 	*ptx = NULL;
 	double t0 = util_now();
 	if (!ptx_compile(spec, 1, p->sm, ptx, NULL, err))

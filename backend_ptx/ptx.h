@@ -318,9 +318,10 @@ void ptx_weights_free(PtxWeights *w);
 
 /* Whether kernel k may take its N to be a multiple of q (the vector
  * loads and stores that need C's and X's rows aligned): specialised on
- * shape.N, where that N is; compiled for N at run time (n_runtime), only
- * q = 1, since the launcher takes any N.  shape.N then only tunes the plan
- * (its tiles and split), and every address and bound is the run's N. */
+ * shape.N, where that N is; compiled for N at run time (n_runtime), where
+ * q divides the N its caller promises (LowerKernel.n_align; the -o
+ * launcher has a second kernel for other N).  shape.N then only tunes the
+ * plan (its tiles and split), and every address and bound is the run's N. */
 bool ptx_n_multiple(const LowerKernel *k, int64_t q);
 
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's

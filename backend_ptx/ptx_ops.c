@@ -236,7 +236,10 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 	LLVMPositionBuilderAtEnd(c->b, LLVMGetInstructionParent(inst));
 }
 
-bool ptx_n_multiple(const LowerKernel *k, int64_t q) { return q == 1 || (!k->n_runtime && k->shape.N % q == 0); }
+bool ptx_n_multiple(const LowerKernel *k, int64_t q)
+{
+	return q == 1 || (k->n_runtime ? k->n_align > 0 && k->n_align % q == 0 : k->shape.N % q == 0);
+}
 
 /* ---- C: where an element lies, how it is written, what that moves ---- */
 

@@ -206,7 +206,7 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const TcStage *st, LLVMVal
 	 * where the columns are not clamped, nthreads / per columns (ahead:
 	 * that many; a constant more, an immediate offset) */
 	int64_t ahead = 0;
-	if (!plan->tc_wg && !kpast && kn && st->nthreads % (cols / 8) == 0)
+	if (!plan->tc_wg && !kpast && kn && st->nthreads % (cols / 8) == 0 && !k->n_runtime) /* (N rows on: N's) */
 		ahead = i * (st->nthreads / (cols / 8));
 	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % (8 * per) == 0 && ptx_n_multiple(k, cols))
 		ahead = i * (st->nthreads / per);
@@ -231,7 +231,7 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const TcStage *st, LLVMVal
 		dk = ll_mul(c, ii, ks);
 		col = ll_add(c, st->ncol, ll_mul(c, p, 8));
 		dst = ll_add(c, x0, ll_add(c, ll_mul(c, ii, tc_kn_row(plan)), ll_mul(c, p, 8)));
-		/* (staged in layout kn only where N is specialised: ptx_n_multiple) */
+		/* (ahead: only where N is specialised, above) */
 		src_more = ahead * ks * k->shape.N, dst_more = ahead * tc_kn_row(plan);
 	} else {
 		LLVMValueRef j, h;

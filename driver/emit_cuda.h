@@ -11,7 +11,12 @@ typedef struct EmitCuda {
 	const char *version, *source, *sm;
 	const Program *prog;
 	const PruneOp *pruned;       /* pruned[i] belongs to prog->ops[i] */
-	const PtxKernelSpec *specs;  /* the compiled kernels, with their plans */
+	const PtxKernelSpec *specs;  /* the compiled kernels, with their plans:
+	                              * specs[i] op i's (for N a multiple of
+	                              * its k.n_align), then others */
+	int nspecs;
+	const int *any;              /* any[i]: op i's kernel for other N (i
+	                              * where specs[i] takes any N) */
 } EmitCuda;
 
 /* Writes, atomically each:

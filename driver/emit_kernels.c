@@ -33,7 +33,7 @@ static int emit_gpu(const KernelFiles *k)
 
 bool kernel_warn_slow(const OpResult *op, const Pir *ir)
 {
-	const LowerKernel lk = {ir, op->shape, op->name, 0, {0}, false};
+	const LowerKernel lk = {ir, op->shape, op->name, 0, {0}, false, 0};
 	if (x86_fast_path(&lk))
 		return false;
 	char paper[PIR_PAPER_MAX];

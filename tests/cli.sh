@@ -409,7 +409,7 @@ expect "a bf16 op for sm_80" 0 "$patc" "$tmp/named/bf.pat" --target=sm_80 -o "$t
 python3 - "$tmp/named/bf" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: the GPU .bin's dense bf16 weight"; }
 import re, struct, sys
 d = sys.argv[1]
-dense = int(re.search(r'\{"bf_b", (?:NULL|"\w+"), \d+, \d+, (\d+),', open(d + "/bf_launch.c").read()).group(1))
+dense = int(re.search(r'\} ops\[1\] = \{\n\t\{\d+, \d+, (\d+),', open(d + "/bf_launch.c").read()).group(1))
 w = struct.unpack_from("<4096I", open(d + "/bf.bin", "rb").read(), dense)
 sys.exit(0 if any(w) and all(v & 0xffff == 0 for v in w) else 1)
 EOF2

@@ -53,7 +53,7 @@ static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, c
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 	char err[PTX_ERR_MAX];
 	PtxPlan plan;
 	PtxEmuStats st = {.count_access = st_out != NULL};
@@ -176,7 +176,7 @@ START_TEST(plans)
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, 4096, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, 4096, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
@@ -237,7 +237,7 @@ START_TEST(ptx_for_both_targets)
 		Program prog = compile_pattern(&arena, patterns[p / 2], shapes[p % 2]);
 		const OpResult *op = &prog.ops[0];
 		for (int t = 0; t < 2; t++) {
-			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "kern", 1, {0}, false},
+			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "kern", 1, {0}, false, 0},
 			                      .s = ptx_default_schedule};
 			char *ptx = NULL, err[PTX_ERR_MAX];
 			ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
@@ -282,7 +282,7 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 	const int64_t N = op->shape.N;
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, dt, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, dt, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 	/* 16-bit X and weights (as the device gets them: ptx_weights); the
 	 * reference on the same rounded values */
 	uint16_t *x16 = malloc((size_t)(op->shape.K * N) * sizeof *x16);
@@ -472,7 +472,7 @@ START_TEST(epilogue_matches_reference)
 		const PatDtype dt = op->shape.dtype;
 		for (int layout = 0; layout < 2; layout++)
 			for (int a = 0; a < PAT_NACTS; a++) {
-				LowerKernel lk = {op->ir, op->shape, "emu_epi", 1, {0}, true};
+				LowerKernel lk = {op->ir, op->shape, "emu_epi", 1, {0}, true, 0};
 				lk.shape.layout = (PatLayout)layout;
 				lk.shape.act = (PatAct)a;
 				lk.shape.accumulate = (a + layout) % 2;
@@ -579,13 +579,17 @@ static double runtime_n_run(PtxEmuKernel *e, const LowerKernel *lk, const PtxPla
  * every N: each stdlib pattern (f32, CUDA cores; and the tensor-core
  * patterns in bf16) on 48 x 80, which no tile divides, both layouts,
  * sm_80 and sm_90 in turn, at N = 1, 2, 7, 64, 333 and the nominal N, C
- * NaN first and guarded, each against float64. */
+ * NaN first and guarded, each against float64.  And where a kernel for N
+ * a multiple of 8 (n_align, the -o launcher's first) plans otherwise (the
+ * vector loads of X, the tensor cores' staging in layout kn), that one at
+ * N = 8, 104 (a partial block of columns) and 96. */
 START_TEST(runtime_n_every_stdlib_pattern)
 {
 	static const int64_t shape[3] = {48, 80, 96};
 	static const int64_t ns[] = {1, 2, 7, 64, 333, 96};
 	enum { NN = sizeof ns / sizeof *ns };
-	int checked = 0, kernels = 0;
+	static const int64_t ns8[] = {8, 104, 96};
+	int checked = 0, kernels = 0, aligned = 0;
 	for (int p = 0; p < NPATTERNS + NTC; p++) {
 		Arena arena;
 		arena_init(&arena);
@@ -594,7 +598,7 @@ START_TEST(runtime_n_every_stdlib_pattern)
 		                  : compile_pattern(&arena, patterns[p], shape);
 		const OpResult *op = &prog.ops[0];
 		for (int layout = 0; layout < 2; layout++) {
-			LowerKernel lk = {op->ir, op->shape, "emu_rt", 1, {0}, true};
+			LowerKernel lk = {op->ir, op->shape, "emu_rt", 1, {0}, true, 0};
 			lk.shape.layout = (PatLayout)layout;
 			const char *sm = (p + layout) % 2 ? "sm_80" : "sm_90";
 			PtxPlan plan;
@@ -611,9 +615,23 @@ START_TEST(runtime_n_every_stdlib_pattern)
 				checked++;
 			}
 			ptx_emu_close(e);
+			PtxPlan plan8;
+			lk.n_align = 8;
+			e = ptx_emu_open(&lk, NULL, sm, false, false, &plan8, err);
+			ck_assert_msg(e, "%s", err);
+			plan.emulate = plan8.emulate; /* (the same either way) */
+			for (size_t j = 0; j < sizeof ns8 / sizeof *ns8 && memcmp(&plan, &plan8, sizeof plan); j++) {
+				const double rel = runtime_n_run(e, &lk, &plan8, op, ns8[j]);
+				ck_assert_msg(rel < 1e-5, "%s on 48x80 (tuned for N = 96), layout %s, %s, N = %lld, a multiple of 8: %g",
+				              tc ? tc_patterns[p - NPATTERNS] : patterns[p], pat_layout_names[layout], sm,
+				              (long long)ns8[j], rel);
+				aligned += j == 0;
+			}
+			ptx_emu_close(e);
 		}
 		arena_free(&arena);
 	}
+	ck_assert_int_gt(aligned, 10); /* (the vector loads of X in layout kn, the tensor cores' staging) */
 	ck_assert_int_eq(kernels, (NPATTERNS + NTC) * 2);
 	ck_assert_int_eq(checked, (NPATTERNS + NTC) * 2 * NN);
 }
@@ -689,7 +707,7 @@ START_TEST(tc_wgmma_matches_reference)
 	Program prog = compile_typed(&arena, pats[0], wshapes[0], "bf16");
 	static const char *const sms[] = {"sm_90", "sm_80"};
 	for (int t = 0; t < 2; t++) {
-		PtxKernelSpec spec = {.k = {prog.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "wg", 1, {0}, false}, .s = wg};
+		PtxKernelSpec spec = {.k = {prog.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "wg", 1, {0}, false, 0}, .s = wg};
 		char *ptx, err[PTX_ERR_MAX];
 		ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
 		ck_assert_msg((strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") != NULL) == !t, "%s",
@@ -699,7 +717,7 @@ START_TEST(tc_wgmma_matches_reference)
 		free(ptx);
 	}
 	Program sp = compile_typed(&arena, "apply nm(2, 4);", wshapes[0], "bf16");
-	LowerKernel lk = {sp.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+	LowerKernel lk = {sp.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 	PtxPlan plan;
 	ptx_plan(&lk, &wg, &plan);
 	ck_assert(plan.tc_sp && !plan.tc_wg);
@@ -840,8 +858,8 @@ START_TEST(tc_dynamic_smem)
 	arena_init(&arena);
 	Program b64 = compile_typed(&arena, "apply block(64, 64, 50%);", shape, "bf16");
 	Program b32 = compile_typed(&arena, "apply block(32, 32, 50%);", shape, "bf16");
-	LowerKernel k64 = {b64.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
-	LowerKernel k32 = {b32.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+	LowerKernel k64 = {b64.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
+	LowerKernel k32 = {b32.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 	PtxPlan plan;
 	for (int l = 0; l < 2; l++) { /* patc's plans: static */
 		k64.shape.layout = k32.shape.layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
@@ -955,7 +973,7 @@ START_TEST(tc_choice)
 		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
 		const OpResult *op = &prog.ops[0];
 		for (int l = 0; l < 2; l++) { /* either layout */
-			LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+			LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 			PtxPlan plan;
 			ptx_plan(&lk, NULL, &plan);
 			ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
@@ -1021,7 +1039,7 @@ START_TEST(random_configurations_match_reference)
 			continue;
 		}
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 		PtxPlan plan;
 		/* (not drawn: the draws stay the seed's) sm_86 and sm_89 as sm_80 but for
 		 * their 99 KiB of shared memory */
@@ -1123,7 +1141,7 @@ START_TEST(emulation_catches_faults)
 	const OpResult *op = &prog.ops[0];
 	KernelCase kc;
 	kernel_case_init(&kc, op, PAT_LAYOUT_KN, op->shape.N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 	char err[PTX_ERR_MAX];
 	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
 	ck_assert(!ptx_emulate(&lk, NULL, "sm_90", kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));
