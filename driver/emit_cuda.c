@@ -283,6 +283,14 @@ static void cuda_header(const EmitCuda *e, StrBuf *h)
 		                  ? "\n * The walk along k is split and its parts summed through a workspace in the\n"
 		                    " * module: launches of this op must not overlap (one stream)."
 		                  : "");
+		const bool bias = e->pruned[i].bias != NULL;
+		if (op_epilogue_fixed(&op->shape) || bias) /* (the launcher passes the bias from BASE.bin) */
+		{
+			const bool act = op->shape.act != PAT_ACT_NONE;
+			sb_printf(h, "/* Its epilogue: C = %s%sW_s X%s%s%s%s. */\n", act ? pat_act_names[op->shape.act] : "", act ? "(" : "",
+			          bias ? " + bias" : "", op->shape.accumulate ? " + C" : "", act ? ")" : "",
+			          op->shape.accumulate ? ": the launch adds onto the C it is given" : "");
+		}
 		char pre[300];
 		snprintf(pre, sizeof pre, "%.128s_%.32s", b, o);
 		sb_printf(h, "enum { %s_XBYTES = %d, %s_KN = %d };\n", pre, tc ? 2 : 4, pre, op->shape.layout == PAT_LAYOUT_KN);

@@ -111,6 +111,8 @@ expect "--wgmma off sm_90" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --
 expect "--split-workspace on sm_80" 0 "$patc" "$root/examples/gemm.pat" --target=sm_80 --split-workspace
 expect "--split-workspace on x86-64" 2 "$patc" "$root/examples/gemm.pat" --split-workspace
 has "--split-workspace is for GPU targets" "$tmp/err" "--split-workspace is for GPU targets"
+expect "-o --split-workspace without --fixed-n" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --split-workspace -o "$tmp/wsn"
+has "-o --split-workspace needs --fixed-n" "$tmp/err" "with -o DIR it needs --fixed-n"
 expect "--split-workspace with --search" 2 "$patc" "$root/examples/gemm.pat" --target=sm_90 --search --split-workspace
 # --explain names the wgmma path, its buffers and the tensor cores' split-K; and the
 # traffic from L2 of the staged kernels, by hand: c's 8 x 128 blocks (8 of
