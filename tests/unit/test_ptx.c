@@ -1369,11 +1369,14 @@ int main(void)
 	tcase_add_test(tc, random_configurations_match_reference);
 	tcase_add_test(tc, random_configuration_regressions);
 	suite_add_tcase(s, tc);
-	/* (their own case: CK_RUN_CASE=runtime_n runs them alone) */
+	/* (their own cases: CK_RUN_CASE=runtime_n or epilogue runs one alone) */
 	TCase *rt = tcase_create("runtime_n");
 	tcase_set_timeout(rt, 600);
 	tcase_add_test(rt, runtime_n_every_stdlib_pattern);
-	tcase_add_test(rt, epilogue_matches_reference);
 	suite_add_tcase(s, rt);
+	TCase *ep = tcase_create("epilogue");
+	tcase_set_timeout(ep, 600);
+	tcase_add_test(ep, epilogue_matches_reference);
+	suite_add_tcase(s, ep);
 	return run_suite(s);
 }
