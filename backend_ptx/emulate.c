@@ -199,7 +199,7 @@ static void *lane_main(void *arg)
 		if (b->quit)
 			return NULL;
 		if (!setjmp(ln->out)) {
-			b->kern->fn(b->x, b->out, b->values, b->index, 0, b->N, b->N, NULL);
+			b->kern->fn(b->x, b->out, b->values, b->index, 0, b->N, b->N, b->bias);
 			emu_land(b, la->t, INT64_MAX); /* what it left in flight lands anyway */
 		}
 		ln->done = true;
@@ -375,58 +375,129 @@ static void set_hook(X86Kernel *kern, const char *name, AnyFn fn)
 		*g = fn;
 }
 
-bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, const void *x, const void *values,
-                 const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX])
+struct PtxEmuKernel {
+	LowerKernel k;
+	PtxPlan plan;
+	X86Kernel kern;
+	Ids ids;
+	X86Kernel epi; /* plan.epi_after: the epilogue kernel */
+	Ids epi_ids;
+	char epi_name[PIR_NAME_MAX + 200];
+};
+
+PtxEmuKernel *ptx_emu_open(const LowerKernel *k, const PtxSchedule *s, const char *sm, bool count, bool bias,
+                           PtxPlan *plan_out, char err[PTX_ERR_MAX])
 {
+	PtxEmuKernel *e = calloc(1, sizeof *e);
+	if (!e) {
+		snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
+		return NULL;
+	}
+	e->k = *k;
+	ptx_plan_target(k, s, sm, &e->plan);
+	ptx_plan_epilogue(k, bias, &e->plan);
+	e->plan.emulate = true;
+	e->plan.emu_count = count;
+	if (plan_out)
+		*plan_out = e->plan;
+	LowerHooks hooks = ptx_hooks(&e->plan);
+	char xerr[X86_ERR_MAX];
+	if (!x86_jit_hooks(&e->k, &hooks, NULL, NULL, &e->kern, xerr)) {
+		snprintf(err, PTX_ERR_MAX, "emulation: %.400s", xerr);
+		free(e);
+		return NULL;
+	}
+	if (e->plan.epi_after) {
+		LowerKernel ek = e->k;
+		snprintf(e->epi_name, sizeof e->epi_name, "%s_epi", k->name);
+		ek.name = e->epi_name;
+		LowerHooks eh = ptx_epi_hooks(&e->plan);
+		if (!x86_jit_hooks(&ek, &eh, NULL, NULL, &e->epi, xerr)) {
+			snprintf(err, PTX_ERR_MAX, "emulation: %.400s", xerr);
+			x86_kernel_free(&e->kern);
+			free(e);
+			return NULL;
+		}
+		e->epi_ids = (Ids){x86_lookup(&e->epi, "patc_emu_tid_x"), NULL, x86_lookup(&e->epi, "patc_emu_ctaid_x"), NULL, NULL};
+		if (!e->epi_ids.tid_x || !e->epi_ids.ctaid_x) {
+			ptx_emu_close(e);
+			snprintf(err, PTX_ERR_MAX, "emulation: the epilogue kernel lacks its thread and block ids");
+			return NULL;
+		}
+	}
+	X86Kernel *kern = &e->kern;
+	e->ids = (Ids){x86_lookup(kern, "patc_emu_tid_x"), x86_lookup(kern, "patc_emu_tid_y"),
+	               x86_lookup(kern, "patc_emu_ctaid_x"), x86_lookup(kern, "patc_emu_ctaid_y"),
+	               x86_lookup(kern, "patc_emu_ctaid_z")};
+	const Ids *ids = &e->ids;
+	if (!ids->tid_x || !ids->tid_y || !ids->ctaid_x || !ids->ctaid_y || (!ids->ctaid_z && e->plan.nsplit > 1)) {
+		ptx_emu_close(e);
+		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
+		return NULL;
+	}
+	return e;
+}
+
+void ptx_emu_close(PtxEmuKernel *e)
+{
+	if (!e)
+		return;
+	x86_kernel_free(&e->kern);
+	if (e->plan.epi_after)
+		x86_kernel_free(&e->epi);
+	free(e);
+}
+
+bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, const int32_t *const *index,
+                 const float *bias, float *c, PtxEmuStats *stats, char err[PTX_ERR_MAX])
+{
+	const LowerKernel *k = &e->k;
+	const PtxPlan plan = e->plan;
+	X86Kernel *kern = &e->kern;
+	const Ids *ids = &e->ids;
 	if (stats) {
 		const bool count = stats->count_access;
 		*stats = (PtxEmuStats){.count_access = count};
 	}
-	PtxPlan plan;
-	ptx_plan_target(k, s, sm, &plan);
-	plan.emulate = true;
-	plan.emu_count = stats && stats->count_access;
-	if (plan_out)
-		*plan_out = plan;
 	if (((uintptr_t)x | (uintptr_t)values | (uintptr_t)c) % 16) {
 		snprintf(err, PTX_ERR_MAX, "emulation: X, the values and C must be 16-byte aligned (as cuMemAlloc's are)");
 		return false;
 	}
-	LowerHooks hooks = ptx_hooks(&plan);
-	X86Kernel kern;
-	char xerr[X86_ERR_MAX];
-	if (!x86_jit_hooks(k, &hooks, NULL, NULL, &kern, xerr)) {
-		snprintf(err, PTX_ERR_MAX, "emulation: %.400s", xerr);
+	if (N != k->shape.N && !k->n_runtime) {
+		snprintf(err, PTX_ERR_MAX, "emulation: the kernel is compiled for N = %lld, not %lld", (long long)k->shape.N,
+		         (long long)N);
 		return false;
 	}
-	Ids ids = {x86_lookup(&kern, "patc_emu_tid_x"), x86_lookup(&kern, "patc_emu_tid_y"),
-	           x86_lookup(&kern, "patc_emu_ctaid_x"), x86_lookup(&kern, "patc_emu_ctaid_y"),
-	           x86_lookup(&kern, "patc_emu_ctaid_z")};
-	if (!ids.tid_x || !ids.tid_y || !ids.ctaid_x || !ids.ctaid_y || (!ids.ctaid_z && plan.nsplit > 1)) {
-		x86_kernel_free(&kern);
-		snprintf(err, PTX_ERR_MAX, "emulation: the kernel lacks its thread and block ids");
-		return false;
-	}
+	if (N <= 0) /* (as the launcher: nothing to launch) */
+		return true;
 	unsigned grid[3], block[3];
-	ptx_grid(&plan, k->shape.N, grid, block);
+	ptx_grid(&plan, N, grid, block);
 	bool ok = true;
 	/* Kernels that sum split parts through the module's workspace run
 	 * twice, C poisoned again, the counts taken from the last: the first
 	 * launch must leave the workspace's counters as it found them, and it
 	 * reads an X of NaN, so that a part that sums before the others have
 	 * stored their slices finds NaN there. */
-	int64_t *copied = x86_lookup(&kern, "patc_emu_copied");
+	int64_t *copied = x86_lookup(kern, "patc_emu_copied");
 	float *nan_x = NULL;
 	if (plan.wsum) {
-		const size_t nx = (size_t)(k->shape.K * k->shape.N);
+		const size_t nx = (size_t)(k->shape.K * N);
 		nan_x = aligned_alloc(16, (nx * sizeof *nan_x + 15) / 16 * 16);
 		if (!nan_x) {
-			x86_kernel_free(&kern);
 			snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
 			return false;
 		}
 		for (size_t i = 0; i < nx; i++)
 			nan_x[i] = NAN;
+	}
+	/* (accumulating, the second launch starts from the old C again) */
+	float *old_c = plan.wsum && k->shape.accumulate ? malloc((size_t)(k->shape.M * N) * sizeof *old_c) : NULL;
+	if (old_c)
+		memcpy(old_c, c, (size_t)(k->shape.M * N) * sizeof *old_c);
+	else if (plan.wsum && k->shape.accumulate) {
+		free(nan_x);
+		snprintf(err, PTX_ERR_MAX, "emulation: out of memory");
+		return false;
 	}
 	const void *x_given = x;
 	for (int launch = 0; ok && launch < (plan.wsum ? 2 : 1); launch++) {
@@ -435,9 +506,9 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 			*stats = (PtxEmuStats){.count_access = stats->count_access};
 		if (copied)
 			copied[0] = copied[1] = 0;
-		const int64_t nc = k->shape.M * k->shape.N;
-		for (int64_t i = 0; i < nc; i++)
-			c[i] = plan.zero ? 0.0f : NAN; /* as the launcher leaves it */
+		const int64_t nc = k->shape.M * N;
+		for (int64_t i = 0; i < nc; i++) /* as the launcher leaves it; accumulating, the old C */
+			c[i] = old_c ? old_c[i] : k->shape.accumulate ? c[i] : plan.zero ? 0.0f : NAN;
 		if (!plan.tc && !plan.stage && !plan.emu_count) { /* no shared memory, nothing counted: thread after thread */
 			/* the split walk's parts from the second on, the first last: on a
 			 * GPU any part may finish last (PtxPlan.wsum) */
@@ -446,11 +517,11 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 					for (unsigned cy = 0; cy < grid[1]; cy++)
 						for (unsigned ty = 0; ty < block[1]; ty++)
 							for (unsigned tx = 0; tx < block[0]; tx++) {
-								if (ids.ctaid_z)
-									*ids.ctaid_z = (int32_t)((cz + 1) % grid[2]);
-								*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
-								*ids.tid_x = (int32_t)tx, *ids.tid_y = (int32_t)ty;
-								kern.fn(x, c, values, index, 0, k->shape.N, k->shape.N, NULL);
+								if (ids->ctaid_z)
+									*ids->ctaid_z = (int32_t)((cz + 1) % grid[2]);
+								*ids->ctaid_x = (int32_t)cx, *ids->ctaid_y = (int32_t)cy;
+								*ids->tid_x = (int32_t)tx, *ids->tid_y = (int32_t)ty;
+								kern->fn(x, c, values, index, 0, N, N, bias);
 							}
 		} else {
 			LaneArg *la = NULL;
@@ -458,43 +529,41 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 			if (!b || b->started < b->n) {
 				if (b)
 					block_free(b, la);
-				x86_kernel_free(&kern);
-				free(nan_x);
+				free(nan_x), free(old_c);
 				return false;
 			}
-			b->kern = &kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = k->shape.N;
+			b->kern = kern, b->x = x, b->values = values, b->out = c, b->index = index, b->N = N, b->bias = bias;
 			b->stats = stats && stats->count_access ? stats : NULL;
 			pthread_mutex_lock(&one_at_a_time);
-			set_hook(&kern, "patc_emu_mma", (AnyFn)emu_mma);
-			set_hook(&kern, "patc_emu_mmasp", (AnyFn)emu_mma_sp);
-			set_hook(&kern, "patc_emu_ldm", (AnyFn)emu_ldm);
-			set_hook(&kern, "patc_emu_wgmma", (AnyFn)emu_wgmma);
-			set_hook(&kern, "patc_emu_wgcommit", (AnyFn)emu_wgcommit);
-			set_hook(&kern, "patc_emu_wgwait", (AnyFn)emu_wgwait);
-			set_hook(&kern, "patc_emu_sync", (AnyFn)emu_sync);
-			set_hook(&kern, "patc_emu_cp", (AnyFn)emu_cp);
-			set_hook(&kern, "patc_emu_commit", (AnyFn)emu_commit);
-			set_hook(&kern, "patc_emu_fence", (AnyFn)emu_fence);
-			set_hook(&kern, "patc_emu_wait", (AnyFn)emu_wait);
-			set_hook(&kern, "patc_emu_touch", (AnyFn)emu_touch);
-			set_hook(&kern, "patc_emu_global", (AnyFn)emu_global_access);
+			set_hook(kern, "patc_emu_mma", (AnyFn)emu_mma);
+			set_hook(kern, "patc_emu_mmasp", (AnyFn)emu_mma_sp);
+			set_hook(kern, "patc_emu_ldm", (AnyFn)emu_ldm);
+			set_hook(kern, "patc_emu_wgmma", (AnyFn)emu_wgmma);
+			set_hook(kern, "patc_emu_wgcommit", (AnyFn)emu_wgcommit);
+			set_hook(kern, "patc_emu_wgwait", (AnyFn)emu_wgwait);
+			set_hook(kern, "patc_emu_sync", (AnyFn)emu_sync);
+			set_hook(kern, "patc_emu_cp", (AnyFn)emu_cp);
+			set_hook(kern, "patc_emu_commit", (AnyFn)emu_commit);
+			set_hook(kern, "patc_emu_fence", (AnyFn)emu_fence);
+			set_hook(kern, "patc_emu_wait", (AnyFn)emu_wait);
+			set_hook(kern, "patc_emu_touch", (AnyFn)emu_touch);
+			set_hook(kern, "patc_emu_global", (AnyFn)emu_global_access);
 			blk = b;
 			for (unsigned cz = 0; ok && cz < grid[2]; cz++)
 				for (unsigned cx = 0; ok && cx < grid[0]; cx++)
 					for (unsigned cy = 0; ok && cy < grid[1]; cy++) {
-						if (ids.ctaid_z) /* (the parts in the order above) */
-							*ids.ctaid_z = (int32_t)((cz + 1) % grid[2]);
-						*ids.ctaid_x = (int32_t)cx, *ids.ctaid_y = (int32_t)cy;
-						ok = run_block(b, &ids, err);
+						if (ids->ctaid_z) /* (the parts in the order above) */
+							*ids->ctaid_z = (int32_t)((cz + 1) % grid[2]);
+						*ids->ctaid_x = (int32_t)cx, *ids->ctaid_y = (int32_t)cy;
+						ok = run_block(b, ids, err);
 					}
 			blk = NULL;
 			pthread_mutex_unlock(&one_at_a_time);
 			block_free(b, la);
 		}
 	}
-	free(nan_x);
-	x = x_given;
-	const int64_t *bad = x86_lookup(&kern, "patc_emu_bad"); /* (the cause, where a race followed) */
+	free(nan_x), free(old_c);
+	int64_t *bad = x86_lookup(kern, "patc_emu_bad"); /* (the cause, where a race followed) */
 	if (bad && bad[0]) {
 		snprintf(err, PTX_ERR_MAX,
 		         "emulation: an access of %lld bytes at an address not a multiple of %lld (a GPU faults on it, or "
@@ -506,11 +575,31 @@ bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, con
 		         bad[1] == 1 ? "the block's shared memory" : "X");
 		ok = false;
 	}
+	if (bad) /* (for the next run of the kernel) */
+		bad[0] = bad[1] = 0;
+	/* the epilogue kernel, after the launch (a launch on the same stream) */
+	for (unsigned bx = 0; ok && plan.epi_after && bx < ptx_epi_blocks(k, N); bx++)
+		for (unsigned tx = 0; tx < PTX_EPI_THREADS; tx++) {
+			*e->epi_ids.ctaid_x = (int32_t)bx, *e->epi_ids.tid_x = (int32_t)tx;
+			e->epi.fn(x, c, values, index, 0, N, N, bias);
+		}
 	if (stats) { /* the bytes every thread's copies read */
-		const int64_t *n = x86_lookup(&kern, "patc_emu_copied");
+		const int64_t *n = x86_lookup(kern, "patc_emu_copied");
 		for (int i = 0; i < 2; i++)
 			stats->copied[i] = n ? (double)n[i] : 0;
 	}
-	x86_kernel_free(&kern);
+	return ok;
+}
+
+bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, const void *x, const void *values,
+                 const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX])
+{
+	if (stats)
+		*stats = (PtxEmuStats){.count_access = stats->count_access};
+	PtxEmuKernel *e = ptx_emu_open(k, s, sm, stats && stats->count_access, false, plan_out, err);
+	if (!e)
+		return false;
+	bool ok = ptx_emu_run(e, k->shape.N, x, values, index, NULL, c, stats, err);
+	ptx_emu_close(e);
 	return ok;
 }

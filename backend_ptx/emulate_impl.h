@@ -128,6 +128,7 @@ typedef struct Block {
 	const void *x, *values;
 	float *out;
 	const int32_t *const *index;
+	const float *bias;
 	int64_t N;
 } Block;
 

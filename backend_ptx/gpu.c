@@ -123,7 +123,7 @@ static bool compile_kernel(const GpuProblem *p, const char *name, PtxKernelSpec 
 {
 	memset(r, 0, sizeof *r);
 	r->cublas_us = -1;
-	*spec = (PtxKernelSpec){.k = {p->ir, p->shape, name, 1, {0}, false}, .s = p->s};
+	*spec = (PtxKernelSpec){.k = {p->ir, p->shape, name, 1, {0}, false, 0}, .s = p->s};
 	*ptx = NULL;
 	double t0 = util_now();
 	if (!ptx_compile(spec, 1, p->sm, ptx, NULL, err))
@@ -393,7 +393,7 @@ bool gpu_ceilings(Cuda *cu, GpuCeilings *out, char err[CUDA_ERR_MAX])
 	CopyLaunch cl = {d.c, d.w, nn * 4};
 	if (ok && (ok = time_us(cu, &d, 7, launch_copy, &cl, &us, err)))
 		out->copy_gbs = 2.0 * (double)cl.bytes / us * 1e-3;
-	GpuProblem gp = {.shape = {n, n, n, PAT_BF16, PAT_LAYOUT_KN}};
+	GpuProblem gp = {.shape = {n, n, n, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}};
 	BlasLaunch bl = {&gp, &d};
 	const double flops = 2.0 * (double)n * (double)n * (double)n;
 	if (ok && (ok = time_us(cu, &d, 7, launch_blas, &bl, &us, err)))

@@ -43,6 +43,7 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 		if (strcmp(sm, "sm_90"))
 			ks[i].s.wg = 0;
 		ptx_plan_target(&ks[i].k, &ks[i].s, sm, &ks[i].plan);
+		ptx_plan_epilogue(&ks[i].k, ks[i].bias, &ks[i].plan);
 		wg |= ks[i].plan.tc_wg;
 		vred |= ks[i].plan.vred;
 	}
@@ -58,14 +59,20 @@ bool ptx_compile(PtxKernelSpec *ks, int nk, const char *sm, char **ptx, char **l
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef mod = ll_module(ctx, "patc", tm);
 	unsigned readonly = LLVMGetEnumAttributeKindForName("readonly", 8);
-	for (int i = 0; i < nk; i++) {
-		LowerHooks hooks = ptx_hooks(&ks[i].plan);
-		LLVMValueRef fn = lower_kernel(ctx, mod, &ks[i].k, &hooks);
-		LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
-		const unsigned ro[] = {1, 3, 4}; /* X, values, index */
-		for (size_t j = 0; j < sizeof ro / sizeof *ro; j++)
-			LLVMAddAttributeAtIndex(fn, ro[j], LLVMCreateEnumAttribute(ctx, readonly, 0));
-	}
+	for (int i = 0; i < nk; i++)
+		for (int epi = 0; epi < 1 + ks[i].plan.epi_after; epi++) { /* the kernel, its epilogue kernel */
+			LowerHooks hooks = epi ? ptx_epi_hooks(&ks[i].plan) : ptx_hooks(&ks[i].plan);
+			LowerKernel k = ks[i].k;
+			char name[PIR_NAME_MAX + 200];
+			snprintf(name, sizeof name, "%s_epi", k.name);
+			if (epi)
+				k.name = name;
+			LLVMValueRef fn = lower_kernel(ctx, mod, &k, &hooks);
+			LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
+			const unsigned ro[] = {1, 3, 4, 8}; /* X, values, index, bias */
+			for (size_t j = 0; j < sizeof ro / sizeof *ro; j++)
+				LLVMAddAttributeAtIndex(fn, ro[j], LLVMCreateEnumAttribute(ctx, readonly, 0));
+		}
 	bool ok = ll_verify(mod, err, PTX_ERR_MAX, "internal error: invalid kernel module");
 	if (ok) {
 		LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();

@@ -182,6 +182,16 @@ typedef struct PtxPlan {
 	bool tc_wgt;          /* tc_wg, transposed: kept tiles of 16 tc_rows < 64 rows; the
 	                       * wgmma computes C^T = X^T W^T, 64 columns (tokens) x
 	                       * tc_wgn = 16 tc_rows rows, tc_cols of them a block */
+	bool bias;            /* the op has a bias (the kernel's 8th argument, NULL
+	                       * allowed): added at the stores of C, or by the
+	                       * epilogue kernel (ptx_plan_epilogue) */
+	bool epi_after;       /* the op's epilogue (its activation, its bias) waits
+	                       * for the launch to end, and a second kernel, NAME_epi
+	                       * (ptx_epi_hooks), applies it to all of C: where the
+	                       * plan's threads add to C with atomics, or leave rows
+	                       * no thread owns, an element is final only then.
+	                       * Otherwise each element's one store applies it (and
+	                       * where the op accumulates, adds the old C) */
 	bool tc_wga;          /* tc_wg with 3 buffers or more: a step's wgmma stay in
 	                       * flight through the next step's barrier and copies
 	                       * (wgmma.wait_group 1 before each barrier), the copies
@@ -306,6 +316,14 @@ bool ptx_weights(const LowerKernel *k, const PtxPlan *plan, const float *values,
                  const PruneMask *mask, PtxWeights *w);
 void ptx_weights_free(PtxWeights *w);
 
+/* Whether kernel k may take its N to be a multiple of q (the vector
+ * loads and stores that need C's and X's rows aligned): specialised on
+ * shape.N, where that N is; compiled for N at run time (n_runtime), where
+ * q divides the N its caller promises (LowerKernel.n_align; the -o
+ * launcher has a second kernel for other N).  shape.N then only tunes the
+ * plan (its tiles and split), and every address and bound is the run's N. */
+bool ptx_n_multiple(const LowerKernel *k, int64_t q);
+
 /* Fills plan for kernel k under schedule s (NULL or all zero: patc's
  * choice).  The kernel must be launched with n0 = 0 and n1 = N. */
 void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
@@ -314,6 +332,19 @@ void ptx_plan(const LowerKernel *k, const PtxSchedule *s, PtxPlan *plan);
  * (the limit where tcs or tcw are set and smem is not), and vred where it
  * applies on sm_90. */
 void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm, PtxPlan *plan);
+/* The columns a block takes: the grid along N is n of them, rounded up
+ * (ptx_grid; the -o launcher counts it at each launch). */
+int64_t ptx_grid_cols(const PtxPlan *plan);
+/* Sets plan's bias and epi_after for kernel k's epilogue (OpShape's act
+ * and accumulate, and bias: whether the op has one). */
+void ptx_plan_epilogue(const LowerKernel *k, bool bias, PtxPlan *plan);
+/* The epilogue kernel of a plan with epi_after (k's name + "_epi", the
+ * kernel signature of lower.h): C = act(C + bias) for all of C, one
+ * element a thread, PTX_EPI_THREADS threads a block, along C's storage. */
+enum { PTX_EPI_THREADS = 256 };
+LowerHooks ptx_epi_hooks(PtxPlan *plan);
+/* Its grid for n columns: blocks of PTX_EPI_THREADS elements of C's M n. */
+unsigned ptx_epi_blocks(const LowerKernel *k, int64_t n);
 /* The launch shape for n columns. */
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3]);
 /* Whether that grid is within CUDA's limits (x below 2^31, y and z at
@@ -399,6 +430,22 @@ typedef struct PtxEmuStats {
 bool ptx_emulate(const LowerKernel *k, const PtxSchedule *s, const char *sm, const void *x, const void *values,
                  const int32_t *const *index, float *c, PtxPlan *plan_out, PtxEmuStats *stats, char err[PTX_ERR_MAX]);
 
+/* ptx_emulate in parts, so that one compiled kernel runs at several N
+ * (k->n_runtime) and with a bias: ptx_emu_open compiles k for the host
+ * (count: stats->count_access of the runs), plan_out as above; ptx_emu_run
+ * runs it over the grid for N columns (N must be shape.N where the kernel
+ * is specialised; N <= 0 runs nothing), bias the kernel's 8th argument
+ * (M floats or NULL; bias at ptx_emu_open: the op has one), C as
+ * ptx_emulate leaves it first but where the op accumulates (C then holds
+ * the old C, as the launcher leaves it), then the epilogue kernel where
+ * the plan has one (epi_after); ptx_emu_close frees it (NULL: nothing). */
+typedef struct PtxEmuKernel PtxEmuKernel;
+PtxEmuKernel *ptx_emu_open(const LowerKernel *k, const PtxSchedule *s, const char *sm, bool count, bool bias,
+                           PtxPlan *plan_out, char err[PTX_ERR_MAX]);
+bool ptx_emu_run(PtxEmuKernel *e, int64_t N, const void *x, const void *values, const int32_t *const *index,
+                 const float *bias, float *c, PtxEmuStats *stats, char err[PTX_ERR_MAX]);
+void ptx_emu_close(PtxEmuKernel *e);
+
 /* GPU targets: sm_80, sm_86, sm_89, sm_90.  The PTX ISA version patc
  * writes is PTX_ISA_VERSION, PTX_ISA_VERSION_VRED for a module with a
  * vector red (PtxPlan's vred, sm_90 only); a module with a wgmma kernel
@@ -411,6 +458,8 @@ bool ptx_target_known(const char *sm);
 typedef struct PtxKernelSpec {
 	LowerKernel k;
 	PtxSchedule s;
+	bool bias;    /* the op has a bias (PtxPlan.bias); with plan.epi_after the
+	               * module has k's epilogue kernel too, k.name + "_epi" */
 	PtxPlan plan; /* filled by ptx_compile */
 } PtxKernelSpec;
 

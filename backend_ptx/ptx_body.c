@@ -97,7 +97,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 	for (int j = 0; j < a->v && !plan->stage; j++) {
 		if (a->xvec) {
 			if (j % 4 == 0) {
-				LLVMValueRef at = ll_add(c, ll_mul(c, p->k, k->shape.N), a->col[j]);
+				LLVMValueRef at = ll_add(c, ll_mulv(c, p->k, c->N), a->col[j]);
 				LLVMValueRef v = load_v4(c, a, c->X, at, "x4");
 				for (int e = 0; e < 4; e++)
 					x[j + e] = lane(c, v, e);
@@ -105,7 +105,7 @@ static void gpu_point(LowerCtx *c, const LowerPoint *p, void *arg)
 			continue;
 		}
 		LLVMValueRef at = k->shape.layout == PAT_LAYOUT_KN
-		                      ? ll_add(c, ll_mul(c, p->k, k->shape.N), a->col[j])
+		                      ? ll_add(c, ll_mulv(c, p->k, c->N), a->col[j])
 		                      : ll_add(c, ll_mul(c, a->col[j], k->shape.K), p->k);
 		x[j] = load_f32(c, c->X, at, "x");
 	}
@@ -294,6 +294,11 @@ static void write_tile(LowerCtx *c, GpuArg *a, LLVMValueRef m0, LLVMValueRef *va
 				for (int e = 0; e < nvec; e++)
 					v[e] = LLVMBuildLoad2(c->b, c->f32, a->acc[r + e / jstep][j + e / rstep], "");
 			}
+			/* C's final values: the element's one store (the epilogue; not a
+			 * part's slice, nor an atomic's addend) */
+			for (int e = 0; e < nvec && how != TILE_PART && !plan->atomic; e++)
+				v[e] = ptx_c_final(c, LLVMBuildNSWAdd(c->b, m, ll_i64(c, (e / jstep) * a->m_step), ""), ncol[j + e / rstep],
+				                   v[e]);
 			if (how == TILE_PART) {
 				c->C = part;
 				wsum_access(c, LLVMBuildStore(c->b, pack(c, v, nvec), ptx_c_ptr(c, m, ncol[j])), 4 * (unsigned)nvec);

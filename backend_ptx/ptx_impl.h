@@ -30,6 +30,12 @@ void ptx_c_put(LowerCtx *c, LLVMValueRef p, LLVMValueRef v);
  * access. */
 void ptx_c_add(LowerCtx *c, LLVMValueRef p, LLVMValueRef *v, int n);
 
+/* The final value of C's element (m, col) whose sum of products is v, as
+ * its one store writes it: the op's epilogue act(v + bias[m] + old C)
+ * (ptx_plan_epilogue); with epi_after only the old C added where the op
+ * accumulates, the rest left to the epilogue kernel. */
+LLVMValueRef ptx_c_final(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRef v);
+
 /* The smaller of two signed i64 values. */
 LLVMValueRef ptx_min(LowerCtx *c, LLVMValueRef x, LLVMValueRef y);
 

@@ -179,20 +179,22 @@ static LLVMValueRef emu_check(LowerCtx *c, LLVMValueRef p, unsigned bytes, LLVMV
 	*from = base;
 	int64_t size = shared_bytes(base);
 	int what = 1;
+	LLVMValueRef limit = NULL; /* X's bytes (an i64: the run's N) */
 	if (!size && base == c->X) {
 		const PtxPlan *plan = c->backend;
-		size = c->k->shape.K * c->k->shape.N * (plan->tc ? 2 : 4), what = 2;
+		limit = ll_mulv(c, c->N, ll_i64(c, c->k->shape.K * (plan->tc ? 2 : 4))), what = 2;
 	}
-	if (!size)
+	if (!size && !limit)
 		return p;
 	if (what == 1)
-		*shared = base, *shared_size = size;
+		*shared = base, *shared_size = size, limit = ll_i64(c, size);
 	LLVMValueRef off = LLVMBuildSub(c->b, at, LLVMBuildPtrToInt(c->b, base, c->i64, ""), "");
 	if (ptx_emu_inject("outside"))
-		off = LLVMBuildAdd(c->b, off, ll_i64(c, size), "");
-	LLVMValueRef bad = size < (int64_t)bytes
-	                           ? LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0)
-	                           : LLVMBuildICmp(c->b, LLVMIntUGT, off, ll_i64(c, size - (int64_t)bytes), "outside");
+		off = LLVMBuildAdd(c->b, off, limit, "");
+	/* off + bytes > limit, unsigned (off past the start is huge) */
+	LLVMValueRef bad = LLVMBuildOr(
+		c->b, LLVMBuildICmp(c->b, LLVMIntULT, limit, ll_i64(c, bytes), ""),
+		LLVMBuildICmp(c->b, LLVMIntUGT, off, LLVMBuildSub(c->b, limit, ll_i64(c, bytes), ""), ""), "outside");
 	emu_flag(c, 1, ok ? LLVMBuildAnd(c->b, bad, ok, "") : bad, what);
 	/* the host's access goes to the buffer's start instead (flagged above) */
 	return LLVMBuildSelect(c->b, bad, base, p, "");
@@ -234,13 +236,18 @@ void ptx_align(LowerCtx *c, LLVMValueRef inst, unsigned bytes)
 	LLVMPositionBuilderAtEnd(c->b, LLVMGetInstructionParent(inst));
 }
 
+bool ptx_n_multiple(const LowerKernel *k, int64_t q)
+{
+	return q == 1 || (k->n_runtime ? k->n_align > 0 && k->n_align % q == 0 : k->shape.N % q == 0);
+}
+
 /* ---- C: where an element lies, how it is written, what that moves ---- */
 
 LLVMValueRef ptx_c_ptr(LowerCtx *c, LLVMValueRef m, LLVMValueRef col)
 {
 	const LowerKernel *k = c->k;
 	LLVMValueRef at = k->shape.layout == PAT_LAYOUT_KN
-	                          ? ll_add(c, ll_mul(c, m, k->shape.N), col)
+	                          ? ll_add(c, ll_mulv(c, m, c->N), col)
 	                          : ll_add(c, ll_mul(c, col, k->shape.M), m);
 	return LLVMBuildGEP2(c->b, c->f32, c->C, &at, 1, "");
 }

@@ -230,7 +230,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 	}
 	/* (the stage holds whole iterations of that loop: where it has digits
 	 * enough for 2 parts or the schedule's, it is split instead) */
-	plan->xvec = k->shape.layout == PAT_LAYOUT_KN && k->shape.N % 4 == 0 && ps->v % 4 == 0;
+	plan->xvec = k->shape.layout == PAT_LAYOUT_KN && ptx_n_multiple(k, 4) && ps->v % 4 == 0;
 	int outer;
 	int64_t su, sp;
 	if (stage_fits(k, plan, &outer, &su, &sp) && outer != best && !(outer == n - 1 && ir->loops[outer].nnz % 4 == 0) &&
@@ -258,7 +258,7 @@ static void plan_cuda(const LowerKernel *k, const PtxSchedule *s, bool tune, Ptx
 		plan_sets(ir, plan);
 	}
 	/* the parts summed through the module's workspace (PtxPlan.wsum) */
-	plan->wsum = ps->wsum > 0 && plan->split >= 0 && !spread_k && plan->nsplit <= PTX_WSUM_PARTS &&
+	plan->wsum = ps->wsum > 0 && !k->n_runtime && plan->split >= 0 && !spread_k && plan->nsplit <= PTX_WSUM_PARTS &&
 	             (double)plan->nsplit * (double)k->shape.M * (double)k->shape.N * 4 <= PTX_WSUM_BYTES;
 	if (plan->wsum)
 		plan->atomic = false;
@@ -390,21 +390,26 @@ void ptx_plan_target(const LowerKernel *k, const PtxSchedule *s, const char *sm,
 	/* (a thread's 4 adjacent columns or mvec rows on CUDA cores, a lane's 2 columns on the tensor cores
 	 * but under transposed wgmma, whose lanes hold single columns) */
 	plan->vred = hopper && plan->atomic &&
-	             (plan->tc ? k->shape.layout == PAT_LAYOUT_KN && k->shape.N % 2 == 0 && !plan->tc_wgt : plan->xvec || plan->mvec);
+	             (plan->tc ? k->shape.layout == PAT_LAYOUT_KN && ptx_n_multiple(k, 2) && !plan->tc_wgt : plan->xvec || plan->mvec);
+}
+
+int64_t ptx_grid_cols(const PtxPlan *plan)
+{
+	return plan->tc ? (int64_t)plan->tc_cols * PTX_TC_COLS : (int64_t)plan->s.bx * plan->s.v;
 }
 
 void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3])
 {
 	const PtxSchedule *s = &plan->s;
 	if (plan->tc) { /* a warp per tc_wm 16-row chunks and PTX_TC_COLS columns */
-		const int64_t cols = (int64_t)plan->tc_cols * PTX_TC_COLS;
+		const int64_t cols = ptx_grid_cols(plan);
 		grid[0] = (unsigned)(plan->nsets / plan->tc_rows);
 		grid[1] = (unsigned)((n + cols - 1) / cols);
 		grid[2] = (unsigned)plan->nsplit; /* split-K's parts */
 		block[0] = 32, block[1] = (unsigned)s->by, block[2] = 1;
 		return;
 	}
-	int64_t cols = (int64_t)s->bx * s->v;
+	int64_t cols = ptx_grid_cols(plan);
 	grid[0] = (unsigned)((plan->nsets + s->by - 1) / s->by);
 	grid[1] = (unsigned)((n + cols - 1) / cols);
 	grid[2] = (unsigned)plan->nsplit;
@@ -413,7 +418,7 @@ void ptx_grid(const PtxPlan *plan, int64_t n, unsigned grid[3], unsigned block[3
 
 bool ptx_grid_fits(const PtxPlan *plan, int64_t n, char err[PTX_ERR_MAX])
 {
-	const int64_t cols = plan->tc ? (int64_t)plan->tc_cols * PTX_TC_COLS : (int64_t)plan->s.bx * plan->s.v;
+	const int64_t cols = ptx_grid_cols(plan);
 	const int64_t y = (n + cols - 1) / cols;
 	const int64_t x = plan->tc ? plan->nsets / plan->tc_rows : (plan->nsets + plan->s.by - 1) / plan->s.by;
 	if (y > 65535) {

@@ -195,7 +195,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	}
 	/* columns past N: any real one (never stored) */
 	LLVMValueRef col = ptx_min(c, ll_add(c, a->base, nk ? g : ll_mul(c, g, 4)),
-	                         ll_i64(c, k->shape.N - (nk ? 1 : 4)));
+	                         LLVMBuildNSWSub(c->b, c->N, ll_i64(c, nk ? 1 : 4), ""));
 	LLVMValueRef d = stage_d(c, a, sc, u);
 	/* where the loops after the walked one are dense and K is not padded,
 	 * the address is X's row (kn) or element (nk) at the iteration's first
@@ -214,14 +214,14 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 	if (kin) {
 		LLVMValueRef k0 = stage_k(c, a, sc->p, d, ll_i64(c, 0));
 		LLVMValueRef rel = nk ? ll_add(c, ll_mul(c, col, k->shape.K), kin)
-		                      : ll_add(c, ll_mul(c, kin, k->shape.N), col);
-		LLVMValueRef at0 = nk ? k0 : ll_mul(c, k0, k->shape.N);
+		                      : ll_add(c, ll_mulv(c, kin, c->N), col);
+		LLVMValueRef at0 = nk ? k0 : ll_mulv(c, k0, c->N);
 		src = LLVMBuildGEP2(c->b, c->f32, LLVMBuildGEP2(c->b, c->f32, sc->x1, &at0, 1, "xrow"), &rel, 1, "");
 		if (jj_add && linear) {
 			bool unused;
 			LLVMValueRef add = stage_k_inner(c, a, ll_i64(c, jj_add), &unused);
 			if (!nk)
-				add = ll_mul(c, add, k->shape.N);
+				add = ll_mulv(c, add, c->N);
 			src = LLVMBuildGEP2(c->b, c->f32, src, &add, 1, "");
 		}
 	} else {
@@ -229,7 +229,7 @@ static void x_piece(LowerCtx *c, GpuArg *a, const StageCopy *sc, LLVMValueRef q,
 		if (k->ir->ext[PIR_AXIS_K] > k->shape.K) /* padding (w = 0): any real row */
 			kk = ptx_min(c, kk, ll_i64(c, k->shape.K - 1));
 		LLVMValueRef src_at = nk ? ll_add(c, ll_mul(c, col, k->shape.K), kk)
-		                         : ll_add(c, ll_mul(c, kk, k->shape.N), col);
+		                         : ll_add(c, ll_mulv(c, kk, c->N), col);
 		src = LLVMBuildGEP2(c->b, c->f32, sc->x1, &src_at, 1, "");
 	}
 	/* the buffer, the piece's place in it, the constant for later pieces */

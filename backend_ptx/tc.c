@@ -43,17 +43,22 @@ static void tc_store2(LowerCtx *c, LLVMValueRef m, LLVMValueRef col, LLVMValueRe
 	LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "stored");
 	LLVMBuildCondBr(c->b, LLVMBuildAnd(c->b, ok, LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, ""), ""), st, next);
 	LLVMPositionBuilderAtEnd(c->b, st);
-	if (acc1 && !((const PtxPlan *)c->backend)->atomic) {
+	const bool atomic = ((const PtxPlan *)c->backend)->atomic;
+	if (acc1 && !atomic) { /* (C's final values: the epilogue, ptx_c_final) */
 		LLVMTypeRef v2 = LLVMVectorType(c->f32, 2);
 		LLVMValueRef v = LLVMGetUndef(v2);
-		v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, acc, ""), LLVMConstInt(c->i32, 0, 0), "");
-		v = LLVMBuildInsertElement(c->b, v, LLVMBuildLoad2(c->b, c->f32, acc1, ""), LLVMConstInt(c->i32, 1, 0), "");
+		LLVMValueRef col1 = ll_add(c, col, ll_i64(c, 1));
+		v = LLVMBuildInsertElement(c->b, v, ptx_c_final(c, m, col, LLVMBuildLoad2(c->b, c->f32, acc, "")),
+		                           LLVMConstInt(c->i32, 0, 0), "");
+		v = LLVMBuildInsertElement(c->b, v, ptx_c_final(c, m, col1, LLVMBuildLoad2(c->b, c->f32, acc1, "")),
+		                           LLVMConstInt(c->i32, 1, 0), "");
 		ptx_align(c, LLVMBuildStore(c->b, v, ptx_c_ptr(c, m, col)), 8);
 	} else if (acc1) {
 		LLVMValueRef v[2] = {LLVMBuildLoad2(c->b, c->f32, acc, ""), LLVMBuildLoad2(c->b, c->f32, acc1, "")};
 		ptx_c_add(c, ptx_c_ptr(c, m, col), v, 2);
 	} else {
-		ptx_c_put(c, ptx_c_ptr(c, m, col), LLVMBuildLoad2(c->b, c->f32, acc, ""));
+		LLVMValueRef v = LLVMBuildLoad2(c->b, c->f32, acc, "");
+		ptx_c_put(c, ptx_c_ptr(c, m, col), atomic ? v : ptx_c_final(c, m, col, v));
 	}
 	LLVMBuildBr(c->b, next);
 	LLVMPositionBuilderAtEnd(c->b, next);
@@ -232,7 +237,7 @@ void ptx_tc_body(LowerCtx *c)
 			                                 ll_i64(c, lm->len), ""),
 			                   "");
 		/* a lane's two adjacent columns in one store where C's rows allow */
-		const bool pair = k->shape.layout == PAT_LAYOUT_KN && k->shape.N % 2 == 0 && (!plan->atomic || plan->vred);
+		const bool pair = k->shape.layout == PAT_LAYOUT_KN && ptx_n_multiple(k, 2) && (!plan->atomic || plan->vred);
 		for (int j = 0; j < tiles; j++)
 			for (int e = 0; e < 2; e += pair ? 2 : 1) {
 				LLVMValueRef col = LLVMBuildNSWAdd(

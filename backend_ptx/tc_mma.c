@@ -28,7 +28,7 @@ static LLVMValueRef x_half(LowerCtx *c, const TcArg *a, LLVMValueRef kk, LLVMVal
 	LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, kk, ll_i64(c, k->shape.K), ""),
 	                               LLVMBuildICmp(c->b, LLVMIntSLT, n, c->n1, ""), "");
 	LLVMValueRef at = k->shape.layout == PAT_LAYOUT_KN
-	                          ? ll_add(c, ll_mul(c, kk, k->shape.N), n)
+	                          ? ll_add(c, ll_mulv(c, kk, c->N), n)
 	                          : ll_add(c, ll_mul(c, n, k->shape.K), kk);
 	return LLVMBuildZExt(c->b, load_or_zero(c, a->i16, a->i16, c->X, at, ok, 2), c->i32, "");
 }

@@ -142,7 +142,7 @@ static void tc_plan_stage(const LowerKernel *k, const PtxSchedule *s, PtxPlan *p
 		return;
 	}
 	/* (2:4 along k: a step's 32 k are contiguous) */
-	bool aligned = k->shape.layout == PAT_LAYOUT_KN ? k->shape.N % 8 == 0
+	bool aligned = k->shape.layout == PAT_LAYOUT_KN ? ptx_n_multiple(k, 8)
 	                                          : k->shape.K % 8 == 0 && (plan->tc_sp || lk->comp[0].stride == 1);
 	for (int i = 0; aligned && i < lmi; i++)
 		if (pir_loop_has_axis(&ir->loops[i], PIR_AXIS_K) && k->shape.layout == PAT_LAYOUT_NK)

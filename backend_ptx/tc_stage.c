@@ -206,9 +206,9 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const TcStage *st, LLVMVal
 	 * where the columns are not clamped, nthreads / per columns (ahead:
 	 * that many; a constant more, an immediate offset) */
 	int64_t ahead = 0;
-	if (!plan->tc_wg && !kpast && kn && st->nthreads % (cols / 8) == 0)
+	if (!plan->tc_wg && !kpast && kn && st->nthreads % (cols / 8) == 0 && !k->n_runtime) /* (N rows on: N's) */
 		ahead = i * (st->nthreads / (cols / 8));
-	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % (8 * per) == 0 && k->shape.N % cols == 0)
+	else if (!plan->tc_wg && !kpast && !kn && st->nthreads % (8 * per) == 0 && ptx_n_multiple(k, cols))
 		ahead = i * (st->nthreads / per);
 	if (ahead)
 		q = st->tid;
@@ -231,6 +231,7 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const TcStage *st, LLVMVal
 		dk = ll_mul(c, ii, ks);
 		col = ll_add(c, st->ncol, ll_mul(c, p, 8));
 		dst = ll_add(c, x0, ll_add(c, ll_mul(c, ii, tc_kn_row(plan)), ll_mul(c, p, 8)));
+		/* (ahead: only where N is specialised, above) */
 		src_more = ahead * ks * k->shape.N, dst_more = ahead * tc_kn_row(plan);
 	} else {
 		LLVMValueRef j, h;
@@ -244,9 +245,9 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const TcStage *st, LLVMVal
 	 * kernel runs with n1 = N); it then reads a real one (N's last 8 in
 	 * layout kn, whose rows are 16-byte aligned) and fills zeros */
 	LLVMValueRef ok = LLVMConstInt(LLVMInt1TypeInContext(c->ctx), 1, 0);
-	if (k->shape.N % cols) {
+	if (!ptx_n_multiple(k, cols)) {
 		ok = LLVMBuildICmp(c->b, LLVMIntSLT, col, c->n1, "");
-		col = ptx_min(c, col, ll_i64(c, k->shape.N - (kn ? 8 : 1)));
+		col = ptx_min(c, col, LLVMBuildNSWSub(c->b, c->N, ll_i64(c, kn ? 8 : 1), ""));
 	}
 	/* past K the whole address is formed per step, read only where ok;
 	 * else the step's row (kn) or element (nk), and the piece's place from
@@ -260,10 +261,10 @@ static void x_piece(LowerCtx *c, const PtxPlan *plan, const TcStage *st, LLVMVal
 			                  LLVMBuildICmp(c->b, LLVMIntSLT, ll_add(c, ll_mul(c, ia->kstep, 32), dk), ll_i64(c, tile), ""),
 			                  "");
 		tc_copy(c, plan, smem(c, st, dst, 0), c->X, NULL,
-		        kn ? ll_add(c, ll_mul(c, kk, k->shape.N), col) : ll_add(c, ll_mul(c, col, k->shape.K), kk), 0, ok, 0);
+		        kn ? ll_add(c, ll_mulv(c, kk, c->N), col) : ll_add(c, ll_mul(c, col, k->shape.K), kk), 0, ok, 0);
 	} else {
-		tc_copy(c, plan, smem(c, st, dst, dst_more), c->X, kn ? ll_mul(c, ia->k, k->shape.N) : ia->k,
-		        kn ? ll_add(c, ll_mul(c, dk, k->shape.N), col) : ll_add(c, ll_mul(c, col, k->shape.K), dk), src_more, ok, 0);
+		tc_copy(c, plan, smem(c, st, dst, dst_more), c->X, kn ? ll_mulv(c, ia->k, c->N) : ia->k,
+		        kn ? ll_add(c, ll_mulv(c, dk, c->N), col) : ll_add(c, ll_mul(c, col, k->shape.K), dk), src_more, ok, 0);
 	}
 }
 

@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 				float *values = bench_prune("cpu_bench", stdlib, sh->name, M, K, body, w, imp, &ir, &pm, masked);
 				if (!values)
 					continue;
-				LowerKernel lk = {&ir, {M, K, N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "bench_kernel", 0, {0}, false};
+				LowerKernel lk = {&ir, {M, K, N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "bench_kernel", 0, {0}, false, 0};
 				X86Kernel kern;
 				char xerr[X86_ERR_MAX];
 				if (!x86_jit(&lk, NULL, NULL, &kern, xerr)) {

@@ -70,7 +70,8 @@ typedef struct Case {
 static double epi_us(const Case *k, int e)
 {
 	const PatAct act = e == 1 ? PAT_ACT_RELU : e == 2 ? PAT_ACT_GELU_TANH : PAT_ACT_NONE;
-	LowerKernel lk = {k->ir, {k->M, k->K, k->N, PAT_F32, k->layout, act, e == 3}, "bench_kernel", 0, {0}, true};
+	LowerKernel lk = {.ir = k->ir, .shape = {k->M, k->K, k->N, PAT_F32, k->layout, act, e == 3}, .name = "bench_kernel",
+	                  .n_runtime = true};
 	X86Kernel kern;
 	char err[X86_ERR_MAX];
 	if (!x86_jit(&lk, NULL, NULL, &kern, err)) {

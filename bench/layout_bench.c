@@ -58,7 +58,7 @@ static double kernel_us(const Pir *ir, int64_t M, int64_t K, int64_t tuned, bool
                         const float *values, const PruneMask *pm, const float *masked, const float *x, float *c,
                         int64_t N, int reps)
 {
-	LowerKernel lk = {ir, {M, K, tuned, PAT_F32, layout, PAT_ACT_NONE, false}, "bench_kernel", 0, {0}, n_runtime};
+	LowerKernel lk = {ir, {M, K, tuned, PAT_F32, layout, PAT_ACT_NONE, false}, "bench_kernel", 0, {0}, n_runtime, 0};
 	X86Kernel kern;
 	char err[X86_ERR_MAX];
 	if (!x86_jit(&lk, NULL, NULL, &kern, err)) {

@@ -18,7 +18,7 @@
 
 /* Where an op's arrays lie in BASE.bin (bytes). */
 typedef struct OpBlob {
-	int64_t values, nvalues, dense;
+	int64_t values, nvalues, dense, bias; /* bias: -1 where the op has none */
 	int64_t index[PIR_MAX_LOOPS], nindex[PIR_MAX_LOOPS];
 } OpBlob;
 
@@ -34,6 +34,7 @@ static const char launcher_head[] =
 	"#include <dlfcn.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
 	"typedef int CUresult;\n"
 	"#define @B@_NOPS @N@\n"
+	"#define @B@_NKERNS @NK@\n"
 	"struct @B@_gpu {\n"
 	"\tvoid *lib, *ctx, *mod;\n\tint dev;\n"
 	"\tCUresult (*Init)(unsigned);\n"
@@ -54,8 +55,8 @@ static const char launcher_head[] =
 	"\tCUresult (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,\n"
 	"\t                         void *, void **, void **);\n"
 	"\tCUresult (*GetErrorString)(CUresult, const char **);\n"
-	"\tvoid *fn[@B@_NOPS];\n"
-	"\t@B@_devptr values[@B@_NOPS], index[@B@_NOPS][@NL@], index_ptrs[@B@_NOPS];\n"
+	"\tvoid *fn[@B@_NKERNS], *epi[@B@_NKERNS];\n"
+	"\t@B@_devptr values[@B@_NOPS], index[@B@_NOPS][@NL@], index_ptrs[@B@_NOPS], bias[@B@_NOPS];\n"
 	"\tchar dir[4096], err[512];\n"
 	"};\n\n";
 
@@ -115,11 +116,15 @@ static const char launcher_body[] =
 	"\t\t\tptx[len] = 0;\n\t\t\trc = check(g, g->ModuleLoadData(&g->mod, ptx), \"cuModuleLoadData\");\n"
 	"\t\t} else\n\t\t\trc = fail(g, \"cannot read %s\", path);\n"
 	"\t\tfree(ptx);\n\t\tif (f)\n\t\t\tfclose(f);\n\t}\n"
-	"\tfor (int i = 0; rc == 0 && i < @B@_NOPS; i++) {\n"
-	"\t\trc = check(g, g->ModuleGetFunction(&g->fn[i], g->mod, ops[i].kernel), \"cuModuleGetFunction\") ||\n"
+	"\tfor (int i = 0; rc == 0 && i < @B@_NKERNS; i++)\n"
+	"\t\trc = check(g, g->ModuleGetFunction(&g->fn[i], g->mod, kerns[i].name), \"cuModuleGetFunction\") ||\n"
 	"\t\t     /* (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: past 48 KiB a kernel opts in) */\n"
-	"\t\t     (ops[i].smem > 0 &&\n"
-	"\t\t      check(g, g->FuncSetAttribute(g->fn[i], 8, (int)ops[i].smem), \"cuFuncSetAttribute\")) ||\n"
+	"\t\t     (kerns[i].smem > 0 &&\n"
+	"\t\t      check(g, g->FuncSetAttribute(g->fn[i], 8, (int)kerns[i].smem), \"cuFuncSetAttribute\")) ||\n"
+	"\t\t     (kerns[i].epi && check(g, g->ModuleGetFunction(&g->epi[i], g->mod, kerns[i].epi), \"cuModuleGetFunction\"))\n"
+	"\t\t         ? -1 : 0;\n"
+	"\tfor (int i = 0; rc == 0 && i < @B@_NOPS; i++) {\n"
+	"\t\trc = (ops[i].bias >= 0 && upload(g, &g->bias[i], ops[i].bias, (size_t)ops[i].m * sizeof(float))) ||\n"
 	"\t\t     upload(g, &g->values[i], ops[i].values, (size_t)ops[i].nvalues) ? -1 : 0;\n"
 	"\t\t@B@_devptr ptrs[@NL@] = {0};\n"
 	"\t\tfor (int l = 0; rc == 0 && l < @NL@; l++)\n"
@@ -138,6 +143,7 @@ static const char launcher_body[] =
 	"\tif (g->MemFree)\n\t\tfor (int i = 0; i < @B@_NOPS; i++) {\n"
 	"\t\t\tif (g->values[i])\n\t\t\t\tg->MemFree(g->values[i]);\n"
 	"\t\t\tif (g->index_ptrs[i])\n\t\t\t\tg->MemFree(g->index_ptrs[i]);\n"
+	"\t\t\tif (g->bias[i])\n\t\t\t\tg->MemFree(g->bias[i]);\n"
 	"\t\t\tfor (int l = 0; l < @NL@; l++)\n\t\t\t\tif (g->index[i][l])\n\t\t\t\t\tg->MemFree(g->index[i][l]);\n\t\t}\n"
 	"\tif (g->mod)\n\t\tg->ModuleUnload(g->mod);\n"
 	"\tif (g->ctx)\n\t\tg->PrimaryCtxRelease(g->dev);\n"
@@ -150,18 +156,38 @@ static const char launcher_body[] =
 	"int @B@_gpu_download(@B@_gpu *g, void *dst, @B@_devptr src, size_t bytes)\n"
 	"{\n\treturn cur(g) || check(g, g->MemcpyDtoH(dst, src, bytes), \"cuMemcpyDtoH\");\n}\n\n"
 	"int @B@_gpu_sync(@B@_gpu *g) { return cur(g) || check(g, g->CtxSynchronize(), \"cuCtxSynchronize\"); }\n\n"
+	"/* Op i's kernel for N (kerns[ops[i].kern] where N is a multiple of\n"
+	" * ops[i].align, whose plan may then load rows of X as vectors, else\n"
+	" * kerns[ops[i].any]); the grid along N is N's blocks of its columns,\n"
+	" * counted here: a kernel takes any N (but one compiled for its op's N\n"
+	" * only, ops[i].fixed). */\n"
 	"static int launch(@B@_gpu *g, int i, @B@_devptr X, @B@_devptr C, size_t N)\n{\n"
-	"\tif (N != (size_t)ops[i].n)\n"
-	"\t\treturn fail(g, \"this kernel is compiled for N = %lld, not %zu\", (long long)ops[i].n, N);\n"
-	"\tlong long n0 = 0, n1 = ops[i].n;\n"
-	"\t@B@_devptr bias = 0;\n"
-	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1, &bias};\n"
+	"\tif (ops[i].fixed && N != (size_t)ops[i].n)\n"
+	"\t\treturn fail(g, \"this kernel is compiled for N = %lld (--fixed-n), not %zu\", (long long)ops[i].n, N);\n"
+	"\tif (N == 0)\n\t\treturn 0;\n"
+	"\tconst int k = N % (size_t)ops[i].align == 0 ? ops[i].kern : ops[i].any;\n"
+	"\tconst size_t blocks = (N - 1) / (size_t)kerns[k].cols + 1;\n"
+	"\tif (blocks > 65535)\n"
+	"\t\treturn fail(g, \"N = %zu tokens make %zu blocks of %lld columns, past the 65535 of CUDA's grid (at most \"\n"
+	"\t\t            \"%lld tokens a launch: split them)\", N, blocks, kerns[k].cols, 65535 * kerns[k].cols);\n"
+	"\t/* the epilogue kernel's blocks of 256 elements of C (kerns[k].epi) */\n"
+	"\tconst size_t elems = (size_t)ops[i].m * N, eblocks = (elems + 255) / 256;\n"
+	"\tif (kerns[k].epi && (elems / N != (size_t)ops[i].m || eblocks > 2147483647))\n"
+	"\t\treturn fail(g, \"N = %zu tokens make a C past the epilogue kernel's grid\", N);\n"
+	"\tlong long n0 = 0, n1 = (long long)N;\n"
+	"\tvoid *args[] = {&X, &C, &g->values[i], &g->index_ptrs[i], &n0, &n1, &n1, &g->bias[i]};\n"
 	"\tif (cur(g))\n\t\treturn -1;\n"
-	"\tif (ops[i].zero && check(g, g->MemsetD32Async(C, 0, (size_t)ops[i].c_words, NULL), \"cuMemsetD32Async\"))\n"
+	"\t/* (an op that accumulates adds onto the C it is given) */\n"
+	"\tif (kerns[k].zero && !ops[i].accumulate &&\n"
+	"\t    check(g, g->MemsetD32Async(C, 0, elems, NULL), \"cuMemsetD32Async\"))\n"
 	"\t\treturn -1;\n"
-	"\treturn check(g, g->LaunchKernel(g->fn[i], ops[i].grid[0], ops[i].grid[1], ops[i].grid[2], ops[i].block[0],\n"
-	"\t                                ops[i].block[1], ops[i].block[2], ops[i].smem, NULL, args, NULL),\n"
-	"\t             \"cuLaunchKernel\");\n}\n\n"
+	"\tif (check(g, g->LaunchKernel(g->fn[k], kerns[k].grid[0], (unsigned)blocks, kerns[k].grid[2], kerns[k].block[0],\n"
+	"\t                             kerns[k].block[1], kerns[k].block[2], kerns[k].smem, NULL, args, NULL),\n"
+	"\t          \"cuLaunchKernel\"))\n"
+	"\t\treturn -1;\n"
+	"\t/* after it on the same stream: C's elements are final only then */\n"
+	"\treturn !kerns[k].epi ? 0 : check(g, g->LaunchKernel(g->epi[k], (unsigned)eblocks, 1, 1, 256, 1, 1, 0, NULL, args, NULL),\n"
+	"\t                               \"cuLaunchKernel\");\n}\n\n"
 	"static int dense(@B@_gpu *g, int i, float *w)\n{\n"
 	"\tvoid *host = read_bin(g, ops[i].dense, (size_t)ops[i].m * (size_t)ops[i].k * sizeof(float));\n"
 	"\tif (!host)\n\t\treturn -1;\n"
@@ -201,7 +227,7 @@ static const char header_head[] =
 	"int @B@_gpu_download(@B@_gpu *g, void *dst, @B@_devptr src, size_t bytes);\n"
 	"int @B@_gpu_sync(@B@_gpu *g);\n";
 
-static void replace_base(StrBuf *out, const char *tmpl, const char *base, int nops)
+static void replace_base(StrBuf *out, const char *tmpl, const char *base, int nops, int nkerns)
 {
 	for (const char *p = tmpl; *p;) {
 		if (!strncmp(p, "@B@", 3)) {
@@ -210,6 +236,9 @@ static void replace_base(StrBuf *out, const char *tmpl, const char *base, int no
 		} else if (!strncmp(p, "@N@", 3)) {
 			sb_printf(out, "%d", nops > 0 ? nops : 1);
 			p += 3;
+		} else if (!strncmp(p, "@NK@", 4)) {
+			sb_printf(out, "%d", nkerns > 0 ? nkerns : 1);
+			p += 4;
 		} else if (!strncmp(p, "@NL@", 4)) {
 			sb_printf(out, "%d", PIR_MAX_LOOPS);
 			p += 4;
@@ -239,7 +268,7 @@ static void cuda_header(const EmitCuda *e, StrBuf *h)
 	char source[1024];
 	sb_printf(h, "/* %s.h - generated by patc %s from %s for %s.\n", b, e->version,
 	          util_comment_text(e->source, source, sizeof source), e->sm);
-	replace_base(h, header_head, b, prog->nops);
+	replace_base(h, header_head, b, prog->nops, e->nspecs);
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		const char *o = op->name;
@@ -254,16 +283,29 @@ static void cuda_header(const EmitCuda *e, StrBuf *h)
 		                  ? "\n * The walk along k is split and its parts summed through a workspace in the\n"
 		                    " * module: launches of this op must not overlap (one stream)."
 		                  : "");
+		const bool bias = e->pruned[i].bias != NULL;
+		if (op_epilogue_fixed(&op->shape) || bias) /* (the launcher passes the bias from BASE.bin) */
+		{
+			const bool act = op->shape.act != PAT_ACT_NONE;
+			sb_printf(h, "/* Its epilogue: C = %s%sW_s X%s%s%s%s. */\n", act ? pat_act_names[op->shape.act] : "", act ? "(" : "",
+			          bias ? " + bias" : "", op->shape.accumulate ? " + C" : "", act ? ")" : "",
+			          op->shape.accumulate ? ": the launch adds onto the C it is given" : "");
+		}
 		char pre[300];
 		snprintf(pre, sizeof pre, "%.128s_%.32s", b, o);
 		sb_printf(h, "enum { %s_XBYTES = %d, %s_KN = %d };\n", pre, tc ? 2 : 4, pre, op->shape.layout == PAT_LAYOUT_KN);
 		sb_shape_enum(h, pre, (long long)op->shape.M, (long long)op->shape.K, (long long)op->shape.N);
 		sb_printf(h,
-		          "/* Launches the kernel on the default stream (asynchronous) for N tokens:\n"
-		          " * a GPU kernel is compiled for its op's N, and another N returns -1. */\n"
+		          "%s"
 		          "int %s_launch(%s_gpu *g, %s_devptr X, %s_devptr C, size_t N);\n"
 		          "/* The masked dense weight W_s (M x K floats), for checking results. */\n"
 		          "int %s_dense(%s_gpu *g, float *w);\n",
+		          e->specs[i].k.n_runtime
+		                  ? "/* Launches the kernel on the default stream (asynchronous) for N tokens,\n"
+		                    " * any N (0: nothing; the op's N is what its plan is tuned for; at most\n"
+		                    " * 65535 blocks of its columns a launch, else -1). */\n"
+		                  : "/* Launches the kernel on the default stream (asynchronous) for N tokens:\n"
+		                    " * N must be the op's (--fixed-n): another N returns -1. */\n",
 		          pre, b, b, b, pre, b);
 	}
 	sb_printf(h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
@@ -275,31 +317,53 @@ static void cuda_launcher(const EmitCuda *e, const OpBlob *blob, StrBuf *c)
 {
 	const Program *prog = e->prog;
 	const char *b = e->base;
-	replace_base(c, launcher_head, b, prog->nops);
-	sb_printf(c, "\nstatic const struct {\n\tconst char *kernel;\n\tlong long values, nvalues, dense;\n"
-	              "\tlong long index[%d], nindex[%d];\n\tlong long m, k, n, c_words;\n"
-	              "\tunsigned grid[3], block[3], smem;\n\tint zero;\n} ops[%d] = {\n",
+	replace_base(c, launcher_head, b, prog->nops, e->nspecs);
+	/* the kernels: each op's for its N's alignment and, where another plan
+	 * serves other N, that one's (EmitCuda.any) */
+	sb_printf(c, "\nstatic const struct {\n\tconst char *name, *epi; /* epi: the epilogue kernel, or NULL */\n"
+	              "\tlong long cols; /* a block's columns: the grid along N is N's blocks of them */\n"
+	              "\tunsigned grid[3], block[3], smem; /* grid[1]: for the op's N (launch counts N's) */\n"
+	              "\tint zero;\n} kerns[%d] = {\n",
+	          e->nspecs > 0 ? e->nspecs : 1);
+	for (int i = 0; i < e->nspecs; i++) {
+		const PtxKernelSpec *ks = &e->specs[i];
+		const PtxPlan *plan = &ks->plan;
+		unsigned grid[3], block[3];
+		ptx_grid(plan, ks->k.shape.N, grid, block);
+		sb_printf(c, "\t{\"%s\", ", ks->k.name);
+		if (plan->epi_after)
+			sb_printf(c, "\"%s_epi\", ", ks->k.name);
+		else
+			sb_puts(c, "NULL, ");
+		sb_printf(c, "%lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d},\n", (long long)ptx_grid_cols(plan), grid[0], grid[1],
+		          grid[2], block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero);
+	}
+	if (e->nspecs == 0)
+		sb_puts(c, "\t{0},\n");
+	sb_printf(c, "};\n\nstatic const struct {\n"
+	              "\tlong long values, nvalues, dense, bias; /* bias: -1 where none */\n"
+	              "\tlong long index[%d], nindex[%d];\n\tlong long m, k, n;\n"
+	              "\tint kern, any, align; /* kerns[kern] for N a multiple of align, else kerns[any] */\n"
+	              "\tint fixed, accumulate;\n} ops[%d] = {\n",
 	          PIR_MAX_LOOPS, PIR_MAX_LOOPS, prog->nops > 0 ? prog->nops : 1);
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
-		const PtxPlan *plan = &e->specs[i].plan;
-		unsigned grid[3], block[3];
-		ptx_grid(plan, op->shape.N, grid, block);
-		sb_printf(c, "\t{\"%s\", %lld, %lld, %lld, {", e->specs[i].k.name, (long long)blob[i].values,
-		          (long long)blob[i].nvalues, (long long)blob[i].dense);
+		const LowerKernel *k = &e->specs[i].k;
+		sb_printf(c, "\t{%lld, %lld, %lld, %lld, {", (long long)blob[i].values, (long long)blob[i].nvalues,
+		          (long long)blob[i].dense, (long long)blob[i].bias);
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
 			sb_printf(c, "%s%lld", l ? ", " : "", (long long)blob[i].index[l]);
 		sb_puts(c, "}, {");
 		for (int l = 0; l < PIR_MAX_LOOPS; l++)
 			sb_printf(c, "%s%lld", l ? ", " : "", (long long)blob[i].nindex[l]);
-		sb_printf(c, "}, %lld, %lld, %lld, %lld, {%u, %u, %u}, {%u, %u, %u}, %u, %d},\n", (long long)op->shape.M,
-		          (long long)op->shape.K, (long long)op->shape.N, (long long)(op->shape.M * op->shape.N), grid[0], grid[1], grid[2],
-		          block[0], block[1], block[2], (unsigned)plan->smem_dyn, plan->zero);
+		sb_printf(c, "}, %lld, %lld, %lld, %d, %d, %d, %d, %d},\n", (long long)op->shape.M, (long long)op->shape.K,
+		          (long long)op->shape.N, i, e->any[i], k->n_runtime && k->n_align > 1 ? k->n_align : 1,
+		          !k->n_runtime, op->shape.accumulate);
 	}
 	if (prog->nops == 0)
 		sb_puts(c, "\t{0},\n");
 	sb_puts(c, "};\n\n");
-	replace_base(c, launcher_body, b, prog->nops);
+	replace_base(c, launcher_body, b, prog->nops, e->nspecs);
 	for (int i = 0; i < prog->nops; i++) {
 		const char *o = prog->ops[i].name;
 		sb_printf(c, "\nint %s_%s_launch(%s_gpu *g, %s_devptr X, %s_devptr C, size_t N) { return launch(g, %d, X, C, N); }\n",
@@ -343,6 +407,9 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 				w[j] = op->shape.dtype == PAT_F16 ? fp16_to_f32(f32_to_fp16(w[j])) : bf16_to_f32(f32_to_bf16(w[j]));
 			blob[i].dense = (int64_t)bin.len;
 			sb_append(&bin, w, (size_t)(op->shape.M * op->shape.K) * 4);
+			blob[i].bias = p->bias ? (int64_t)bin.len : -1;
+			if (p->bias)
+				sb_append(&bin, p->bias, (size_t)op->shape.M * sizeof *p->bias);
 			ptx_weights_free(&dw);
 		}
 		free(w);
@@ -363,7 +430,7 @@ bool emit_cuda(const EmitCuda *e, char err[512])
 
 bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *sm, char err[512])
 {
-	LowerKernel k = {op->ir, op->shape, op->name, 1, {0}, false};
+	LowerKernel k = {op->ir, op->shape, op->name, 1, {0}, false, 0};
 	PtxPlan plan;
 	char perr[PTX_ERR_MAX];
 	ptx_plan_target(&k, s, sm, &plan);
@@ -374,26 +441,53 @@ bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *s
 }
 
 int emit_cuda_program(const char *dir, const char *base, const char *version, const char *source, const char *sm,
-                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm,
+                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm, bool fixed_n,
                       char err[512])
 {
-	PtxKernelSpec *ks = calloc((size_t)prog->nops + 1, sizeof *ks);
-	char (*names)[160] = calloc((size_t)prog->nops + 1, sizeof *names);
-	if (!ks || !names)
+	PtxKernelSpec *ks = calloc(2 * (size_t)prog->nops + 1, sizeof *ks);
+	char (*names)[160] = calloc(2 * (size_t)prog->nops + 1, sizeof *names);
+	int *any = calloc((size_t)prog->nops + 1, sizeof *any);
+	if (!ks || !names || !any)
 		util_oom();
+	int nks = prog->nops;
 	for (int i = 0; i < prog->nops; i++) {
 		const OpResult *op = &prog->ops[i];
 		snprintf(names[i], sizeof names[i], "%.100s_%.40s", base, op->name);
-		ks[i].k = (LowerKernel){op->ir, op->shape, names[i], 1, {0}, false};
+		/* taking N at the launch: a kernel for N a multiple of the op's
+		 * N's alignment (up to 8, whose rows of X the plan may load as
+		 * vectors), and where its plan is another than for any N, one
+		 * more for the other N ('$' keeps its name from an op's) */
+		int align = 1;
+		while (!fixed_n && align < 8 && op->shape.N % (2 * align) == 0)
+			align *= 2;
+		ks[i].k = (LowerKernel){op->ir, op->shape, names[i], 1, {0}, !fixed_n, align};
 		if (scheds)
 			ks[i].s = scheds[i];
+		ks[i].bias = pruned[i].bias != NULL;
+		any[i] = i;
+		if (align > 1) {
+			PtxKernelSpec other = ks[i];
+			other.k.n_align = 0;
+			PtxPlan pa, pb;
+			memset(&pa, 0, sizeof pa), memset(&pb, 0, sizeof pb);
+			ptx_plan_target(&ks[i].k, &ks[i].s, sm, &pa);
+			ptx_plan_target(&other.k, &other.s, sm, &pb);
+			if (!memcmp(&pa, &pb, sizeof pa) || pa.tc != pb.tc || pa.tc_sp != pb.tc_sp) {
+				ks[i].k.n_align = 0; /* one kernel serves every N (the weights' layout is one) */
+				continue;
+			}
+			snprintf(names[nks], sizeof names[nks], "%.100s_%.40s$any", base, op->name);
+			other.k.name = names[nks];
+			any[i] = nks;
+			ks[nks++] = other;
+		}
 	}
 	char *ptx = NULL, *ll = NULL, perr[PTX_ERR_MAX];
 	int rc = PATC_EXIT_OK;
 	for (int i = 0; i < prog->nops && rc == PATC_EXIT_OK; i++)
 		if (!emit_cuda_grid_fits(&prog->ops[i], scheds ? &scheds[i] : NULL, sm, err))
 			rc = PATC_EXIT_INPUT;
-	if (rc == PATC_EXIT_OK && !ptx_compile(ks, prog->nops, sm, &ptx, llvm ? &ll : NULL, perr)) {
+	if (rc == PATC_EXIT_OK && !ptx_compile(ks, nks, sm, &ptx, llvm ? &ll : NULL, perr)) {
 		snprintf(err, 512, "%.500s", perr);
 		rc = PATC_EXIT_INTERNAL;
 	}
@@ -409,7 +503,7 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 		}
 	}
 	if (rc == PATC_EXIT_OK) {
-		EmitCuda e = {dir, base, version, source, sm, prog, pruned, ks};
+		EmitCuda e = {dir, base, version, source, sm, prog, pruned, ks, nks, any};
 		if (!emit_cuda(&e, err))
 			rc = PATC_EXIT_ENV;
 	}
@@ -419,6 +513,6 @@ int emit_cuda_program(const char *dir, const char *base, const char *version, co
 		snprintf(err, 512, "%.500s", terr);
 		rc = PATC_EXIT_ENV;
 	}
-	free(ptx), free(ll), free(ks), free(names);
+	free(ptx), free(ll), free(ks), free(names), free(any);
 	return rc;
 }

@@ -11,7 +11,12 @@ typedef struct EmitCuda {
 	const char *version, *source, *sm;
 	const Program *prog;
 	const PruneOp *pruned;       /* pruned[i] belongs to prog->ops[i] */
-	const PtxKernelSpec *specs;  /* the compiled kernels, with their plans */
+	const PtxKernelSpec *specs;  /* the compiled kernels, with their plans:
+	                              * specs[i] op i's (for N a multiple of
+	                              * its k.n_align), then others */
+	int nspecs;
+	const int *any;              /* any[i]: op i's kernel for other N (i
+	                              * where specs[i] takes any N) */
 } EmitCuda;
 
 /* Writes, atomically each:
@@ -35,9 +40,11 @@ bool emit_cuda_grid_fits(const OpResult *op, const PtxSchedule *s, const char *s
 /* -o DIR on GPU target sm: DIR/BASE.ptx with one kernel BASE_OP per op
  * (DIR/BASE.ll too with llvm) under scheds[i] (NULL: patc's mapping), the
  * launcher files (emit_cuda) and the packed weights (BASE.safetensors).
- * Returns patc's exit code, err filled when not 0. */
+ * The kernels take any N at the launch, the op's N tuning their plan
+ * (LowerKernel.n_runtime), but with fixed_n, where each is for its op's
+ * N only.  Returns patc's exit code, err filled when not 0. */
 int emit_cuda_program(const char *dir, const char *base, const char *version, const char *source, const char *sm,
-                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm,
+                      const Program *prog, const PruneOp *pruned, const PtxSchedule *scheds, bool llvm, bool fixed_n,
                       char err[512]);
 
 #endif

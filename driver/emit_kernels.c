@@ -24,7 +24,7 @@ static int emit_gpu(const KernelFiles *k)
 	}
 	char err[512];
 	const int rc = emit_cuda_program(k->dir, k->base, PATC_VERSION, k->source, k->target, k->prog, k->pruned, scheds,
-	                                 k->llvm, err);
+	                                 k->llvm, k->fixed_n, err);
 	free(scheds);
 	if (rc != PATC_EXIT_OK)
 		fprintf(stderr, "patc: error: %s\n", err);
@@ -33,7 +33,7 @@ static int emit_gpu(const KernelFiles *k)
 
 bool kernel_warn_slow(const OpResult *op, const Pir *ir)
 {
-	const LowerKernel lk = {ir, op->shape, op->name, 0, {0}, false};
+	const LowerKernel lk = {ir, op->shape, op->name, 0, {0}, false, 0};
 	if (x86_fast_path(&lk))
 		return false;
 	char paper[PIR_PAPER_MAX];

@@ -144,7 +144,7 @@ static PtxSchedule gpu_given(const Options *o) { return (PtxSchedule){.wg = o->w
 /* --explain on a GPU target: the kernel's path and mapping. */
 static void explain_gpu(StrBuf *out, const OpResult *op, const char *sm, PtxSchedule given)
 {
-	LowerKernel lk = {op->ir, op->shape, op->name, 1, {0}, false};
+	LowerKernel lk = {op->ir, op->shape, op->name, 1, {0}, false, 0};
 	PtxPlan plan;
 	ptx_plan_target(&lk, &given, sm, &plan);
 	const PtxSchedule *s = &plan.s;

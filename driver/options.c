@@ -567,9 +567,12 @@ static int check(Options *o, const OptRow *search_opt, const OptRow *measure_opt
 		return options_usage_error("%s", "--wgmma is for --target=sm_90 (wgmma is Hopper's)");
 	if (o->wgmma && o->search)
 		return options_usage_error("%s", "--search chooses the kernels' schedules itself; leave out --wgmma");
-	if (o->fixed_n && (o->gpu || !o->output || o->run || o->search || o->explain || o->emit_pir || o->emit_weights))
-		return options_usage_error("%s", "--fixed-n is for x86-64 kernels written with -o DIR (a GPU kernel is "
-		                                 "compiled for its op's N today)");
+	if (o->fixed_n && (!o->output || o->run || o->search || o->explain || o->emit_pir || o->emit_weights))
+		return options_usage_error("%s", "--fixed-n is for kernels written with -o DIR");
+	/* (-o's kernels take N at the launch, and a workspace is sized for one N) */
+	if (o->wsum && o->output && !o->fixed_n && !o->run && !o->search && !o->explain && !o->emit_pir && !o->emit_weights)
+		return options_usage_error("%s", "--split-workspace sums split parts through a workspace sized for the op's "
+		                                 "N: with -o DIR it needs --fixed-n");
 	if (o->wsum && !o->gpu)
 		return options_usage_error("%s", "--split-workspace is for GPU targets (--target=sm_80 and up)");
 	if (o->wsum && o->search)

@@ -95,7 +95,7 @@ bool run_op(const OpResult *op, const PruneOp *p, const char *cpu, int threads, 
 	synth_weights(x, kn ? K : N, kn ? N : K, (uint64_t)(1e6 * util_now()), SYNTH_PLAIN, 1);
 	char name[PIR_NAME_MAX + 8];
 	snprintf(name, sizeof name, "patc_%s", op->name);
-	LowerKernel lk = {op->ir, {M, K, N, PAT_F32, op->shape.layout, PAT_ACT_NONE, false}, name, 0, {0}, false};
+	LowerKernel lk = {op->ir, {M, K, N, PAT_F32, op->shape.layout, PAT_ACT_NONE, false}, name, 0, {0}, false, 0};
 	kernel_warn_slow(op, op->ir);
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];

@@ -359,12 +359,6 @@ static void build_op(Sema *S, const Item *it, OpResult *op)
 	}
 	if (op->ok && S->opt->gpu)
 		check_gpu(S, op);
-	if (op->ok && S->opt->gpu && (op_epilogue_fixed(&op->shape) || S->set_loc[5].line)) {
-		sema_error_at(S, op->loc, "op '%s' has an epilogue (activation, accumulate or bias), which %s kernels "
-		                          "do not apply yet", op->name, S->opt->target);
-		diag_note(S->diag, op->loc, "compile it for an x86-64 target, or apply the epilogue after the kernel");
-		op->ok = false;
-	}
 }
 
 int sema_run(const FrontendOptions *opt, Diag *diag, Arena *arena, Item *items, Program *prog)

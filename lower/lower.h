@@ -49,6 +49,11 @@ typedef struct LowerKernel {
 	/* N is the kernel's last argument, and shape.N only the size its
 	 * choices are tuned for; false: the kernel is specialised on shape.N */
 	bool n_runtime;
+	/* n_runtime: the caller promises an N that is a multiple of n_align
+	 * (0 or 1: any N), so that a backend may take paths that need N's rows
+	 * aligned (the GPU's vector loads of X; the -o launcher picks a kernel
+	 * by N) */
+	int n_align;
 } LowerKernel;
 
 typedef struct LowerCtx {

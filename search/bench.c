@@ -166,7 +166,7 @@ static int tune_x86(Bench *b, const int *base, int nbase)
 		for (int knob = 0; knob < 5; knob++) {
 			int64_t alts[3];
 			int na = 0;
-			LowerKernel lk = {&r->c[cur].ir, {b->p.M, b->p.K, b->p.N, PAT_F32, b->p.op->shape.layout, PAT_ACT_NONE, false}, "k", host, r->c[cur].sched, false};
+			LowerKernel lk = {&r->c[cur].ir, {b->p.M, b->p.K, b->p.N, PAT_F32, b->p.op->shape.layout, PAT_ACT_NONE, false}, "k", host, r->c[cur].sched, false, 0};
 			lk.vector_width = lk.sched.vector_width ? lk.sched.vector_width : host;
 			if (knob == 0 && host > 8)
 				alts[na++] = 8;
@@ -243,7 +243,7 @@ static int tune_gpu(Bench *b, const int *base, int nbase)
 		for (int knob = 0; knob < 4; knob++) {
 			const KernelSchedule *cs = &r->c[cur].sched;
 			const Pir ir = r->c[cur].ir; /* a copy: measuring a variant may move r->c */
-			LowerKernel lk = {&ir, {b->p.M, b->p.K, b->p.N, b->p.op->shape.dtype, b->p.op->shape.layout, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+			LowerKernel lk = {&ir, {b->p.M, b->p.K, b->p.N, b->p.op->shape.dtype, b->p.op->shape.layout, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 			PtxSchedule given = ptx_schedule_of(cs), alts[5];
 			PtxPlan plan;
 			ptx_plan_target(&lk, &given, b->p.sm, &plan);

@@ -109,7 +109,7 @@ void cost_features(const CostQuery *q, double f[COST_NFEAT])
 			block *= (double)ir->loops[i].len;
 	}
 	const int host = q->vector_width > 0 ? q->vector_width : host_width();
-	LowerKernel lk = {ir, {ir->len[PIR_AXIS_M], ir->len[PIR_AXIS_K], q->N, PAT_F32, q->layout, PAT_ACT_NONE, false}, "k", host, q->sched, false};
+	LowerKernel lk = {ir, {ir->len[PIR_AXIS_M], ir->len[PIR_AXIS_K], q->N, PAT_F32, q->layout, PAT_ACT_NONE, false}, "k", host, q->sched, false, 0};
 	if (q->sched.vector_width > 0 && q->sched.vector_width < host)
 		lk.vector_width = q->sched.vector_width;
 	X86Traits tr;

@@ -199,7 +199,7 @@ static Measured child_measure(const Problem *p, const Pir *ir)
 		return m;
 	}
 	const bool kn = p->op->shape.layout == PAT_LAYOUT_KN;
-	LowerKernel lk = {ir, {M, K, N, PAT_F32, p->op->shape.layout, PAT_ACT_NONE, false}, "search_kernel", 0, p->sched, false};
+	LowerKernel lk = {ir, {M, K, N, PAT_F32, p->op->shape.layout, PAT_ACT_NONE, false}, "search_kernel", 0, p->sched, false, 0};
 	X86Kernel kern;
 	char xerr[X86_ERR_MAX];
 	if (!x86_jit(&lk, p->cpu, p->cpu ? "" : NULL, &kern, xerr)) {

@@ -111,6 +111,8 @@ expect "--wgmma off sm_90" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --
 expect "--split-workspace on sm_80" 0 "$patc" "$root/examples/gemm.pat" --target=sm_80 --split-workspace
 expect "--split-workspace on x86-64" 2 "$patc" "$root/examples/gemm.pat" --split-workspace
 has "--split-workspace is for GPU targets" "$tmp/err" "--split-workspace is for GPU targets"
+expect "-o --split-workspace without --fixed-n" 2 "$patc" "$root/examples/gemm.pat" --target=sm_80 --split-workspace -o "$tmp/wsn"
+has "-o --split-workspace needs --fixed-n" "$tmp/err" "with -o DIR it needs --fixed-n"
 expect "--split-workspace with --search" 2 "$patc" "$root/examples/gemm.pat" --target=sm_90 --search --split-workspace
 # --explain names the wgmma path, its buffers and the tensor cores' split-K; and the
 # traffic from L2 of the staged kernels, by hand: c's 8 x 128 blocks (8 of
@@ -409,7 +411,7 @@ expect "a bf16 op for sm_80" 0 "$patc" "$tmp/named/bf.pat" --target=sm_80 -o "$t
 python3 - "$tmp/named/bf" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: the GPU .bin's dense bf16 weight"; }
 import re, struct, sys
 d = sys.argv[1]
-dense = int(re.search(r'\{"bf_b", \d+, \d+, (\d+),', open(d + "/bf_launch.c").read()).group(1))
+dense = int(re.search(r'\} ops\[1\] = \{\n\t\{\d+, \d+, (\d+),', open(d + "/bf_launch.c").read()).group(1))
 w = struct.unpack_from("<4096I", open(d + "/bf.bin", "rb").read(), dense)
 sys.exit(0 if any(w) and all(v & 0xffff == 0 for v in w) else 1)
 EOF2
@@ -555,7 +557,12 @@ has "--fixed-n: the header says so" "$tmp/fixed/fixed.h" "N must be fixed_t_N (-
 holds "--fixed-n: a caller built" cc -O1 -iquote "$tmp/fixed" -o "$tmp/fixed_main" "$tmp/fixed_main.c" "$tmp/fixed/fixed.o" \
 	-lm -lpthread
 expect "--fixed-n: another N refused, its own right" 0 "$tmp/fixed_main"
-expect "--fixed-n on a GPU target" 2 "$patc" "$tmp/fixed.pat" -o "$tmp/fixed_gpu" --fixed-n --target=sm_80
+expect "--fixed-n on a GPU target" 0 "$patc" "$tmp/fixed.pat" -o "$tmp/fixed_gpu" --fixed-n --target=sm_80
+has "--fixed-n on a GPU target: the header says so" "$tmp/fixed_gpu/fixed.h" "N must be the op's (--fixed-n): another N returns -1"
+expect "-o on a GPU target without --fixed-n" 0 "$patc" "$tmp/fixed.pat" -o "$tmp/any_gpu" --target=sm_80
+has "a GPU kernel takes any N: the header says so" "$tmp/any_gpu/fixed.h" "for N tokens,\$"
+has "a GPU kernel takes any N: 0 launches nothing" "$tmp/any_gpu/fixed.h" "any N (0: nothing"
+expect "--fixed-n with --run" 2 "$patc" "$tmp/fixed.pat" --run --fixed-n --target=sm_80
 # the epilogue: bias in the checkpoint, a bias of the wrong length, bad names, GPU targets
 printf 'include "all.pat";\nop b: spmm(M = 70, K = 90, N = 37, layout = nk, activation = silu) { weights = random(seed = 2); bias = random(seed = 3); apply block(8, 8, 50%%); }\n' \
 	>"$tmp/epi.pat"
@@ -569,8 +576,7 @@ has "epilogue: says what the bias must hold" "$tmp/err" "the bias of op 'c' must
 printf 'op d: spmm(M = 7, K = 9, N = 3, activation = tanh) { }\n' >"$tmp/epi_act.pat"
 expect "epilogue: an unknown activation" 1 "$patc" "$tmp/epi_act.pat"
 has "epilogue: names the activations" "$tmp/err" "expected none, relu, gelu_tanh, gelu_erf or silu"
-expect "epilogue on a GPU target" 1 "$patc" "$tmp/epi.pat" -o "$tmp/epi_gpu" --target=sm_80
-has "epilogue on a GPU target: said" "$tmp/err" "has an epilogue (activation, accumulate or bias), which sm_80 kernels do not apply yet"
+expect "epilogue on a GPU target" 0 "$patc" "$tmp/epi.pat" -o "$tmp/epi_gpu" --target=sm_80
 for t in 1 2; do
 	expect "--run --threads=$t under ulimit -s 512" 0 sh -c 'ulimit -s 512 && exec "$0" "$1" --run --threads="$2"' \
 		"$patc" "$tmp/stack.pat" "$t"

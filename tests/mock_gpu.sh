@@ -175,8 +175,10 @@ if command -v cc >/dev/null; then
 	"$patc" "$root/examples/cuda_api/layer.pat" --target=sm_90 -o "$tmp/o" 2>/dev/null
 	cc -std=c11 -O1 -I "$tmp/o" "$root/examples/cuda_api/main.c" "$tmp/o/layer_launch.c" -ldl -lm -o "$tmp/demo"
 	run "$tmp/demo" "$tmp/o"
-	if [ $rc -eq 1 ] && grep -q "^up: relative error" "$tmp/out" && grep -q "^proj: relative error" "$tmp/out" &&
-		[ ! -s "$tmp/err" ]; then
+	# (each op at its own N and at 1, 7 and 333: the launcher counts the grid for any N)
+	if [ $rc -eq 1 ] && grep -q "^up, N = 512: relative error" "$tmp/out" && grep -q "^up, N = 333: relative error" "$tmp/out" &&
+		grep -q "^proj, N = 200: relative error" "$tmp/out" && grep -q "^proj, N = 1: relative error" "$tmp/out" &&
+		grep -q "^proj, N = 7: relative error" "$tmp/out" && [ ! -s "$tmp/err" ]; then
 		ok
 	else
 		bad "cuda_api example: exit $rc, $(tail -2 "$tmp/err")"

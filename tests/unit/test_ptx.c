@@ -53,7 +53,7 @@ static double emulate_counted(const OpResult *op, PatLayout layout, int64_t N, c
 {
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 	char err[PTX_ERR_MAX];
 	PtxPlan plan;
 	PtxEmuStats st = {.count_access = st_out != NULL};
@@ -176,7 +176,7 @@ START_TEST(plans)
 		Program prog = compile_pattern(&arena, want[i].pattern, shape);
 		PtxPlan plan;
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, 4096, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, 4096, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 		ptx_plan(&lk, NULL, &plan);
 		ck_assert_msg(plan.atomic == want[i].atomic && plan.zero == want[i].zero && plan.s.r == want[i].r,
 		              "%s: atomic %d zero %d r %d", want[i].pattern, plan.atomic, plan.zero, plan.s.r);
@@ -237,7 +237,7 @@ START_TEST(ptx_for_both_targets)
 		Program prog = compile_pattern(&arena, patterns[p / 2], shapes[p % 2]);
 		const OpResult *op = &prog.ops[0];
 		for (int t = 0; t < 2; t++) {
-			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "kern", 1, {0}, false},
+			PtxKernelSpec spec = {.k = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "kern", 1, {0}, false, 0},
 			                      .s = ptx_default_schedule};
 			char *ptx = NULL, err[PTX_ERR_MAX];
 			ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
@@ -282,7 +282,7 @@ static double emulate_tc_fail(const OpResult *op, PatDtype dt, PatLayout layout,
 	const int64_t N = op->shape.N;
 	KernelCase kc;
 	kernel_case_init(&kc, op, layout, N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, dt, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, dt, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 	/* 16-bit X and weights (as the device gets them: ptx_weights); the
 	 * reference on the same rounded values */
 	uint16_t *x16 = malloc((size_t)(op->shape.K * N) * sizeof *x16);
@@ -428,6 +428,222 @@ START_TEST(tc_mapping_matches_reference)
 }
 END_TEST
 
+
+/* act(x) in float64, with libm's tanh and erf. */
+static double act_ref(PatAct act, double x)
+{
+	switch (act) {
+	case PAT_ACT_RELU: return x > 0 ? x : 0;
+	case PAT_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+	case PAT_ACT_GELU_ERF: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+	case PAT_ACT_SILU: return x / (1 + exp(-x));
+	default: return x;
+	}
+}
+
+/* The op's epilogue on the emulator: C = act(W X + bias (+ old C)) for
+ * every activation, each kernel run with the bias and without it (NULL),
+ * against float64: CUDA cores where each element's one store applies it
+ * (blocks), where threads add with atomics (split-K) and where rows have
+ * no owner (channel), both left to the epilogue kernel; the tensor cores
+ * (bf16), without and with split-K.  One kernel a case and activation,
+ * the layout and accumulate drawn so that every activation meets both
+ * layouts and both the fused and the second kernel with and without
+ * accumulate.  48 x 80 (which no tile divides), N = 37 at run time. */
+START_TEST(epilogue_matches_reference)
+{
+	static const int64_t shape[3] = {48, 80, 96};
+	static const struct {
+		const char *pattern, *dtype;
+		PtxSchedule s;
+	} cases[] = {
+		{"apply block(8, 8, 25%);", "f32", {0}},
+		{"apply block(8, 8, 25%);", "f32", {32, 2, 4, 4, 2, 0, 0, 0, 0, 0, 0}},
+		{"apply channel(50%);", "f32", {0}},
+		{"apply block(16, 16, 50%);", "bf16", {0}},
+		{"apply block(16, 16, 50%);", "bf16", {32, 1, 1, 1, 2, 1, 0, 0, 0, 0, 0}},
+	};
+	const int64_t N = 37;
+	int fused = 0, after = 0, atomic = 0, checked = 0;
+	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+		Arena arena;
+		arena_init(&arena);
+		Program prog = compile_typed(&arena, cases[ci].pattern, shape, cases[ci].dtype);
+		const OpResult *op = &prog.ops[0];
+		const PatDtype dt = op->shape.dtype;
+		for (int a = 0; a < PAT_NACTS; a++) {
+			const int layout = (int)(a + ci) % 2;
+			LowerKernel lk = {op->ir, op->shape, "emu_epi", 1, {0}, true, 0};
+			lk.shape.layout = (PatLayout)layout;
+			lk.shape.act = (PatAct)a;
+			lk.shape.accumulate = (a + ci / 2) % 2;
+			const PtxSchedule *s = cases[ci].s.bx ? &cases[ci].s : NULL;
+			PtxPlan plan;
+			char err[PTX_ERR_MAX];
+			PtxEmuKernel *e = ptx_emu_open(&lk, s, "sm_90", false, true, &plan, err);
+			ck_assert_msg(e, "%s", err);
+			ck_assert_msg(plan.tc == (dt != PAT_F32), "%s", plan.tc_why);
+			fused += !plan.epi_after, after += plan.epi_after, atomic += plan.atomic;
+			for (int with_bias = 0; with_bias < 2; with_bias++) {
+				KernelCase kc;
+				kernel_case_init(&kc, op, lk.shape.layout, N);
+				const int64_t M = kc.M, K = kc.K;
+				uint16_t *x16 = NULL;
+				if (dt != PAT_F32) {
+					x16 = malloc((size_t)(K * N) * sizeof *x16);
+					ck_assert(x16);
+					for (int64_t i = 0; i < K * N; i++) {
+						x16[i] = f32_to_bf16(kc.x[i]);
+						kc.x[i] = round_half(kc.x[i], dt);
+					}
+					for (int64_t i = 0; i < M * K; i++)
+						kc.dense[i] = round_half(kc.dense[i], dt);
+				}
+				float *bias = malloc((size_t)M * sizeof *bias), *old = malloc((size_t)(M * N) * sizeof *old);
+				ck_assert(bias && old);
+				for (int64_t m = 0; m < M; m++)
+					bias[m] = (float)((m * 7) % 13) / 6.5f - 1.0f;
+				for (int64_t i = 0; i < M * N; i++) /* the old C, where the op accumulates */
+					kc.c[i] = old[i] = (float)((i * 5) % 11) / 5.5f - 1.0f;
+				PtxWeights w;
+				ck_assert(ptx_weights(&lk, &plan, kc.values, kc.nvalues, &kc.mask, &w));
+				ck_assert_msg(ptx_emu_run(e, N, x16 ? (const void *)x16 : kc.x, w.values, w.index,
+				                          with_bias ? bias : NULL, kc.c, NULL, err),
+				              "%s", err);
+				ptx_weights_free(&w);
+				double num = 0, den = 0;
+				const bool kn = layout == PAT_LAYOUT_KN;
+				for (int64_t m = 0; m < M; m++)
+					for (int64_t n = 0; n < N; n++) {
+						double ref = with_bias ? bias[m] : 0;
+						for (int64_t k = 0; k < K; k++)
+							ref += (double)kc.dense[m * K + k] * (kn ? kc.x[k * N + n] : kc.x[n * K + k]);
+						const int64_t at = kn ? m * N + n : n * M + m;
+						ref = act_ref((PatAct)a, ref + (lk.shape.accumulate ? old[at] : 0));
+						const double got = kc.c[at];
+						num += isnan(got) ? INFINITY : (got - ref) * (got - ref);
+						den += ref * ref;
+					}
+				const double rel = sqrt(num / (den > 0 ? den : 1));
+				ck_assert_msg(rel < 1e-5, "%s (%s), layout %s, %s%s%s: %g", cases[ci].pattern,
+				              s ? "split-K" : "patc's plan", pat_layout_names[layout], pat_act_names[a],
+				              with_bias ? ", bias" : "", lk.shape.accumulate ? ", accumulate" : "", rel);
+				checked++;
+				free(bias), free(old), free(x16);
+				kernel_case_free(&kc);
+			}
+			ptx_emu_close(e);
+		}
+		arena_free(&arena);
+	}
+	ck_assert_int_eq(checked, 5 * PAT_NACTS * 2);
+	ck_assert_int_gt(fused, 0);
+	ck_assert_int_gt(after, 0);
+	ck_assert_int_gt(atomic, 0);
+}
+END_TEST
+
+/* One runtime-N kernel's run at N (dt: f32 on CUDA cores, else the tensor
+ * cores' 16-bit X and weights, the reference on the rounded values):
+ * its error against float64, +inf where C is left unwritten or written
+ * outside. */
+static double runtime_n_run(PtxEmuKernel *e, const LowerKernel *lk, const PtxPlan *plan, const OpResult *op, int64_t N)
+{
+	const PatDtype dt = lk->shape.dtype;
+	KernelCase kc;
+	kernel_case_init(&kc, op, lk->shape.layout, N);
+	uint16_t *x16 = NULL;
+	const void *x = kc.x;
+	if (dt != PAT_F32) {
+		x16 = malloc((size_t)(op->shape.K * N) * sizeof *x16 + 16);
+		ck_assert(x16);
+		for (int64_t i = 0; i < op->shape.K * N; i++) {
+			x16[i] = dt == PAT_F16 ? f32_to_fp16(kc.x[i]) : f32_to_bf16(kc.x[i]);
+			kc.x[i] = round_half(kc.x[i], dt);
+		}
+		for (int64_t i = 0; i < op->shape.M * op->shape.K; i++)
+			kc.dense[i] = round_half(kc.dense[i], dt);
+		x = x16;
+	}
+	PtxWeights w;
+	ck_assert(ptx_weights(lk, plan, kc.values, kc.nvalues, &kc.mask, &w));
+	char err[PTX_ERR_MAX];
+	ck_assert_msg(ptx_emu_run(e, N, x, w.values, w.index, NULL, kc.c, NULL, err), "N = %lld: %s", (long long)N, err);
+	ptx_weights_free(&w);
+	const double err_rel = kernel_case_error(&kc);
+	free(x16);
+	kernel_case_free(&kc);
+	return err_rel;
+}
+
+/* One kernel compiled for N at run time (tuned for the nominal 96) serves
+ * every N: each stdlib pattern (f32, CUDA cores; and the tensor-core
+ * patterns in bf16) on 48 x 80, which no tile divides, both layouts,
+ * sm_80 and sm_90 in turn, at N = 1, 2, 7, 64, 333 and the nominal N, C
+ * NaN first and guarded, each against float64.  And where a kernel for N
+ * a multiple of 8 (n_align, the -o launcher's first) plans otherwise (the
+ * vector loads of X, the tensor cores' staging in layout kn), that one at
+ * N = 8, 104 (a partial block of columns) and 96. */
+START_TEST(runtime_n_every_stdlib_pattern)
+{
+	static const int64_t shape[3] = {48, 80, 96};
+	static const int64_t ns[] = {1, 2, 7, 64, 333, 96};
+	enum { NN = sizeof ns / sizeof *ns };
+	static const int64_t ns8[] = {8, 104, 96};
+	int checked = 0, kernels = 0, aligned = 0;
+	for (int p = 0; p < NPATTERNS + NTC; p++) {
+		Arena arena;
+		arena_init(&arena);
+		const bool tc = p >= NPATTERNS;
+		Program prog = tc ? compile_typed(&arena, tc_patterns[p - NPATTERNS], shape, "bf16")
+		                  : compile_pattern(&arena, patterns[p], shape);
+		const OpResult *op = &prog.ops[0];
+		for (int layout = 0; layout < 2; layout++) {
+			LowerKernel lk = {op->ir, op->shape, "emu_rt", 1, {0}, true, 0};
+			lk.shape.layout = (PatLayout)layout;
+			const char *sm = (p + layout) % 2 ? "sm_80" : "sm_90";
+			PtxPlan plan;
+			char err[PTX_ERR_MAX];
+			PtxEmuKernel *e = ptx_emu_open(&lk, NULL, sm, false, false, &plan, err);
+			ck_assert_msg(e, "%s", err);
+			ck_assert_msg(plan.tc == tc, "%s: %s", tc ? tc_patterns[p - NPATTERNS] : patterns[p], plan.tc_why);
+			kernels++;
+			for (int j = 0; j < NN; j++) {
+				const double rel = runtime_n_run(e, &lk, &plan, op, ns[j]);
+				ck_assert_msg(rel < 1e-5, "%s on 48x80 (tuned for N = 96), layout %s, %s, N = %lld: %g",
+				              tc ? tc_patterns[p - NPATTERNS] : patterns[p], pat_layout_names[layout], sm,
+				              (long long)ns[j], rel);
+				checked++;
+			}
+			ptx_emu_close(e);
+			/* (as -o decides whether an op needs both) */
+			PtxPlan p0, p8;
+			memset(&p0, 0, sizeof p0), memset(&p8, 0, sizeof p8);
+			ptx_plan_target(&lk, NULL, sm, &p0);
+			lk.n_align = 8;
+			ptx_plan_target(&lk, NULL, sm, &p8);
+			if (!memcmp(&p0, &p8, sizeof p0))
+				continue;
+			PtxPlan plan8;
+			e = ptx_emu_open(&lk, NULL, sm, false, false, &plan8, err);
+			ck_assert_msg(e, "%s", err);
+			for (size_t j = 0; j < sizeof ns8 / sizeof *ns8; j++) {
+				const double rel = runtime_n_run(e, &lk, &plan8, op, ns8[j]);
+				ck_assert_msg(rel < 1e-5, "%s on 48x80 (tuned for N = 96), layout %s, %s, N = %lld, a multiple of 8: %g",
+				              tc ? tc_patterns[p - NPATTERNS] : patterns[p], pat_layout_names[layout], sm,
+				              (long long)ns8[j], rel);
+				aligned += j == 0;
+			}
+			ptx_emu_close(e);
+		}
+		arena_free(&arena);
+	}
+	ck_assert_int_gt(aligned, 10); /* (the vector loads of X in layout kn, the tensor cores' staging) */
+	ck_assert_int_eq(kernels, (NPATTERNS + NTC) * 2);
+	ck_assert_int_eq(checked, (NPATTERNS + NTC) * 2 * NN);
+}
+END_TEST
+
 /* The emulator holds mma.sp's metadata to the pairs the hardware takes (two
  * distinct k, ascending): a 2:4 index with one pair reversed fails there,
  * staged and plain, never a silent result. */
@@ -498,7 +714,7 @@ START_TEST(tc_wgmma_matches_reference)
 	Program prog = compile_typed(&arena, pats[0], wshapes[0], "bf16");
 	static const char *const sms[] = {"sm_90", "sm_80"};
 	for (int t = 0; t < 2; t++) {
-		PtxKernelSpec spec = {.k = {prog.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "wg", 1, {0}, false}, .s = wg};
+		PtxKernelSpec spec = {.k = {prog.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "wg", 1, {0}, false, 0}, .s = wg};
 		char *ptx, err[PTX_ERR_MAX];
 		ck_assert_msg(ptx_compile(&spec, 1, sms[t], &ptx, NULL, err), "%s", err);
 		ck_assert_msg((strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") != NULL) == !t, "%s",
@@ -508,7 +724,7 @@ START_TEST(tc_wgmma_matches_reference)
 		free(ptx);
 	}
 	Program sp = compile_typed(&arena, "apply nm(2, 4);", wshapes[0], "bf16");
-	LowerKernel lk = {sp.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+	LowerKernel lk = {sp.ops[0].ir, {200, 136, 72, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 	PtxPlan plan;
 	ptx_plan(&lk, &wg, &plan);
 	ck_assert(plan.tc_sp && !plan.tc_wg);
@@ -649,8 +865,8 @@ START_TEST(tc_dynamic_smem)
 	arena_init(&arena);
 	Program b64 = compile_typed(&arena, "apply block(64, 64, 50%);", shape, "bf16");
 	Program b32 = compile_typed(&arena, "apply block(32, 32, 50%);", shape, "bf16");
-	LowerKernel k64 = {b64.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
-	LowerKernel k32 = {b32.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+	LowerKernel k64 = {b64.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
+	LowerKernel k32 = {b32.ops[0].ir, {4096, 1024, 1024, PAT_BF16, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 	PtxPlan plan;
 	for (int l = 0; l < 2; l++) { /* patc's plans: static */
 		k64.shape.layout = k32.shape.layout = l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN;
@@ -764,7 +980,7 @@ START_TEST(tc_choice)
 		Program prog = compile_typed(&arena, want[i].pattern, shape, want[i].dtype);
 		const OpResult *op = &prog.ops[0];
 		for (int l = 0; l < 2; l++) { /* either layout */
-			LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false};
+			LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, l ? PAT_LAYOUT_NK : PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "k", 1, {0}, false, 0};
 			PtxPlan plan;
 			ptx_plan(&lk, NULL, &plan);
 			ck_assert_msg(plan.tc == want[i].tc, "%s %s: tc %d", want[i].pattern, want[i].dtype, plan.tc);
@@ -830,7 +1046,7 @@ START_TEST(random_configurations_match_reference)
 			continue;
 		}
 		const OpResult *op = &prog.ops[0];
-		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+		LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, op->shape.dtype, layout, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 		PtxPlan plan;
 		/* (not drawn: the draws stay the seed's) sm_86 and sm_89 as sm_80 but for
 		 * their 99 KiB of shared memory */
@@ -932,7 +1148,7 @@ START_TEST(emulation_catches_faults)
 	const OpResult *op = &prog.ops[0];
 	KernelCase kc;
 	kernel_case_init(&kc, op, PAT_LAYOUT_KN, op->shape.N);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "emu", 1, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, op->shape.N, PAT_F32, PAT_LAYOUT_KN, PAT_ACT_NONE, false}, "emu", 1, {0}, false, 0};
 	char err[PTX_ERR_MAX];
 	const int32_t *const *index = (const int32_t *const *)kc.mask.index;
 	ck_assert(!ptx_emulate(&lk, NULL, "sm_90", kc.x + 1, kc.values, index, kc.c, NULL, NULL, err));
@@ -1153,5 +1369,14 @@ int main(void)
 	tcase_add_test(tc, random_configurations_match_reference);
 	tcase_add_test(tc, random_configuration_regressions);
 	suite_add_tcase(s, tc);
+	/* (their own cases: CK_RUN_CASE=runtime_n or epilogue runs one alone) */
+	TCase *rt = tcase_create("runtime_n");
+	tcase_set_timeout(rt, 600);
+	tcase_add_test(rt, runtime_n_every_stdlib_pattern);
+	suite_add_tcase(s, rt);
+	TCase *ep = tcase_create("epilogue");
+	tcase_set_timeout(ep, 600);
+	tcase_add_test(ep, epilogue_matches_reference);
+	suite_add_tcase(s, ep);
 	return run_suite(s);
 }

@@ -20,7 +20,7 @@ static double run_scheduled(const OpResult *op, PatLayout layout, int64_t N, int
 	kernel_case_init(&kc, op, layout, N);
 	char name[64];
 	snprintf(name, sizeof name, "k_%s", op->name);
-	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, name, 0, {0}, false};
+	LowerKernel lk = {op->ir, {op->shape.M, op->shape.K, N, PAT_F32, layout, PAT_ACT_NONE, false}, name, 0, {0}, false, 0};
 	if (sched)
 		lk.sched = *sched;
 	X86Kernel kern;
@@ -135,7 +135,7 @@ START_TEST(runtime_n_every_stdlib_pattern)
 			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
 			const OpResult *op = &prog.ops[0];
 			for (int layout = 0; layout < 2; layout++) {
-				LowerKernel lk = {op->ir, op->shape, "k_rt", 0, {0}, true};
+				LowerKernel lk = {op->ir, op->shape, "k_rt", 0, {0}, true, 0};
 				lk.shape.layout = (PatLayout)layout;
 				X86Kernel kern;
 				char xerr[X86_ERR_MAX];
@@ -189,7 +189,7 @@ START_TEST(epilogues_every_stdlib_pattern)
 		synth_weights(bias, 1, 33, 9, SYNTH_PLAIN, 1);
 		for (int layout = 0; layout < 2; layout++)
 			for (int a = 0; a < PAT_NACTS; a++) {
-				LowerKernel lk = {op->ir, op->shape, "k_epi", 0, {0}, true};
+				LowerKernel lk = {.ir = op->ir, .shape = op->shape, .name = "k_epi", .n_runtime = true};
 				lk.shape.layout = (PatLayout)layout;
 				lk.shape.act = (PatAct)a;
 				lk.shape.accumulate = a % 2 == 1;
@@ -248,7 +248,7 @@ START_TEST(activations_match_libm)
 	const float one = 1.0f;
 	const int32_t *const index[1] = {NULL};
 	for (int a = 1; a < PAT_NACTS; a++) {
-		LowerKernel lk = {op->ir, op->shape, "k_act", 0, {0}, true};
+		LowerKernel lk = {.ir = op->ir, .shape = op->shape, .name = "k_act", .n_runtime = true};
 		lk.shape.act = (PatAct)a;
 		X86Kernel kern;
 		char xerr[X86_ERR_MAX];
@@ -287,7 +287,7 @@ START_TEST(nk_takes_panels)
 		                          patterns[p]);
 		Program prog;
 		ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
-		LowerKernel lk = {prog.ops[0].ir, prog.ops[0].shape, "k", 0, {0}, true};
+		LowerKernel lk = {prog.ops[0].ir, prog.ops[0].shape, "k", 0, {0}, true, 0};
 		lk.shape.layout = PAT_LAYOUT_KN;
 		const LowerPath kn = lower_path(&lk, &x86_update_hooks);
 		lk.shape.layout = PAT_LAYOUT_NK;
