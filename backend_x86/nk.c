@@ -148,7 +148,7 @@ static void transpose_body(LowerCtx *c, bool out, LLVMValueRef src, LLVMValueRef
 /* void patc.transpose(ptr src, i64 lds, ptr dst, i64 ldd, i64 rows, i64 cols),
  * internal to the module, made once; with shape (the epilogue of C's
  * panel), patc.transpose.ACT[.acc](..., ptr bias) applying it. */
-static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const OpShape *shape)
+LLVMValueRef x86_transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const OpShape *shape)
 {
 	char name[64];
 	snprintf(name, sizeof name, "patc.transpose%s%s%s", shape ? "." : "", shape ? pat_act_names[shape->act] : "",
@@ -196,13 +196,11 @@ static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const Op
 
 /* ---- the nk kernel ---- */
 
-LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
-                       LLVMValueRef *inner)
+/* The panels' kernel of k (x86_nk_panels), named k->name; *inner: the kn
+ * kernel of a panel. */
+static LLVMValueRef panels_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
+                                  LLVMValueRef *inner)
 {
-	if (inner)
-		*inner = NULL;
-	if (!x86_nk_panels(k, hooks))
-		return lower_kernel(ctx, mod, k, hooks);
 	char name[256];
 	snprintf(name, sizeof name, "%.200s.panel", k->name);
 	const LowerKernel pk = x86_nk_panel_kernel(k, name);
@@ -214,9 +212,8 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	sk.name = name;
 	LLVMValueRef slow = lower_kernel(ctx, mod, &sk, &x86_point_hooks);
 	LLVMSetLinkage(slow, LLVMInternalLinkage);
-	LLVMValueRef tr = transpose_fn(ctx, mod, NULL), tro = transpose_fn(ctx, mod, &k->shape);
-	if (inner)
-		*inner = panel;
+	LLVMValueRef tr = x86_transpose_fn(ctx, mod, NULL), tro = x86_transpose_fn(ctx, mod, &k->shape);
+	*inner = panel;
 
 	LowerCtx c = {.ctx = ctx};
 	lower_function(&c, mod, k);
@@ -264,4 +261,39 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);
 	return c.fn;
+}
+
+bool x86_nk_dot(const LowerKernel *k, const LowerHooks *hooks)
+{
+	NkPlan pl;
+	return x86_nk_panels(k, hooks) && x86_nkdot_plan(k, &pl);
+}
+
+LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
+                       LLVMValueRef *inner)
+{
+	LLVMValueRef in = NULL;
+	if (inner)
+		*inner = NULL;
+	if (!x86_nk_panels(k, hooks))
+		return lower_kernel(ctx, mod, k, hooks);
+	NkPlan pl;
+	if (!x86_nkdot_plan(k, &pl)) {
+		LLVMValueRef fn = panels_kernel(ctx, mod, k, hooks, &in);
+		if (inner)
+			*inner = in;
+		return fn;
+	}
+	if (pl.form == NK_COLUMNS)
+		return x86_nkdot(ctx, mod, k, &pl, NULL);
+	/* blocks: the panels where the transposed block row cannot be allocated */
+	char name[256];
+	snprintf(name, sizeof name, "%.200s.panels", k->name);
+	LowerKernel pk = *k;
+	pk.name = name;
+	LLVMValueRef panels = panels_kernel(ctx, mod, &pk, hooks, &in);
+	LLVMSetLinkage(panels, LLVMInternalLinkage);
+	if (inner)
+		*inner = in;
+	return x86_nkdot(ctx, mod, k, &pl, panels);
 }

@@ -139,4 +139,29 @@ void x86_mrun(LowerCtx *c, const LowerPoint *p, int first);
 void x86_mrun_all(LowerCtx *c, int first);
 void x86_minner(LowerCtx *c, const LowerPoint *p, int first);
 
+/* ---- layout nk (nk.c, nkdot.c) ---- */
+
+/* void patc.transpose(src, lds, dst, ldd, rows, cols): dst[j ldd + i] =
+ * src[i lds + j], made once per module (shape NULL); with shape, the
+ * epilogue's patc.transpose.ACT[.acc](..., bias) for C's panels (nk.c). */
+LLVMValueRef x86_transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const OpShape *shape);
+
+/* The nk kernels that read X and C in place (nkdot.c): the form of the
+ * nest, the loop along k whose kept digits give W's columns, the dense m
+ * loop of L contiguous rows under it, and the tile (w floats a vector, nv
+ * vectors of rows, T tokens). */
+typedef enum NkForm { NK_COLUMNS = 1, NK_BLOCKS } NkForm;
+typedef struct NkPlan {
+	NkForm form;
+	int kloop;
+	int64_t L, run; /* run: blocks, the dense k run's length; columns, 1 */
+	int w, nv, T;
+} NkPlan;
+/* Whether k (layout nk, its vector_width set) has such a kernel; *pl its plan. */
+bool x86_nkdot_plan(const LowerKernel *k, NkPlan *pl);
+/* The kernel (named k->name); fallback: the kernel it runs where its
+ * buffer cannot be allocated (blocks; NULL for columns). */
+LLVMValueRef x86_nkdot(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const NkPlan *pl,
+                       LLVMValueRef fallback);
+
 #endif
