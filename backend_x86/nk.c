@@ -10,8 +10,10 @@
  * shuffles (two-source: vpermt2ps on AVX-512, vperm2f128/vshufps on AVX2),
  * so each costs a few instructions per 8 floats beside the kernel's FMAs.
  * Where the buffers cannot be had (malloc fails) the kernel falls back to
- * the nest walked point by point in nk, which is slow but right.  What the
- * transposes cost, and the kernels that would need none: see
+ * the nest walked point by point in nk, which is slow but right.  Tiles,
+ * channel_in and blocks of a vector of rows or more take nkdot.c's kernel
+ * instead, which reads X and C in place (x86_lower below).  What the
+ * transposes cost, and what the kernel without them gains: see
  * docs/design/x86-nk.md. */
 #include "x86_impl.h"
 

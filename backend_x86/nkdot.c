@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* nkdot.c - layout nk (X is N x K, C is N x M, C = X W^T) without the
  * panels' transposes, for the nests whose rows of W share their kept k in
- * groups of rows contiguous along m: tiles (tile_v), channel_in, and
- * blocks (block(bm, bk), through a transposed copy of each block row).
+ * groups of rows contiguous along m, a vector of rows or more: tiles
+ * (tile_v), channel_in, and blocks (block(bm, bk), bm >= 16 on AVX-512,
+ * through a transposed copy of each block row).
  *
  * C[n, m..m+R) is a row of C, contiguous in nk.  Where R rows of W keep
  * the same k, C[n, m..m+R) = sum over kept k of X[n, k] W[m..m+R, k]: a

@@ -3,9 +3,10 @@
  * backend's choices for a kernel (plan.c), the pieces of IR the run kinds
  * build on (common.c), the k runs' tiles, which the m runs reuse (krun.c),
  * and the run kinds' hooks, which x86.c's hook table names (krun.c,
- * mrun.c).  The calls go one way: x86.c calls the others, mrun.c calls
- * krun.c, common.c and plan.c, krun.c calls common.c and plan.c, and
- * common.c and plan.c call none of them (plan.c hands x86_update_hooks to
+ * mrun.c), and the two nk kernels (nk.c, nkdot.c).  The calls go one
+ * way: x86.c calls the others, mrun.c calls krun.c, common.c and plan.c,
+ * krun.c calls common.c and plan.c, nk.c calls nkdot.c and nkdot.c nk.c's
+ * transpose, and common.c and plan.c call none of them (plan.c hands x86_update_hooks to
  * lower_path, which reads only which hooks are set). */
 #ifndef PATC_X86_IMPL_H
 #define PATC_X86_IMPL_H
