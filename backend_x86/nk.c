@@ -10,8 +10,10 @@
  * shuffles (two-source: vpermt2ps on AVX-512, vperm2f128/vshufps on AVX2),
  * so each costs a few instructions per 8 floats beside the kernel's FMAs.
  * Where the buffers cannot be had (malloc fails) the kernel falls back to
- * the nest walked point by point in nk, which is slow but right.  What the
- * transposes cost, and the kernels that would need none: see
+ * the nest walked point by point in nk, which is slow but right.  Tiles,
+ * channel_in and blocks of a vector of rows or more take nkdot.c's kernel
+ * instead, which reads X and C in place (x86_lower below).  What the
+ * transposes cost, and what the kernel without them gains: see
  * docs/design/x86-nk.md. */
 #include "x86_impl.h"
 
@@ -148,7 +150,7 @@ static void transpose_body(LowerCtx *c, bool out, LLVMValueRef src, LLVMValueRef
 /* void patc.transpose(ptr src, i64 lds, ptr dst, i64 ldd, i64 rows, i64 cols),
  * internal to the module, made once; with shape (the epilogue of C's
  * panel), patc.transpose.ACT[.acc](..., ptr bias) applying it. */
-static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const OpShape *shape)
+LLVMValueRef x86_transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const OpShape *shape)
 {
 	char name[64];
 	snprintf(name, sizeof name, "patc.transpose%s%s%s", shape ? "." : "", shape ? pat_act_names[shape->act] : "",
@@ -196,13 +198,11 @@ static LLVMValueRef transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const Op
 
 /* ---- the nk kernel ---- */
 
-LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
-                       LLVMValueRef *inner)
+/* The panels' kernel of k (x86_nk_panels), named k->name; *inner: the kn
+ * kernel of a panel. */
+static LLVMValueRef panels_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
+                                  LLVMValueRef *inner)
 {
-	if (inner)
-		*inner = NULL;
-	if (!x86_nk_panels(k, hooks))
-		return lower_kernel(ctx, mod, k, hooks);
 	char name[256];
 	snprintf(name, sizeof name, "%.200s.panel", k->name);
 	const LowerKernel pk = x86_nk_panel_kernel(k, name);
@@ -214,9 +214,8 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	sk.name = name;
 	LLVMValueRef slow = lower_kernel(ctx, mod, &sk, &x86_point_hooks);
 	LLVMSetLinkage(slow, LLVMInternalLinkage);
-	LLVMValueRef tr = transpose_fn(ctx, mod, NULL), tro = transpose_fn(ctx, mod, &k->shape);
-	if (inner)
-		*inner = panel;
+	LLVMValueRef tr = x86_transpose_fn(ctx, mod, NULL), tro = x86_transpose_fn(ctx, mod, &k->shape);
+	*inner = panel;
 
 	LowerCtx c = {.ctx = ctx};
 	lower_function(&c, mod, k);
@@ -264,4 +263,39 @@ LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel 
 	LLVMBuildRetVoid(c.b);
 	LLVMDisposeBuilder(c.b);
 	return c.fn;
+}
+
+bool x86_nk_dot(const LowerKernel *k, const LowerHooks *hooks)
+{
+	NkPlan pl;
+	return x86_nk_panels(k, hooks) && x86_nkdot_plan(k, &pl);
+}
+
+LLVMValueRef x86_lower(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const LowerHooks *hooks,
+                       LLVMValueRef *inner)
+{
+	LLVMValueRef in = NULL;
+	if (inner)
+		*inner = NULL;
+	if (!x86_nk_panels(k, hooks))
+		return lower_kernel(ctx, mod, k, hooks);
+	NkPlan pl;
+	if (!x86_nkdot_plan(k, &pl)) {
+		LLVMValueRef fn = panels_kernel(ctx, mod, k, hooks, &in);
+		if (inner)
+			*inner = in;
+		return fn;
+	}
+	if (pl.form == NK_COLUMNS)
+		return x86_nkdot(ctx, mod, k, &pl, NULL);
+	/* blocks: the panels where the transposed block row cannot be allocated */
+	char name[256];
+	snprintf(name, sizeof name, "%.200s.panels", k->name);
+	LowerKernel pk = *k;
+	pk.name = name;
+	LLVMValueRef panels = panels_kernel(ctx, mod, &pk, hooks, &in);
+	LLVMSetLinkage(panels, LLVMInternalLinkage);
+	if (inner)
+		*inner = in;
+	return x86_nkdot(ctx, mod, k, &pl, panels);
 }

@@ -110,6 +110,10 @@ bool x86_fast_path(const LowerKernel *k);
  * panel. */
 bool x86_nk_panels(const LowerKernel *k, const LowerHooks *hooks);
 int64_t x86_nk_panel(const LowerKernel *k);
+/* Whether x86_lower runs k (layout nk, its vector_width set) on a kernel
+ * that reads X and C in place (tiles, channel_in, blocks: nkdot.c) rather
+ * than on the panels alone. */
+bool x86_nk_dot(const LowerKernel *k, const LowerHooks *hooks);
 /* The kn kernel a panel of k runs: its pattern on N = x86_nk_panel(k). */
 LowerKernel x86_nk_panel_kernel(const LowerKernel *k, const char *name);
 void x86_init_llvm(void);

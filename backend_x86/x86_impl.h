@@ -3,9 +3,10 @@
  * backend's choices for a kernel (plan.c), the pieces of IR the run kinds
  * build on (common.c), the k runs' tiles, which the m runs reuse (krun.c),
  * and the run kinds' hooks, which x86.c's hook table names (krun.c,
- * mrun.c).  The calls go one way: x86.c calls the others, mrun.c calls
- * krun.c, common.c and plan.c, krun.c calls common.c and plan.c, and
- * common.c and plan.c call none of them (plan.c hands x86_update_hooks to
+ * mrun.c), and the two nk kernels (nk.c, nkdot.c).  The calls go one
+ * way: x86.c calls the others, mrun.c calls krun.c, common.c and plan.c,
+ * krun.c calls common.c and plan.c, nk.c calls nkdot.c and nkdot.c nk.c's
+ * transpose, and common.c and plan.c call none of them (plan.c hands x86_update_hooks to
  * lower_path, which reads only which hooks are set). */
 #ifndef PATC_X86_IMPL_H
 #define PATC_X86_IMPL_H
@@ -156,5 +157,30 @@ void x86_krun_all(LowerCtx *c, int split);
 void x86_mrun(LowerCtx *c, const LowerPoint *p, int first);
 void x86_mrun_all(LowerCtx *c, int first);
 void x86_minner(LowerCtx *c, const LowerPoint *p, int first);
+
+/* ---- layout nk (nk.c, nkdot.c) ---- */
+
+/* void patc.transpose(src, lds, dst, ldd, rows, cols): dst[j ldd + i] =
+ * src[i lds + j], made once per module (shape NULL); with shape, the
+ * epilogue's patc.transpose.ACT[.acc](..., bias) for C's panels (nk.c). */
+LLVMValueRef x86_transpose_fn(LLVMContextRef ctx, LLVMModuleRef mod, const OpShape *shape);
+
+/* The nk kernels that read X and C in place (nkdot.c): the form of the
+ * nest, the loop along k whose kept digits give W's columns, the dense m
+ * loop of L contiguous rows under it, and the tile (w floats a vector, nv
+ * vectors of rows, T tokens). */
+typedef enum NkForm { NK_COLUMNS = 1, NK_BLOCKS } NkForm;
+typedef struct NkPlan {
+	NkForm form;
+	int kloop;
+	int64_t L, run; /* run: blocks, the dense k run's length; columns, 1 */
+	int w, nv, T;
+} NkPlan;
+/* Whether k (layout nk, its vector_width set) has such a kernel; *pl its plan. */
+bool x86_nkdot_plan(const LowerKernel *k, NkPlan *pl);
+/* The kernel (named k->name); fallback: the kernel it runs where its
+ * buffer cannot be allocated (blocks; NULL for columns). */
+LLVMValueRef x86_nkdot(LLVMContextRef ctx, LLVMModuleRef mod, const LowerKernel *k, const NkPlan *pl,
+                       LLVMValueRef fallback);
 
 #endif

@@ -298,6 +298,108 @@ START_TEST(nk_takes_panels)
 }
 END_TEST
 
+/* The float64 activation of the op's epilogue (ir/op.h), with libm. */
+static double act_ref(PatAct act, double x)
+{
+	switch (act) {
+	case PAT_ACT_RELU: return x > 0 ? x : 0;
+	case PAT_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+	case PAT_ACT_GELU_ERF: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+	case PAT_ACT_SILU: return x / (1 + exp(-x));
+	default: return x;
+	}
+}
+
+/* Relative error of the nk kernel kern (C = act(X W^T + bias (+ C))) on N
+ * tokens against float64, with a bias or without, C pre-filled where the
+ * op accumulates (else NaN, which the kernel must overwrite). */
+static double nk_epilogue_error(const OpResult *op, const X86Kernel *kern, const OpShape *shape, int64_t N,
+                                bool with_bias)
+{
+	const int64_t M = op->shape.M, K = op->shape.K;
+	KernelCase kc;
+	kernel_case_init(&kc, op, PAT_LAYOUT_NK, N);
+	float *bias = malloc((size_t)M * sizeof *bias), *old = malloc((size_t)(M * N) * sizeof *old);
+	ck_assert(bias && old);
+	synth_weights(bias, 1, M, 7, SYNTH_PLAIN, 1);
+	synth_weights(old, N, M, 8, SYNTH_PLAIN, 1);
+	if (shape->accumulate)
+		memcpy(kc.c, old, (size_t)(M * N) * sizeof *old);
+	else
+		memset(kc.c, 0xff, (size_t)(M * N) * sizeof *kc.c);
+	x86_run(kern, kc.x, kc.c, kc.values, (const int32_t *const *)kc.mask.index, with_bias ? bias : NULL, N, 2);
+	double num = 0, den = 0;
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t m = 0; m < M; m++) {
+			double ref = 0;
+			for (int64_t k = 0; k < K; k++)
+				ref += (double)kc.dense[m * K + k] * kc.x[n * K + k];
+			ref += (with_bias ? bias[m] : 0) + (shape->accumulate ? old[n * M + m] : 0);
+			ref = act_ref(shape->act, ref);
+			const double got = kc.c[n * M + m];
+			num += isnan(got) ? INFINITY : (got - ref) * (got - ref);
+			den += ref * ref;
+		}
+	const double guard = kernel_case_error(&kc); /* +inf where a store left C */
+	free(bias), free(old);
+	kernel_case_free(&kc);
+	return isinf(guard) ? guard : sqrt(num / (den > 0 ? den : 1));
+}
+
+/* The nk kernels that read X and C in place (nkdot.c) are taken for
+ * tiles, channel_in and blocks of 16 rows or more (8 x 8 blocks keep the
+ * panels), and match float64 with each activation (every pattern and shape
+ * half of the six epilogues, in turn),
+ * with a bias and without (NULL at run time), accumulating into C and
+ * not, on shapes no tile divides, N = 1, 2, 7, 64, 333 (token tails of
+ * every tile), two threads. */
+START_TEST(nk_dot_epilogues)
+{
+	static const char *const patterns[] = {
+		"apply tile_v(32, 25%);", "apply tile_v(16, 50%);", "apply channel_in(25%);",
+		"apply block(32, 32, 50%);", "apply block(16, 32, 25%);",
+	};
+	static const int64_t shapes[2][2] = {{100, 70}, {33, 129}};
+	static const int64_t ns[] = {1, 2, 7, 64, 333};
+	static const struct {
+		PatAct act;
+		bool acc;
+	} eps[] = {{PAT_ACT_NONE, false}, {PAT_ACT_RELU, true}, {PAT_ACT_GELU_TANH, false},
+	           {PAT_ACT_GELU_ERF, true}, {PAT_ACT_SILU, false}, {PAT_ACT_NONE, true}};
+	for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+		for (int s = 0; s < 2; s++) {
+			Arena arena;
+			arena_init(&arena);
+			char *text = arena_printf(&arena, "include \"all.pat\";\nop r: spmm(M = %lld, K = %lld, N = 64) { %s }\n",
+			                          (long long)shapes[s][0], (long long)shapes[s][1], patterns[p]);
+			Program prog;
+			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
+			const OpResult *op = &prog.ops[0];
+			for (size_t e = (p + (size_t)s) % 2; e < sizeof eps / sizeof *eps; e += 2) { /* half, in turn */
+				LowerKernel lk = {op->ir, op->shape, "k_nkdot", 16, {0}, true};
+				lk.shape.layout = PAT_LAYOUT_NK;
+				lk.shape.act = eps[e].act;
+				lk.shape.accumulate = eps[e].acc;
+				ck_assert_msg(x86_nk_dot(&lk, &x86_update_hooks), "%s: not taken", patterns[p]);
+				lk.vector_width = 0;
+				X86Kernel kern;
+				char xerr[X86_ERR_MAX];
+				ck_assert_msg(x86_jit(&lk, NULL, NULL, &kern, xerr), "%s", xerr);
+				for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+					for (int b = 0; b < 2; b++) {
+						const double err = nk_epilogue_error(op, &kern, &lk.shape, ns[j], b);
+						ck_assert_msg(err < 1e-5, "%s on %lldx%lld, N = %lld, act %s%s%s: %g", patterns[p],
+						              (long long)shapes[s][0], (long long)shapes[s][1], (long long)ns[j],
+						              pat_act_names[eps[e].act], eps[e].acc ? ", accumulate" : "",
+						              b ? ", bias" : "", err);
+					}
+				x86_kernel_free(&kern);
+			}
+			arena_free(&arena);
+		}
+}
+END_TEST
+
 /* 500 random legal patterns (random splits with padding, reorders, joins,
  * perforations, keep counts) on random small shapes, random N (up to 300)
  * and layout, half of them with a random kernel schedule (vector width,
@@ -592,6 +694,10 @@ static Suite *x86_suite(void)
 	tcase_add_test(tc, schedules_match_reference);
 	tcase_add_test(tc, random_schedule_regressions);
 	suite_add_tcase(s, tc);
+	TCase *td = tcase_create("nkdot");
+	tcase_set_timeout(td, 120);
+	tcase_add_test(td, nk_dot_epilogues);
+	suite_add_tcase(s, td);
 	TCase *tt = tcase_create("targets");
 	tcase_add_test(tt, targets_and_levels);
 	suite_add_tcase(s, tt);
