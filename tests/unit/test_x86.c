@@ -376,7 +376,7 @@ START_TEST(nk_dot_epilogues)
 			ck_assert_msg(compile_quiet("t.pat", text, &arena, &prog) == 0, "%s", text);
 			const OpResult *op = &prog.ops[0];
 			for (size_t e = (p + (size_t)s) % 2; e < sizeof eps / sizeof *eps; e += 2) { /* half, in turn */
-				LowerKernel lk = {op->ir, op->shape, "k_nkdot", 16, {0}, true};
+				LowerKernel lk = {.ir = op->ir, .shape = op->shape, .name = "k_nkdot", .vector_width = 16, .n_runtime = true};
 				lk.shape.layout = PAT_LAYOUT_NK;
 				lk.shape.act = eps[e].act;
 				lk.shape.accumulate = eps[e].acc;
