@@ -141,7 +141,8 @@ enum {
 	X86_CHUNK_MRUN_FROM = 1 << 20,
 	X86_CHUNK_FROM_BYTES = 8 << 20,
 	X86_CHUNK_X_BYTES = 1 << 20,
-	X86_CHUNK_ALIGN = 128
+	X86_CHUNK_ALIGN = 128,
+	X86_NKDOT_X_BYTES = 8 << 20
 };
 
 int64_t x86_chunk_columns(const LowerKernel *k)
@@ -154,6 +155,16 @@ int64_t x86_chunk_columns(const LowerKernel *k)
 		const int64_t al = (int64_t)k->vector_width * 8 > 0 ? (int64_t)k->vector_width * 8 : 1;
 		const int64_t w = (k->sched.chunk + al - 1) / al * al;
 		return w < N ? w : N;
+	}
+	NkPlan pl;
+	if (x86_nk_dot(k, &x86_update_hooks) && x86_nkdot_plan(k, &pl) && pl.form == NK_BLOCKS) {
+		/* nk in block rows (nkdot.c): each block row reads its tokens' X
+		 * at its kept k, so a chunk keeps the tokens' X (chunk x K floats)
+		 * within X86_NKDOT_X_BYTES, in L3, rather than streaming it from
+		 * memory for every block row; the block rows' transposed weights
+		 * are made once per chunk */
+		const int64_t w = (int64_t)(X86_NKDOT_X_BYTES / (4.0 * (double)k->shape.K)) / 64 * 64;
+		return w < 64 ? 64 : w < N ? w : N;
 	}
 	const Pir *ir = k->ir;
 	Nest nest;
