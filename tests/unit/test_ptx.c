@@ -429,18 +429,6 @@ START_TEST(tc_mapping_matches_reference)
 END_TEST
 
 
-/* act(x) in float64, with libm's tanh and erf. */
-static double act_ref(PatAct act, double x)
-{
-	switch (act) {
-	case PAT_ACT_RELU: return x > 0 ? x : 0;
-	case PAT_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-	case PAT_ACT_GELU_ERF: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
-	case PAT_ACT_SILU: return x / (1 + exp(-x));
-	default: return x;
-	}
-}
-
 /* The op's epilogue on the emulator: C = act(W X + bias (+ old C)) for
  * every activation, each kernel run with the bias and without it (NULL),
  * against float64: CUDA cores where each element's one store applies it
@@ -519,7 +507,7 @@ START_TEST(epilogue_matches_reference)
 						for (int64_t k = 0; k < K; k++)
 							ref += (double)kc.dense[m * K + k] * (kn ? kc.x[k * N + n] : kc.x[n * K + k]);
 						const int64_t at = kn ? m * N + n : n * M + m;
-						ref = act_ref((PatAct)a, ref + (lk.shape.accumulate ? old[at] : 0));
+						ref = kernel_act((PatAct)a, ref + (lk.shape.accumulate ? old[at] : 0));
 						const double got = kc.c[at];
 						num += isnan(got) ? INFINITY : (got - ref) * (got - ref);
 						den += ref * ref;

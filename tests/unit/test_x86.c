@@ -298,18 +298,6 @@ START_TEST(nk_takes_panels)
 }
 END_TEST
 
-/* The float64 activation of the op's epilogue (ir/op.h), with libm. */
-static double act_ref(PatAct act, double x)
-{
-	switch (act) {
-	case PAT_ACT_RELU: return x > 0 ? x : 0;
-	case PAT_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-	case PAT_ACT_GELU_ERF: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
-	case PAT_ACT_SILU: return x / (1 + exp(-x));
-	default: return x;
-	}
-}
-
 /* Relative error of the nk kernel kern (C = act(X W^T + bias (+ C))) on N
  * tokens against float64, with a bias or without, C pre-filled where the
  * op accumulates (else NaN, which the kernel must overwrite). */
@@ -335,7 +323,7 @@ static double nk_epilogue_error(const OpResult *op, const X86Kernel *kern, const
 			for (int64_t k = 0; k < K; k++)
 				ref += (double)kc.dense[m * K + k] * kc.x[n * K + k];
 			ref += (with_bias ? bias[m] : 0) + (shape->accumulate ? old[n * M + m] : 0);
-			ref = act_ref(shape->act, ref);
+			ref = kernel_act(shape->act, ref);
 			const double got = kc.c[n * M + m];
 			num += isnan(got) ? INFINITY : (got - ref) * (got - ref);
 			den += ref * ref;
