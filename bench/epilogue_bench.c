@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* epilogue_bench.c - what a fused epilogue costs, in `make bench`.
  *
- *   epilogue_bench STDLIB CSV [quick]
+ *   epilogue_bench STDLIB CSV [quick | SHAPE,SHAPE...]
  *
  * On the largest of the paper's shapes (quick: 1024/4096/1024 and
- * 4096/1024/1024; otherwise also 4096/4096/4096 and 4096/16384/4096), block
+ * 4096/1024/1024; otherwise also the three large ones, 4096/4096/4096,
+ * 16384/4096/4096 and 4096/16384/4096; or the ones named), block
  * 32 x 32 and 2:4 at 50%, 75% and 93.75% (2:4: 50% only), each layout, the
  * kernel for N at run time with no epilogue beside the same kernel with a
  * bias and ReLU, a bias and GELU (tanh form), and accumulate (C += W X),
@@ -124,17 +125,26 @@ static bool epi_times(const Case *k, double us[NEPI])
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: epilogue_bench STDLIB CSV [quick]\n");
+		fprintf(stderr, "usage: epilogue_bench STDLIB CSV [quick | SHAPE,SHAPE...]\n");
 		return 2;
 	}
 	const bool quick = argc > 3 && !strcmp(argv[3], "quick");
+	const char *only = argc > 3 && !quick ? argv[3] : NULL;
+	static const int sel[] = {2, 1, 9, 10, 11}; /* 1024/4096/1024, 4096/1024/1024, then the large three */
+	bool named = !only;
+	for (size_t q = 0; only && q < sizeof sel / sizeof *sel; q++)
+		named |= shape_listed(only, shapes[sel[q]].name);
+	if (!named) {
+		fprintf(stderr, "epilogue_bench: no shape of this benchmark named in '%s' (names such as %s)\n", only,
+		        shapes[sel[0]].name);
+		return 2;
+	}
 	FILE *csv = fopen(argv[2], "w");
 	if (!csv) {
 		perror(argv[2]);
 		return 3;
 	}
 	fprintf(csv, "shape,M,K,N,pattern,sparsity,layout,epilogue,median_us,cost\n");
-	static const int sel[] = {2, 1, 9, 11}; /* 1024/4096/1024, 4096/1024/1024, 4096^3, 4096/16384/4096 */
 	static const char *const pats[][2] = {{"block32", "block(32, 32, %g%%)"}, {"nm2:4", "nm(2, 4)"}};
 	printf("| shape | pattern | sparsity | layout | plain us | bias+relu | bias+gelu_tanh | accumulate |\n"
 	       "|---|---|---:|---|---:|---:|---:|---:|\n");
@@ -142,6 +152,8 @@ int main(int argc, char **argv)
 	bool ok = true;
 	for (size_t q = 0; ok && q < (quick ? 2 : sizeof sel / sizeof *sel); q++) {
 		const Shape *sh = &shapes[sel[q]];
+		if (only && !shape_listed(only, sh->name))
+			continue;
 		const int64_t M = sh->M, K = sh->K, N = sh->N;
 		float *w = util_alloc_timed((size_t)(M * K) * sizeof *w), *imp = malloc((size_t)(M * K) * sizeof *imp);
 		float *masked = util_alloc_timed((size_t)(M * K) * sizeof *masked), *x = util_alloc_timed((size_t)(K * N) * 4);
