@@ -13,10 +13,9 @@
 
 #include <string.h>
 
-/* The float constant v, as a vector of ty's width where ty is one. */
-static LLVMValueRef cst(LLVMTypeRef ty, LLVMTypeRef f32, double v)
+/* The scalar constant s, as a vector of ty's width where ty is one. */
+static LLVMValueRef splat_const(LLVMTypeRef ty, LLVMValueRef s)
 {
-	LLVMValueRef s = LLVMConstReal(f32, v);
 	if (LLVMGetTypeKind(ty) != LLVMVectorTypeKind)
 		return s;
 	unsigned n = LLVMGetVectorSize(ty);
@@ -25,6 +24,9 @@ static LLVMValueRef cst(LLVMTypeRef ty, LLVMTypeRef f32, double v)
 		e[i] = s;
 	return LLVMConstVector(e, n);
 }
+
+/* The float constant v, as a vector of ty's width where ty is one. */
+static LLVMValueRef cst(LLVMTypeRef ty, LLVMTypeRef f32, double v) { return splat_const(ty, LLVMConstReal(f32, v)); }
 
 /* The overloaded intrinsic `base` on ty (llvm.floor.v16f32), with nargs
  * arguments of that type. */
@@ -50,19 +52,6 @@ static LLVMValueRef clamp(LowerCtx *c, LLVMValueRef x, double lo, double hi)
 	LLVMTypeRef ty = LLVMTypeOf(x);
 	x = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, x, cst(ty, c->f32, lo), ""), cst(ty, c->f32, lo), x, "");
 	return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, x, cst(ty, c->f32, hi), ""), cst(ty, c->f32, hi), x, "");
-}
-
-/* The int32 v, as a vector of ity's width where ity is one. */
-static LLVMValueRef icst(LowerCtx *c, LLVMTypeRef ity, long long v)
-{
-	LLVMValueRef s = LLVMConstInt(c->i32, (unsigned long long)v, 1);
-	if (LLVMGetTypeKind(ity) != LLVMVectorTypeKind)
-		return s;
-	unsigned n = LLVMGetVectorSize(ity);
-	LLVMValueRef e[64];
-	for (unsigned i = 0; i < n && i < 64; i++)
-		e[i] = s;
-	return LLVMConstVector(e, n);
 }
 
 /* e^x for x a float or a vector of floats, x clamped to [-87, 88] where
@@ -92,7 +81,7 @@ static LLVMValueRef exp_f(LowerCtx *c, LLVMValueRef x)
 		p = fma3(c, p, r, cst(ty, c->f32, coef[i]));
 	const bool vec = LLVMGetTypeKind(ty) == LLVMVectorTypeKind;
 	LLVMTypeRef ity = vec ? LLVMVectorType(c->i32, LLVMGetVectorSize(ty)) : c->i32;
-	LLVMValueRef e = LLVMBuildShl(c->b, LLVMBuildBitCast(c->b, t, ity, ""), icst(c, ity, 23), "");
+	LLVMValueRef e = LLVMBuildShl(c->b, LLVMBuildBitCast(c->b, t, ity, ""), splat_const(ity, LLVMConstInt(c->i32, 23, 0)), "");
 	return fmul(c, p, LLVMBuildBitCast(c->b, e, ty, ""));
 }
 
