@@ -29,8 +29,9 @@
  *    walked as columns by every tile of tokens.  Rows go outermost here:
  *    the buffer (one block row's kept weights) stays in L1 or L2, and the
  *    runs of k use X's lines whole; each kept block prefetches its lines
- *    of the next tile of tokens into L2 (prefetch_next).  The buffer comes from malloc; where
- *    it cannot be had the kernel runs the panels (`fallback`).
+ *    of the next tile of tokens into L2 (prefetch_next).  The buffer
+ *    comes from malloc; where it cannot be had the kernel runs the panels
+ *    (`fallback`).
  * Every loop above is a plain dense m loop, so each element of C is
  * written by exactly one tile, once: C is neither zeroed nor re-read
  * (but for accumulate). */
@@ -40,6 +41,9 @@
 
 /* Tiles: rows of accumulators up to X86_NK_ACC vectors, tokens T of them. */
 enum { X86_NK_ACC = 24, X86_NK_MAXT = 16 };
+/* Prefetches: of a run of k longer than this, only its first floats'
+ * lines and its last. */
+enum { X86_NK_MAXRUN = 256 };
 
 /* Whether loop l is a loop along k only. */
 static bool along_k(const PirLoop *l) { return !pir_loop_has_axis(l, PIR_AXIS_M); }
@@ -179,16 +183,19 @@ static void prefetch_next(LowerCtx *c, const Tile *t, LLVMValueRef k0, int64_t r
 	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->mod, id, &c->ptr, 1);
 	LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, &c->ptr, 1);
 	const int64_t ahead = (int64_t)t->T * c->k->shape.K;
+	int64_t offs[X86_NK_MAXRUN / 16 + 2], n = 0; /* k - k0 of the floats prefetched */
+	for (int64_t off = 0; off < run && n < X86_NK_MAXRUN / 16; off += 16)
+		offs[n++] = off;
+	if ((run - 1) % 16) /* the last line, wherever the run starts within one */
+		offs[n++] = run - 1;
 	for (int tok = 0; tok < t->T; tok++)
-		for (int64_t off = 0; off < run + 15; off += 16) {
-			LLVMValueRef at = ll_add(c, k0, ll_i64(c, ahead + (off < run ? off : run - 1)));
+		for (int64_t i = 0; i < n; i++) {
+			LLVMValueRef at = ll_add(c, k0, ll_i64(c, ahead + offs[i]));
 			LLVMValueRef args[4] = {LLVMBuildGEP2(c->b, c->f32, t->xrow[tok], &at, 1, ""),
 			                        LLVMConstInt(c->i32, 0, 0), /* read */
 			                        LLVMConstInt(c->i32, 2, 0), /* L2 */
 			                        LLVMConstInt(c->i32, 1, 0)}; /* data */
 			LLVMBuildCall2(c->b, fty, fn, args, 4, "");
-			if (off >= run)
-				break;
 		}
 }
 
